@@ -1,0 +1,203 @@
+"""The one table of physical layouts (Columnar spec, "Physical Memory Layout" and
+"Buffer Layout Summary").
+
+For every type it says which buffers an array has, in IPC order, how wide each buffer's
+elements are, how a big-endian buffer is swapped, and how the children are sized.  Every
+walk over the type tree (IPC body load and assembly, projection skipping, validation,
+endianness swapping, the C data interface) asks this table instead of keeping its own
+per-type ``if`` chains.
+
+>>> from quiver import types as t
+>>> [b.kind for b in layout_of(t.string()).buffers]
+['validity', 'offsets', 'data']
+>>> layout_of(t.dense_union([t.field("a", t.int8())])).has_validity
+False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import types as t
+from .errors import NotSupported
+
+
+@dataclass(frozen=True, slots=True)
+class BufferSpec:
+    """One buffer of a layout.
+
+    ``kind`` is one of ``validity``, ``bits`` (boolean values), ``values`` (fixed width),
+    ``offsets``, ``sizes``, ``data`` (variable bytes), ``views`` (16-byte binary views),
+    ``type_ids``.  ``byte_width`` is the element width (0 for bit buffers and raw data).
+    ``swap`` lists the widths of the components of one element that a byte-order change
+    reverses independently (empty: nothing to swap).
+    """
+
+    kind: str
+    byte_width: int = 0
+    swap: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The buffers and child rule of one type.
+
+    ``variadic`` marks view types, whose data buffers follow the fixed ones and are counted
+    by ``variadicBufferCounts`` in IPC.  ``children`` says how child lengths relate to the
+    parent: ``none``, ``same`` (struct, sparse union), ``offsets`` (lists, maps),
+    ``views`` (list views), ``fixed`` (fixed-size list), ``dense`` (dense union),
+    ``run_end`` (run-end encoded: two children of their own lengths).
+    """
+
+    buffers: tuple[BufferSpec, ...]
+    variadic: bool = False
+    children: str = "none"
+
+    @property
+    def has_validity(self) -> bool:
+        """Whether the first buffer is a validity bitmap."""
+        return bool(self.buffers) and self.buffers[0].kind == "validity"
+
+    @property
+    def num_buffers(self) -> int:
+        """Number of fixed (non-variadic) buffers."""
+        return len(self.buffers)
+
+
+VALIDITY = BufferSpec("validity")
+_DATA = BufferSpec("data")
+
+
+def _values(width: int, swap: tuple[int, ...] | None = None) -> BufferSpec:
+    if swap is None:
+        swap = (width,) if width > 1 else ()
+    return BufferSpec("values", width, swap)
+
+
+def _offsets(width: int) -> BufferSpec:
+    return BufferSpec("offsets", width, (width,))
+
+
+def _sizes(width: int) -> BufferSpec:
+    return BufferSpec("sizes", width, (width,))
+
+
+_NULL_LAYOUT = Layout(())
+_BOOL_LAYOUT = Layout((VALIDITY, BufferSpec("bits")))
+_BINARY = Layout((VALIDITY, _offsets(4), _DATA))
+_LARGE_BINARY = Layout((VALIDITY, _offsets(8), _DATA))
+# a view is int32 length + 12 inline bytes, or int32 length, 4-byte prefix, int32 buffer
+# index, int32 offset; the swap of the last three depends on the length, so ``swap`` names
+# only the leading length and the reader handles the rest.
+_VIEW = Layout((VALIDITY, BufferSpec("views", 16, (4,))), variadic=True)
+_LIST = Layout((VALIDITY, _offsets(4)), children="offsets")
+_LARGE_LIST = Layout((VALIDITY, _offsets(8)), children="offsets")
+_LIST_VIEW = Layout((VALIDITY, _offsets(4), _sizes(4)), children="views")
+_LARGE_LIST_VIEW = Layout((VALIDITY, _offsets(8), _sizes(8)), children="views")
+_FIXED_LIST = Layout((VALIDITY,), children="fixed")
+_STRUCT = Layout((VALIDITY,), children="same")
+_SPARSE_UNION = Layout((BufferSpec("type_ids", 1),), children="same")
+_DENSE_UNION = Layout((BufferSpec("type_ids", 1), _offsets(4)), children="dense")
+_REE = Layout((), children="run_end")
+
+_INTERVAL_SWAP = {"year_month": (4,), "day_time": (4, 4), "month_day_nano": (4, 4, 8)}
+
+
+def layout_of(dtype: t.DataType) -> Layout:
+    """The physical layout of ``dtype`` (extension types use their storage's)."""
+    dtype = t.storage_of(dtype)
+    cls = type(dtype)
+    fixed = _FIXED.get(cls)
+    if fixed is not None:
+        return fixed
+    make = _COMPUTED.get(cls)
+    if make is None:
+        raise NotSupported(f"no physical layout is known for type {dtype}")
+    return make(dtype)
+
+
+def _fixed_width(dtype: t.DataType) -> Layout:
+    width = dtype.bit_width // 8
+    if isinstance(dtype, t.IntervalType):
+        return Layout((VALIDITY, _values(width, _INTERVAL_SWAP[dtype.unit])))
+    if isinstance(dtype, t.FixedSizeBinaryType):
+        return Layout((VALIDITY, _values(width, ())))
+    return Layout((VALIDITY, _values(width)))
+
+
+def _dictionary(dtype: t.DictionaryType) -> Layout:
+    return _fixed_width(dtype.index_type)
+
+
+_FIXED: dict[type, Layout] = {
+    t.NullType: _NULL_LAYOUT,
+    t.BoolType: _BOOL_LAYOUT,
+    t.BinaryViewType: _VIEW,
+    t.StringViewType: _VIEW,
+    t.ListViewType: _LIST_VIEW,
+    t.LargeListViewType: _LARGE_LIST_VIEW,
+    t.ListType: _LIST,
+    t.LargeListType: _LARGE_LIST,
+    t.MapType: _LIST,
+    t.FixedSizeListType: _FIXED_LIST,
+    t.StructType: _STRUCT,
+    t.RunEndEncodedType: _REE,
+}
+
+_COMPUTED = {
+    t.IntegerType: _fixed_width,
+    t.FloatingPointType: _fixed_width,
+    t.DecimalType: _fixed_width,
+    t.DateType: _fixed_width,
+    t.TimeType: _fixed_width,
+    t.TimestampType: _fixed_width,
+    t.DurationType: _fixed_width,
+    t.IntervalType: _fixed_width,
+    t.FixedSizeBinaryType: _fixed_width,
+    t.BinaryType: lambda d: _LARGE_BINARY if d.large else _BINARY,
+    t.StringType: lambda d: _LARGE_BINARY if d.large else _BINARY,
+    t.UnionType: lambda d: _DENSE_UNION if d.mode == "dense" else _SPARSE_UNION,
+    t.DictionaryType: _dictionary,
+}
+
+
+def storage_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
+    """The little-endian numpy dtype that views a fixed-width value buffer, or None.
+
+    Integers, floats, dates, times, timestamps, durations and dictionary indices map to
+    integer or float dtypes of the buffer's width; decimals, intervals, booleans and
+    fixed-size binary have no single numpy scalar and give None.
+
+    >>> from quiver import types as t
+    >>> storage_numpy_dtype(t.date32()), storage_numpy_dtype(t.timestamp("ms"))
+    (dtype('int32'), dtype('int64'))
+    """
+    dtype = t.storage_of(dtype)
+    if isinstance(dtype, t.DictionaryType):
+        dtype = dtype.index_type
+    if isinstance(dtype, t.IntegerType):
+        return np.dtype(f"<{'i' if dtype.signed else 'u'}{dtype.width // 8}")
+    if isinstance(dtype, t.FloatingPointType):
+        return np.dtype(f"<f{dtype.width // 8}")
+    if isinstance(dtype, (t.DateType, t.TimeType, t.TimestampType, t.DurationType)):
+        return np.dtype(f"<i{dtype.bit_width // 8}")
+    return None
+
+
+def logical_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
+    """The numpy dtype ``to_numpy`` produces (datetime64/timedelta64 for temporal types).
+
+    >>> from quiver import types as t
+    >>> logical_numpy_dtype(t.timestamp("ms")), logical_numpy_dtype(t.date32())
+    (dtype('<M8[ms]'), dtype('<M8[D]'))
+    """
+    st = t.storage_of(dtype)
+    if isinstance(st, t.DateType):
+        return np.dtype("M8[D]") if st.unit == "day" else np.dtype("M8[ms]")
+    if isinstance(st, t.TimestampType):
+        return np.dtype(f"M8[{st.unit}]")
+    if isinstance(st, t.DurationType):
+        return np.dtype(f"m8[{st.unit}]")
+    return storage_numpy_dtype(st)
