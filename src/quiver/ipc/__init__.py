@@ -1,0 +1,1 @@
+"""Arrow IPC: the stream and file formats, messages, dictionaries, compression, tensors."""
