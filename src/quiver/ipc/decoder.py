@@ -1,0 +1,280 @@
+"""The sans-IO decoder: bytes in, messages and record batches out.
+
+Theory of operation
+-------------------
+:class:`MessageDecoder` never reads or writes anything itself.  The caller ``feed``\\ s it
+bytes (any chunking) and asks ``next_message()``, which returns a :class:`RawMessage`,
+:data:`NEED_DATA` or :data:`END`.  Its state machine is a table (``_STEPS``)::
+
+    PREFIX --(0xFFFFFFFF)--> LENGTH --(n > 0)--> METADATA --> BODY --> PREFIX ...
+    PREFIX --(legacy int32 n > 0)--> METADATA          (streams before Arrow 0.15)
+    PREFIX / LENGTH --(0)--> FINISHED                  (end of stream)
+
+``bytes_needed`` tells a pull reader exactly how many bytes complete the current step, so
+a body that arrives in one read is sliced without a copy; a body split across feeds is
+joined once.  Every length is checked against the configured :class:`IpcLimits` before it
+is waited for, and byte offsets in errors are absolute positions in the fed input.
+
+:class:`StreamDecoder` sits on top: the first message must be a schema; dictionary
+batches update the :class:`~quiver.ipc.dictionaries.DictionaryMemo`; record batches are
+loaded by :mod:`quiver.ipc.body`.  The stream and file readers and the Spark source are
+loops over these two classes.  Property: feeding the same bytes whole or in pieces of any
+size gives the same batches or the same error.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from .. import errors as E
+from . import metadata as md
+from .framing import MAGIC
+
+_I32 = struct.Struct("<i")
+
+
+@dataclass(frozen=True, slots=True)
+class IpcLimits:
+    """Safety limits for untrusted input; a trusted caller may raise them.
+
+    ``max_metadata_size`` bounds one flatbuffer, ``max_body_size`` one message body,
+    ``max_depth`` type nesting, ``max_fields`` the number of fields (all levels),
+    ``max_buffers`` buffers per batch, ``max_decompressed_size`` one decompressed buffer.
+    """
+
+    max_metadata_size: int = 64 * 1024 * 1024
+    max_body_size: int = 16 * 1024**3
+    max_depth: int = 64
+    max_fields: int = 100_000
+    max_buffers: int = 1_000_000
+    max_decompressed_size: int = 4 * 1024**3
+    max_dictionary_size: int = 16 * 1024**3
+
+
+DEFAULT_LIMITS = IpcLimits()
+
+
+class _Sentinel:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NEED_DATA: Any = _Sentinel("NEED_DATA")
+END: Any = _Sentinel("END")
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    """One decoded message: its index and absolute offset, metadata, and body bytes."""
+
+    index: int
+    offset: int
+    message: md.Message
+    body: memoryview
+    body_offset: int
+
+
+_PREFIX, _LENGTH, _METADATA, _BODY, _FINISHED = range(5)
+
+
+class MessageDecoder:
+    """Sans-IO decoder of encapsulated messages (see the module docstring)."""
+
+    def __init__(self, *, limits: IpcLimits = DEFAULT_LIMITS, base_offset: int = 0) -> None:
+        self.limits = limits
+        self._chunks: deque[memoryview] = deque()
+        self._avail = 0
+        self._pos = base_offset  # absolute offset of the first unconsumed byte
+        self._state = _PREFIX
+        self._need = 4
+        self._eof = False
+        self._index = 0
+        self._msg_start = base_offset
+        self._meta_len = 0
+        self._message: md.Message | None = None
+        self.legacy = False  # True once a message without continuation marker was seen
+
+    # -- input -------------------------------------------------------------------------
+
+    def feed(self, data: Any) -> None:
+        """Give the decoder more bytes (kept by reference: do not mutate them after)."""
+        mv = memoryview(data)
+        if mv.ndim != 1 or mv.itemsize != 1:
+            mv = mv.cast("B")
+        if len(mv):
+            self._chunks.append(mv)
+            self._avail += len(mv)
+
+    def feed_eof(self) -> None:
+        """Say that no more bytes will come."""
+        self._eof = True
+
+    @property
+    def bytes_needed(self) -> int:
+        """How many more bytes complete the current step (0 when finished)."""
+        if self._state == _FINISHED:
+            return 0
+        return max(self._need - self._avail, 0)
+
+    @property
+    def finished(self) -> bool:
+        """True after end-of-stream was decoded."""
+        return self._state == _FINISHED
+
+    @property
+    def position(self) -> int:
+        """Absolute offset of the next byte the decoder will consume."""
+        return self._pos
+
+    # -- buffer management ---------------------------------------------------------------
+
+    def _take(self, n: int) -> memoryview:
+        first = self._chunks[0]
+        if len(first) >= n:
+            out = first[:n]
+            if len(first) == n:
+                self._chunks.popleft()
+            else:
+                self._chunks[0] = first[n:]
+        else:
+            joined = bytearray(n)
+            filled = 0
+            while filled < n:
+                chunk = self._chunks[0]
+                k = min(len(chunk), n - filled)
+                joined[filled : filled + k] = chunk[:k]
+                filled += k
+                if k == len(chunk):
+                    self._chunks.popleft()
+                else:
+                    self._chunks[0] = chunk[k:]
+            out = memoryview(joined)
+        self._avail -= n
+        self._pos += n
+        return out
+
+    def _truncated(self, what: str) -> E.TruncatedError:
+        return E.TruncatedError(
+            f"expected {what} of {self._need} bytes, found {self._avail} before the end of input",
+            offset=self._pos,
+            message_index=self._index,
+        )
+
+    # -- the state machine ---------------------------------------------------------------
+
+    def next_message(self) -> RawMessage | Any:
+        """The next complete message, ``NEED_DATA``, or ``END``."""
+        while True:
+            if self._state == _FINISHED:
+                return END
+            if self._avail < self._need:
+                if not self._eof:
+                    return NEED_DATA
+                if self._state == _PREFIX and self._avail == 0:
+                    # a stream that stops without EOS is accepted, as other readers do
+                    self._state = _FINISHED
+                    return END
+                raise self._truncated(_STEP_NAMES[self._state])
+            result = _STEPS[self._state](self)
+            if result is not None:
+                return result
+
+    def _step_prefix(self) -> None:
+        self._msg_start = self._pos
+        raw = self._take(4)
+        if bytes(raw) == b"\xff\xff\xff\xff":
+            self._state, self._need = _LENGTH, 4
+            return
+        if self._index == 0 and self._pos == 4 + self._msg_start and bytes(raw) == MAGIC[:4]:
+            raise E.FramingError(
+                "expected an IPC stream (continuation marker 0xFFFFFFFF), found the "
+                "'ARROW1' magic of the IPC file format; open it with quiver.ipc.open_file",
+                offset=self._msg_start,
+                message_index=0,
+            )
+        self.legacy = True
+        self._length_known(_I32.unpack(raw)[0])
+
+    def _step_length(self) -> None:
+        (n,) = _I32.unpack(self._take(4))
+        self._length_known(n)
+
+    def _length_known(self, n: int) -> None:
+        if n == 0:
+            self._state, self._need = _FINISHED, 0
+            return
+        if n < 0:
+            raise E.FramingError(
+                f"expected a non-negative metadata length, found {n}",
+                offset=self._pos - 4,
+                message_index=self._index,
+            )
+        if n > self.limits.max_metadata_size:
+            raise E.LimitExceeded(
+                f"expected metadata of at most {self.limits.max_metadata_size} bytes "
+                f"(IpcLimits.max_metadata_size), found a length of {n}",
+                offset=self._pos - 4,
+                message_index=self._index,
+            )
+        self._state, self._need = _METADATA, n
+
+    def _step_metadata(self) -> RawMessage | None:
+        start = self._pos
+        n = self._need
+        meta = self._take(n)
+        try:
+            message = md.decode_message(meta, base_offset=start)
+        except E.ArrowError as exc:
+            raise exc.locate(message_index=self._index, offset=start)
+        if message.body_length < 0:
+            raise E.MetadataError(
+                f"expected a non-negative bodyLength, found {message.body_length}",
+                offset=start,
+                message_index=self._index,
+            )
+        if message.body_length > self.limits.max_body_size:
+            raise E.LimitExceeded(
+                f"expected a body of at most {self.limits.max_body_size} bytes "
+                f"(IpcLimits.max_body_size), found bodyLength {message.body_length}",
+                offset=start,
+                message_index=self._index,
+            )
+        self._meta_len = n
+        self._message = message
+        self._state, self._need = _BODY, message.body_length
+        if message.body_length == 0:
+            return self._step_body()
+        return None
+
+    def _step_body(self) -> RawMessage:
+        body_offset = self._pos
+        body = self._take(self._need) if self._need else memoryview(b"")
+        msg = self._message
+        assert msg is not None  # set by _step_metadata, which always precedes this step
+        out = RawMessage(self._index, self._msg_start, msg, body, body_offset)
+        self._index += 1
+        self._message = None
+        self._state, self._need = _PREFIX, 4
+        return out
+
+
+_STEPS = {
+    _PREFIX: MessageDecoder._step_prefix,
+    _LENGTH: MessageDecoder._step_length,
+    _METADATA: MessageDecoder._step_metadata,
+    _BODY: MessageDecoder._step_body,
+}
+_STEP_NAMES = {
+    _PREFIX: "a message prefix",
+    _LENGTH: "a metadata length",
+    _METADATA: "message metadata",
+    _BODY: "a message body",
+}
