@@ -1,0 +1,266 @@
+"""Tests for quiver.ipc.compression: prefixes, codecs, limits, threads, pyarrow parity."""
+
+from __future__ import annotations
+
+import lz4.frame
+import numpy as np
+import pyarrow as pa
+import pytest
+import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quiver.errors import (
+    ArrowInvalidArgument,
+    CompressionError,
+    FormatError,
+    LimitExceeded,
+)
+from quiver.ipc import compression as c
+
+CODECS = ["lz4_frame", "zstd"]
+PA_NAME = {"lz4_frame": "lz4", "zstd": "zstd"}
+
+
+def _stored(parts) -> np.ndarray:
+    return np.frombuffer(b"".join(bytes(memoryview(p)) for p in parts), np.uint8)
+
+
+def _prefixed(n: int, payload: bytes) -> np.ndarray:
+    return np.frombuffer(n.to_bytes(8, "little", signed=True) + payload, np.uint8)
+
+
+def _ints(n: int = 100_000) -> np.ndarray:
+    return np.arange(n, dtype=np.int64).view(np.uint8)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_round_trip_restores_bytes(codec: str) -> None:
+    raw = _ints()
+    parts = c.compress_buffer(codec, raw)
+    assert int.from_bytes(bytes(parts[0]), "little", signed=True) == raw.nbytes
+    assert c.parts_length(parts) < raw.nbytes
+    out = c.decompress_buffer(codec, _stored(parts), max_uncompressed=raw.nbytes)
+    assert out.dtype == np.uint8
+    assert np.array_equal(out, raw)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_output_matches_pyarrow_codec_bytes(codec: str) -> None:
+    raw = _ints()
+    parts = c.compress_buffer(codec, raw)
+    assert bytes(parts[1]) == pa.compress(raw, PA_NAME[codec], asbytes=True)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_reads_buffers_compressed_by_pyarrow(codec: str) -> None:
+    raw = np.frombuffer(b"".join(b"value-%d," % (i % 977) for i in range(20_000)), np.uint8)
+    payload = pa.compress(raw, PA_NAME[codec], asbytes=True)
+    out = c.decompress_buffer(codec, _prefixed(raw.nbytes, payload), max_uncompressed=1 << 30)
+    assert out.tobytes() == raw.tobytes()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_pyarrow_decompresses_our_payload(codec: str) -> None:
+    raw = _ints(5000)
+    _, payload = c.compress_buffer(codec, raw, level=3)
+    back = pa.decompress(payload, raw.nbytes, PA_NAME[codec], asbytes=True)
+    assert back == raw.tobytes()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_empty_buffer_has_no_prefix(codec: str) -> None:
+    assert c.compress_buffer(codec, np.zeros(0, np.uint8)) == []
+    out = c.decompress_buffer(codec, np.zeros(0, np.uint8), max_uncompressed=0)
+    assert out.nbytes == 0
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_incompressible_buffer_is_left_raw_without_copy(codec: str) -> None:
+    raw = np.random.default_rng(1).integers(0, 256, 1000, dtype=np.uint8)
+    parts = c.compress_buffer(codec, raw)
+    assert bytes(parts[0]) == b"\xff" * 8
+    assert parts[1] is raw or np.shares_memory(np.asarray(parts[1]), raw)
+    assert np.array_equal(c.decompress_buffer(codec, _stored(parts), max_uncompressed=0), raw)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_minus_one_prefix_returns_zero_copy_view(codec: str) -> None:
+    stored = _prefixed(-1, b"abcdef")
+    out = c.decompress_buffer(codec, stored, max_uncompressed=0)
+    assert out.tobytes() == b"abcdef"
+    assert np.shares_memory(out, stored)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_declared_length_over_limit_is_rejected_before_decompressing(codec: str) -> None:
+    stored = _prefixed(1 << 50, b"not even a frame")
+    with pytest.raises(LimitExceeded, match=r"expected .*<= 1000.*found 1125899906842624"):
+        c.decompress_buffer(codec, stored, max_uncompressed=1000, where="column 'x'")
+    with pytest.raises(LimitExceeded, match="column 'x'"):
+        c.decompress_buffer(codec, stored, max_uncompressed=1000, where="column 'x'")
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_negative_declared_length_is_a_compression_error(codec: str) -> None:
+    with pytest.raises(CompressionError, match="expected an uncompressed length >= 0"):
+        c.decompress_buffer(codec, _prefixed(-2, b"xx"), max_uncompressed=100)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_short_prefix_is_a_compression_error(codec: str) -> None:
+    with pytest.raises(CompressionError, match=r"expected at least 8 bytes.*found 3"):
+        c.decompress_buffer(codec, np.frombuffer(b"\x01\x00\x00", np.uint8), max_uncompressed=9)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("delta", [1, -1, 1000])
+def test_declared_length_that_lies_is_a_compression_error(codec: str, delta: int) -> None:
+    raw = _ints(1000)
+    _, payload = c.compress_buffer(codec, raw)
+    stored = _prefixed(raw.nbytes + delta, bytes(payload))
+    with pytest.raises(CompressionError, match="expected"):
+        c.decompress_buffer(codec, stored, max_uncompressed=1 << 20)
+
+
+def test_zstd_frame_claiming_huge_content_is_rejected_without_allocating() -> None:
+    # a frame header stating 2**40 bytes of content, with a prefix declaring 16
+    big = zstandard.ZstdCompressor(level=1).compress(b"\0" * 64)
+    params = zstandard.get_frame_parameters(big)
+    assert params.content_size == 64
+    cobj = zstandard.ZstdCompressor(level=1)
+    chunker = cobj.compressobj(size=1 << 40)
+    lying = chunker.compress(b"\0" * 16) + chunker.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+    assert zstandard.frame_content_size(lying) == 1 << 40
+    with pytest.raises(CompressionError, match="frame header claiming 1099511627776"):
+        c.decompress_buffer("zstd", _prefixed(16, lying), max_uncompressed=1 << 20)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_corrupt_payload_is_a_compression_error(codec: str) -> None:
+    with pytest.raises(CompressionError, match=f"expected valid {codec} data"):
+        c.decompress_buffer(codec, _prefixed(100, b"garbage garbage"), max_uncompressed=100)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_truncated_payload_is_a_format_error(codec: str) -> None:
+    raw = _ints(1000)
+    _, payload = c.compress_buffer(codec, raw)
+    stored = _prefixed(raw.nbytes, bytes(payload)[:-7])
+    with pytest.raises(CompressionError) as info:
+        c.decompress_buffer(codec, stored, max_uncompressed=1 << 20)
+    assert isinstance(info.value, FormatError)
+
+
+def test_lz4_bytes_after_the_frame_are_rejected() -> None:
+    raw = _ints(1000)
+    payload = lz4.frame.compress(raw, store_size=False) + b"junk"
+    with pytest.raises(CompressionError, match="expected one LZ4 frame, found 4 bytes"):
+        c.decompress_buffer("lz4", _prefixed(raw.nbytes, payload), max_uncompressed=1 << 20)
+
+
+def test_lz4_raw_block_format_is_rejected() -> None:
+    import lz4.block
+
+    raw = _ints(1000)
+    block = lz4.block.compress(raw.tobytes(), store_size=False)
+    with pytest.raises(CompressionError):
+        c.decompress_buffer("lz4", _prefixed(raw.nbytes, block), max_uncompressed=1 << 20)
+
+
+def test_declared_zero_gives_empty_buffer() -> None:
+    payload = lz4.frame.compress(b"", store_size=False)
+    out = c.decompress_buffer("lz4", _prefixed(0, payload), max_uncompressed=0)
+    assert out.nbytes == 0
+
+
+@pytest.mark.parametrize("name", ["snappy", "gzip", "", None, 3])
+def test_unknown_codec_name_is_invalid_argument(name) -> None:
+    with pytest.raises(ArrowInvalidArgument, match="expected a codec name"):
+        c.compress_buffer(name, np.zeros(10, np.uint8))
+    with pytest.raises(ValueError):
+        c.normalize_codec(name)
+
+
+@pytest.mark.parametrize(
+    ("codec", "level"), [("lz4", 13), ("lz4", -1), ("zstd", 23), ("zstd", 1.5), ("zstd", True)]
+)
+def test_out_of_range_level_is_invalid_argument(codec: str, level) -> None:
+    with pytest.raises(ArrowInvalidArgument, match="compression level"):
+        c.compress_buffer(codec, np.zeros(10, np.uint8), level=level)
+
+
+@pytest.mark.parametrize(("codec", "level"), [("lz4", 0), ("lz4", 12), ("zstd", -5), ("zstd", 19)])
+def test_levels_in_range_round_trip(codec: str, level: int) -> None:
+    raw = _ints(20_000)
+    parts = c.compress_buffer(codec, raw, level=level)
+    assert np.array_equal(c.decompress_buffer(codec, _stored(parts), max_uncompressed=1 << 20), raw)
+
+
+def test_codec_ids_follow_message_fbs() -> None:
+    assert (c.codec_id("lz4"), c.codec_id("zstd")) == (0, 1)
+    assert (c.codec_from_id(0), c.codec_from_id(1)) == ("lz4_frame", "zstd")
+    with pytest.raises(CompressionError, match="found 7"):
+        c.codec_from_id(7)
+
+
+def _many(n: int = 6, size: int = 400_000) -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    return [np.cumsum(rng.integers(0, 50, size // 8)).view(np.uint8) for _ in range(n)]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("threads", [True, False, 3])
+def test_many_buffers_round_trip_threaded_or_serial(codec: str, threads) -> None:
+    raws = [*_many(), None, np.zeros(0, np.uint8)]
+    packed = c.compress_buffers(codec, raws, threads=threads)
+    serial = c.compress_buffers(codec, raws, threads=False)
+    assert [[bytes(memoryview(p)) for p in a] for a in packed] == [
+        [bytes(memoryview(p)) for p in b] for b in serial
+    ]
+    assert packed[-2] == [] and packed[-1] == []
+    stored = [_stored(p) for p in packed[:-2]] + [None, np.zeros(0, np.uint8)]
+    out = c.decompress_buffers(codec, stored, max_uncompressed=1 << 24, threads=threads)
+    for got, want in zip(out[:-2], raws[:-2]):
+        assert np.array_equal(got, want)
+    assert out[-2] is None and out[-1].nbytes == 0
+
+
+def test_many_buffers_limit_applies_to_their_sum() -> None:
+    raws = _many(4, 100_000)
+    stored = [_stored(p) for p in c.compress_buffers("zstd", raws)]
+    with pytest.raises(LimitExceeded, match=r"total <= 250000.*found 400000"):
+        c.decompress_buffers("zstd", stored, max_uncompressed=250_000)
+
+
+def test_many_buffers_error_names_the_buffer() -> None:
+    good = _stored(c.compress_buffer("lz4", _ints(100)))
+    bad = _prefixed(800, b"garbage")
+    with pytest.raises(CompressionError, match="message 3, buffer 1"):
+        c.decompress_buffers("lz4", [good, bad], max_uncompressed=1 << 20, where="message 3")
+
+
+def test_negative_thread_count_is_invalid_argument() -> None:
+    with pytest.raises(ArrowInvalidArgument, match="threads"):
+        c.compress_buffers("lz4", _many(3), threads=-2)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@settings(max_examples=40, deadline=None)
+@given(data=st.binary(max_size=3000))
+def test_any_bytes_round_trip(codec: str, data: bytes) -> None:
+    raw = np.frombuffer(data, np.uint8)
+    stored = _stored(c.compress_buffer(codec, raw))
+    assert stored.nbytes == 0 if not data else stored.nbytes >= 8
+    assert c.decompress_buffer(codec, stored, max_uncompressed=len(data)).tobytes() == data
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(min_size=8, max_size=200))
+def test_arbitrary_stored_bytes_decode_or_raise_format_error(codec: str, data: bytes) -> None:
+    try:
+        out = c.decompress_buffer(codec, np.frombuffer(data, np.uint8), max_uncompressed=4096)
+    except FormatError:
+        return
+    assert out.nbytes <= max(4096, len(data))
