@@ -1,0 +1,541 @@
+"""Import Arrow data into quiver through the C data and C stream interfaces.
+
+Implements the consumer side of CDataInterface.rst ("Importing", "Moving an array",
+"Buffer sizes" as given by the Columnar layout), CStreamInterface.rst and the PyCapsule
+protocol (PyCapsuleInterface.rst): anything with ``__arrow_c_schema__``,
+``__arrow_c_array__`` or ``__arrow_c_stream__`` (pyarrow, polars, duckdb, nanoarrow, ...),
+or the raw capsules.
+
+Zero-copy: every imported buffer is a read-only ``numpy.uint8`` view of the producer's
+memory, exactly as long as the layout says (``offset + length`` values; variable-size data
+up to the last offset; view data from the variadic sizes buffer) and no longer.  The
+producer's ``ArrowArray`` is moved into an :class:`_Owner` (our own copy of the struct, the
+source's ``release`` set to NULL, as the spec's "move" allows); each buffer's numpy ``base``
+is a small object that references the owner, so the producer's release runs exactly once,
+when the last quiver buffer over its memory is gone.
+
+>>> import pyarrow as pa
+>>> a = import_array(pa.array([1, None, 3]))
+>>> a.type, len(a), a.null_count
+(DataType(int64), 3, 1)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .. import types as t
+from ..array.base import Array, make_array
+from ..buffers import bitmap_bytes, empty_buffer
+from ..errors import ArrowError, ArrowInvalid, ArrowTypeError, NotSupported
+from ..layout import layout_of
+from . import cdata as c
+
+MAX_DEPTH = 200
+
+
+# --------------------------------------------------------------------------------------
+# getting capsules out of objects
+
+
+def _schema_capsule(obj: Any) -> Any:
+    if type(obj).__name__ == "PyCapsule":
+        return obj
+    method = getattr(obj, "__arrow_c_schema__", None)
+    if method is None:
+        raise ArrowTypeError(
+            f"expected an object with __arrow_c_schema__ or an arrow_schema capsule, "
+            f"found {type(obj).__name__}"
+        )
+    return method()
+
+
+def _array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
+    if isinstance(obj, tuple) and len(obj) == 2:
+        return obj
+    method = getattr(obj, "__arrow_c_array__", None)
+    if method is None:
+        raise ArrowTypeError(
+            f"expected an object with __arrow_c_array__ or a (schema, array) capsule pair, "
+            f"found {type(obj).__name__}"
+        )
+    if requested_schema is not None:
+        from .export import export_schema
+
+        return method(requested_schema=export_schema(requested_schema))
+    return method()
+
+
+# --------------------------------------------------------------------------------------
+# schemas
+
+
+def _child_pointers(ptr_table: Any, n: int, what: str, path: str) -> list[Any]:
+    if n < 0:
+        raise ArrowInvalid(f"expected a non-negative n_children, found {n}", field_path=path)
+    if n and not ptr_table:
+        raise ArrowInvalid(
+            f"expected a {what} children table for {n} children, found NULL", field_path=path
+        )
+    out = []
+    for i in range(n):
+        p = ptr_table[i]
+        if not p:
+            raise ArrowInvalid(f"expected child {i} to be non-NULL, found NULL", field_path=path)
+        out.append(p.contents)
+    return out
+
+
+def _read_field(s: c.ArrowSchema, path: str, depth: int) -> t.Field:
+    if depth > MAX_DEPTH:
+        raise ArrowInvalid(
+            f"expected type nesting of at most {MAX_DEPTH} levels, found deeper", field_path=path
+        )
+    if not s.release:
+        raise ArrowInvalid("expected a live ArrowSchema, found a released one", field_path=path)
+    fmt = c.c_string(s.format)
+    if fmt is None:
+        raise ArrowInvalid("expected a format string, found NULL", field_path=path)
+    raw_name = c.c_string(s.name) or b""
+    try:
+        name = raw_name.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ArrowInvalid(
+            f"expected a UTF-8 field name, found {raw_name!r}", field_path=path
+        ) from None
+    here = f"{path}.{name}" if path else name
+    metadata = c.decode_metadata(s.metadata, here)
+    flags = int(s.flags)
+    children = [
+        _read_field(ch, here, depth + 1)
+        for ch in _child_pointers(s.children, int(s.n_children), "schema", here)
+    ]
+    if s.dictionary:
+        if children:
+            raise ArrowInvalid(
+                f"expected no children on a dictionary index schema, found {len(children)}",
+                field_path=here,
+            )
+        index_type = c.parse_format(fmt, [], here, flags)
+        if not isinstance(index_type, t.IntegerType):
+            raise ArrowInvalid(
+                f"expected an integer dictionary index format, found {fmt!r}", field_path=here
+            )
+        values = _read_field(s.dictionary.contents, here, depth + 1)
+        dtype: t.DataType = t.DictionaryType(
+            index_type, values.type, bool(flags & c.ARROW_FLAG_DICTIONARY_ORDERED)
+        )
+    else:
+        dtype = c.parse_format(fmt, children, here, flags)
+    ext_name = next((v for k, v in metadata if k == c.EXTENSION_NAME_KEY), None)
+    if ext_name is not None:
+        serialized = next((v for k, v in metadata if k == c.EXTENSION_METADATA_KEY), b"")
+        dtype = t.ExtensionType(ext_name.decode("utf-8", "replace"), dtype, serialized)
+        metadata = [
+            (k, v) for k, v in metadata
+            if k not in (c.EXTENSION_NAME_KEY, c.EXTENSION_METADATA_KEY)
+        ]
+    return t.Field(name, dtype, bool(flags & c.ARROW_FLAG_NULLABLE), metadata or None)
+
+
+def _field_from_struct(s: c.ArrowSchema) -> t.Field:
+    try:
+        return _read_field(s, "", 0)
+    finally:
+        if s.release:
+            s.release(ctypes.byref(s))
+
+
+def _field_from_capsule(capsule: Any) -> t.Field:
+    address = c.capsule_address(capsule, c.SCHEMA_CAPSULE)
+    return _field_from_struct(c.ArrowSchema.from_address(address))
+
+
+def import_field(obj: Any) -> t.Field:
+    """A quiver Field from an ``arrow_schema`` capsule or an object with ``__arrow_c_schema__``.
+
+    >>> import pyarrow as pa
+    >>> str(import_field(pa.field("x", pa.list_(pa.int8()), nullable=False)))
+    'x: list<item: int8> not null'
+    """
+    return _field_from_capsule(_schema_capsule(obj))
+
+
+def import_type(obj: Any) -> t.DataType:
+    """A quiver DataType from anything that speaks ``__arrow_c_schema__``.
+
+    >>> import pyarrow as pa
+    >>> import_type(pa.timestamp("ms", "UTC"))
+    DataType(timestamp[ms, tz=UTC])
+    """
+    return import_field(obj).type
+
+
+def _schema_of(f: t.Field) -> t.Schema:
+    if not isinstance(f.type, t.StructType):
+        raise ArrowTypeError(f"expected a struct ('+s') schema for a record batch, found {f.type}")
+    return t.Schema(f.type.fields, f.metadata)
+
+
+def import_schema(obj: Any) -> t.Schema:
+    """A quiver Schema from a struct-typed ``__arrow_c_schema__`` (pyarrow Schema, ...).
+
+    >>> import pyarrow as pa
+    >>> import_schema(pa.schema([("a", pa.int32())], metadata={"k": "v"})).metadata
+    KeyValueMetadata([(b'k', b'v')])
+    """
+    return _schema_of(import_field(obj))
+
+
+# --------------------------------------------------------------------------------------
+# arrays
+
+
+class _Owner:
+    """Our moved copy of a producer's ArrowArray; releases it once, when it dies."""
+
+    __slots__ = ("__weakref__", "struct")
+
+    def __init__(self, struct: c.ArrowArray) -> None:
+        self.struct = struct
+
+    def release(self) -> None:
+        """Call the producer's release callback (once)."""
+        s = self.struct
+        if s.release:
+            s.release(ctypes.byref(s))
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # never raise from a finalizer
+            self.release()
+
+
+class _Memory:
+    """The numpy ``base`` of one imported buffer: producer memory plus a ref to its owner."""
+
+    __slots__ = ("__array_interface__", "owner")
+
+    def __init__(self, address: int, size: int, owner: _Owner) -> None:
+        self.owner = owner
+        self.__array_interface__ = {
+            "data": (address, True),
+            "shape": (size,),
+            "typestr": "|u1",
+            "version": 3,
+        }
+
+
+def _move_array(capsule: Any) -> _Owner:
+    address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
+    source = c.ArrowArray.from_address(address)
+    if not source.release:
+        raise ArrowInvalid("expected a live ArrowArray, found a released one")
+    moved = c.ArrowArray.from_buffer_copy(source)
+    source.release = c.ArrayRelease()
+    return _Owner(moved)
+
+
+def _view(address: int | None, size: int, owner: _Owner) -> np.ndarray:
+    if size == 0:
+        return empty_buffer()
+    return np.asarray(_Memory(address, size, owner))  # type: ignore[arg-type]
+
+
+def _offsets_end(buf: np.ndarray, width: int, end: int, path: str) -> int:
+    last = int(buf[end * width : (end + 1) * width].view(f"<i{width}")[0])
+    if last < 0:
+        raise ArrowInvalid(f"expected a non-negative last offset, found {last}", field_path=path)
+    return last
+
+
+def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: int) -> Array:
+    """A quiver Array viewing the C array ``a`` (which ``owner`` keeps alive)."""
+    if depth > MAX_DEPTH:
+        raise ArrowInvalid(
+            f"expected array nesting of at most {MAX_DEPTH} levels, found deeper", field_path=path
+        )
+    length, offset, null_count = int(a.length), int(a.offset), int(a.null_count)
+    if length < 0 or offset < 0:
+        raise ArrowInvalid(
+            f"expected non-negative length and offset, found length {length}, offset {offset}",
+            field_path=path,
+        )
+    physical = t.storage_of(dtype)
+    layout = layout_of(dtype)
+    n_buffers = int(a.n_buffers)
+    expected = layout.num_buffers
+    if layout.variadic:
+        ok = n_buffers >= expected + 1
+        wanted = f"at least {expected + 1}"
+    else:
+        ok = n_buffers == expected
+        wanted = str(expected)
+    if not ok:
+        raise ArrowInvalid(
+            f"expected {wanted} buffers for {dtype}, found {n_buffers}", field_path=path
+        )
+    if n_buffers and not a.buffers:
+        raise ArrowInvalid("expected a buffers table, found NULL", field_path=path)
+    addresses = [a.buffers[i] for i in range(n_buffers)]
+    end = offset + length
+
+    buffers: list[np.ndarray | None] = []
+    for i, spec in enumerate(layout.buffers):
+        address = addresses[i]
+        kind = spec.kind
+        if kind in ("validity", "bits"):
+            size = bitmap_bytes(end)
+        elif kind == "offsets":
+            # list and binary offsets have length + 1 entries; list-view and dense-union
+            # offsets have one per slot
+            plus_one = 0 if layout.children in ("views", "dense") else 1
+            size = (end + plus_one) * spec.byte_width
+        elif kind == "data":
+            offsets = buffers[i - 1]
+            size = 0 if offsets is None or not offsets.size else _offsets_end(
+                offsets, layout.buffers[i - 1].byte_width, end, path
+            )
+        elif kind == "type_ids":
+            size = end
+        else:  # values, sizes, views
+            size = end * spec.byte_width
+        if not address:
+            if kind == "validity":
+                if null_count > 0:
+                    raise ArrowInvalid(
+                        f"expected a validity buffer for null_count {null_count}, found NULL",
+                        field_path=path,
+                    )
+                buffers.append(None)
+                continue
+            if size and length:
+                raise ArrowInvalid(
+                    f"expected a non-NULL {kind} buffer of {size} bytes, found NULL",
+                    field_path=path,
+                )
+            # an empty array may leave its buffers NULL; offsets still need a zero entry
+            buffers.append(np.zeros(size, dtype=np.uint8) if size else empty_buffer())
+            continue
+        buffers.append(_view(address, size, owner))
+
+    if layout.variadic:
+        n_data = n_buffers - expected - 1
+        sizes_address = addresses[-1]
+        if n_data and not sizes_address:
+            raise ArrowInvalid(
+                "expected a variadic buffer sizes buffer, found NULL", field_path=path
+            )
+        sizes = _view(sizes_address, 8 * n_data, owner).view("<i8") if n_data else ()
+        for j in range(n_data):
+            size = int(sizes[j])
+            if size < 0:
+                raise ArrowInvalid(
+                    f"expected a non-negative size for variadic buffer {j}, found {size}",
+                    field_path=path,
+                )
+            address = addresses[expected + j]
+            if size and not address:
+                raise ArrowInvalid(
+                    f"expected variadic buffer {j} of {size} bytes, found NULL", field_path=path
+                )
+            buffers.append(_view(address, size, owner))
+
+    fields = physical.fields
+    child_structs = _child_pointers(a.children, int(a.n_children), "array", path)
+    if len(child_structs) != len(fields):
+        raise ArrowInvalid(
+            f"expected {len(fields)} child arrays for {dtype}, found {len(child_structs)}",
+            field_path=path,
+        )
+    children = [
+        _build(cs, f.type, owner, f"{path}.{f.name}" if path else f.name, depth + 1)
+        for cs, f in zip(child_structs, fields)
+    ]
+    dictionary = None
+    if isinstance(physical, t.DictionaryType):
+        if not a.dictionary:
+            raise ArrowInvalid(
+                "expected a dictionary array for a dictionary type, found NULL", field_path=path
+            )
+        dictionary = _build(a.dictionary.contents, physical.value_type, owner, path, depth + 1)
+    if isinstance(physical, t.NullType):
+        null_count = length
+    return make_array(dtype, length, buffers, children, null_count, offset, dictionary)
+
+
+def _import_array_field(capsules: tuple[Any, Any]) -> tuple[t.Field, Array]:
+    schema_capsule, array_capsule = capsules
+    field = _field_from_capsule(schema_capsule)
+    owner = _move_array(array_capsule)
+    return field, _build(owner.struct, field.type, owner, "", 0)
+
+
+def import_array(obj: Any, requested_schema: Any = None) -> Array:
+    """A zero-copy quiver Array from ``__arrow_c_array__`` (or a capsule pair).
+
+    ``requested_schema`` (a quiver type, field or schema) is passed to the producer.
+
+    >>> import pyarrow as pa
+    >>> import_array(pa.array(["a", "bc"])).type
+    DataType(string)
+    """
+    return _import_array_field(_array_capsules(obj, requested_schema))[1]
+
+
+def _batch_from_struct(field: t.Field, array: Array) -> Any:
+    schema = _schema_of(field)
+    if array.null_count:
+        raise ArrowInvalid(
+            f"expected a record batch struct without nulls, found {array.null_count} nulls"
+        )
+    n = len(array)
+    columns = [
+        col if array.offset == 0 and len(col) == n else col.slice(array.offset, n)
+        for col in array.children
+    ]
+    return new_record_batch(schema, columns, n)
+
+
+def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> Any:
+    """A quiver RecordBatch (``quiver.batch``), or a clear error while it does not exist."""
+    try:
+        from ..batch import RecordBatch
+    except ImportError:
+        raise NotSupported(
+            "quiver.batch.RecordBatch is not available; import arrays with import_array"
+        ) from None
+    return RecordBatch(schema, columns)
+
+
+def import_batch(obj: Any, requested_schema: Any = None) -> Any:
+    """A zero-copy quiver RecordBatch from a struct-typed ``__arrow_c_array__``.
+
+    >>> import pyarrow as pa
+    >>> import_batch(pa.record_batch({"a": [1, 2]})).num_rows
+    2
+    """
+    field, array = _import_array_field(_array_capsules(obj, requested_schema))
+    return _batch_from_struct(field, array)
+
+
+# --------------------------------------------------------------------------------------
+# streams
+
+
+class ArrowStreamReader:
+    """Record batches pulled lazily from an imported ``ArrowArrayStream``.
+
+    Iterate it (each ``get_next`` happens on demand), or :meth:`read_all`. The producer's
+    stream is released at the end of the stream, on :meth:`close`, or when this object dies.
+    It speaks ``__arrow_c_stream__`` itself, so it can be passed on without reading it.
+    """
+
+    def __init__(self, capsule: Any) -> None:
+        address = c.capsule_address(capsule, c.STREAM_CAPSULE)
+        source = c.ArrowArrayStream.from_address(address)
+        if not source.release:
+            raise ArrowInvalid("expected a live ArrowArrayStream, found a released one")
+        self._stream: c.ArrowArrayStream | None = c.ArrowArrayStream.from_buffer_copy(source)
+        source.release = c.StreamRelease()
+        try:
+            out = c.ArrowSchema()
+            self._check(self._stream.get_schema(ctypes.byref(self._stream), ctypes.byref(out)))
+            self._field = _field_from_struct(out)
+            self.schema = _schema_of(self._field)
+        except BaseException:
+            self.close()
+            raise
+
+    def _check(self, rc: int) -> None:
+        if rc == 0:
+            return
+        message = ""
+        st = self._stream
+        if st is not None and st.get_last_error:
+            raw = st.get_last_error(ctypes.byref(st))
+            message = c.c_string(raw).decode("utf-8", "replace") if raw else ""
+        raise ArrowError(
+            f"expected the stream producer to succeed, found error code {rc}"
+            + (f": {message}" if message else "")
+        )
+
+    def read_next_batch(self) -> Any:
+        """The next batch; ``StopIteration`` at the end of the stream."""
+        st = self._stream
+        if st is None:
+            raise StopIteration
+        out = c.ArrowArray()
+        try:
+            self._check(st.get_next(ctypes.byref(st), ctypes.byref(out)))
+        except BaseException:
+            self.close()
+            raise
+        if not out.release:
+            self.close()
+            raise StopIteration
+        owner = _Owner(out)
+        return _batch_from_struct(self._field, _build(out, self._field.type, owner, "", 0))
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        return self.read_next_batch()
+
+    def read_all(self) -> Any:
+        """Every remaining batch, as a quiver Table (a list while ``quiver.batch`` lacks it)."""
+        batches = list(self)
+        try:
+            from ..batch import Table
+        except ImportError:
+            return batches
+        return Table.from_batches(batches, schema=self.schema)
+
+    def close(self) -> None:
+        """Release the producer's stream (idempotent)."""
+        st, self._stream = self._stream, None
+        if st is not None and st.release:
+            st.release(ctypes.byref(st))
+
+    def __enter__(self) -> ArrowStreamReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # never raise from a finalizer
+            self.close()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        from .export import export_stream
+
+        return export_stream(self, requested_schema)
+
+
+def import_stream(obj: Any, requested_schema: Any = None) -> ArrowStreamReader:
+    """A lazy :class:`ArrowStreamReader` over ``__arrow_c_stream__`` (or a stream capsule).
+
+    >>> import pyarrow as pa
+    >>> t_ = pa.table({"a": [1, 2, 3]})
+    >>> [b.num_rows for b in import_stream(t_)]
+    [3]
+    """
+    if type(obj).__name__ == "PyCapsule":
+        return ArrowStreamReader(obj)
+    method = getattr(obj, "__arrow_c_stream__", None)
+    if method is None:
+        raise ArrowTypeError(
+            f"expected an object with __arrow_c_stream__ or an arrow_array_stream capsule, "
+            f"found {type(obj).__name__}"
+        )
+    if requested_schema is not None:
+        from .export import export_schema
+
+        return ArrowStreamReader(method(requested_schema=export_schema(requested_schema)))
+    return ArrowStreamReader(method())
