@@ -23,9 +23,15 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
-from ..buffers import count_set_bits
-from ..errors import ArrowIndexError, ArrowInvalidArgument
-from ..layout import layout_of
+from ..buffers import as_buffer, count_set_bits, unpack_bits
+from ..errors import (
+    ArrowError,
+    ArrowIndexError,
+    ArrowInvalid,
+    ArrowInvalidArgument,
+    ArrowTypeError,
+)
+from ..layout import layout_of, logical_numpy_dtype, storage_numpy_dtype
 
 _ARRAY_CLASSES: dict[type, type[Array]] = {}
 
@@ -177,11 +183,213 @@ class Array:
         """The values as Python objects (None for nulls), as pyarrow returns them."""
         raise NotImplementedError(f"to_pylist is not implemented for {self._type}")
 
+    def tolist(self) -> list[Any]:
+        """Alias of :meth:`to_pylist` (numpy's name)."""
+        return self.to_pylist()
+
+    def __iter__(self) -> Any:
+        return iter(self.to_pylist())
+
     def __repr__(self) -> str:
         n = self._length
-        preview = self.slice(0, 10).to_pylist()
+        try:
+            preview = repr(self.slice(0, 10).to_pylist())[:-1]
+        except ArrowError as exc:  # a repr must not fail on bad data
+            preview = f"[<unreadable: {exc}>"
         more = ", ..." if n > 10 else ""
-        return f"<quiver.Array {self._type} length={n}> {preview!r}"[:-1] + more + "]"
+        return f"<quiver.Array {self._type} length={n}> {preview}{more}]"
+
+    # -- validity helpers --------------------------------------------------------------
+
+    def is_valid_mask(self) -> np.ndarray | None:
+        """A bool array, True where a slot is valid; None when every slot is valid.
+
+        Unions and run-end encoded arrays have no validity of their own (None).
+        """
+        validity = self.validity
+        if validity is None or self.null_count == 0:
+            return None
+        needed = (self._offset + self._length + 7) // 8
+        if len(validity) < needed:
+            raise ArrowInvalid(
+                f"expected a validity bitmap of at least {needed} bytes, found {len(validity)}"
+            )
+        return unpack_bits(validity, self._offset, self._length)
+
+    # -- validation and equality (implemented in validate.py / equal.py) ---------------
+
+    def validate(self, *, full: bool = False, check_decimal_precision: bool = False) -> None:
+        """Check the array against the spec; raise :class:`ArrowInvalid` when it breaks it.
+
+        The default level is cheap and structural (buffer counts and sizes, child lengths);
+        ``full=True`` also checks the data (offsets, UTF-8, indices, run ends, ...).
+        """
+        from .validate import validate_array
+
+        validate_array(self, full=full, check_decimal_precision=check_decimal_precision)
+
+    def equals(self, other: object) -> bool:
+        """Logical equality: same type, length, nulls and values (offsets honoured)."""
+        from .equal import array_equals
+
+        if not isinstance(other, Array):
+            return False
+        return array_equals(self, other)
+
+    def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        if not isinstance(other, Array):
+            return NotImplemented
+        return self.equals(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- construction from raw buffers -------------------------------------------------
+
+    @classmethod
+    def from_buffers(
+        cls,
+        type: t.DataType,
+        length: int,
+        buffers: Sequence[Any],
+        null_count: int = -1,
+        offset: int = 0,
+        children: Sequence[Array] | None = None,
+        dictionary: Array | None = None,
+    ) -> Array:
+        """Build an array from raw buffers (bytes-like or numpy) and validate its structure.
+
+        ``buffers`` are this array's own buffers in layout order (see :mod:`quiver.layout`);
+        view types append their variadic data buffers.  Children are given as arrays.
+
+        >>> import quiver as qv
+        >>> import numpy as np
+        >>> a = qv.Array.from_buffers(qv.int32(), 3, [None, np.array([1, 2, 3], "<i4")])
+        >>> a.to_pylist()
+        [1, 2, 3]
+        """
+        if not isinstance(type, t.DataType):
+            raise ArrowTypeError(f"expected a DataType, found {type!r}")
+        if not isinstance(length, (int, np.integer)) or length < 0:
+            raise ArrowInvalidArgument(f"expected a non-negative length, found {length!r}")
+        if not isinstance(offset, (int, np.integer)) or offset < 0:
+            raise ArrowInvalidArgument(f"expected a non-negative offset, found {offset!r}")
+        lay = layout_of(type)
+        bufs = [as_buffer(b) for b in buffers]
+        nfixed = lay.num_buffers
+        if len(bufs) < nfixed or (not lay.variadic and len(bufs) != nfixed):
+            want = f"at least {nfixed}" if lay.variadic else str(nfixed)
+            raise ArrowInvalidArgument(
+                f"expected {want} buffers for {type}, found {len(bufs)}"
+            )
+        for spec, b in zip(lay.buffers, bufs):
+            if b is None and spec.kind != "validity" and length + offset > 0:
+                raise ArrowInvalidArgument(
+                    f"expected a {spec.kind} buffer for {type}, found None"
+                )
+        if lay.variadic and any(b is None for b in bufs[nfixed:]):
+            raise ArrowInvalidArgument(f"expected variadic data buffers for {type}, found None")
+        kids = tuple(children or ())
+        nkids = len(t.storage_of(type).fields)
+        if len(kids) != nkids:
+            raise ArrowInvalidArgument(f"expected {nkids} children for {type}, found {len(kids)}")
+        for k in kids:
+            if not isinstance(k, Array):
+                raise ArrowTypeError(f"expected Array children, found {k!r}")
+        st = t.storage_of(type)
+        if isinstance(st, t.DictionaryType):
+            if not isinstance(dictionary, Array):
+                raise ArrowInvalidArgument(
+                    f"expected a dictionary Array for {type}, found {dictionary!r}"
+                )
+        elif dictionary is not None:
+            raise ArrowInvalidArgument(f"expected no dictionary for {type}, found one")
+        arr = make_array(type, int(length), bufs, kids, int(null_count), int(offset), dictionary)
+        arr.validate()
+        return arr
+
+    # -- numpy ---------------------------------------------------------------------------
+
+    def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
+        """The values as a numpy array (pyarrow's semantics).
+
+        Fixed-width numeric and temporal arrays without nulls give a zero-copy view.  With
+        ``zero_copy_only=False``: integers with nulls become float64 with NaN, floats get NaN,
+        temporal values NaT, and other types an object array of Python values.
+        """
+        np_dtype = logical_numpy_dtype(self._type)
+        if np_dtype is not None and not isinstance(t.storage_of(self._type), t.DictionaryType):
+            values = self._fixed_values_view(np_dtype)
+            if self.null_count == 0:
+                if writable:
+                    return values.copy()
+                return values
+            if zero_copy_only:
+                raise ArrowInvalid(
+                    f"expected no nulls for a zero-copy to_numpy, found {self.null_count}"
+                )
+            mask = ~self.is_valid_mask()  # type: ignore[operator]
+            if values.dtype.kind in "iu":
+                out = values.astype(np.float64)
+                out[mask] = np.nan
+            elif values.dtype.kind in "Mm":
+                out = values.copy()
+                out[mask] = np.datetime64("NaT") if values.dtype.kind == "M" else np.timedelta64(
+                    "NaT"
+                )
+            else:
+                out = values.copy()
+                out[mask] = np.nan
+            return out
+        if zero_copy_only:
+            raise ArrowInvalid(
+                f"expected a fixed-width type without nulls for a zero-copy to_numpy, "
+                f"found {self._type}"
+            )
+        if isinstance(t.storage_of(self._type), t.BoolType) and self.null_count == 0:
+            return np.array(self.to_pylist(), dtype=bool)
+        return _object_array(self.to_pylist())
+
+    def _fixed_values_view(self, np_dtype: np.dtype) -> np.ndarray:
+        raw = storage_numpy_dtype(self._type)
+        if raw is None:
+            raise ArrowTypeError(f"expected a numeric or temporal type, found {self._type}")
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
+        if buf is None:
+            if self._length == 0:
+                return np.zeros(0, dtype=np_dtype)
+            raise ArrowInvalid(f"expected a values buffer for {self._type}, found None")
+        view = typed_view(buf, raw, self._offset, self._length, "values")
+        return view.view(np_dtype) if np_dtype != raw else view
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:
+            out = self.to_numpy(zero_copy_only=True)
+        else:
+            out = self.to_numpy(zero_copy_only=False)
+            if copy:
+                out = out.copy()
+        if dtype is not None and out.dtype != np.dtype(dtype):
+            if copy is False:
+                raise ArrowInvalid(
+                    f"expected dtype {out.dtype} for a zero-copy view, found {dtype}"
+                )
+            out = out.astype(dtype)
+        return out
+
+
+def _object_array(values: list[Any]) -> np.ndarray:
+    """A 1-D object array of ``values`` (nested lists stay Python objects)."""
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+def typed_view(buf: np.ndarray, dtype: Any, start: int, count: int, what: str) -> np.ndarray:
+    """``count`` elements of ``dtype`` from element ``start`` of ``buf`` (a checked view)."""
+    dt = np.dtype(dtype)
+    lo = start * dt.itemsize
+    hi = (start + count) * dt.itemsize
+    if len(buf) < hi:
+        raise ArrowInvalid(f"expected a {what} buffer of at least {hi} bytes, found {len(buf)}")
+    return buf[lo:hi].view(dt)
 
 
 def make_array(

@@ -1,0 +1,202 @@
+"""Variable-size binary and string arrays (Columnar spec, "Variable-size Binary Layout"
+and "Variable-size Binary View Layout").
+
+Binary and string arrays carry ``(validity, offsets, data)`` with 32-bit offsets, or 64-bit
+ones for the ``large_`` types.  View arrays carry ``(validity, views, data0, data1, ...)``:
+each 16-byte view holds an int32 length and either up to 12 inline bytes, or a 4-byte
+prefix, an int32 buffer index and an int32 offset into that variadic data buffer.
+
+>>> import quiver as qv
+>>> qv.array(["a", None, "ccc"]).to_pylist()
+['a', None, 'ccc']
+>>> qv.array([b"short", b"a value longer than twelve bytes"], qv.binary_view()).to_pylist()
+[b'short', b'a value longer than twelve bytes']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import types as t
+from ..errors import ArrowInvalid
+from .base import Array, make_array, register_array_class, typed_view
+from .primitive import finish
+
+
+def _decode_all(chunks: list[bytes], what: str) -> list[str]:
+    try:
+        return [c.decode("utf-8") for c in chunks]
+    except UnicodeDecodeError as exc:
+        raise ArrowInvalid(f"expected valid UTF-8 {what} values, found {exc.reason}") from None
+
+
+def _slices(blob: bytes, starts: list[int], ends: list[int]) -> list[bytes]:
+    return [blob[a:b] for a, b in zip(starts, ends)]
+
+
+class _OffsetBinaryArray(Array):
+    """Shared code of binary/string arrays with 32- or 64-bit offsets."""
+
+    __slots__ = ()
+    _is_string = False
+
+    def _offset_dtype(self) -> str:
+        return "<i8" if t.storage_of(self._type).large else "<i4"  # type: ignore[attr-defined]
+
+    def value_offsets(self) -> np.ndarray:
+        """The ``len(self) + 1`` offsets of this slice as a zero-copy numpy view."""
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
+        if buf is None:
+            if self._length == 0:
+                return np.zeros(1, dtype=self._offset_dtype())
+            raise ArrowInvalid(f"expected an offsets buffer for {self._type}, found None")
+        if self._length == 0 and len(buf) == 0:
+            return np.zeros(1, dtype=self._offset_dtype())
+        return typed_view(buf, self._offset_dtype(), self._offset, self._length + 1, "offsets")
+
+    @property
+    def offsets(self) -> Array:
+        """The offsets of this slice as an int32/int64 array (shares the buffer)."""
+        offs = self.value_offsets()
+        itype = t.int64() if offs.dtype.itemsize == 8 else t.int32()
+        return make_array(itype, len(offs), (None, offs.view(np.uint8)), null_count=0)
+
+    def _chunks(self) -> tuple[list[Any], np.ndarray | None]:
+        offs = self.value_offsets()
+        mask = self.is_valid_mask()
+        if self._length == 0:
+            return [], mask
+        first, last = int(offs[0]), int(offs[-1])
+        if mask is not None:  # null slots may hold any offsets; keep them inside the data
+            ends = np.where(mask, offs[1:], offs[:-1])
+        else:
+            ends = offs[1:]
+        local_start = offs[:-1] - first
+        local_end = ends - first
+        if (
+            first < 0
+            or last < first
+            or (local_end < local_start).any()
+            or (local_start < 0).any()
+            or (local_end > last - first).any()
+        ):
+            raise ArrowInvalid(
+                f"expected non-decreasing offsets within the data, found {first}..{last}"
+            )
+        data = self._buffers[2] if len(self._buffers) > 2 else None
+        size = 0 if data is None else len(data)
+        if last > size:
+            raise ArrowInvalid(f"expected a data buffer of at least {last} bytes, found {size}")
+        blob = b"" if data is None else data[first:last].tobytes()
+        starts, stops = local_start.tolist(), local_end.tolist()
+        if self._is_string and blob.isascii():
+            # one decode, then str slicing: byte offsets equal char offsets for ASCII
+            text = blob.decode("ascii")
+            return [text[a:b] for a, b in zip(starts, stops)], mask
+        chunks = _slices(blob, starts, stops)
+        if self._is_string:
+            return _decode_all(chunks, "string"), mask
+        return chunks, mask
+
+    def to_pylist(self) -> list[Any]:
+        """``bytes`` (binary) or ``str`` (string) values, None for nulls."""
+        vals, mask = self._chunks()
+        return finish(vals, mask)
+
+
+@register_array_class(t.BinaryType)
+class BinaryArray(_OffsetBinaryArray):
+    """Variable-size bytes (``binary`` and ``large_binary``)."""
+
+    __slots__ = ()
+
+
+@register_array_class(t.StringType)
+class StringArray(_OffsetBinaryArray):
+    """Variable-size UTF-8 strings (``string`` and ``large_string``)."""
+
+    __slots__ = ()
+    _is_string = True
+
+
+class _ViewBinaryArray(Array):
+    """Shared code of binary and string view arrays."""
+
+    __slots__ = ()
+    _is_string = False
+
+    @property
+    def data_buffers(self) -> tuple[np.ndarray, ...]:
+        """The variadic data buffers (after validity and views)."""
+        return tuple(self._buffers[2:])  # type: ignore[arg-type]
+
+    def views(self) -> np.ndarray:
+        """The views of this slice as an ``(n, 4)`` int32 array (length, prefix, index, offset)."""
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
+        if buf is None:
+            if self._length == 0:
+                return np.zeros((0, 4), dtype="<i4")
+            raise ArrowInvalid(f"expected a views buffer for {self._type}, found None")
+        return typed_view(buf, "<i4", self._offset * 4, self._length * 4, "views").reshape(-1, 4)
+
+    def _chunks(self) -> tuple[list[Any], np.ndarray | None]:
+        n = self._length
+        mask = self.is_valid_mask()
+        if n == 0:
+            return [], mask
+        v = self.views()
+        lens = v[:, 0].astype(np.int64)
+        if mask is not None:
+            lens = np.where(mask, lens, 0)
+        if (lens < 0).any():
+            raise ArrowInvalid(f"expected non-negative view lengths, found {int(lens.min())}")
+        inline = lens <= 12
+        data = self.data_buffers
+        # one blob: the views' bytes, then every data buffer; starts index into it
+        raw_views = self._buffers[1][self._offset * 16 : (self._offset + n) * 16]
+        bases = np.cumsum([len(raw_views)] + [len(d) for d in data], dtype=np.int64)
+        starts = np.arange(n, dtype=np.int64) * 16 + 4
+        outline = ~inline
+        if outline.any():
+            idx = v[:, 2].astype(np.int64)[outline]
+            off = v[:, 3].astype(np.int64)[outline]
+            olen = lens[outline]
+            if (idx < 0).any() or (idx >= len(data)).any():
+                bad = int(idx[(idx < 0) | (idx >= len(data))][0])
+                raise ArrowInvalid(
+                    f"expected view buffer indices below {len(data)}, found {bad}"
+                )
+            sizes = np.diff(bases)
+            if (off < 0).any() or (off + olen > sizes[idx]).any():
+                raise ArrowInvalid(
+                    "expected views within their data buffers, found one past the end"
+                )
+            starts[outline] = bases[idx] + off
+        blob = b"".join([raw_views.tobytes(), *(d.tobytes() for d in data)])
+        s = starts.tolist()
+        chunks = [blob[a : a + ln] for a, ln in zip(s, lens.tolist())]
+        if self._is_string:
+            return _decode_all(chunks, "string_view"), mask
+        return chunks, mask
+
+    def to_pylist(self) -> list[Any]:
+        """``bytes`` (binary_view) or ``str`` (string_view) values, None for nulls."""
+        vals, mask = self._chunks()
+        return finish(vals, mask)
+
+
+@register_array_class(t.BinaryViewType)
+class BinaryViewArray(_ViewBinaryArray):
+    """Bytes stored as 16-byte views."""
+
+    __slots__ = ()
+
+
+@register_array_class(t.StringViewType)
+class StringViewArray(_ViewBinaryArray):
+    """UTF-8 strings stored as 16-byte views."""
+
+    __slots__ = ()
+    _is_string = True

@@ -1,0 +1,321 @@
+"""Fixed-width arrays: null, boolean, primitive (numbers, decimals, temporal, intervals)
+and fixed-size binary (Columnar spec, "Null Layout", "Fixed-size Primitive Layout").
+
+Conversion to Python objects follows pyarrow's ``to_pylist`` (without pandas installed):
+``Decimal`` for decimals, ``datetime.date/time/datetime/timedelta`` for temporal types
+(time-zone aware datetimes for timestamps with a ``tz``), :class:`MonthDayNano` for
+month-day-nano intervals.  Nanosecond values convert only when they are whole microseconds,
+as in pyarrow; otherwise :class:`~quiver.errors.ArrowInvalid` (a ``ValueError``) is raised.
+
+>>> import quiver as qv
+>>> qv.array([1, None, 3]).to_pylist()
+[1, None, 3]
+>>> qv.array([0, 86_400_000], qv.date64()).to_pylist()
+[datetime.date(1970, 1, 1), datetime.date(1970, 1, 2)]
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import uuid as _uuid
+import zoneinfo
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import types as t
+from ..buffers import unpack_bits
+from ..errors import ArrowInvalid
+from .base import Array, register_array_class, typed_view
+
+
+class MonthDayNano(NamedTuple):
+    """One month-day-nano interval value (pyarrow's ``MonthDayNano`` has the same fields)."""
+
+    months: int
+    days: int
+    nanoseconds: int
+
+
+class DayTime(NamedTuple):
+    """One day-time interval value: days and milliseconds."""
+
+    days: int
+    milliseconds: int
+
+
+def finish(values: Any, mask: np.ndarray | None) -> list[Any]:
+    """Python list of ``values`` (a list or object array) with None where ``mask`` is False."""
+    if mask is None:
+        return values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if isinstance(values, np.ndarray):
+        obj = values.astype(object) if values.dtype != object else values.copy()
+    else:
+        obj = np.fromiter(values, dtype=object, count=len(values))
+    obj[~mask] = None
+    return obj.tolist()
+
+
+@register_array_class(t.NullType)
+class NullArray(Array):
+    """All values null; no buffers."""
+
+    __slots__ = ()
+
+    @property
+    def null_count(self) -> int:
+        """Every slot is null."""
+        return self._length
+
+    def to_pylist(self) -> list[Any]:
+        """``[None] * len(self)``."""
+        return [None] * self._length
+
+
+@register_array_class(t.BoolType)
+class BooleanArray(Array):
+    """Booleans packed one bit per value (LSB first)."""
+
+    __slots__ = ()
+
+    def to_numpy_bool(self) -> np.ndarray:
+        """The values as a numpy bool array (null slots hold whatever bit is stored)."""
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
+        if self._length == 0:
+            return np.zeros(0, dtype=bool)
+        needed = (self._offset + self._length + 7) // 8
+        if buf is None or len(buf) < needed:
+            found = "None" if buf is None else f"{len(buf)} bytes"
+            raise ArrowInvalid(f"expected a bit buffer of at least {needed} bytes, found {found}")
+        return unpack_bits(buf, self._offset, self._length)
+
+    def to_pylist(self) -> list[Any]:
+        """Python bools, None for nulls."""
+        return finish(self.to_numpy_bool(), self.is_valid_mask())
+
+
+# -- temporal helpers -------------------------------------------------------------------
+
+_US_PER = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": 1}
+_MIN_DATETIME_US = -62_135_596_800_000_000  # 0001-01-01T00:00:00
+_MAX_DATETIME_US = 253_402_300_799_999_999  # 9999-12-31T23:59:59.999999
+_MIN_DATE_DAYS = -719_162
+_MAX_DATE_DAYS = 2_932_896
+_MS_PER_DAY = 86_400_000
+_US_PER_DAY = 86_400_000_000
+_FIXED_OFFSET = re.compile(r"^([+-])(\d{2}):?(\d{2})$")
+
+
+def _to_micros(raw: np.ndarray, unit: str, what: str) -> np.ndarray:
+    """int64 microseconds from values in ``unit``; nanoseconds must be whole micros."""
+    raw = raw.astype(np.int64, copy=False)
+    if unit == "ns":
+        bad = raw % 1000 != 0
+        if bad.any():
+            v = int(raw[np.argmax(bad)])
+            raise ArrowInvalid(
+                f"expected nanosecond {what} values that are whole microseconds to convert "
+                f"to Python objects, found {v}"
+            )
+        return raw // 1000
+    factor = _US_PER[unit]
+    if factor == 1:
+        return raw
+    lim = np.iinfo(np.int64).max // factor
+    if raw.size and (raw.max() > lim or raw.min() < -lim):
+        v = int(raw[np.argmax(np.abs(raw) > lim)])
+        raise ArrowInvalid(f"expected {what} values within the int64 microsecond range, found {v}")
+    return raw * factor
+
+
+def _check_range(values: np.ndarray, lo: int, hi: int, what: str) -> None:
+    if values.size:
+        bad = (values < lo) | (values > hi)
+        if bad.any():
+            v = int(values[np.argmax(bad)])
+            raise ArrowInvalid(f"expected {what} in {lo}..{hi}, found {v}")
+
+
+def resolve_tz(tz: str) -> _dt.tzinfo:
+    """The tzinfo for an Arrow time zone string: a fixed offset or an IANA name."""
+    m = _FIXED_OFFSET.match(tz)
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        delta = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+        return _dt.timezone(sign * delta)
+    try:
+        return zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise ArrowInvalid(
+            f"expected an IANA time zone name or [+-]HH:MM offset, found {tz!r}"
+        ) from None
+
+
+def _timestamps(raw: np.ndarray, unit: str, tz: str | None) -> Any:
+    us = _to_micros(raw, unit, "timestamp")
+    tzinfo = resolve_tz(tz) if tz is not None else None
+    if isinstance(tzinfo, _dt.timezone):
+        shift = int(tzinfo.utcoffset(None).total_seconds()) * 1_000_000
+        us = us + shift
+    _check_range(us, _MIN_DATETIME_US, _MAX_DATETIME_US, "timestamp microseconds")
+    naive = us.view("M8[us]").astype(object)
+    if tzinfo is None:
+        return naive
+    if isinstance(tzinfo, _dt.timezone):
+        return [d.replace(tzinfo=tzinfo) for d in naive.tolist()]
+    utc = _dt.UTC
+    try:
+        return [d.replace(tzinfo=utc).astimezone(tzinfo) for d in naive.tolist()]
+    except OverflowError:
+        raise ArrowInvalid(
+            f"expected timestamps representable in time zone {tz}, found one out of range"
+        ) from None
+
+
+def _dates(raw: np.ndarray, unit: str) -> Any:
+    days = raw.astype(np.int64)
+    if unit == "ms":
+        days = days // _MS_PER_DAY
+    _check_range(days, _MIN_DATE_DAYS, _MAX_DATE_DAYS, "date days since the epoch")
+    return days.view("M8[D]").astype(object)
+
+
+def _times(raw: np.ndarray, unit: str) -> list[Any]:
+    us = _to_micros(raw, unit, "time")
+    _check_range(us, 0, _US_PER_DAY - 1, "time of day in microseconds")
+    secs, micro = np.divmod(us, 1_000_000)
+    mins, sec = np.divmod(secs, 60)
+    hour, minute = np.divmod(mins, 60)
+    time = _dt.time
+    return [
+        time(h, m, s, u)
+        for h, m, s, u in zip(hour.tolist(), minute.tolist(), sec.tolist(), micro.tolist())
+    ]
+
+
+def _durations(raw: np.ndarray, unit: str) -> Any:
+    us = _to_micros(raw, unit, "duration")
+    return us.view("m8[us]").astype(object)
+
+
+def _decimal_ints(buf: np.ndarray, width: int, offset: int, length: int) -> list[int]:
+    """The unscaled integers of decimals of ``width`` bits."""
+    if width in (32, 64):
+        return typed_view(buf, f"<i{width // 8}", offset, length, "values").tolist()
+    words = width // 64
+    raw = typed_view(buf, "<u8", offset * words, length * words, "values").reshape(length, words)
+    acc = raw[:, words - 1].view(np.int64).tolist()
+    for w in range(words - 2, -1, -1):
+        low = raw[:, w].tolist()
+        acc = [(a << 64) | b for a, b in zip(acc, low)]
+    return acc
+
+
+def decimals(buf: np.ndarray, dtype: t.DecimalType, offset: int, length: int) -> list[Any]:
+    """``Decimal`` values of a decimal buffer (no null handling)."""
+    ints = _decimal_ints(buf, dtype.width, offset, length)
+    exp = -dtype.scale
+    return [Decimal(f"{v}E{exp}") for v in ints]
+
+
+@register_array_class(
+    t.IntegerType,
+    t.FloatingPointType,
+    t.DecimalType,
+    t.DateType,
+    t.TimeType,
+    t.TimestampType,
+    t.DurationType,
+    t.IntervalType,
+)
+class PrimitiveArray(Array):
+    """Fixed-width values: integers, floats, decimals, dates, times, timestamps,
+    durations and intervals."""
+
+    __slots__ = ()
+
+    def _values_buffer(self) -> np.ndarray:
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
+        if buf is None:
+            if self._length == 0:
+                return np.zeros(0, dtype=np.uint8)
+            raise ArrowInvalid(f"expected a values buffer for {self._type}, found None")
+        return buf
+
+    def _python_values(self, mask: np.ndarray | None) -> Any:
+        st = t.storage_of(self._type)
+        buf = self._values_buffer()
+        off, n = self._offset, self._length
+        if isinstance(st, t.DecimalType):
+            return decimals(buf, st, off, n)
+        if isinstance(st, t.IntervalType):
+            if st.unit == "year_month":
+                return typed_view(buf, "<i4", off, n, "values")
+            if st.unit == "day_time":
+                v = typed_view(buf, "<i4", off * 2, n * 2, "values").reshape(n, 2)
+                return [DayTime(d, m) for d, m in zip(v[:, 0].tolist(), v[:, 1].tolist())]
+            rec = typed_view(buf, np.dtype([("m", "<i4"), ("d", "<i4"), ("n", "<i8")]), off, n,
+                             "values")
+            return [
+                MonthDayNano(m, d, ns)
+                for m, d, ns in zip(rec["m"].tolist(), rec["d"].tolist(), rec["n"].tolist())
+            ]
+        raw = self._fixed_values_view(self._storage_dtype())
+        if isinstance(st, (t.IntegerType, t.FloatingPointType)):
+            return raw.astype(object) if st.width == 16 else raw
+        if mask is not None:  # null slots may hold anything; do not let them fail conversion
+            raw = np.where(mask, raw, 0)
+        if isinstance(st, t.TimestampType):
+            return _timestamps(raw, st.unit, st.tz)
+        if isinstance(st, t.DateType):
+            return _dates(raw, st.unit)
+        if isinstance(st, t.TimeType):
+            return _times(raw, st.unit)
+        return _durations(raw, st.unit)
+
+    def _storage_dtype(self) -> np.dtype:
+        from ..layout import storage_numpy_dtype
+
+        dt = storage_numpy_dtype(self._type)
+        if dt is None:
+            raise ArrowInvalid(f"expected a numeric type, found {self._type}")
+        return dt
+
+    def to_pylist(self) -> list[Any]:
+        """Python values as pyarrow gives them (see the module docstring)."""
+        mask = self.is_valid_mask()
+        return finish(self._python_values(mask), mask)
+
+
+@register_array_class(t.FixedSizeBinaryType)
+class FixedSizeBinaryArray(Array):
+    """Byte strings of one fixed width."""
+
+    __slots__ = ()
+
+    @property
+    def byte_width(self) -> int:
+        """Bytes per value."""
+        return t.storage_of(self._type).width  # type: ignore[attr-defined]
+
+    def to_pylist(self) -> list[Any]:
+        """``bytes`` values (None for nulls)."""
+        w = self.byte_width
+        n = self._length
+        if w == 0:
+            vals: list[Any] = [b""] * n
+        else:
+            buf = self._buffers[1] if len(self._buffers) > 1 else None
+            if buf is None:
+                buf = np.zeros(0, dtype=np.uint8)
+            raw = typed_view(buf, np.uint8, self._offset * w, n * w, "values").tobytes()
+            vals = [raw[i : i + w] for i in range(0, n * w, w)]
+        return finish(vals, self.is_valid_mask())
+
+
+def uuids(values: list[Any]) -> list[Any]:
+    """``uuid.UUID`` objects from 16-byte values (None kept), as pyarrow gives arrow.uuid."""
+    u = _uuid.UUID
+    return [None if v is None else u(bytes=v) for v in values]
