@@ -1,0 +1,530 @@
+"""Flatbuffers read and built by hand: the wire format of Arrow IPC metadata.
+
+Arrow's metadata (Schema.fbs, Message.fbs, File.fbs, Tensor.fbs, SparseTensor.fbs) is encoded
+as flatbuffers.  This module knows the flatbuffer *format* and nothing about Arrow; the field
+numbers live in :mod:`quiver.ipc.metadata` only.
+
+Theory of operation
+-------------------
+A flatbuffer starts with a ``uint32`` offset to the root table.  A table starts with an
+``int32`` *soffset*; ``table - soffset`` is its vtable: ``uint16`` vtable size, ``uint16``
+table size, then one ``uint16`` per field giving the field's position inside the table (0 means
+absent: the reader uses the default).  References from a table to strings, vectors and other
+tables are ``uint32`` offsets relative to where they are stored, so they always point forward.
+A vector is a ``uint32`` count followed by its elements; a string is a vector of bytes followed
+by a NUL.  A union takes two fields: a ``uint8`` type code and the reference to the table.
+
+:class:`Reader` / :class:`Table` check every offset and length against the bytes present and
+raise :class:`~quiver.errors.MetadataError` ("expected X, found Y" at an absolute byte offset:
+``base_offset`` says where the flatbuffer starts in the whole input).  Table nesting is limited
+(``max_depth``) and so is the number of Python objects made from vectors (``max_count``):
+both raise :class:`~quiver.errors.LimitExceeded`.  Vectors of structs come back as one zero-copy
+``numpy`` view.
+
+:class:`Builder` writes back to front, as the reference implementation does: children are
+written before the tables that point at them, so every reference points forward.  Scalars are
+aligned to their size, structs to their alignment, vector counts to 4 with elements aligned, and
+the whole buffer to 8 bytes.  Identical vtables are shared.
+
+>>> b = Builder()
+>>> name = b.create_string("hi")
+>>> root = b.table([(0, "offset", name), (1, "<i", 7, 0)])
+>>> t = Reader(b.finish(root)).root()
+>>> t.string(0), t.get(1, I32, 0), t.get(2, I32, -1)
+('hi', 7, -1)
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import LimitExceeded, MetadataError
+
+U8 = struct.Struct("<B")
+BOOL = struct.Struct("<?")
+I8 = struct.Struct("<b")
+I16 = struct.Struct("<h")
+U16 = struct.Struct("<H")
+I32 = struct.Struct("<i")
+U32 = struct.Struct("<I")
+I64 = struct.Struct("<q")
+U64 = struct.Struct("<Q")
+F32 = struct.Struct("<f")
+F64 = struct.Struct("<d")
+
+_u32 = U32.unpack_from
+_i32 = I32.unpack_from
+_u16x2 = struct.Struct("<HH").unpack_from
+
+_VT_STRUCTS: dict[int, struct.Struct] = {}
+
+
+def _vt_struct(n: int) -> struct.Struct:
+    s = _VT_STRUCTS.get(n)
+    if s is None:
+        s = _VT_STRUCTS[n] = struct.Struct(f"<{n}H")
+    return s
+
+
+def _as_readable(data: Any) -> bytes | memoryview:
+    if isinstance(data, bytes):
+        return data
+    try:
+        mv = memoryview(data)
+    except TypeError:
+        raise MetadataError(
+            f"expected a bytes-like flatbuffer, found {type(data).__name__}"
+        ) from None
+    if not mv.c_contiguous:
+        raise MetadataError("expected a contiguous flatbuffer, found a strided buffer")
+    if mv.format != "B" or mv.ndim != 1:
+        mv = mv.cast("B")
+    return mv
+
+
+class Reader:
+    """A bounds-checked view of one flatbuffer.
+
+    ``base_offset`` is where the flatbuffer starts in the whole input (used in error messages);
+    ``max_depth`` limits table nesting and ``max_count`` the total number of elements turned
+    into Python objects by the vector readers.
+    """
+
+    __slots__ = ("_count", "base_offset", "buf", "max_count", "max_depth", "size")
+
+    def __init__(
+        self,
+        data: Any,
+        *,
+        base_offset: int = 0,
+        max_depth: int = 64,
+        max_count: int = 1_000_000,
+    ) -> None:
+        self.buf = _as_readable(data)
+        self.size = len(self.buf)
+        self.base_offset = base_offset
+        self.max_depth = max_depth
+        self.max_count = max_count
+        self._count = 0
+
+    def error(self, message: str, pos: int) -> MetadataError:
+        """A MetadataError located at ``pos`` inside this flatbuffer."""
+        return MetadataError(message, offset=self.base_offset + pos)
+
+    def root(self) -> Table:
+        """The root table (the ``uint32`` offset at the start of the buffer)."""
+        if self.size < 4:
+            raise self.error(f"expected a flatbuffer of at least 4 bytes, found {self.size}", 0)
+        return Table(self, _u32(self.buf, 0)[0], 1)
+
+    def count(self, n: int, pos: int) -> None:
+        """Account ``n`` more decoded elements; LimitExceeded past ``max_count``."""
+        self._count += n
+        if self._count > self.max_count:
+            raise LimitExceeded(
+                f"expected at most {self.max_count} flatbuffer elements, found more "
+                f"(raise max_count if the source is trusted)",
+                offset=self.base_offset + pos,
+            )
+
+
+class Table:
+    """One flatbuffer table: field lookup through its vtable, with defaults for absent fields.
+
+    Fields are addressed by their index in the schema (0-based; a union takes two indices).
+    """
+
+    __slots__ = ("buf", "depth", "offsets", "pos", "reader", "tsize")
+
+    def __init__(self, reader: Reader, pos: int, depth: int) -> None:
+        if depth > reader.max_depth:
+            raise LimitExceeded(
+                f"expected flatbuffer tables nested at most {reader.max_depth} deep, "
+                f"found deeper nesting",
+                offset=reader.base_offset + pos,
+            )
+        buf = reader.buf
+        size = reader.size
+        if pos + 4 > size:
+            raise reader.error(
+                f"expected a table inside the {size}-byte flatbuffer, found offset {pos}", pos
+            )
+        vt = pos - _i32(buf, pos)[0]
+        if vt < 0 or vt + 4 > size:
+            raise reader.error(
+                f"expected a vtable inside the {size}-byte flatbuffer, found offset {vt}", pos
+            )
+        vlen, tsize = _u16x2(buf, vt)
+        if vlen < 4 or vlen & 1 or vt + vlen > size:
+            raise reader.error(
+                f"expected a vtable size that is even, >= 4 and inside the buffer, found {vlen}",
+                vt,
+            )
+        if tsize < 4 or pos + tsize > size:
+            raise reader.error(
+                f"expected a table size >= 4 that fits the buffer, found {tsize}", vt + 2
+            )
+        n = (vlen - 4) >> 1
+        self.offsets = _vt_struct(n).unpack_from(buf, vt + 4) if n else ()
+        self.reader = reader
+        self.buf = buf
+        self.pos = pos
+        self.tsize = tsize
+        self.depth = depth
+
+    # --- locating fields ------------------------------------------------------------
+    def field_pos(self, i: int, width: int) -> int:
+        """Absolute position of field ``i`` (``width`` bytes), or 0 when absent."""
+        offs = self.offsets
+        if i >= len(offs):
+            return 0
+        o = offs[i]
+        if not o:
+            return 0
+        if o + width > self.tsize:
+            raise self.reader.error(
+                f"expected field {i} ({width} bytes at {o}) inside the {self.tsize}-byte "
+                f"table, found it past the end",
+                self.pos,
+            )
+        return self.pos + o
+
+    def has(self, i: int) -> bool:
+        """Whether field ``i`` is present."""
+        offs = self.offsets
+        return i < len(offs) and offs[i] != 0
+
+    def get(self, i: int, st: struct.Struct, default: Any) -> Any:
+        """Scalar field ``i`` read with the struct format ``st``, or ``default``."""
+        p = self.field_pos(i, st.size)
+        if not p:
+            return default
+        return st.unpack_from(self.buf, p)[0]
+
+    def ref(self, i: int) -> int:
+        """Absolute position that reference field ``i`` points at, or 0 when absent."""
+        p = self.field_pos(i, 4)
+        if not p:
+            return 0
+        target = p + _u32(self.buf, p)[0]
+        if target + 4 > self.reader.size:
+            raise self.reader.error(
+                f"expected field {i}'s reference inside the {self.reader.size}-byte "
+                f"flatbuffer, found target offset {target}",
+                p,
+            )
+        return target
+
+    # --- nested objects -------------------------------------------------------------
+    def table(self, i: int) -> Table | None:
+        """Table field ``i``, or None when absent."""
+        t = self.ref(i)
+        if not t:
+            return None
+        return Table(self.reader, t, self.depth + 1)
+
+    def struct_pos(self, i: int, size: int) -> int:
+        """Position of an inline struct field of ``size`` bytes, or 0 when absent."""
+        return self.field_pos(i, size)
+
+    def union(self, type_field: int) -> tuple[int, Table | None]:
+        """A union stored as (type code in ``type_field``, table in ``type_field + 1``)."""
+        code = self.get(type_field, U8, 0)
+        if not code:
+            return 0, None
+        return code, self.table(type_field + 1)
+
+    def _string_at(self, t: int) -> tuple[int, int]:
+        reader = self.reader
+        n = _u32(self.buf, t)[0]
+        start = t + 4
+        if n > reader.size - start:
+            raise reader.error(
+                f"expected a string of at most {reader.size - start} bytes, found length {n}",
+                t,
+            )
+        return start, start + n
+
+    def bytes(self, i: int) -> bytes | None:
+        """String field ``i`` as raw bytes, or None when absent."""
+        t = self.ref(i)
+        if not t:
+            return None
+        a, b = self._string_at(t)
+        return bytes(self.buf[a:b])
+
+    def string(self, i: int) -> str | None:
+        """String field ``i`` decoded as UTF-8, or None when absent."""
+        t = self.ref(i)
+        if not t:
+            return None
+        a, b = self._string_at(t)
+        try:
+            return str(self.buf[a:b], "utf-8")
+        except UnicodeDecodeError as exc:
+            raise self.reader.error(
+                f"expected a UTF-8 string, found invalid byte at {a + exc.start}", a + exc.start
+            ) from None
+
+    # --- vectors --------------------------------------------------------------------
+    def vector(self, i: int, elem_size: int) -> tuple[int, int] | None:
+        """(position of the first element, count) of vector field ``i``, or None."""
+        t = self.ref(i)
+        if not t:
+            return None
+        n = _u32(self.buf, t)[0]
+        start = t + 4
+        room = self.reader.size - start
+        if n * elem_size > room:
+            raise self.reader.error(
+                f"expected a vector of at most {room // elem_size} {elem_size}-byte elements, "
+                f"found length {n}",
+                t,
+            )
+        return start, n
+
+    def vector_len(self, i: int) -> int:
+        """Element count of vector field ``i`` (0 when absent), bounds unchecked."""
+        t = self.ref(i)
+        return _u32(self.buf, t)[0] if t else 0
+
+    def int64_matrix(self, i: int, columns: int) -> np.ndarray | None:
+        """A vector of structs made of ``columns`` int64s, as one zero-copy (n, columns) view."""
+        v = self.vector(i, 8 * columns)
+        if v is None:
+            return None
+        start, n = v
+        return np.frombuffer(self.buf, "<i8", count=n * columns, offset=start).reshape(n, columns)
+
+    def struct_array(self, i: int, dtype: np.dtype) -> np.ndarray | None:
+        """A vector of structs as a zero-copy numpy array of a structured ``dtype``."""
+        v = self.vector(i, dtype.itemsize)
+        if v is None:
+            return None
+        start, n = v
+        return np.frombuffer(self.buf, dtype, count=n, offset=start)
+
+    def scalar_array(self, i: int, dtype: str) -> np.ndarray | None:
+        """A vector of scalars as a zero-copy numpy array (``dtype`` like ``'<i8'``)."""
+        dt = np.dtype(dtype)
+        v = self.vector(i, dt.itemsize)
+        if v is None:
+            return None
+        start, n = v
+        return np.frombuffer(self.buf, dt, count=n, offset=start)
+
+    def scalars(self, i: int, code: str) -> tuple[Any, ...] | None:
+        """A vector of scalars as a tuple of Python values (``code`` a struct code like 'q')."""
+        size = struct.calcsize("<" + code)
+        v = self.vector(i, size)
+        if v is None:
+            return None
+        start, n = v
+        self.reader.count(n, start)
+        return struct.unpack_from(f"<{n}{code}", self.buf, start)
+
+    def _refs(self, i: int) -> list[int] | None:
+        v = self.vector(i, 4)
+        if v is None:
+            return None
+        start, n = v
+        self.reader.count(n, start)
+        offs = struct.unpack_from(f"<{n}I", self.buf, start)
+        size = self.reader.size
+        out = []
+        for k, o in enumerate(offs):
+            p = start + 4 * k
+            target = p + o
+            if target + 4 > size:
+                raise self.reader.error(
+                    f"expected vector element {k} to point inside the {size}-byte flatbuffer, "
+                    f"found target offset {target}",
+                    p,
+                )
+            out.append(target)
+        return out
+
+    def tables(self, i: int) -> list[Table]:
+        """Vector-of-tables field ``i`` (empty when absent)."""
+        refs = self._refs(i)
+        if not refs:
+            return []
+        reader, depth = self.reader, self.depth + 1
+        return [Table(reader, t, depth) for t in refs]
+
+    def strings(self, i: int) -> list[str]:
+        """Vector-of-strings field ``i`` decoded as UTF-8 (empty when absent)."""
+        refs = self._refs(i)
+        if not refs:
+            return []
+        out = []
+        for t in refs:
+            a, b = self._string_at(t)
+            try:
+                out.append(str(self.buf[a:b], "utf-8"))
+            except UnicodeDecodeError:
+                raise self.reader.error("expected a UTF-8 string, found invalid bytes", a) from None
+        return out
+
+
+# ------------------------------------------------------------------------------------
+# building
+
+
+_SCALAR_CACHE: dict[str, struct.Struct] = {}
+
+
+def _scalar_struct(fmt: str) -> struct.Struct:
+    st = _SCALAR_CACHE.get(fmt)
+    if st is None:
+        st = _SCALAR_CACHE[fmt] = struct.Struct(fmt)
+    return st
+
+
+class Builder:
+    """Builds one flatbuffer back to front.
+
+    Objects are written children first; each ``create_*`` / :meth:`table` call returns a handle
+    (the object's distance from the end of the buffer) to store in later tables and vectors.
+    """
+
+    __slots__ = ("_chunks", "_size", "_vtables")
+
+    def __init__(self) -> None:
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._vtables: dict[bytes, int] = {}
+
+    def _pad(self, align: int, additional: int) -> None:
+        """Pad so that after ``additional`` more bytes the size is a multiple of ``align``."""
+        pad = -(self._size + additional) % align
+        if pad:
+            self._chunks.append(b"\0" * pad)
+            self._size += pad
+
+    def _push(self, data: bytes) -> int:
+        self._chunks.append(data)
+        self._size += len(data)
+        return self._size
+
+    def create_string(self, value: str | bytes) -> int:
+        """Write a string (UTF-8 for str) and return its handle."""
+        data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        n = len(data)
+        self._pad(4, n + 1 + 4)
+        self._push(data + b"\0")
+        return self._push(U32.pack(n))
+
+    def create_raw_vector(self, data: bytes, count: int, align: int) -> int:
+        """Write a vector whose ``count`` elements are already encoded in ``data``."""
+        self._pad(max(align, 4), len(data))
+        if data:
+            self._push(data)
+        return self._push(U32.pack(count))
+
+    def create_scalar_vector(self, code: str, values: Sequence[Any]) -> int:
+        """Write a vector of scalars (``code`` a struct code such as 'q' or 'i')."""
+        n = len(values)
+        size = struct.calcsize("<" + code)
+        return self.create_raw_vector(struct.pack(f"<{n}{code}", *values), n, size)
+
+    def create_struct_vector(self, array: Any, align: int = 8) -> int:
+        """Write a vector of structs from a numpy array (one row per struct), one tobytes()."""
+        arr = np.ascontiguousarray(array)
+        n = arr.shape[0] if arr.ndim else 0
+        return self.create_raw_vector(arr.tobytes(), n, align)
+
+    def create_offset_vector(self, handles: Sequence[int]) -> int:
+        """Write a vector of references (to tables or strings) given their handles."""
+        n = len(handles)
+        self._pad(4, 4 * n)
+        # element k ends up at handle (size + 4 * (n - k)); its offset is that minus the target
+        end = self._size + 4 * n
+        data = struct.pack(f"<{n}I", *[end - 4 * k - h for k, h in enumerate(handles)])
+        if data:
+            self._push(data)
+        return self._push(U32.pack(n))
+
+    def table(self, fields: Sequence[tuple[Any, ...]]) -> int:
+        """Write a table and return its handle.
+
+        ``fields`` holds ``(index, kind, value[, default])`` entries; ``kind`` is a struct
+        format such as ``"<i"`` (a scalar, skipped when equal to ``default``), ``"offset"``
+        (``value`` is a handle, skipped when 0/None) or ``"struct"`` (``value`` is the encoded
+        struct bytes, and ``default`` its alignment).
+        """
+        items: list[tuple[int, int, int, Any]] = []  # (size, align, index, bytes or handle)
+        for entry in fields:
+            index, kind, value = entry[0], entry[1], entry[2]
+            if kind == "offset":
+                if value:
+                    items.append((4, 4, index, int(value)))
+            elif kind == "struct":
+                items.append((len(value), entry[3] if len(entry) > 3 else 8, index, value))
+            else:
+                if len(entry) > 3 and value == entry[3]:
+                    continue
+                st = _scalar_struct(kind)
+                items.append((st.size, st.size, index, st.pack(value)))
+        # widest first so each field is naturally aligned with little padding
+        items.sort(key=lambda it: -it[1])
+        max_align = 4
+        layout: list[tuple[int, int, int, Any]] = []  # (position in table, size, index, value)
+        cur = 4
+        for size, align, index, value in items:
+            cur = (cur + align - 1) // align * align
+            layout.append((cur, size, index, value))
+            cur += size
+            max_align = max(max_align, align)
+        tsize = (cur + 3) // 4 * 4
+        self._pad(max_align, tsize)
+        start = self._size + tsize  # the table's handle
+        body = bytearray(tsize)
+        nfields = max((it[2] for it in layout), default=-1) + 1
+        vt_offsets = [0] * nfields
+        for pos, size, index, value in layout:
+            vt_offsets[index] = pos
+            if isinstance(value, int):  # a reference
+                body[pos : pos + 4] = U32.pack(start - pos - value)
+            else:
+                body[pos : pos + size] = value
+        vtable = struct.pack(f"<HH{nfields}H", 4 + 2 * nfields, tsize, *vt_offsets)
+        known = self._vtables.get(vtable)
+        if known is not None:
+            # soffset = table position - vtable position, in handles: known - start
+            body[0:4] = I32.pack(known - start)
+            self._push(bytes(body))
+        else:
+            body[0:4] = I32.pack(len(vtable))
+            self._push(bytes(body))
+            vt_handle = self._push(vtable)
+            self._vtables[vtable] = vt_handle
+        return start
+
+    def finish(self, root: int) -> bytes:
+        """Write the root offset and return the whole flatbuffer (a multiple of 8 bytes)."""
+        self._pad(8, 4)
+        self._push(U32.pack(self._size + 4 - root))
+        return b"".join(reversed(self._chunks))
+
+
+__all__ = [
+    "BOOL",
+    "F32",
+    "F64",
+    "I8",
+    "I16",
+    "I32",
+    "I64",
+    "U8",
+    "U16",
+    "U32",
+    "U64",
+    "Builder",
+    "Reader",
+    "Table",
+]
