@@ -233,7 +233,8 @@ class MessageDecoder:
         try:
             message = md.decode_message(meta, base_offset=start)
         except E.ArrowError as exc:
-            raise exc.locate(message_index=self._index, offset=start)
+            exc.locate(message_index=self._index, offset=start)
+            raise
         if message.body_length < 0:
             raise E.MetadataError(
                 f"expected a non-negative bodyLength, found {message.body_length}",

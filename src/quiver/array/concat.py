@@ -1,0 +1,183 @@
+"""Concatenation of arrays of one type, driven by the layout table.
+
+Used for dictionary deltas (the delta's values are appended to the dictionary with that
+id) and for combining chunks.  Each input is first flattened with the IPC assembler's
+normalisation (offset 0, rebased offsets), then buffers are joined with numpy: bitmaps
+via unpack/pack, offsets shifted by the running data length, view buffer indices shifted
+by the number of variadic buffers before them, dense union offsets by the child lengths.
+
+>>> import quiver as qv
+>>> concat_arrays([qv.array([1, 2]), qv.array([3])]).to_pylist()
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import types as t
+from ..buffers import pack_bits, unpack_bits
+from ..errors import ArrowInvalidArgument, NotSupported
+from ..layout import layout_of, storage_numpy_dtype
+from .base import Array, make_array
+
+
+def _validity(arrays: Sequence[Array]) -> np.ndarray | None:
+    if not any(a.null_count for a in arrays):
+        return None
+    parts = []
+    for a in arrays:
+        v = a.buffers[0] if a.buffers else None
+        if v is None or a.null_count == 0:
+            parts.append(np.ones(len(a), dtype=bool))
+        else:
+            parts.append(unpack_bits(v, a.offset, len(a)))
+    return pack_bits(np.concatenate(parts))
+
+
+def _offsets(a: Array, width: int) -> np.ndarray:
+    dt = np.dtype("<i4") if width == 4 else np.dtype("<i8")
+    buf = a.buffers[1]
+    if buf is None or len(a) == 0:
+        return np.zeros(1, dtype=dt)
+    return buf.view(dt)[a.offset : a.offset + len(a) + 1]
+
+
+def concat_arrays(arrays: Sequence[Array]) -> Array:
+    """One array holding the values of ``arrays`` in order (all of the same type)."""
+    if not arrays:
+        raise ArrowInvalidArgument("expected at least one array to concatenate, found none")
+    dtype = arrays[0].type
+    for a in arrays[1:]:
+        if a.type != dtype:
+            raise ArrowInvalidArgument(
+                f"expected arrays of type {dtype} to concatenate, found {a.type}"
+            )
+    if len(arrays) == 1:
+        return arrays[0]
+    storage = t.storage_of(dtype)
+    lay = layout_of(storage)
+    total = sum(len(a) for a in arrays)
+    validity = _validity(arrays) if lay.has_validity else None
+    nulls = sum(a.null_count for a in arrays) if lay.has_validity else -1
+    if isinstance(storage, t.NullType):
+        return make_array(dtype, total, [], (), total, 0)
+    kinds = [b.kind for b in lay.buffers]
+    if isinstance(storage, t.BoolType):
+        bits = np.concatenate([unpack_bits(a.buffers[1], a.offset, len(a)) for a in arrays])
+        return make_array(dtype, total, [validity, pack_bits(bits)], (), nulls, 0)
+    if kinds == ["validity", "values"]:
+        w = lay.buffers[1].byte_width
+        vals = np.concatenate(
+            [a.buffers[1][a.offset * w : (a.offset + len(a)) * w] for a in arrays]
+        )
+        dictionary = arrays[-1].dictionary
+        return make_array(dtype, total, [validity, vals], (), nulls, 0, dictionary)
+    if lay.children == "none" and "offsets" in kinds:  # binary and string
+        w = lay.buffers[1].byte_width
+        offs, datas, base = [np.zeros(1, dtype=f"<i{w}")], [], 0
+        for a in arrays:
+            o = _offsets(a, w)
+            start, end = int(o[0]), int(o[-1])
+            offs.append((o[1:] - start + base).astype(f"<i{w}"))
+            datas.append(a.buffers[2][start:end] if a.buffers[2] is not None else np.zeros(0))
+            base += end - start
+        data = np.concatenate(datas).astype(np.uint8, copy=False)
+        return make_array(
+            dtype, total, [validity, np.concatenate(offs).view(np.uint8), data], (), nulls, 0
+        )
+    if lay.variadic:
+        views, variadic, nbuf = [], [], 0
+        for a in arrays:
+            v = a.buffers[1][a.offset * 16 : (a.offset + len(a)) * 16].copy().view("<i4")
+            v = v.reshape(-1, 4)
+            long = v[:, 0] > 12
+            v[long, 2] += nbuf
+            views.append(v.reshape(-1).view(np.uint8))
+            data = list(a.buffers[2:])
+            variadic.extend(data)
+            nbuf += len(data)
+        return make_array(dtype, total, [validity, np.concatenate(views), *variadic], (), nulls)
+    if lay.children == "offsets":
+        w = lay.buffers[1].byte_width
+        offs, kids, base = [np.zeros(1, dtype=f"<i{w}")], [], 0
+        for a in arrays:
+            o = _offsets(a, w)
+            start, end = int(o[0]), int(o[-1])
+            offs.append((o[1:] - start + base).astype(f"<i{w}"))
+            kids.append(a.children[0].slice(start, end - start))
+            base += end - start
+        child = concat_arrays(kids)
+        return make_array(
+            dtype, total, [validity, np.concatenate(offs).view(np.uint8)], [child], nulls, 0
+        )
+    if lay.children == "same" and lay.has_validity:  # struct
+        kids = [
+            concat_arrays([a.children[i].slice(a.offset, len(a)) for a in arrays])
+            for i in range(len(storage.fields))
+        ]
+        return make_array(dtype, total, [validity], kids, nulls, 0)
+    if lay.children == "fixed":
+        size = storage.list_size  # type: ignore[attr-defined]
+        child = concat_arrays([a.children[0].slice(a.offset * size, len(a) * size) for a in arrays])
+        return make_array(dtype, total, [validity], [child], nulls, 0)
+    if lay.children == "same":  # sparse union
+        ids = np.concatenate([a.buffers[0][a.offset : a.offset + len(a)] for a in arrays])
+        kids = [
+            concat_arrays([a.children[i].slice(a.offset, len(a)) for a in arrays])
+            for i in range(len(storage.fields))
+        ]
+        return make_array(dtype, total, [ids], kids, 0, 0)
+    if lay.children == "dense":
+        codes = storage.type_codes  # type: ignore[attr-defined]
+        ids_parts, off_parts = [], []
+        child_base = [0] * len(codes)
+        lut = np.full(128, -1, dtype=np.int64)
+        lut[list(codes)] = np.arange(len(codes))
+        for a in arrays:
+            ids = a.buffers[0][a.offset : a.offset + len(a)]
+            offs = a.buffers[1].view("<i4")[a.offset : a.offset + len(a)].astype(np.int64)
+            child_idx = lut[ids.astype(np.int64) & 127]
+            offs = offs + np.asarray(child_base, dtype=np.int64)[child_idx]
+            ids_parts.append(ids)
+            off_parts.append(offs.astype("<i4"))
+            for i in range(len(codes)):
+                child_base[i] += len(a.children[i])
+        kids = [concat_arrays([a.children[i] for a in arrays]) for i in range(len(codes))]
+        return make_array(
+            dtype,
+            total,
+            [np.concatenate(ids_parts), np.concatenate(off_parts).view(np.uint8)],
+            kids,
+            0,
+            0,
+        )
+    if lay.children == "run_end":
+        from ..ipc.body import _slice_run_end
+
+        ends_parts, value_parts, base = [], [], 0
+        dt = storage_numpy_dtype(storage.run_end_type)  # type: ignore[attr-defined]
+        for a in arrays:
+            re, vals = _slice_run_end(a, a.offset, len(a))
+            e = re.buffers[1].view(dt)[re.offset : re.offset + len(re)].astype(np.int64)
+            ends_parts.append(e + base)
+            value_parts.append(vals)
+            base += len(a)
+        ends = np.concatenate(ends_parts).astype(dt)
+        run_ends = make_array(storage.run_end_type, len(ends), [None, ends.view(np.uint8)], (), 0)
+        return make_array(dtype, total, [], [run_ends, concat_arrays(value_parts)], 0, 0)
+    if lay.children == "views":  # list views: shift offsets by the child lengths before
+        w = lay.buffers[1].byte_width
+        dt = np.dtype(f"<i{w}")
+        offs, sizes, base = [], [], 0
+        for a in arrays:
+            o = a.buffers[1].view(dt)[a.offset : a.offset + len(a)]
+            offs.append((o.astype(np.int64) + base).astype(dt))
+            sizes.append(a.buffers[2].view(dt)[a.offset : a.offset + len(a)])
+            base += len(a.children[0])
+        child = concat_arrays([a.children[0] for a in arrays])
+        bufs = [validity, np.concatenate(offs).view(np.uint8), np.concatenate(sizes).view(np.uint8)]
+        return make_array(dtype, total, bufs, [child], nulls, 0)
+    raise NotSupported(f"concatenation of {dtype} arrays is not implemented")

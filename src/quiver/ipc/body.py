@@ -1,0 +1,397 @@
+"""Message bodies <-> arrays (Columnar spec, "Record Batch message" and "Buffer Layout").
+
+Both directions are one walk over the type tree in depth-first pre-order: a FieldNode per
+array, then the array's buffers as :func:`quiver.layout.layout_of` lists them, then its
+children.  The loader's variants (materialise a column, or skip it for projection) differ
+only at the leaves; the assembler mirrors the loader.
+
+The loader slices the body without copying (uncompressed buffers are numpy views of the
+source); every node, buffer and variadic count is bounds-checked against the metadata and
+the body before use.  V4 unions carry a validity buffer that V5 dropped: the loader reads
+and discards it so that in-memory unions always have the V5 layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import errors as E
+from .. import types as t
+from ..array import Array, make_array
+from ..buffers import empty_buffer, pack_bits, padded, unpack_bits
+from ..layout import layout_of
+from . import metadata as md
+
+V4 = 3
+V5 = 4
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+# ======================================================================================
+# loading
+
+
+@dataclass
+class LoadContext:
+    """What one record batch (or dictionary batch) load needs besides its body."""
+
+    version: int = V5
+    dictionaries: Any = None  # DictionaryMemo-like: .get(id, path) -> Array
+    dictionary_ids: dict[tuple[int, ...], int] = field(default_factory=dict)
+    max_decompressed_size: int = 4 * 1024**3
+    message_index: int | None = None
+    threads: bool = True
+
+
+class _BodyLoader:
+    """One pass over the nodes and buffers of a RecordBatch table."""
+
+    def __init__(
+        self,
+        batch: md.RecordBatch,
+        body: memoryview,
+        body_offset: int,
+        ctx: LoadContext,
+    ) -> None:
+        nodes = batch.nodes
+        buffers = batch.buffers
+        self.nodes: list[list[int]] = nodes.tolist() if len(nodes) else []
+        self.buffer_specs: list[list[int]] = buffers.tolist() if len(buffers) else []
+        self.variadic = list(batch.variadic_buffer_counts)
+        self.body = np.frombuffer(body, dtype=np.uint8) if len(body) else empty_buffer()
+        self.body_len = len(body)
+        self.body_offset = body_offset
+        self.ctx = ctx
+        self.codec = batch.compression.codec if batch.compression is not None else None
+        self.i_node = 0
+        self.i_buf = 0
+        self.i_var = 0
+
+    def error(self, cls: type[E.ArrowError], msg: str, path: str, offset: int | None = None):
+        return cls(
+            msg,
+            offset=self.body_offset if offset is None else offset,
+            message_index=self.ctx.message_index,
+            field_path=path or None,
+        )
+
+    def next_node(self, path: str) -> tuple[int, int]:
+        i = self.i_node
+        if i >= len(self.nodes):
+            raise self.error(
+                E.MetadataError,
+                f"expected a FieldNode for this field, found only {len(self.nodes)} nodes",
+                path,
+            )
+        self.i_node = i + 1
+        length, null_count = self.nodes[i]
+        if length < 0 or null_count < 0 or null_count > length:
+            raise self.error(
+                E.MetadataError,
+                f"expected 0 <= null_count <= length in FieldNode {i}, "
+                f"found length {length}, null_count {null_count}",
+                path,
+            )
+        return length, null_count
+
+    def next_buffer(self, path: str, load: bool) -> np.ndarray | None:
+        i = self.i_buf
+        if i >= len(self.buffer_specs):
+            raise self.error(
+                E.MetadataError,
+                f"expected a Buffer for this field, found only {len(self.buffer_specs)} buffers",
+                path,
+            )
+        self.i_buf = i + 1
+        offset, length = self.buffer_specs[i]
+        if offset < 0 or length < 0 or offset + length > self.body_len:
+            raise self.error(
+                E.BodyError,
+                f"expected buffer {i} inside the body of {self.body_len} bytes, "
+                f"found offset {offset} length {length}",
+                path,
+            )
+        if not load:
+            return None
+        view = self.body[offset : offset + length]
+        if self.codec is None or length == 0:
+            return view
+        from .compression import decompress_buffer
+
+        try:
+            return decompress_buffer(
+                self.codec,
+                view,
+                max_uncompressed=self.ctx.max_decompressed_size,
+                where=f"buffer {i}",
+            )
+        except E.ArrowError as exc:
+            exc.locate(
+                offset=self.body_offset + offset,
+                message_index=self.ctx.message_index,
+                field_path=path or None,
+            )
+            raise
+
+    def next_variadic(self, path: str) -> int:
+        i = self.i_var
+        if i >= len(self.variadic):
+            raise self.error(
+                E.MetadataError,
+                f"expected a variadicBufferCounts entry for this view field, "
+                f"found only {len(self.variadic)}",
+                path,
+            )
+        self.i_var = i + 1
+        n = self.variadic[i]
+        if n < 0 or n > len(self.buffer_specs) - self.i_buf:
+            raise self.error(
+                E.MetadataError,
+                f"expected a variadic buffer count between 0 and "
+                f"{len(self.buffer_specs) - self.i_buf}, found {n}",
+                path,
+            )
+        return n
+
+    def load(
+        self, dtype: t.DataType, path: tuple[int, ...], name: str, load: bool, depth: int = 0
+    ) -> Array | None:
+        """Load (or skip, when ``load`` is false) one array and its children."""
+        if depth > 64:
+            raise self.error(E.LimitExceeded, "expected nesting of at most 64 levels", name)
+        length, null_count = self.next_node(name)
+        storage = t.storage_of(dtype)
+        lay = layout_of(storage)
+        nbuf = lay.num_buffers
+        v4_union = isinstance(storage, t.UnionType) and self.ctx.version < V5
+        if v4_union:
+            nbuf += 1
+        bufs = [self.next_buffer(name, load) for _ in range(nbuf)]
+        if v4_union:
+            bufs = bufs[1:]
+        if lay.variadic:
+            n = self.next_variadic(name)
+            bufs.extend(self.next_buffer(name, load) for _ in range(n))
+        children: list[Array] = []
+        dictionary = None
+        if isinstance(storage, t.DictionaryType):
+            if load:
+                dictionary = self._dictionary_for(path, name)
+        else:
+            for i, child in enumerate(storage.fields):
+                c = self.load(child.type, (*path, i), _join(name, child.name), load, depth + 1)
+                if load:
+                    children.append(c)  # type: ignore[arg-type]
+        if not load:
+            return None
+        if lay.has_validity and null_count == 0:
+            bufs[0] = None
+        return make_array(dtype, length, bufs, children, null_count, 0, dictionary)
+
+    def _dictionary_for(self, path: tuple[int, ...], name: str) -> Array:
+        dict_id = self.ctx.dictionary_ids.get(path)
+        if dict_id is None:
+            raise self.error(
+                E.DictionaryError, "expected a dictionary id for this field, found none", name
+            )
+        memo = self.ctx.dictionaries
+        found = memo.get(dict_id) if memo is not None else None
+        if found is None:
+            raise self.error(
+                E.DictionaryError,
+                f"expected dictionary id {dict_id} to be read before the batch that uses it, "
+                "found no such dictionary",
+                name,
+            )
+        return found
+
+
+def load_record_batch(
+    schema: t.Schema,
+    batch: md.RecordBatch,
+    body: memoryview,
+    body_offset: int,
+    ctx: LoadContext,
+    *,
+    columns: Sequence[int] | None = None,
+    base_path: tuple[int, ...] = (),
+) -> list[Array]:
+    """The columns of one RecordBatch message (only ``columns`` when given)."""
+    loader = _BodyLoader(batch, body, body_offset, ctx)
+    wanted = None if columns is None else set(columns)
+    out: list[Array] = []
+    for i, f in enumerate(schema.fields):
+        load = wanted is None or i in wanted
+        arr = loader.load(f.type, (*base_path, i), f.name, load)
+        if arr is not None:
+            if len(arr) != batch.length:
+                raise loader.error(
+                    E.BodyError,
+                    f"expected a column of the batch length {batch.length}, "
+                    f"found length {len(arr)}",
+                    f.name,
+                )
+            out.append(arr)
+    return out
+
+
+# ======================================================================================
+# assembling (the writer's direction)
+
+
+@dataclass
+class Assembled:
+    """A batch flattened for writing: FieldNodes, buffers (views), variadic counts."""
+
+    nodes: list[tuple[int, int]] = field(default_factory=list)
+    buffers: list[np.ndarray] = field(default_factory=list)
+    variadic_buffer_counts: list[int] = field(default_factory=list)
+
+
+def _bitmap_slice(buf: np.ndarray | None, offset: int, length: int) -> np.ndarray | None:
+    if buf is None:
+        return None
+    if offset % 8 == 0:
+        return buf[offset // 8 : offset // 8 + (length + 7) // 8]
+    return pack_bits(unpack_bits(buf, offset, length))
+
+
+def _offsets_view(buf: np.ndarray, width: int, offset: int, length: int) -> np.ndarray:
+    dt = np.dtype("<i4") if width == 4 else np.dtype("<i8")
+    return buf[offset * width : (offset + length + 1) * width].view(dt)
+
+
+class _Assembler:
+    def __init__(self, version: int = V5) -> None:
+        self.out = Assembled()
+        self.v4 = version < V5
+
+    def add(self, arr: Array) -> None:
+        """Append ``arr`` (any offset) in pre-order, normalising it to offset 0."""
+        dtype = arr.type
+        storage = t.storage_of(dtype)
+        lay = layout_of(storage)
+        off, n = arr.offset, len(arr)
+        null_count = arr.null_count
+        self.out.nodes.append((n, null_count))
+        bufs = arr.buffers
+        rule = lay.children
+        emit: list[np.ndarray | None] = []
+        start = end = 0  # the value range that rebased offsets select
+        for i, spec in enumerate(lay.buffers):
+            buf = bufs[i] if i < len(bufs) else None
+            kind = spec.kind
+            w = spec.byte_width
+            if kind == "validity":
+                emit.append(_bitmap_slice(buf, off, n) if null_count else None)
+            elif kind == "bits":
+                emit.append(_bitmap_slice(buf, off, n))
+            elif kind == "data":
+                emit.append(empty_buffer() if buf is None else buf[start:end])
+            elif kind == "offsets" and rule in ("offsets", "none"):
+                if buf is None or len(buf) < (off + n + 1) * w:
+                    emit.append(np.zeros(1, dtype="<i4" if w == 4 else "<i8").view(np.uint8))
+                else:
+                    offs = _offsets_view(buf, w, off, n)
+                    start, end = int(offs[0]), int(offs[-1])
+                    emit.append((offs - start if start else offs).view(np.uint8))
+            else:  # fixed-width values, views, type ids, dense offsets, list-view buffers
+                emit.append(None if buf is None else buf[off * w : (off + n) * w])
+        if self.v4 and isinstance(storage, t.UnionType):
+            emit.insert(0, None)  # V4 unions carry a (here always absent) validity buffer
+        if lay.variadic:
+            data_bufs = bufs[len(lay.buffers) :]
+            emit.extend(data_bufs)
+            self.out.variadic_buffer_counts.append(len(data_bufs))
+        self.out.buffers.extend(emit)  # type: ignore[arg-type]
+        if rule == "offsets":
+            children = [arr.children[0].slice(start, end - start)]
+        else:
+            children = self._children(arr, storage, rule, off, n)
+        for c in children:
+            self.add(c)
+
+    def _children(
+        self, arr: Array, storage: t.DataType, rule: str, off: int, n: int
+    ) -> list[Array]:
+        kids = arr.children
+        if rule == "same":
+            return [c.slice(off, n) for c in kids]
+        if rule == "fixed":
+            size = storage.list_size  # type: ignore[attr-defined]
+            return [kids[0].slice(off * size, n * size)]
+        if rule == "run_end":
+            return _slice_run_end(arr, off, n)
+        return list(kids)  # dense unions and list views keep whole children
+
+
+def _slice_run_end(arr: Array, off: int, n: int) -> list[Array]:
+    run_ends, values = arr.children
+    if off == 0 and (len(run_ends) == 0 or _last_run_end(run_ends) == n):
+        return [run_ends, values]
+    from ..layout import storage_numpy_dtype
+
+    dt = storage_numpy_dtype(run_ends.type)
+    ends = run_ends.buffers[1].view(dt)[run_ends.offset : run_ends.offset + len(run_ends)]
+    if n == 0:
+        first = last = 0
+    else:
+        first = int(np.searchsorted(ends, off, side="right"))
+        last = int(np.searchsorted(ends, off + n - 1, side="right"))
+    new_ends = np.minimum(ends[first : last + 1].astype(np.int64) - off, n).astype(dt)
+    from ..array import make_array as _mk
+
+    re = _mk(run_ends.type, len(new_ends), [None, new_ends.view(np.uint8)], (), 0, 0)
+    return [re, values.slice(first, len(new_ends))]
+
+
+def _last_run_end(run_ends: Array) -> int:
+    from ..layout import storage_numpy_dtype
+
+    dt = storage_numpy_dtype(run_ends.type)
+    ends = run_ends.buffers[1].view(dt)
+    return int(ends[run_ends.offset + len(run_ends) - 1])
+
+
+def assemble(columns: Sequence[Array], version: int = V5) -> Assembled:
+    """Flatten a batch's columns into FieldNodes and buffer views, pre-order."""
+    a = _Assembler(version)
+    for col in columns:
+        a.add(col)
+    return a.out
+
+
+def layout_body(
+    buffers: Sequence[np.ndarray | None],
+    compress: Callable[[np.ndarray], list[Any]] | None = None,
+) -> tuple[np.ndarray, list[Any], int]:
+    """Place buffers in a body: (offset, length) pairs, the parts to write, body length.
+
+    Each buffer starts on an 8-byte boundary; ``compress`` maps a buffer to the parts
+    that replace it (the 8-byte length prefix and the payload).
+    """
+    specs = np.zeros((len(buffers), 2), dtype="<i8")
+    parts: list[Any] = []
+    pos = 0
+    zeros = b"\x00" * 8
+    for i, buf in enumerate(buffers):
+        if buf is None or len(buf) == 0:
+            specs[i] = (pos, 0)
+            continue
+        pieces = [buf] if compress is None else compress(buf)
+        size = sum(len(memoryview(p).cast("B")) if not isinstance(p, np.ndarray) else p.nbytes
+                   for p in pieces)
+        specs[i] = (pos, size)
+        parts.extend(pieces)
+        pad = padded(size) - size
+        if pad:
+            parts.append(zeros[:pad])
+        pos += size + pad
+    return specs, parts, pos

@@ -1,0 +1,227 @@
+"""Dictionary ids, deltas and replacement (Columnar spec, "Dictionary Messages").
+
+Reading: :class:`DictionaryMemo` maps each id declared in the schema to the field path it
+serves and its value type, loads DictionaryBatch bodies, appends deltas and applies
+replacements (stream format) or rejects them (file format: at most one non-delta batch per
+id).  Writing: :class:`DictionaryWriter` assigns ids in schema pre-order and decides, per
+batch, whether a field's dictionary is new, unchanged, extended (a delta) or replaced.
+
+Paths are tuples of child indices through the flatbuffer ``Field.children``; a dictionary
+field's children are its value type's children, so dictionaries nested inside dictionary
+values have paths that pass through their parent dictionary field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .. import errors as E
+from .. import types as t
+from ..array import Array
+from . import metadata as md
+from .body import LoadContext, _BodyLoader
+
+Path = tuple[int, ...]
+
+
+def _children_of(dtype: t.DataType) -> tuple[t.Field, ...]:
+    st = t.storage_of(dtype)
+    if isinstance(st, t.DictionaryType):
+        return t.storage_of(st.value_type).fields
+    return st.fields
+
+
+def walk_dictionary_fields(schema: t.Schema) -> Iterator[tuple[Path, str, t.DictionaryType]]:
+    """Every dictionary-encoded field in pre-order: (path, dotted name, its type)."""
+
+    def visit(f: t.Field, path: Path, name: str) -> Iterator[tuple[Path, str, t.DictionaryType]]:
+        st = t.storage_of(f.type)
+        if isinstance(st, t.DictionaryType):
+            yield path, name, st
+        for i, child in enumerate(_children_of(f.type)):
+            yield from visit(child, (*path, i), f"{name}.{child.name}")
+
+    for i, f in enumerate(schema.fields):
+        yield from visit(f, (i,), f.name)
+
+
+class DictionaryMemo:
+    """The dictionaries read so far, by id (reader side)."""
+
+    def __init__(
+        self,
+        schema: t.Schema,
+        dictionary_ids: dict[Path, int],
+        *,
+        file_format: bool = False,
+    ) -> None:
+        self.dictionary_ids = dictionary_ids
+        self.file_format = file_format
+        self._types: dict[int, t.DataType] = {}
+        self._paths: dict[int, tuple[Path, str]] = {}
+        for path, name, dtype in walk_dictionary_fields(schema):
+            did = dictionary_ids.get(path)
+            if did is None:
+                continue
+            # one id may serve several fields; they must agree on the value type
+            prev = self._types.get(did)
+            if prev is not None and prev != dtype.value_type:
+                raise E.DictionaryError(
+                    f"expected fields sharing dictionary id {did} to have one value type, "
+                    f"found {prev} and {dtype.value_type}",
+                    field_path=name,
+                )
+            self._types[did] = dtype.value_type
+            self._paths.setdefault(did, (path, name))
+        self._values: dict[int, Array] = {}
+        self._seen_non_delta: set[int] = set()
+
+    def get(self, dictionary_id: int) -> Array | None:
+        """The current dictionary for ``dictionary_id``, or None if none was read."""
+        return self._values.get(dictionary_id)
+
+    @property
+    def ids(self) -> list[int]:
+        """The ids the schema declares."""
+        return sorted(self._types)
+
+    def apply(
+        self,
+        batch: md.DictionaryBatch,
+        body: memoryview,
+        body_offset: int,
+        ctx: LoadContext,
+    ) -> tuple[int, bool]:
+        """Load one DictionaryBatch; returns (id, is_delta)."""
+        did = batch.id
+        value_type = self._types.get(did)
+        if value_type is None:
+            raise E.DictionaryError(
+                f"expected a dictionary id declared in the schema ({self.ids}), found {did}",
+                message_index=ctx.message_index,
+                offset=body_offset,
+            )
+        path, name = self._paths[did]
+        loader = _BodyLoader(batch.data, body, body_offset, ctx)
+        values = loader.load(value_type, path, name, True)
+        assert values is not None  # load=True always returns an array
+        if len(values) != batch.data.length:
+            raise E.BodyError(
+                f"expected a dictionary of length {batch.data.length}, found {len(values)}",
+                message_index=ctx.message_index,
+                field_path=name,
+            )
+        if batch.is_delta:
+            old = self._values.get(did)
+            if old is None:
+                raise E.DictionaryError(
+                    f"expected a dictionary for id {did} before its delta, found none",
+                    message_index=ctx.message_index,
+                    field_path=name,
+                )
+            from ..array.concat import concat_arrays
+
+            self._values[did] = concat_arrays([old, values])
+        else:
+            if self.file_format and did in self._seen_non_delta:
+                raise E.DictionaryError(
+                    f"expected at most one non-delta dictionary batch for id {did} in an IPC "
+                    "file (replacement is only allowed in streams), found another",
+                    message_index=ctx.message_index,
+                    field_path=name,
+                )
+            self._seen_non_delta.add(did)
+            self._values[did] = values
+        return did, batch.is_delta
+
+
+# --------------------------------------------------------------------------------------
+# writer side
+
+
+def assign_dictionary_ids(schema: t.Schema) -> dict[Path, int]:
+    """Ids 0, 1, 2, ... for the dictionary fields of ``schema`` in pre-order."""
+    return {path: i for i, (path, _, _) in enumerate(walk_dictionary_fields(schema))}
+
+
+def _same_values(a: Array, b: Array) -> bool:
+    if a is b:
+        return True
+    if len(a) != len(b) or a.type != b.type:
+        return False
+    return bool(a.equals(b))
+
+
+def _find_dictionaries(arr: Array, path: Path, out: list[tuple[Path, Array]]) -> None:
+    """Post-order: dictionaries nested inside dictionary values come first."""
+    st = t.storage_of(arr.type)
+    if isinstance(st, t.DictionaryType):
+        values = arr.dictionary
+        if values is None:
+            raise E.ArrowInvalidArgument(
+                f"expected a dictionary on the dictionary array at path {path}, found None"
+            )
+        for i, child in enumerate(values.children):
+            _find_dictionaries(child, (*path, i), out)
+        out.append((path, values))
+        return
+    for i, child in enumerate(arr.children):
+        _find_dictionaries(child, (*path, i), out)
+
+
+class DictionaryWriter:
+    """Decides which DictionaryBatch messages a record batch needs (writer side)."""
+
+    def __init__(
+        self,
+        schema: t.Schema,
+        *,
+        file_format: bool,
+        emit_deltas: bool,
+    ) -> None:
+        self.ids = assign_dictionary_ids(schema)
+        self.file_format = file_format
+        self.emit_deltas = emit_deltas
+        self._last: dict[int, Array] = {}
+
+    def batches_for(self, columns: Sequence[Array]) -> list[tuple[int, Array, bool]]:
+        """(id, values, is_delta) for each dictionary batch to write before ``columns``."""
+        if not self.ids:
+            return []
+        found: list[tuple[Path, Array]] = []
+        for i, col in enumerate(columns):
+            _find_dictionaries(col, (i,), found)
+        out: list[tuple[int, Array, bool]] = []
+        for path, values in found:
+            did = self.ids[path]
+            last = self._last.get(did)
+            if last is None:
+                out.append((did, values, False))
+            elif _same_values(last, values):
+                continue
+            elif (
+                self.emit_deltas
+                and len(values) > len(last)
+                and _same_values(last, values.slice(0, len(last)))
+            ):
+                out.append((did, values.slice(len(last)), True))
+            elif self.file_format:
+                raise E.DictionaryError(
+                    f"expected dictionary id {did} (path {path}) to keep its values or grow "
+                    "by a delta, found different values: the IPC file format forbids "
+                    "dictionary replacement; write a stream, or give every batch the same "
+                    "dictionary (or one that extends it, with emit_dictionary_deltas=True)"
+                )
+            else:
+                out.append((did, values, False))
+            self._last[did] = values
+        return out
+
+
+def dictionary_field_type(schema: t.Schema, path: Path) -> Any:
+    """The type at ``path`` (used by tools and tests)."""
+    f = schema.fields[path[0]]
+    for i in path[1:]:
+        f = _children_of(f.type)[i]
+    return f.type

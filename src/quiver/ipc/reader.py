@@ -1,0 +1,380 @@
+"""Stream and file readers (Columnar spec, "IPC Streaming Format" and "IPC File Format").
+
+These and the writers are the only IPC modules that do I/O.  The stream reader is a loop
+that reads exactly ``bytes_needed`` from its source and feeds the sans-IO
+:class:`~quiver.ipc.stream_decoder.StreamDecoder`; over ``bytes`` or a memory map it feeds
+the whole buffer once, so every uncompressed buffer of every batch is a view of the
+source.  The file reader parses the footer, loads the dictionary blocks in footer order,
+then decodes record batch blocks on demand (random access with :meth:`get_batch`).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .. import errors as E
+from .. import types as t
+from . import metadata as md
+from .decoder import END, NEED_DATA, RawMessage
+from .framing import FILE_TRAILER_SIZE, MAGIC
+from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder, _check_version
+
+_READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
+_I32 = struct.Struct("<i")
+
+
+def _options(options: IpcReadOptions | None, kwargs: dict[str, Any]) -> IpcReadOptions:
+    if options is not None and kwargs:
+        raise E.ArrowInvalidArgument(
+            f"expected either options= or keyword options, found both ({sorted(kwargs)})"
+        )
+    return options if options is not None else IpcReadOptions(**kwargs)
+
+
+def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, bool]:
+    """(whole-buffer view or None, file object for pulling, whether we own the file)."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        f = open(path, "rb")  # noqa: SIM115 - owned by the reader, closed in close()
+        if memory_map:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return memoryview(b""), f, True
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            return memoryview(mm), f, True
+        return None, f, True
+    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+        return memoryview(source).cast("B"), None, False
+    if hasattr(source, "__buffer__") and not hasattr(source, "read"):
+        return memoryview(source).cast("B"), None, False
+    try:
+        import numpy as np
+
+        if isinstance(source, np.ndarray):
+            return memoryview(source).cast("B"), None, False
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        pass
+    if hasattr(source, "read"):
+        return None, source, False
+    raise E.ArrowTypeError(
+        f"expected a path, a bytes-like object or a readable file object, found "
+        f"{type(source).__name__}"
+    )
+
+
+class RecordBatchStreamReader:
+    """Reads the IPC stream format one batch at a time; iterable, with ``read_all()``."""
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        options: IpcReadOptions | None = None,
+        memory_map: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self._decoder = StreamDecoder(_options(options, kwargs))
+        self._whole, self._file, self._owns = _as_memory(source, memory_map)
+        if self._whole is not None:
+            self._decoder.feed(self._whole)
+            self._decoder.feed_eof()
+        self._closed = False
+        self._schema = self._pull(self._decoder.next_schema)
+
+    def _pull(self, step: Any) -> Any:
+        while True:
+            out = step()
+            if out is not NEED_DATA:
+                return out
+            need = max(self._decoder.bytes_needed, 1)
+            data = self._file.read(min(need, _READ_CHUNK)) if self._file is not None else b""
+            if not data:
+                self._decoder.feed_eof()
+            else:
+                self._decoder.feed(data)
+
+    @property
+    def schema(self) -> t.Schema:
+        """The stream's (projected) schema."""
+        return self._schema
+
+    @property
+    def schema_message(self) -> md.SchemaMessage | None:
+        """The decoded Schema message (dictionary ids, endianness, features)."""
+        return self._decoder.schema_message
+
+    @property
+    def custom_metadata(self) -> t.KeyValueMetadata | None:
+        """Custom metadata of the most recently read batch's message."""
+        return self._decoder.custom_metadata
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counts of messages, dictionary batches and record batches read so far."""
+        d = self._decoder
+        return {
+            "num_messages": d.num_messages,
+            "num_dictionary_batches": d.num_dictionary_batches,
+            "num_record_batches": d.num_record_batches,
+        }
+
+    def read_next_batch(self) -> Any:
+        """The next batch; StopIteration at the end of the stream."""
+        batch = self._pull(self._decoder.next_batch)
+        if batch is END:
+            raise StopIteration
+        return batch
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            batch = self._pull(self._decoder.next_batch)
+            if batch is END:
+                return
+            yield batch
+
+    def read_all(self) -> Any:
+        """All remaining batches as a Table."""
+        from ..batch import Table
+
+        return Table.from_batches(list(self), schema=self._schema)
+
+    def close(self) -> None:
+        """Close the source if this reader opened it."""
+        if not self._closed and self._owns and self._file is not None:
+            self._file.close()
+        self._closed = True
+
+    def __enter__(self) -> RecordBatchStreamReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RecordBatchFileReader:
+    """Reads the IPC file format: footer, dictionaries, random access to batches."""
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        options: IpcReadOptions | None = None,
+        memory_map: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self.options = _options(options, kwargs)
+        whole, f, owns = _as_memory(source, memory_map)
+        self._file = f if owns else None
+        if whole is None:
+            if hasattr(f, "seek") and hasattr(f, "seekable") and f.seekable():
+                f.seek(0)
+            whole = memoryview(f.read())
+        self._buf = whole
+        self._read_footer()
+
+    def _read_footer(self) -> None:
+        buf = self._buf
+        n = len(buf)
+        if n < len(MAGIC) * 2 + 2 + 4:
+            raise E.TruncatedError(
+                f"expected an IPC file of at least {len(MAGIC) * 2 + 6} bytes, found {n}",
+                offset=0,
+            )
+        if bytes(buf[: len(MAGIC)]) != MAGIC:
+            hint = ""
+            if bytes(buf[:4]) == b"\xff\xff\xff\xff":
+                hint = "; this looks like an IPC stream: open it with quiver.ipc.open_stream"
+            raise E.FramingError(
+                f"expected the file magic b'ARROW1' at the start, found {bytes(buf[:6])!r}"
+                + hint,
+                offset=0,
+            )
+        if bytes(buf[n - len(MAGIC) :]) != MAGIC:
+            raise E.FramingError(
+                f"expected the file magic b'ARROW1' at the end, found {bytes(buf[n - 6:])!r} "
+                "(truncated file, or a stream with a file header)",
+                offset=n - len(MAGIC),
+            )
+        (footer_len,) = _I32.unpack_from(buf, n - FILE_TRAILER_SIZE)
+        footer_end = n - FILE_TRAILER_SIZE
+        footer_start = footer_end - footer_len
+        if footer_len <= 0 or footer_start < 8:
+            raise E.FramingError(
+                f"expected a footer length between 1 and {footer_end - 8}, found {footer_len}",
+                offset=footer_end,
+            )
+        if footer_len > self.options.limits.max_metadata_size:
+            raise E.LimitExceeded(
+                f"expected a footer of at most {self.options.limits.max_metadata_size} bytes, "
+                f"found {footer_len}",
+                offset=footer_end,
+            )
+        footer = md.decode_footer(buf[footer_start:footer_end], base_offset=footer_start)
+        self._footer = footer
+        self._data_end = footer_start
+        self._loader = BatchLoader(footer.schema, self.options, file_format=True)
+        self._next_index = 0
+        for i, block in enumerate(footer.dictionaries):
+            raw = self._raw(block, i, "dictionary")
+            if not isinstance(raw.message.header, md.DictionaryBatch):
+                raise E.FormatError(
+                    f"expected a DictionaryBatch message at dictionary block {i}, "
+                    f"found {type(raw.message.header).__name__}",
+                    offset=block.offset,
+                )
+            self._loader.dictionary(raw)
+
+    def _raw(self, block: md.Block, index: int, what: str) -> RawMessage:
+        buf = self._buf
+        start = block.offset
+        meta_end = start + block.meta_data_length
+        body_end = meta_end + block.body_length
+        if (
+            start < 8
+            or block.meta_data_length < 8
+            or block.body_length < 0
+            or body_end > self._data_end
+        ):
+            raise E.FramingError(
+                f"expected {what} block {index} inside the file data (8..{self._data_end}), "
+                f"found offset {start}, metaDataLength {block.meta_data_length}, "
+                f"bodyLength {block.body_length}",
+                offset=start,
+            )
+        (first,) = _I32.unpack_from(buf, start)
+        meta_start = start + 8 if first == -1 else start + 4
+        (length,) = _I32.unpack_from(buf, meta_start - 4)
+        if length < 0 or meta_start + length > meta_end:
+            raise E.FramingError(
+                f"expected metadata of at most {meta_end - meta_start} bytes in {what} block "
+                f"{index}, found a length of {length}",
+                offset=meta_start - 4,
+            )
+        try:
+            message = md.decode_message(buf[meta_start : meta_start + length],
+                                        base_offset=meta_start)
+        except E.ArrowError as exc:
+            exc.locate(offset=meta_start)
+            raise
+        if message.body_length > block.body_length or message.body_length < 0:
+            raise E.FramingError(
+                f"expected a message bodyLength of at most the block's {block.body_length}, "
+                f"found {message.body_length}",
+                offset=meta_start,
+            )
+        raw = RawMessage(index, start, message, buf[meta_end : meta_end + message.body_length],
+                         meta_end)
+        _check_version(message, raw)
+        return raw
+
+    @property
+    def schema(self) -> t.Schema:
+        """The file's (projected) schema."""
+        return self._loader.schema
+
+    @property
+    def schema_message(self) -> md.SchemaMessage:
+        """The footer's schema message (dictionary ids, endianness)."""
+        return self._footer.schema
+
+    @property
+    def metadata(self) -> t.KeyValueMetadata | None:
+        """The footer's custom metadata."""
+        return self._footer.custom_metadata
+
+    @property
+    def footer(self) -> md.Footer:
+        """The decoded footer (blocks, version)."""
+        return self._footer
+
+    @property
+    def num_record_batches(self) -> int:
+        """How many record batches the footer lists."""
+        return len(self._footer.record_batches)
+
+    def get_batch(self, i: int) -> Any:
+        """The ``i``-th record batch (random access)."""
+        n = self.num_record_batches
+        if not isinstance(i, int) or not -n <= i < n:
+            raise E.ArrowIndexError(f"expected a batch index below {n}, found {i!r}")
+        i = i + n if i < 0 else i
+        raw = self._raw(self._footer.record_batches[i], i, "record batch")
+        if not isinstance(raw.message.header, md.RecordBatch):
+            raise E.FormatError(
+                f"expected a RecordBatch message at record batch block {i}, "
+                f"found {type(raw.message.header).__name__}",
+                offset=raw.offset,
+            )
+        return self._loader.record_batch(raw)
+
+    get_record_batch = get_batch
+
+    def get_batch_with_custom_metadata(self, i: int) -> tuple[Any, t.KeyValueMetadata | None]:
+        """The ``i``-th batch and its message's custom metadata."""
+        batch = self.get_batch(i)
+        raw = self._raw(self._footer.record_batches[i], i, "record batch")
+        return batch, raw.message.custom_metadata
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(self.num_record_batches):
+            yield self.get_batch(i)
+
+    def read_all(self) -> Any:
+        """All batches as a Table."""
+        from ..batch import Table
+
+        return Table.from_batches(list(self), schema=self.schema)
+
+    def close(self) -> None:
+        """Release the source (closes a file this reader opened)."""
+        if self._file is not None:
+            self._buf = memoryview(b"")
+            try:
+                self._file.close()
+            finally:
+                self._file = None
+
+    def __enter__(self) -> RecordBatchFileReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_stream(
+    source: Any, *, options: IpcReadOptions | None = None, **kwargs: Any
+) -> RecordBatchStreamReader:
+    """Open an IPC stream from a path, bytes-like object or (non-seekable) file object.
+
+    Keyword options are those of :class:`IpcReadOptions` (``columns``, ``validate``,
+    ``ensure_native_endian``, ``use_threads``, ``limits``) and ``memory_map`` for paths.
+    """
+    return RecordBatchStreamReader(source, options=options, **kwargs)
+
+
+def open_file(
+    source: Any, *, memory_map: bool = False, options: IpcReadOptions | None = None,
+    **kwargs: Any,
+) -> RecordBatchFileReader:
+    """Open an IPC file from a path (optionally memory-mapped), bytes or a file object."""
+    return RecordBatchFileReader(source, options=options, memory_map=memory_map, **kwargs)
+
+
+def read_schema(source: Any) -> t.Schema:
+    """The schema of an IPC stream or file."""
+    whole, f, owns = _as_memory(source, False)
+    try:
+        if whole is None:
+            whole = memoryview(f.read())
+        if bytes(whole[:6]) == MAGIC:
+            return RecordBatchFileReader(whole).schema
+        return RecordBatchStreamReader(whole).schema
+    finally:
+        if owns and f is not None:
+            f.close()
+

@@ -1,0 +1,301 @@
+"""The sans-IO stream decoder: bytes in, schema and record batches out.
+
+:class:`StreamDecoder` wraps :class:`~quiver.ipc.decoder.MessageDecoder` and gives the
+messages their meaning (Columnar spec, "IPC Streaming Format"): the first message is the
+Schema; DictionaryBatch messages update the dictionaries (deltas append, a non-delta for a
+known id replaces it); RecordBatch messages become :class:`quiver.RecordBatch` objects.
+It never does I/O: the stream reader, the file reader's block loop, the Spark source and
+the CLI all drive it.
+
+>>> import quiver as qv, quiver.ipc as ipc
+>>> sink = ipc.BufferOutputStream()
+>>> with ipc.new_stream(sink, qv.schema([("x", qv.int64())])) as w:
+...     w.write_batch(qv.record_batch({"x": qv.array([1, 2])}))
+>>> data = sink.getvalue()
+>>> dec = StreamDecoder()
+>>> for i in range(0, len(data), 7):    # any chunking gives the same result
+...     dec.feed(data[i : i + 7])
+>>> dec.feed_eof()
+>>> dec.next_batch().to_pylist()
+[{'x': 1}, {'x': 2}]
+>>> dec.next_batch() is END
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import errors as E
+from .. import types as t
+from ..array import Array
+from . import metadata as md
+from .body import V4, V5, LoadContext, load_record_batch
+from .decoder import DEFAULT_LIMITS, END, NEED_DATA, IpcLimits, MessageDecoder, RawMessage
+from .dictionaries import DictionaryMemo
+
+VALIDATION_LEVELS = ("none", "structural", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class IpcReadOptions:
+    """Reader options.
+
+    ``columns``: names or indices to load (others are skipped without decoding);
+    ``validate``: ``"none"``, ``"structural"`` (default: buffer counts and sizes, O(1) per
+    array) or ``"full"`` (offsets, UTF-8, indices, ... O(rows));
+    ``ensure_native_endian``: swap big-endian data to native order (default) or keep it as
+    written; ``use_threads``: decompress buffers on a thread pool; ``limits``: safety limits.
+    """
+
+    columns: Sequence[int | str] | None = None
+    validate: str = "structural"
+    ensure_native_endian: bool = True
+    use_threads: bool = True
+    limits: IpcLimits = DEFAULT_LIMITS
+
+    def __post_init__(self) -> None:
+        if self.validate not in VALIDATION_LEVELS:
+            raise E.ArrowInvalidArgument(
+                f"expected validate in {VALIDATION_LEVELS}, found {self.validate!r}"
+            )
+
+
+def resolve_columns(schema: t.Schema, columns: Sequence[int | str] | None) -> list[int] | None:
+    """Indices for a projection given by names or indices (None: all columns)."""
+    if columns is None:
+        return None
+    if isinstance(columns, (str, int)):
+        raise E.ArrowTypeError(f"expected a list of column names or indices, found {columns!r}")
+    out: list[int] = []
+    for c in columns:
+        if isinstance(c, str):
+            idx = schema.get_field_index(c)
+            if idx < 0:
+                raise E.ArrowKeyError(
+                    f"expected a column named {c!r} in the schema {schema.names}, found none "
+                    "(or several)"
+                )
+        elif isinstance(c, int) and not isinstance(c, bool):
+            idx = c + len(schema) if c < 0 else c
+            if not 0 <= idx < len(schema):
+                raise E.ArrowIndexError(
+                    f"expected a column index below {len(schema)}, found {c}"
+                )
+        else:
+            raise E.ArrowTypeError(f"expected a column name or index, found {c!r}")
+        out.append(idx)
+    return out
+
+
+class BatchLoader:
+    """Schema-aware message handling shared by the stream decoder and the file reader."""
+
+    def __init__(self, schema_msg: md.SchemaMessage, options: IpcReadOptions, *, file_format: bool):
+        self.schema_msg = schema_msg
+        self.full_schema = schema_msg.schema
+        self.options = options
+        self.columns = resolve_columns(self.full_schema, options.columns)
+        if self.columns is None:
+            self.schema = self.full_schema
+        else:
+            self.schema = t.Schema(
+                tuple(self.full_schema.fields[i] for i in self.columns), self.full_schema.metadata
+            )
+        self.memo = DictionaryMemo(
+            self.full_schema, schema_msg.dictionary_ids, file_format=file_format
+        )
+        self.swap = schema_msg.endianness == "big" and options.ensure_native_endian
+
+    def context(self, raw: RawMessage, *, for_batch: bool = False) -> LoadContext:
+        """The load context of one message."""
+        memo: Any = self.memo
+        if self.swap and for_batch:
+            # batches are swapped whole, dictionaries included, but the memo holds native
+            # dictionaries (deltas are concatenated natively): hand the loader big-endian
+            # copies so that the whole-column swap gives native ones back
+            memo = _BigEndianMemo(self.memo)
+        return LoadContext(
+            version=raw.message.version,
+            dictionaries=memo,
+            dictionary_ids=self.schema_msg.dictionary_ids,
+            max_decompressed_size=self.options.limits.max_decompressed_size,
+            message_index=raw.index,
+            threads=self.options.use_threads,
+        )
+
+    def dictionary(self, raw: RawMessage) -> None:
+        """Apply one DictionaryBatch message."""
+        header = raw.message.header
+        self.memo.apply(header, raw.body, raw.body_offset, self.context(raw))
+        if self.swap:
+            from .endian import swap_array_to_native
+
+            did = header.id
+            self.memo._values[did] = swap_array_to_native(self.memo._values[did])
+
+    def record_batch(self, raw: RawMessage) -> Any:
+        """Build one RecordBatch from its message."""
+        from ..batch import RecordBatch
+
+        header = raw.message.header
+        cols = load_record_batch(
+            self.full_schema,
+            header,
+            raw.body,
+            raw.body_offset,
+            self.context(raw, for_batch=True),
+            columns=self.columns,
+        )
+        if self.swap:
+            from .endian import swap_array_to_native
+
+            cols = [swap_array_to_native(c) for c in cols]
+        self._validate(cols, raw)
+        return RecordBatch(self.schema, cols)
+
+    def _validate(self, cols: list[Array], raw: RawMessage) -> None:
+        level = self.options.validate
+        if level == "none":
+            return
+        from ..array.validate import validate_array
+
+        for f, c in zip(self.schema.fields, cols):
+            try:
+                validate_array(c, full=level == "full", path=f.name)
+            except E.ArrowError as exc:
+                exc.locate(message_index=raw.index, offset=raw.offset)
+                raise
+
+
+class _BigEndianMemo:
+    def __init__(self, memo: DictionaryMemo) -> None:
+        self._memo = memo
+
+    def get(self, dictionary_id: int) -> Array | None:
+        from .endian import swap_array_from_native
+
+        native = self._memo.get(dictionary_id)
+        return None if native is None else swap_array_from_native(native)
+
+
+class StreamDecoder:
+    """Feed bytes, get the schema and record batches (see the module docstring)."""
+
+    def __init__(self, options: IpcReadOptions | None = None, **kwargs: Any) -> None:
+        self.options = options if options is not None else IpcReadOptions(**kwargs)
+        self._messages = MessageDecoder(limits=self.options.limits)
+        self._loader: BatchLoader | None = None
+        self.custom_metadata: t.KeyValueMetadata | None = None
+        self.num_messages = 0
+        self.num_dictionary_batches = 0
+        self.num_record_batches = 0
+
+    def feed(self, data: Any) -> None:
+        """Give the decoder more bytes."""
+        self._messages.feed(data)
+
+    def feed_eof(self) -> None:
+        """Say that no more bytes will come."""
+        self._messages.feed_eof()
+
+    @property
+    def bytes_needed(self) -> int:
+        """How many more bytes complete the current message step."""
+        return self._messages.bytes_needed
+
+    @property
+    def schema(self) -> t.Schema | None:
+        """The (projected) schema once the Schema message has been decoded."""
+        return None if self._loader is None else self._loader.schema
+
+    @property
+    def schema_message(self) -> md.SchemaMessage | None:
+        """The decoded Schema message (with dictionary ids and endianness)."""
+        return None if self._loader is None else self._loader.schema_msg
+
+    def next_schema(self) -> t.Schema | Any:
+        """Decode up to the schema: the schema, ``NEED_DATA`` or ``END`` (empty input)."""
+        while self._loader is None:
+            raw = self._messages.next_message()
+            if raw is NEED_DATA or raw is END:
+                if raw is END:
+                    raise E.FormatError(
+                        "expected a Schema message at the start of the stream, "
+                        "found the end of the stream",
+                        offset=self._messages.position,
+                        message_index=0,
+                    )
+                return raw
+            self._handle(raw)
+        return self._loader.schema
+
+    def next_batch(self) -> Any:
+        """The next RecordBatch, ``NEED_DATA`` or ``END``."""
+        while True:
+            raw = self._messages.next_message()
+            if raw is NEED_DATA:
+                return raw
+            if raw is END:
+                if self._loader is None:
+                    self.next_schema()  # raises the "no schema" error
+                return END
+            batch = self._handle(raw)
+            if batch is not None:
+                return batch
+
+    def _handle(self, raw: RawMessage) -> Any:
+        self.num_messages += 1
+        msg = raw.message
+        header = msg.header
+        _check_version(msg, raw)
+        if self._loader is None:
+            if not isinstance(header, md.SchemaMessage):
+                raise E.FormatError(
+                    f"expected a Schema message first, found {_kind(header)}",
+                    offset=raw.offset,
+                    message_index=raw.index,
+                )
+            self._loader = BatchLoader(header, self.options, file_format=False)
+            return None
+        if isinstance(header, md.DictionaryBatch):
+            self._loader.dictionary(raw)
+            self.num_dictionary_batches += 1
+            return None
+        if isinstance(header, md.RecordBatch):
+            batch = self._loader.record_batch(raw)
+            self.custom_metadata = msg.custom_metadata
+            self.num_record_batches += 1
+            return batch
+        raise E.FormatError(
+            f"expected a DictionaryBatch or RecordBatch message, found {_kind(header)}"
+            + (
+                "; tensors are read with quiver.ipc.read_tensor"
+                if isinstance(header, (md.Tensor, md.SparseTensor))
+                else ""
+            ),
+            offset=raw.offset,
+            message_index=raw.index,
+        )
+
+
+def _kind(header: Any) -> str:
+    names = {
+        md.SchemaMessage: "a Schema message",
+        md.RecordBatch: "a RecordBatch message",
+        md.DictionaryBatch: "a DictionaryBatch message",
+        md.Tensor: "a Tensor message",
+        md.SparseTensor: "a SparseTensor message",
+    }
+    return names.get(type(header), "a message with no header")
+
+
+def _check_version(msg: md.Message, raw: RawMessage) -> None:
+    if msg.version not in (V4, V5):
+        raise E.NotSupported(
+            f"expected metadata version V4 or V5, found V{msg.version + 1}",
+            offset=raw.offset,
+            message_index=raw.index,
+        )

@@ -1,0 +1,323 @@
+"""Stream and file writers (Columnar spec, "IPC Streaming Format" and "IPC File Format").
+
+A writer flattens each batch with :func:`quiver.ipc.body.assemble` (buffer views, no
+concatenation), emits the DictionaryBatch messages the batch needs (new, delta or
+replacement, see :class:`~quiver.ipc.dictionaries.DictionaryWriter`), then the
+RecordBatch message, and hands the framed metadata and the buffer views to the sink one by
+one.  Data is always written in little-endian order, metadata version V5 by default.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import errors as E
+from .. import types as t
+from . import metadata as md
+from .body import V4, V5, assemble, layout_body
+from .dictionaries import DictionaryWriter
+from .framing import EOS, FILE_HEADER, MAGIC, frame_message
+
+_CODECS = {"lz4": "lz4_frame", "lz4_frame": "lz4_frame", "zstd": "zstd"}
+_SMALL_WRITE = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class IpcWriteOptions:
+    """Writer options.
+
+    ``compression``: None, ``"lz4"`` (LZ4 frame) or ``"zstd"``; ``compression_level``: the
+    codec's level (None: its default); ``emit_dictionary_deltas``: write a delta when a
+    dictionary grows by appending (otherwise a replacement, streams only);
+    ``use_threads``: compress buffers on a thread pool; ``metadata_version``: ``"V5"``
+    (default) or ``"V4"``.
+    """
+
+    compression: str | None = None
+    compression_level: int | None = None
+    emit_dictionary_deltas: bool = False
+    use_threads: bool = True
+    metadata_version: str = "V5"
+
+    def __post_init__(self) -> None:
+        if self.compression is not None and self.compression not in _CODECS:
+            raise E.ArrowInvalidArgument(
+                f"expected compression None, 'lz4' or 'zstd', found {self.compression!r}"
+            )
+        if self.metadata_version not in ("V4", "V5"):
+            raise E.ArrowInvalidArgument(
+                f"expected metadata_version 'V4' or 'V5', found {self.metadata_version!r}"
+            )
+
+
+class BufferOutputStream:
+    """An in-memory sink, like pyarrow's; ``getvalue()`` returns the bytes written.
+
+    Each written piece is copied once into the stream's buffer.
+    """
+
+    def __init__(self) -> None:
+        self._io = io.BytesIO()
+
+    def write(self, data: Any) -> int:
+        """Append bytes; returns how many."""
+        return self._io.write(data)
+
+    def tell(self) -> int:
+        """Bytes written so far."""
+        return self._io.tell()
+
+    def getvalue(self) -> bytes:
+        """Everything written, as bytes."""
+        return self._io.getvalue()
+
+    def getbuffer(self) -> memoryview:
+        """Everything written, as a memoryview (no copy)."""
+        return self._io.getbuffer()
+
+    def close(self) -> None:
+        """Nothing to release; present for file-object compatibility."""
+
+    @property
+    def closed(self) -> bool:
+        """Always False: the data stays readable after the writer closes."""
+        return False
+
+
+class _Sink:
+    def __init__(self, sink: Any) -> None:
+        if isinstance(sink, (str, os.PathLike)):
+            self._f = open(sink, "wb")  # noqa: SIM115 - closed in close()
+            self._owns = True
+        elif hasattr(sink, "write"):
+            self._f = sink
+            self._owns = False
+        else:
+            raise E.ArrowTypeError(
+                f"expected a path or a writable file object as sink, found {type(sink).__name__}"
+            )
+        self.position = 0
+        self._pending: list[Any] = []
+        self._pending_size = 0
+
+    def write(self, data: Any) -> None:
+        n = data.nbytes if isinstance(data, np.ndarray) else len(data)
+        if n == 0:
+            return
+        self.position += n
+        if n < _SMALL_WRITE:
+            self._pending.append(data)
+            self._pending_size += n
+            if self._pending_size >= _SMALL_WRITE:
+                self.flush()
+            return
+        self.flush()
+        self._f.write(data)
+
+    def flush(self) -> None:
+        if self._pending:
+            pending = self._pending
+            self._pending = []
+            self._pending_size = 0
+            if len(pending) == 1:
+                self._f.write(pending[0])
+            else:
+                self._f.write(b"".join(pending))
+
+    def close(self) -> None:
+        self.flush()
+        if self._owns:
+            self._f.close()
+        elif hasattr(self._f, "flush"):
+            self._f.flush()
+
+
+def _columns_of(batch: Any) -> tuple[t.Schema, list[Any]]:
+    schema = getattr(batch, "schema", None)
+    columns = getattr(batch, "columns", None)
+    if schema is None or columns is None:
+        raise E.ArrowTypeError(
+            f"expected a quiver RecordBatch, found {type(batch).__name__}"
+        )
+    return schema, list(columns)
+
+
+class _Writer:
+    def __init__(
+        self,
+        sink: Any,
+        schema: t.Schema,
+        options: IpcWriteOptions,
+        *,
+        file_format: bool,
+        metadata: Any = None,
+    ) -> None:
+        if not isinstance(schema, t.Schema):
+            raise E.ArrowTypeError(f"expected a quiver Schema, found {type(schema).__name__}")
+        self.schema = schema
+        self.options = options
+        self.file_format = file_format
+        self.version = V5 if options.metadata_version == "V5" else V4
+        self._sink = _Sink(sink)
+        self._dicts = DictionaryWriter(
+            schema, file_format=file_format, emit_deltas=options.emit_dictionary_deltas
+        )
+        self._codec = _CODECS[options.compression] if options.compression else None
+        self._closed = False
+        self._dict_blocks: list[md.Block] = []
+        self._batch_blocks: list[md.Block] = []
+        self._footer_metadata = t.KeyValueMetadata(metadata) if metadata else None
+        if file_format:
+            self._sink.write(FILE_HEADER)
+        schema_msg = md.SchemaMessage(schema, self._dicts.ids, "little", ())
+        self._write_message(md.Message(self.version, schema_msg, 0, None), [], 0)
+
+    # -- message output --------------------------------------------------------------
+
+    def _write_message(self, message: md.Message, parts: list[Any], body_length: int) -> md.Block:
+        start = self._sink.position
+        framed = frame_message(md.encode_message(message))
+        self._sink.write(framed)
+        for p in parts:
+            self._sink.write(p)
+        return md.Block(start, len(framed), body_length)
+
+    def _compress(self) -> Any:
+        if self._codec is None:
+            return None
+        from .compression import compress_buffer
+
+        codec, level = self._codec, self.options.compression_level
+        return lambda buf: compress_buffer(codec, buf, level=level)
+
+    def _record_batch_message(self, length: int, columns: list[Any]) -> tuple[Any, list[Any], int]:
+        flat = assemble(columns, self.version)
+        specs, parts, body_length = layout_body(flat.buffers, self._compress())
+        nodes = np.asarray(flat.nodes, dtype="<i8").reshape(-1, 2)
+        comp = md.BodyCompression(self._codec) if self._codec else None
+        header = md.RecordBatch(
+            length, nodes, specs, comp, tuple(flat.variadic_buffer_counts)
+        )
+        return header, parts, body_length
+
+    # -- public API ------------------------------------------------------------------
+
+    def write_batch(self, batch: Any, custom_metadata: Any = None) -> None:
+        """Write one RecordBatch (and the dictionary batches it needs first)."""
+        if self._closed:
+            raise E.ArrowInvalidArgument("expected an open writer, found it closed")
+        schema, columns = _columns_of(batch)
+        if not schema.equals(self.schema):
+            raise E.ArrowInvalidArgument(
+                f"expected batches of the writer's schema\n{self.schema}\nfound\n{schema}"
+            )
+        for did, values, is_delta in self._dicts.batches_for(columns):
+            header, parts, body_length = self._record_batch_message(len(values), [values])
+            msg = md.Message(self.version, md.DictionaryBatch(did, header, is_delta), body_length)
+            self._dict_blocks.append(self._write_message(msg, parts, body_length))
+        header, parts, body_length = self._record_batch_message(batch.num_rows, columns)
+        md_custom = t.KeyValueMetadata(custom_metadata) if custom_metadata else None
+        msg = md.Message(self.version, header, body_length, md_custom)
+        self._batch_blocks.append(self._write_message(msg, parts, body_length))
+
+    def write_table(self, table: Any, max_chunksize: int | None = None) -> None:
+        """Write every batch of a Table (split to ``max_chunksize`` rows if given)."""
+        for batch in table.to_batches():
+            if max_chunksize is None or batch.num_rows <= max_chunksize:
+                self.write_batch(batch)
+                continue
+            for start in range(0, batch.num_rows, max_chunksize):
+                self.write_batch(batch.slice(start, max_chunksize))
+
+    def write(self, obj: Any) -> None:
+        """Write a RecordBatch or a Table."""
+        if hasattr(obj, "to_batches"):
+            self.write_table(obj)
+        else:
+            self.write_batch(obj)
+
+    def close(self) -> None:
+        """Finish the stream (EOS) or file (footer and magic) and flush the sink."""
+        if self._closed:
+            return
+        self._closed = True
+        self._sink.write(EOS)
+        if self.file_format:
+            schema_msg = md.SchemaMessage(self.schema, self._dicts.ids, "little", ())
+            footer = md.Footer(
+                self.version,
+                schema_msg,
+                tuple(self._dict_blocks),
+                tuple(self._batch_blocks),
+                self._footer_metadata,
+            )
+            data = md.encode_footer(footer)
+            self._sink.write(data)
+            self._sink.write(struct.pack("<i", len(data)))
+            self._sink.write(MAGIC)
+        self._sink.close()
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.close()
+
+
+class RecordBatchStreamWriter(_Writer):
+    """Writes the IPC stream format."""
+
+    def __init__(
+        self, sink: Any, schema: t.Schema, *, options: IpcWriteOptions | None = None, **kw: Any
+    ) -> None:
+        super().__init__(sink, schema, _write_options(options, kw), file_format=False)
+
+
+class RecordBatchFileWriter(_Writer):
+    """Writes the IPC file format (footer with Blocks for random access)."""
+
+    def __init__(
+        self,
+        sink: Any,
+        schema: t.Schema,
+        *,
+        options: IpcWriteOptions | None = None,
+        metadata: Any = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(
+            sink, schema, _write_options(options, kw), file_format=True, metadata=metadata
+        )
+
+
+def _write_options(options: IpcWriteOptions | None, kw: dict[str, Any]) -> IpcWriteOptions:
+    if options is not None and kw:
+        raise E.ArrowInvalidArgument(
+            f"expected either options= or keyword options, found both ({sorted(kw)})"
+        )
+    return options if options is not None else IpcWriteOptions(**kw)
+
+
+def new_stream(
+    sink: Any, schema: t.Schema, *, options: IpcWriteOptions | None = None, **kw: Any
+) -> RecordBatchStreamWriter:
+    """A stream writer to a path or file object; keywords are IpcWriteOptions fields."""
+    return RecordBatchStreamWriter(sink, schema, options=options, **kw)
+
+
+def new_file(
+    sink: Any,
+    schema: t.Schema,
+    *,
+    options: IpcWriteOptions | None = None,
+    metadata: Any = None,
+    **kw: Any,
+) -> RecordBatchFileWriter:
+    """A file writer; ``metadata`` becomes the footer's custom metadata."""
+    return RecordBatchFileWriter(sink, schema, options=options, metadata=metadata, **kw)
