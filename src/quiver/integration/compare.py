@@ -90,7 +90,14 @@ def _normalize_type(typ: t.DataType) -> t.DataType:
         return t.ExtensionType(typ.extension_name, _normalize_type(typ.storage_type),
                                typ.serialized)
     if isinstance(typ, t.DictionaryType):
-        return t.DictionaryType(typ.index_type, _normalize_type(typ.value_type), typ.ordered)
+        value = typ.value_type
+        if isinstance(value, t.ExtensionType):
+            # an extension over dictionary values: spell it as Arrow C++ does, the
+            # extension outside with the dictionary as its storage
+            inner = t.DictionaryType(typ.index_type, _normalize_type(value.storage_type),
+                                     typ.ordered)
+            return t.ExtensionType(value.extension_name, inner, value.serialized)
+        return t.DictionaryType(typ.index_type, _normalize_type(value), typ.ordered)
     if typ.fields:
         return typ.with_fields(tuple(normalize_field(f) for f in typ.fields))  # type: ignore
     return typ
