@@ -70,7 +70,8 @@ def _vt_struct(n: int) -> struct.Struct:
     return s
 
 
-def _as_readable(data: Any) -> bytes | memoryview:
+def as_readable(data: Any) -> bytes | memoryview:
+    """``data`` as bytes or a flat unsigned-byte memoryview (no copy)."""
     if isinstance(data, bytes):
         return data
     try:
@@ -104,7 +105,7 @@ class Reader:
         max_depth: int = 64,
         max_count: int = 1_000_000,
     ) -> None:
-        self.buf = _as_readable(data)
+        self.buf = as_readable(data)
         self.size = len(self.buf)
         self.base_offset = base_offset
         self.max_depth = max_depth
