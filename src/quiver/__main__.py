@@ -1,0 +1,8 @@
+"""``python -m quiver ...``: the command line of :mod:`quiver.cli`."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
