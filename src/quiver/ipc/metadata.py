@@ -921,6 +921,11 @@ def decode_message(
     fast = _fast_record_batch_message(buf, lim)
     if fast is not None:
         return fast
+    return _decode_message_general(buf, base_offset, lim)
+
+
+def _decode_message_general(buf: Any, base_offset: int, lim: MetadataLimits) -> Message:
+    """Every message kind, through :class:`~quiver.ipc.flatbuf.Table` (checks and explains)."""
     reader = _reader(buf, base_offset, lim)
     try:
         root = reader.root()
@@ -998,11 +1003,6 @@ def decode_footer(
 ) -> Footer:
     """Decode an IPC file Footer flatbuffer."""
     lim = limits or _DEFAULT_LIMITS
-    if not isinstance(buf, bytes):
-        buf = as_readable(buf)
-    fast = _fast_record_batch_message(buf, lim)
-    if fast is not None:
-        return fast
     reader = _reader(buf, base_offset, lim)
     try:
         root = reader.root()
