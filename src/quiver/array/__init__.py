@@ -5,6 +5,7 @@ Importing this package registers every family subclass with :func:`make_array`.
 
 from .base import Array, make_array, register_array_class
 from .binary import BinaryArray, BinaryViewArray, StringArray, StringViewArray
+from .build import array, from_numpy, infer_type
 from .encoded import DictionaryArray, ExtensionArray, RunEndEncodedArray
 from .nested import (
     FixedSizeListArray,
@@ -48,6 +49,9 @@ __all__ = [
     "StringViewArray",
     "StructArray",
     "UnionArray",
+    "array",
+    "from_numpy",
+    "infer_type",
     "make_array",
     "register_array_class",
 ]
