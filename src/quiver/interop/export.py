@@ -215,7 +215,14 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
     key = next(_IDS)
     # the quiver array itself holds every buffer alive until release
     _KEEP[key] = (children, dictionary, arr, buffer_table, child_ptrs, keep_extra)
+    # a known null_count is passed on; an unknown one stays -1 (the consumer counts),
+    # except where it is fixed: no validity bitmap means 0 (some consumers, e.g. polars,
+    # require 0 with a NULL bitmap), the null type is all nulls
     null_count = getattr(arr, "_null_count", -1)
+    if isinstance(physical, t.NullType):
+        null_count = len(arr)
+    elif not validity_first or buffers[0] is None:
+        null_count = 0
     a.length = len(arr)
     a.null_count = null_count if isinstance(null_count, int) and null_count >= 0 else -1
     a.offset = arr.offset

@@ -375,15 +375,33 @@ def _import_array_field(capsules: tuple[Any, Any]) -> tuple[t.Field, Array]:
     return field, _build(owner.struct, field.type, owner, "", 0)
 
 
+def _concat(chunks: list[Array], dtype: t.DataType) -> Array:
+    if len(chunks) == 1:
+        return chunks[0]
+    if not chunks:
+        raise NotSupported(
+            f"expected at least one chunk to build a {dtype} array, found none; "
+            "use import_stream to read an empty stream"
+        )
+    from ..array.concat import concat_arrays
+
+    return concat_arrays(chunks)
+
+
 def import_array(obj: Any, requested_schema: Any = None) -> Array:
     """A zero-copy quiver Array from ``__arrow_c_array__`` (or a capsule pair).
 
     ``requested_schema`` (a quiver type, field or schema) is passed to the producer.
+    Objects that only speak ``__arrow_c_stream__`` (a polars Series, a chunked array)
+    are read whole: one chunk stays zero-copy, several are concatenated.
 
     >>> import pyarrow as pa
     >>> import_array(pa.array(["a", "bc"])).type
     DataType(string)
     """
+    if not hasattr(obj, "__arrow_c_array__") and hasattr(obj, "__arrow_c_stream__"):
+        with import_stream(obj, requested_schema, arrays=True) as reader:
+            return reader.read_all()
     return _import_array_field(_array_capsules(obj, requested_schema))[1]
 
 
@@ -428,14 +446,14 @@ def import_batch(obj: Any, requested_schema: Any = None) -> Any:
 
 
 class ArrowStreamReader:
-    """Record batches pulled lazily from an imported ``ArrowArrayStream``.
+    """Record batches (or arrays) pulled lazily from an imported ``ArrowArrayStream``.
 
     Iterate it (each ``get_next`` happens on demand), or :meth:`read_all`. The producer's
     stream is released at the end of the stream, on :meth:`close`, or when this object dies.
     It speaks ``__arrow_c_stream__`` itself, so it can be passed on without reading it.
     """
 
-    def __init__(self, capsule: Any) -> None:
+    def __init__(self, capsule: Any, *, arrays: bool = False) -> None:
         address = c.capsule_address(capsule, c.STREAM_CAPSULE)
         source = c.ArrowArrayStream.from_address(address)
         if not source.release:
@@ -446,7 +464,11 @@ class ArrowStreamReader:
             out = c.ArrowSchema()
             self._check(self._stream.get_schema(ctypes.byref(self._stream), ctypes.byref(out)))
             self._field = _field_from_struct(out)
-            self.schema = _schema_of(self._field)
+            is_struct = isinstance(self._field.type, t.StructType)
+            # a stream of a non-struct type (a polars Series, a chunked array) or one
+            # opened with arrays=True yields Arrays; otherwise record batches
+            self._arrays = arrays or not is_struct
+            self.schema: t.Schema | None = _schema_of(self._field) if is_struct else None
         except BaseException:
             self.close()
             raise
@@ -479,7 +501,13 @@ class ArrowStreamReader:
             self.close()
             raise StopIteration
         owner = _Owner(out)
-        return _batch_from_struct(self._field, _build(out, self._field.type, owner, "", 0))
+        array = _build(out, self._field.type, owner, "", 0)
+        return array if self._arrays else _batch_from_struct(self._field, array)
+
+    @property
+    def field(self) -> t.Field:
+        """The stream's field (a struct field for record batch streams)."""
+        return self._field
 
     def __iter__(self) -> Iterator[Any]:
         return self
@@ -488,8 +516,13 @@ class ArrowStreamReader:
         return self.read_next_batch()
 
     def read_all(self) -> Any:
-        """Every remaining batch, as a quiver Table (a list while ``quiver.batch`` lacks it)."""
+        """Every remaining batch, as a quiver Table (a list while ``quiver.batch`` lacks it).
+
+        A stream of arrays gives one Array (chunks concatenated).
+        """
         batches = list(self)
+        if self._arrays:
+            return _concat(batches, self._field.type)
         try:
             from ..batch import Table
         except ImportError:
@@ -518,8 +551,12 @@ class ArrowStreamReader:
         return export_stream(self, requested_schema)
 
 
-def import_stream(obj: Any, requested_schema: Any = None) -> ArrowStreamReader:
+def import_stream(
+    obj: Any, requested_schema: Any = None, *, arrays: bool = False
+) -> ArrowStreamReader:
     """A lazy :class:`ArrowStreamReader` over ``__arrow_c_stream__`` (or a stream capsule).
+
+    With ``arrays=True`` it yields Arrays (struct arrays for record batch streams).
 
     >>> import pyarrow as pa
     >>> t_ = pa.table({"a": [1, 2, 3]})
@@ -527,7 +564,7 @@ def import_stream(obj: Any, requested_schema: Any = None) -> ArrowStreamReader:
     [3]
     """
     if type(obj).__name__ == "PyCapsule":
-        return ArrowStreamReader(obj)
+        return ArrowStreamReader(obj, arrays=arrays)
     method = getattr(obj, "__arrow_c_stream__", None)
     if method is None:
         raise ArrowTypeError(
@@ -537,5 +574,7 @@ def import_stream(obj: Any, requested_schema: Any = None) -> ArrowStreamReader:
     if requested_schema is not None:
         from .export import export_schema
 
-        return ArrowStreamReader(method(requested_schema=export_schema(requested_schema)))
-    return ArrowStreamReader(method())
+        capsule = method(requested_schema=export_schema(requested_schema))
+    else:
+        capsule = method()
+    return ArrowStreamReader(capsule, arrays=arrays)
