@@ -1,0 +1,923 @@
+"""Record batches, chunked arrays and tables (Columnar spec, "Record Batches"; IPC format).
+
+A :class:`RecordBatch` is a :class:`~quiver.types.Schema` plus one array per field, all of
+the same length.  A :class:`Table` is a schema plus a list of record batches of that schema;
+its columns are :class:`ChunkedArray` objects (one chunk per batch).  Names and behaviour
+follow pyarrow (``from_pydict``, ``from_arrays``, ``from_pylist``, ``to_pylist``,
+``column(i or name)``, ``num_rows``, ``slice``, ``select``...).  Slicing and selecting are
+zero-copy; equality is by logical value (:func:`quiver.array.equal.array_equals`), and a
+table's equality ignores how it is chunked.
+
+>>> import numpy as np
+>>> from quiver import types as t
+>>> from quiver.array import make_array
+>>> ints = make_array(t.int64(), 3, [None, np.array([1, 2, 3], "<i8").view(np.uint8)])
+>>> batch = RecordBatch.from_arrays([ints], names=["n"])
+>>> batch.num_rows, batch.column_names, batch.slice(1).column("n").to_pylist()
+(3, ['n'], [2, 3])
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from . import types as t
+from .array.base import Array
+from .array.equal import array_equals
+from .array.validate import validate_array
+from .errors import (
+    ArrowIndexError,
+    ArrowInvalid,
+    ArrowInvalidArgument,
+    ArrowKeyError,
+    ArrowTypeError,
+    NotSupported,
+)
+
+__all__ = ["ChunkedArray", "RecordBatch", "Table", "chunked_array", "record_batch", "table"]
+
+_PREVIEW = 10
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+
+
+def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
+    """An Array from ``values`` (an Array, a ChunkedArray, or Python / numpy data)."""
+    if isinstance(values, ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, Array):
+        if dtype is not None and not values.type.equals(dtype):
+            raise ArrowTypeError(
+                f"expected column {name!r} of type {dtype}, found {values.type}"
+            )
+        return values
+    # the constructor lives in the array package; looked up late so this module does not
+    # depend on it at import time
+    build = getattr(importlib.import_module("quiver.array"), "array", None)
+    if build is None or not callable(build):
+        raise NotSupported(
+            "building columns from Python values needs quiver.array(); pass Array objects"
+        )
+    return build(values, type=dtype)
+
+
+def _column_index(schema: t.Schema, key: int | str, what: str = "column") -> int:
+    """Position of a column given by index (negative allowed) or unique name."""
+    n = len(schema.fields)
+    if isinstance(key, str):
+        hits = schema.get_all_field_indices(key)
+        if len(hits) != 1:
+            found = "none" if not hits else f"{len(hits)} {what}s with that name"
+            raise ArrowKeyError(f"expected one {what} named {key!r}, found {found}")
+        return hits[0]
+    if isinstance(key, bool) or not hasattr(key, "__index__"):
+        raise ArrowTypeError(f"expected a {what} index or name, found {key!r}")
+    i = key.__index__()
+    if not -n <= i < n:
+        raise ArrowIndexError(f"expected a {what} index below {n}, found {key}")
+    return i % n
+
+
+def _slice_bounds(num_rows: int, offset: int, length: int | None) -> tuple[int, int]:
+    """(offset, length) clamped like pyarrow's slice."""
+    if not isinstance(offset, int) or offset < 0:
+        raise ArrowInvalidArgument(f"expected a non-negative slice offset, found {offset!r}")
+    if length is not None and (not isinstance(length, int) or length < 0):
+        raise ArrowInvalidArgument(f"expected a non-negative slice length, found {length!r}")
+    offset = min(offset, num_rows)
+    avail = num_rows - offset
+    return offset, avail if length is None else min(length, avail)
+
+
+def _format_value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ",".join(_format_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}: {_format_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _preview(values: list[Any], total: int) -> str:
+    more = ",..." if total > len(values) else ""
+    return "[" + ",".join(_format_value(v) for v in values) + more + "]"
+
+
+def _buffer_bytes(arr: Array, seen: set[int]) -> int:
+    total = 0
+    for buf in arr.buffers:
+        if buf is not None and id(buf) not in seen:
+            seen.add(id(buf))
+            total += int(buf.nbytes)
+    for child in arr.children:
+        total += _buffer_bytes(child, seen)
+    if arr.dictionary is not None:
+        total += _buffer_bytes(arr.dictionary, seen)
+    return total
+
+
+def _rename(schema: t.Schema, names: Sequence[str] | Mapping[str, str]) -> t.Schema:
+    if isinstance(names, Mapping):
+        unknown = [k for k in names if k not in schema.names]
+        if unknown:
+            raise ArrowKeyError(f"expected existing column names to rename, found {unknown}")
+        new = [names.get(f.name, f.name) for f in schema.fields]
+    else:
+        new = list(names)
+        if len(new) != len(schema.fields):
+            raise ArrowInvalidArgument(
+                f"expected {len(schema.fields)} new column names, found {len(new)}"
+            )
+    return t.Schema(tuple(f.with_name(n) for f, n in zip(schema.fields, new)), schema.metadata)
+
+
+def _schema_from(names: Sequence[str], arrays: Sequence[Array], metadata: Any) -> t.Schema:
+    return t.schema([t.field(n, a.type) for n, a in zip(names, arrays)], metadata=metadata)
+
+
+def _columns_from_rows(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[list]:
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise ArrowTypeError(f"expected row {i} as a mapping, found {type(row).__name__}")
+    return [[row.get(name) for row in rows] for name in names]
+
+
+# --------------------------------------------------------------------------------------
+# RecordBatch
+
+
+class RecordBatch:
+    """A schema and equal-length columns (quiver Arrays), like ``pyarrow.RecordBatch``.
+
+    ``num_rows`` is needed only for a batch without columns (IPC allows those).
+
+    >>> batch = record_batch({"a": [1, 2], "b": ["x", None]})  # doctest: +SKIP
+    >>> batch.to_pylist()  # doctest: +SKIP
+    [{'a': 1, 'b': 'x'}, {'a': 2, 'b': None}]
+    """
+
+    __slots__ = ("_columns", "_num_rows", "_schema")
+
+    def __init__(
+        self, schema: t.Schema, columns: Sequence[Array], num_rows: int | None = None
+    ) -> None:
+        if not isinstance(schema, t.Schema):
+            raise ArrowTypeError(f"expected a Schema, found {type(schema).__name__}")
+        columns = tuple(columns)
+        fields = schema.fields
+        if len(columns) != len(fields):
+            raise ArrowInvalidArgument(
+                f"expected {len(fields)} columns for the schema, found {len(columns)}"
+            )
+        if num_rows is None:
+            num_rows = len(columns[0]) if columns and isinstance(columns[0], Array) else 0
+        elif not isinstance(num_rows, int) or num_rows < 0:
+            raise ArrowInvalidArgument(f"expected a non-negative num_rows, found {num_rows!r}")
+        for i, (f, col) in enumerate(zip(fields, columns)):
+            if not isinstance(col, Array):
+                raise ArrowTypeError(
+                    f"expected column {i} ({f.name!r}) as a quiver Array, "
+                    f"found {type(col).__name__}"
+                )
+            if col.type is not f.type and not col.type.equals(f.type):
+                raise ArrowInvalidArgument(
+                    f"expected column {i} ({f.name!r}) of type {f.type}, found {col.type}"
+                )
+            if len(col) != num_rows:
+                raise ArrowInvalidArgument(
+                    f"expected column {i} ({f.name!r}) of length {num_rows}, found {len(col)}"
+                )
+        self._schema = schema
+        self._columns = columns
+        self._num_rows = num_rows
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def from_arrays(
+        cls,
+        arrays: Sequence[Any],
+        names: Sequence[str] | None = None,
+        schema: t.Schema | None = None,
+        metadata: Any = None,
+    ) -> RecordBatch:
+        """A batch from arrays and either ``names`` or a ``schema``."""
+        arrays = list(arrays)
+        if schema is not None:
+            if names is not None:
+                raise ArrowInvalidArgument("expected names or schema, found both")
+            if len(arrays) != len(schema.fields):
+                raise ArrowInvalidArgument(
+                    f"expected {len(schema.fields)} arrays for the schema, found {len(arrays)}"
+                )
+            cols = [_build(a, f.type, f.name) for a, f in zip(arrays, schema.fields)]
+            if metadata is not None:
+                schema = schema.with_metadata(metadata)
+            return cls(schema, cols)
+        if names is None:
+            raise ArrowInvalidArgument("expected names or schema to name the arrays, found neither")
+        names = list(names)
+        if len(names) != len(arrays):
+            raise ArrowInvalidArgument(
+                f"expected {len(arrays)} names for the arrays, found {len(names)}"
+            )
+        cols = [_build(a, None, n) for a, n in zip(arrays, names)]
+        return cls(_schema_from(names, cols, metadata), cols)
+
+    @classmethod
+    def from_pydict(
+        cls, mapping: Mapping[str, Any], schema: t.Schema | None = None, metadata: Any = None
+    ) -> RecordBatch:
+        """A batch from ``{name: values}`` (Arrays, lists or numpy arrays)."""
+        if not isinstance(mapping, Mapping):
+            raise ArrowTypeError(f"expected a mapping of columns, found {type(mapping).__name__}")
+        if schema is None:
+            return cls.from_arrays(list(mapping.values()), [str(k) for k in mapping], None,
+                                   metadata)
+        missing = [f.name for f in schema.fields if f.name not in mapping]
+        if missing:
+            raise ArrowKeyError(f"expected a column for every schema field, found none for "
+                                f"{missing}")
+        return cls.from_arrays([mapping[f.name] for f in schema.fields], schema=schema,
+                               metadata=metadata)
+
+    @classmethod
+    def from_pylist(
+        cls,
+        rows: Sequence[Mapping[str, Any]],
+        schema: t.Schema | None = None,
+        metadata: Any = None,
+    ) -> RecordBatch:
+        """A batch from a list of row dicts (names from the schema or the first row)."""
+        rows = list(rows)
+        if schema is not None:
+            names = schema.names
+        elif rows:
+            if not isinstance(rows[0], Mapping):
+                raise ArrowTypeError(
+                    f"expected rows as mappings, found {type(rows[0]).__name__}"
+                )
+            names = [str(k) for k in rows[0]]
+        else:
+            names = []
+        columns = _columns_from_rows(rows, names)
+        if schema is not None:
+            return cls.from_arrays(columns, schema=schema, metadata=metadata)
+        return cls.from_arrays(columns, names=names, metadata=metadata)
+
+    # -- the pyarrow attributes --------------------------------------------------------
+
+    @property
+    def schema(self) -> t.Schema:
+        """The batch's schema."""
+        return self._schema
+
+    @property
+    def columns(self) -> list[Array]:
+        """The columns in schema order."""
+        return list(self._columns)
+
+    @property
+    def num_rows(self) -> int:
+        """Number of rows."""
+        return self._num_rows
+
+    @property
+    def num_columns(self) -> int:
+        """Number of columns."""
+        return len(self._columns)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(num_rows, num_columns)."""
+        return self._num_rows, len(self._columns)
+
+    @property
+    def column_names(self) -> list[str]:
+        """The column names in order."""
+        return self._schema.names
+
+    @property
+    def nbytes(self) -> int:
+        """Total size of the buffers the columns reference (each buffer counted once)."""
+        seen: set[int] = set()
+        return sum(_buffer_bytes(c, seen) for c in self._columns)
+
+    def __len__(self) -> int:
+        return self._num_rows
+
+    def field(self, i: int | str) -> t.Field:
+        """A field by position or name."""
+        return self._schema.fields[_column_index(self._schema, i)]
+
+    def column(self, i: int | str) -> Array:
+        """A column by position or name."""
+        return self._columns[_column_index(self._schema, i)]
+
+    def __getitem__(self, key: int | str | slice) -> Any:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._num_rows)
+            if step != 1:
+                raise ArrowInvalidArgument(f"expected a slice step of 1, found {step}")
+            return self.slice(start, max(stop - start, 0))
+        return self.column(key)
+
+    def __iter__(self) -> Iterator[Array]:
+        return iter(self._columns)
+
+    # -- conversion --------------------------------------------------------------------
+
+    def to_pydict(self) -> dict[str, list[Any]]:
+        """``{name: values}`` with Python values (later duplicate names win, like pyarrow)."""
+        return {f.name: c.to_pylist() for f, c in zip(self._schema.fields, self._columns)}
+
+    def to_pylist(self) -> list[dict[str, Any]]:
+        """One dict per row, like pyarrow."""
+        names = self._schema.names
+        values = [c.to_pylist() for c in self._columns]
+        if not values:
+            return [{} for _ in range(self._num_rows)]
+        return [dict(zip(names, row)) for row in zip(*values)]
+
+    # -- zero-copy transformations -----------------------------------------------------
+
+    def slice(self, offset: int = 0, length: int | None = None) -> RecordBatch:
+        """Rows ``offset .. offset + length`` without copying (clamped like pyarrow)."""
+        offset, length = _slice_bounds(self._num_rows, offset, length)
+        return RecordBatch(
+            self._schema, [c.slice(offset, length) for c in self._columns], length
+        )
+
+    def select(self, columns: Iterable[int | str]) -> RecordBatch:
+        """A batch of the given columns (by index or name), in that order."""
+        idx = [_column_index(self._schema, c) for c in columns]
+        schema = t.Schema(tuple(self._schema.fields[i] for i in idx), self._schema.metadata)
+        return RecordBatch(schema, [self._columns[i] for i in idx], self._num_rows)
+
+    def rename_columns(self, names: Sequence[str] | Mapping[str, str]) -> RecordBatch:
+        """A batch with new column names (a list of all names, or a mapping old -> new)."""
+        return RecordBatch(_rename(self._schema, names), self._columns, self._num_rows)
+
+    def add_column(self, i: int, field_: str | t.Field, column: Any) -> RecordBatch:
+        """A batch with ``column`` inserted at position ``i``."""
+        if not isinstance(i, int) or not 0 <= i <= len(self._columns):
+            raise ArrowIndexError(
+                f"expected a column position in 0..{len(self._columns)}, found {i!r}"
+            )
+        if isinstance(field_, t.Field):
+            col = _build(column, field_.type, field_.name)
+            fld = field_
+        else:
+            col = _build(column, None, str(field_))
+            fld = t.field(str(field_), col.type)
+        fields = list(self._schema.fields)
+        fields.insert(i, fld)
+        cols = list(self._columns)
+        cols.insert(i, col)
+        if self._columns and len(col) != self._num_rows:
+            raise ArrowInvalidArgument(
+                f"expected column {fld.name!r} of length {self._num_rows}, found {len(col)}"
+            )
+        return RecordBatch(t.Schema(tuple(fields), self._schema.metadata), cols)
+
+    def append_column(self, field_: str | t.Field, column: Any) -> RecordBatch:
+        """A batch with ``column`` added at the end."""
+        return self.add_column(len(self._columns), field_, column)
+
+    def remove_column(self, i: int) -> RecordBatch:
+        """A batch without column ``i``."""
+        i = _column_index(self._schema, i)
+        fields = self._schema.fields[:i] + self._schema.fields[i + 1 :]
+        cols = self._columns[:i] + self._columns[i + 1 :]
+        return RecordBatch(t.Schema(fields, self._schema.metadata), cols, self._num_rows)
+
+    def replace_schema_metadata(self, metadata: Any = None) -> RecordBatch:
+        """A batch whose schema carries ``metadata`` (None removes it)."""
+        return RecordBatch(self._schema.with_metadata(metadata), self._columns, self._num_rows)
+
+    with_schema_metadata = replace_schema_metadata
+
+    # -- checks ------------------------------------------------------------------------
+
+    def validate(self, *, full: bool = False, check_decimal_precision: bool = False) -> None:
+        """Validate every column (see :func:`quiver.array.validate.validate_array`).
+
+        Errors name the column as the root of the field path (``col.item.a``).
+        """
+        for f, c in zip(self._schema.fields, self._columns):
+            if len(c) != self._num_rows:
+                raise ArrowInvalid(
+                    f"expected length {self._num_rows}, found {len(c)}", field_path=f.name
+                )
+            validate_array(
+                c, full=full, check_decimal_precision=check_decimal_precision, path=f.name
+            )
+
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
+        """Same schema (metadata only if ``check_metadata``) and logically equal columns."""
+        if not isinstance(other, RecordBatch):
+            return False
+        if not self._schema.equals(other._schema, check_metadata=check_metadata):
+            return False
+        if self._num_rows != other._num_rows:
+            return False
+        return all(array_equals(a, b) for a, b in zip(self._columns, other._columns))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RecordBatch):
+            return NotImplemented
+        return self.equals(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        lines = ["quiver.RecordBatch"]
+        if self._schema.fields:
+            lines.append(str(self._schema))
+        lines.append("----")
+        head = min(self._num_rows, _PREVIEW)
+        for f, c in zip(self._schema.fields, self._columns):
+            lines.append(f"{f.name}: {_preview(c.slice(0, head).to_pylist(), len(c))}")
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------
+# ChunkedArray
+
+
+def _chunks_equal(a: Sequence[Array], b: Sequence[Array]) -> bool:
+    """Equality of two chunk lists of the same total length, whatever their chunking."""
+    ia = ib = 0  # current chunk
+    oa = ob = 0  # position inside it
+    while ia < len(a) and ib < len(b):
+        ra, rb = len(a[ia]) - oa, len(b[ib]) - ob
+        if ra == 0:
+            ia, oa = ia + 1, 0
+            continue
+        if rb == 0:
+            ib, ob = ib + 1, 0
+            continue
+        n = min(ra, rb)
+        if not array_equals(a[ia].slice(oa, n), b[ib].slice(ob, n)):
+            return False
+        oa += n
+        ob += n
+    return True
+
+
+class ChunkedArray:
+    """A column made of several arrays of one type, like ``pyarrow.ChunkedArray``."""
+
+    __slots__ = ("_chunks", "_length", "_type")
+
+    def __init__(self, chunks: Sequence[Array], type: t.DataType | None = None) -> None:
+        chunks = tuple(chunks)
+        if type is None:
+            if not chunks:
+                raise ArrowInvalidArgument("expected a type for a ChunkedArray without chunks")
+            type = chunks[0].type if isinstance(chunks[0], Array) else None
+        if not isinstance(type, t.DataType):
+            raise ArrowTypeError(f"expected a DataType, found {type!r}")
+        for i, c in enumerate(chunks):
+            if not isinstance(c, Array):
+                raise ArrowTypeError(f"expected chunk {i} as a quiver Array, found {c!r}")
+            if not c.type.equals(type):
+                raise ArrowInvalidArgument(f"expected chunk {i} of type {type}, found {c.type}")
+        self._chunks = chunks
+        self._type = type
+        self._length = sum(len(c) for c in chunks)
+
+    @property
+    def type(self) -> t.DataType:
+        """The type of every chunk."""
+        return self._type
+
+    @property
+    def chunks(self) -> list[Array]:
+        """The chunks in order."""
+        return list(self._chunks)
+
+    @property
+    def num_chunks(self) -> int:
+        """Number of chunks."""
+        return len(self._chunks)
+
+    @property
+    def null_count(self) -> int:
+        """Total nulls over all chunks."""
+        return sum(c.null_count for c in self._chunks)
+
+    def chunk(self, i: int) -> Array:
+        """Chunk ``i``."""
+        n = len(self._chunks)
+        if not isinstance(i, int) or not -n <= i < n:
+            raise ArrowIndexError(f"expected a chunk index below {n}, found {i!r}")
+        return self._chunks[i]
+
+    def __len__(self) -> int:
+        return self._length
+
+    def length(self) -> int:
+        """Total number of values (pyarrow's spelling)."""
+        return self._length
+
+    def to_pylist(self) -> list[Any]:
+        """All values as Python objects."""
+        out: list[Any] = []
+        for c in self._chunks:
+            out.extend(c.to_pylist())
+        return out
+
+    def slice(self, offset: int = 0, length: int | None = None) -> ChunkedArray:
+        """Values ``offset .. offset + length`` without copying."""
+        offset, length = _slice_bounds(self._length, offset, length)
+        out = []
+        start = 0
+        for c in self._chunks:
+            end = start + len(c)
+            lo, hi = max(offset, start), min(offset + length, end)
+            if hi > lo:
+                out.append(c.slice(lo - start, hi - lo))
+            start = end
+        return ChunkedArray(out, self._type)
+
+    def __getitem__(self, key: int | slice) -> Any:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._length)
+            if step != 1:
+                raise ArrowInvalidArgument(f"expected a slice step of 1, found {step}")
+            return self.slice(start, max(stop - start, 0))
+        if isinstance(key, bool) or not hasattr(key, "__index__"):
+            raise ArrowTypeError(f"expected an int or slice index, found {key!r}")
+        i = key.__index__()
+        if i < 0:
+            i += self._length
+        if not 0 <= i < self._length:
+            raise ArrowIndexError(f"expected an index below {self._length}, found {key}")
+        for c in self._chunks:
+            if i < len(c):
+                return c[i]
+            i -= len(c)
+        raise ArrowIndexError(f"expected an index below {self._length}, found {key}")
+
+    def combine_chunks(self) -> Array:
+        """One array with every value (copies unless there is exactly one chunk)."""
+        from .array.concat import concat_arrays
+
+        if not self._chunks:
+            return _build([], self._type, "")
+        return concat_arrays(list(self._chunks))
+
+    def validate(self, *, full: bool = False) -> None:
+        """Validate every chunk."""
+        for c in self._chunks:
+            validate_array(c, full=full)
+
+    def equals(self, other: object) -> bool:
+        """Same type and values, whatever the chunking."""
+        if not isinstance(other, ChunkedArray):
+            return False
+        if not self._type.equals(other._type) or self._length != other._length:
+            return False
+        return _chunks_equal(self._chunks, other._chunks)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ChunkedArray):
+            return NotImplemented
+        return self.equals(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        parts = []
+        shown = 0
+        for c in self._chunks:
+            if shown >= _PREVIEW:
+                parts.append("...")
+                break
+            take = min(len(c), _PREVIEW - shown)
+            parts.append(_preview(c.slice(0, take).to_pylist(), len(c)))
+            shown += take
+        return f"<quiver.ChunkedArray {self._type} length={self._length}> [" + ",".join(
+            parts
+        ) + "]"
+
+
+def chunked_array(arrays: Sequence[Any], type: t.DataType | None = None) -> ChunkedArray:
+    """A ChunkedArray from Arrays (or Python lists built with ``type``)."""
+    chunks = [_build(a, type, "") for a in arrays]
+    return ChunkedArray(chunks, type)
+
+
+# --------------------------------------------------------------------------------------
+# Table
+
+
+class Table:
+    """A schema and a list of record batches of that schema, like ``pyarrow.Table``."""
+
+    __slots__ = ("_batches", "_num_rows", "_schema")
+
+    def __init__(self, schema: t.Schema, batches: Sequence[RecordBatch]) -> None:
+        if not isinstance(schema, t.Schema):
+            raise ArrowTypeError(f"expected a Schema, found {type(schema).__name__}")
+        batches = tuple(batches)
+        for i, b in enumerate(batches):
+            if not isinstance(b, RecordBatch):
+                raise ArrowTypeError(
+                    f"expected batch {i} as a RecordBatch, found {type(b).__name__}"
+                )
+            if not b.schema.equals(schema):
+                raise ArrowInvalidArgument(
+                    f"expected batch {i} with the table schema ({_one_line(schema)}), "
+                    f"found ({_one_line(b.schema)})"
+                )
+        self._schema = schema
+        self._batches = batches
+        self._num_rows = sum(b.num_rows for b in batches)
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def from_batches(
+        cls, batches: Iterable[RecordBatch], schema: t.Schema | None = None
+    ) -> Table:
+        """A table of ``batches`` (the schema comes from the first when not given)."""
+        batches = list(batches)
+        if schema is None:
+            if not batches:
+                raise ArrowInvalidArgument("expected a schema for a table without batches")
+            if not isinstance(batches[0], RecordBatch):
+                raise ArrowTypeError(
+                    f"expected batch 0 as a RecordBatch, found {type(batches[0]).__name__}"
+                )
+            schema = batches[0].schema
+        return cls(schema, batches)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        arrays: Sequence[Any],
+        names: Sequence[str] | None = None,
+        schema: t.Schema | None = None,
+        metadata: Any = None,
+    ) -> Table:
+        """A one-batch table from arrays (ChunkedArrays are combined) and names or a schema."""
+        batch = RecordBatch.from_arrays(arrays, names, schema, metadata)
+        return cls(batch.schema, [batch])
+
+    @classmethod
+    def from_pydict(
+        cls, mapping: Mapping[str, Any], schema: t.Schema | None = None, metadata: Any = None
+    ) -> Table:
+        """A one-batch table from ``{name: values}``."""
+        batch = RecordBatch.from_pydict(mapping, schema, metadata)
+        return cls(batch.schema, [batch])
+
+    @classmethod
+    def from_pylist(
+        cls,
+        rows: Sequence[Mapping[str, Any]],
+        schema: t.Schema | None = None,
+        metadata: Any = None,
+    ) -> Table:
+        """A one-batch table from row dicts."""
+        batch = RecordBatch.from_pylist(rows, schema, metadata)
+        return cls(batch.schema, [batch])
+
+    # -- attributes --------------------------------------------------------------------
+
+    @property
+    def schema(self) -> t.Schema:
+        """The table's schema."""
+        return self._schema
+
+    @property
+    def num_rows(self) -> int:
+        """Total rows over all batches."""
+        return self._num_rows
+
+    @property
+    def num_columns(self) -> int:
+        """Number of columns."""
+        return len(self._schema.fields)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(num_rows, num_columns)."""
+        return self._num_rows, len(self._schema.fields)
+
+    @property
+    def column_names(self) -> list[str]:
+        """The column names in order."""
+        return self._schema.names
+
+    @property
+    def columns(self) -> list[ChunkedArray]:
+        """Every column as a ChunkedArray."""
+        return [self.column(i) for i in range(len(self._schema.fields))]
+
+    @property
+    def nbytes(self) -> int:
+        """Total size of the buffers the batches reference (each buffer counted once)."""
+        seen: set[int] = set()
+        return sum(_buffer_bytes(c, seen) for b in self._batches for c in b.columns)
+
+    def __len__(self) -> int:
+        return self._num_rows
+
+    def field(self, i: int | str) -> t.Field:
+        """A field by position or name."""
+        return self._schema.fields[_column_index(self._schema, i)]
+
+    def column(self, i: int | str) -> ChunkedArray:
+        """A column by position or name, one chunk per batch."""
+        k = _column_index(self._schema, i)
+        return ChunkedArray([b.column(k) for b in self._batches], self._schema.fields[k].type)
+
+    def __getitem__(self, key: int | str | slice) -> Any:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._num_rows)
+            if step != 1:
+                raise ArrowInvalidArgument(f"expected a slice step of 1, found {step}")
+            return self.slice(start, max(stop - start, 0))
+        return self.column(key)
+
+    def to_batches(self, max_chunksize: int | None = None) -> list[RecordBatch]:
+        """The batches (split into at most ``max_chunksize`` rows each when given)."""
+        if max_chunksize is None:
+            return list(self._batches)
+        if not isinstance(max_chunksize, int) or max_chunksize <= 0:
+            raise ArrowInvalidArgument(
+                f"expected a positive max_chunksize, found {max_chunksize!r}"
+            )
+        out = []
+        for b in self._batches:
+            for start in range(0, b.num_rows, max_chunksize):
+                out.append(b.slice(start, max_chunksize))
+        return out
+
+    @property
+    def num_batches(self) -> int:
+        """Number of record batches."""
+        return len(self._batches)
+
+    # -- conversion --------------------------------------------------------------------
+
+    def to_pydict(self) -> dict[str, list[Any]]:
+        """``{name: values}`` over all batches."""
+        return {f.name: self.column(i).to_pylist() for i, f in enumerate(self._schema.fields)}
+
+    def to_pylist(self) -> list[dict[str, Any]]:
+        """One dict per row over all batches, like pyarrow."""
+        out: list[dict[str, Any]] = []
+        for b in self._batches:
+            out.extend(b.to_pylist())
+        return out
+
+    # -- transformations ---------------------------------------------------------------
+
+    def slice(self, offset: int = 0, length: int | None = None) -> Table:
+        """Rows ``offset .. offset + length`` without copying."""
+        offset, length = _slice_bounds(self._num_rows, offset, length)
+        out = []
+        start = 0
+        for b in self._batches:
+            end = start + b.num_rows
+            lo, hi = max(offset, start), min(offset + length, end)
+            if hi > lo:
+                out.append(b.slice(lo - start, hi - lo))
+            start = end
+        return Table(self._schema, out)
+
+    def select(self, columns: Iterable[int | str]) -> Table:
+        """A table of the given columns (by index or name), in that order."""
+        idx = [_column_index(self._schema, c) for c in columns]
+        schema = t.Schema(tuple(self._schema.fields[i] for i in idx), self._schema.metadata)
+        return Table(schema, [b.select(idx) for b in self._batches])
+
+    def rename_columns(self, names: Sequence[str] | Mapping[str, str]) -> Table:
+        """A table with new column names."""
+        schema = _rename(self._schema, names)
+        return Table(schema, [RecordBatch(schema, b.columns, b.num_rows) for b in self._batches])
+
+    def replace_schema_metadata(self, metadata: Any = None) -> Table:
+        """A table whose schema carries ``metadata`` (None removes it)."""
+        schema = self._schema.with_metadata(metadata)
+        return Table(schema, [b.replace_schema_metadata(metadata) for b in self._batches])
+
+    with_schema_metadata = replace_schema_metadata
+
+    def combine_chunks(self) -> Table:
+        """A table of one batch (copies the data of multi-batch tables)."""
+        if len(self._batches) == 1:
+            return self
+        cols = [self.column(i).combine_chunks() for i in range(len(self._schema.fields))]
+        return Table(self._schema, [RecordBatch(self._schema, cols, self._num_rows)])
+
+    def to_reader(self) -> Iterator[RecordBatch]:
+        """An iterator over the batches."""
+        return iter(self._batches)
+
+    # -- checks ------------------------------------------------------------------------
+
+    def validate(self, *, full: bool = False, check_decimal_precision: bool = False) -> None:
+        """Validate every batch."""
+        for b in self._batches:
+            b.validate(full=full, check_decimal_precision=check_decimal_precision)
+
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
+        """Same schema and logically equal values, whatever the chunking."""
+        if not isinstance(other, Table):
+            return False
+        if not self._schema.equals(other._schema, check_metadata=check_metadata):
+            return False
+        if self._num_rows != other._num_rows:
+            return False
+        for i in range(len(self._schema.fields)):
+            a = [b.column(i) for b in self._batches]
+            b = [x.column(i) for x in other._batches]
+            if not _chunks_equal(a, b):
+                return False
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Table):
+            return NotImplemented
+        return self.equals(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        lines = ["quiver.Table"]
+        if self._schema.fields:
+            lines.append(str(self._schema))
+        lines.append("----")
+        for i, f in enumerate(self._schema.fields):
+            chunks = []
+            shown = 0
+            for b in self._batches:
+                if shown >= _PREVIEW:
+                    chunks.append("...")
+                    break
+                col = b.column(i)
+                take = min(len(col), _PREVIEW - shown)
+                chunks.append(_preview(col.slice(0, take).to_pylist(), len(col)))
+                shown += take
+            lines.append(f"{f.name}: [" + ",".join(chunks) + "]")
+        return "\n".join(lines)
+
+
+def _one_line(schema: t.Schema) -> str:
+    return ", ".join(str(f) for f in schema.fields)
+
+
+# --------------------------------------------------------------------------------------
+# constructors
+
+
+def _is_rows(data: Any) -> bool:
+    return isinstance(data, list) and bool(data) and isinstance(data[0], Mapping)
+
+
+def record_batch(
+    data: Any,
+    names: Sequence[str] | None = None,
+    schema: t.Schema | None = None,
+    metadata: Any = None,
+) -> RecordBatch:
+    """A RecordBatch from a dict of columns, a list of arrays plus names, or a list of rows."""
+    if isinstance(data, RecordBatch):
+        return data
+    if isinstance(data, Mapping):
+        return RecordBatch.from_pydict(data, schema, metadata)
+    if _is_rows(data):
+        return RecordBatch.from_pylist(data, schema, metadata)
+    if isinstance(data, (list, tuple)):
+        return RecordBatch.from_arrays(list(data), names, schema, metadata)
+    raise ArrowTypeError(
+        f"expected a dict, a list of arrays or a list of rows, found {type(data).__name__}"
+    )
+
+
+def table(
+    data: Any,
+    names: Sequence[str] | None = None,
+    schema: t.Schema | None = None,
+    metadata: Any = None,
+) -> Table:
+    """A Table from a dict of columns, arrays plus names, rows, or record batches."""
+    if isinstance(data, Table):
+        return data
+    if isinstance(data, RecordBatch):
+        return Table(data.schema, [data])
+    if isinstance(data, (list, tuple)) and data and all(isinstance(b, RecordBatch) for b in data):
+        return Table.from_batches(list(data), schema)
+    return Table.from_batches([record_batch(data, names, schema, metadata)])
