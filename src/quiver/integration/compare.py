@@ -529,7 +529,7 @@ def compare_arrays(
         # an array whose buffers do not hold what its offsets say: say so, in our words
         raise ArrowInvalid(f"expected arrays whose buffers cover their offsets, found one "
                            f"that does not ({exc})", field_path=column or None) from None
-    return walk.diffs
+    return sorted(walk.diffs, key=lambda d: -1 if d.row is None else d.row)
 
 
 def batch_parts(batch: Any) -> tuple[t.Schema, list[Array], int]:
