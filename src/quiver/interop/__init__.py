@@ -57,9 +57,9 @@ def _c_schema_of_data(self: Any) -> Any:
 def attach_dunders() -> None:
     """Install the PyCapsule protocol methods on quiver's classes (idempotent).
 
-    ``__arrow_c_schema__`` on DataType, Field and Schema; ``__arrow_c_array__`` on Array
-    and RecordBatch; ``__arrow_c_stream__`` on RecordBatch, Table and the IPC readers
-    (when those modules exist).
+    ``__arrow_c_schema__`` on DataType, Field, Schema, RecordBatch and Table;
+    ``__arrow_c_array__`` on Array and RecordBatch; ``__arrow_c_stream__`` on RecordBatch,
+    ChunkedArray, Table and the IPC readers (when those modules exist).
     """
     global _ATTACHED
     if _ATTACHED:
@@ -80,6 +80,9 @@ def attach_dunders() -> None:
             record_batch.__arrow_c_array__ = _c_array
             record_batch.__arrow_c_stream__ = _c_stream
             record_batch.__arrow_c_schema__ = _c_schema_of_data
+        chunked = getattr(batch, "ChunkedArray", None)
+        if chunked is not None:
+            chunked.__arrow_c_stream__ = _c_stream
         table = getattr(batch, "Table", None)
         if table is not None:
             table.__arrow_c_stream__ = _c_stream

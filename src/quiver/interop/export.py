@@ -333,9 +333,12 @@ class _Wrap:
 
 
 class _StreamState:
+    """What a stream's private_data names: its schema (a Schema for record batches, a
+    DataType for a stream of arrays), the source iterator and the last error message."""
+
     __slots__ = ("error", "iterator", "schema")
 
-    def __init__(self, schema: t.Schema, iterator: Iterator[Any]) -> None:
+    def __init__(self, schema: t.Schema | t.DataType, iterator: Iterator[Any]) -> None:
         self.schema = schema
         self.iterator = iterator
         self.error: Any = None
@@ -374,6 +377,15 @@ def _stream_get_next(ptr: Any, out: Any) -> int:
         if batch is None:
             out.contents.release = c.ArrayRelease()
             return 0
+        if isinstance(state.schema, t.DataType):
+            if not isinstance(batch, Array) or not batch.type.equals(state.schema):
+                found = batch.type if isinstance(batch, Array) else type(batch).__name__
+                raise ArrowTypeError(
+                    f"expected every chunk of the stream to be a {state.schema} array, "
+                    f"found {found}"
+                )
+            _fill_array(out.contents, batch)
+            return 0
         schema, columns, num_rows = _batch_parts(batch)
         if not schema.equals(state.schema):
             raise ArrowTypeError(
@@ -407,7 +419,16 @@ def _stream_release(ptr: Any) -> None:
         pass
 
 
-def _stream_source(obj: Any, schema: t.Schema | None) -> tuple[t.Schema, Iterator[Any]]:
+def _stream_source(
+    obj: Any, schema: t.Schema | t.DataType | None
+) -> tuple[t.Schema | t.DataType, Iterator[Any]]:
+    chunks = getattr(obj, "chunks", None)
+    chunk_type = getattr(obj, "type", None)
+    if schema is None and chunks is not None and isinstance(chunk_type, t.DataType):
+        # a ChunkedArray: a stream of arrays, described by the type alone
+        return chunk_type, iter(chunks)
+    if isinstance(schema, t.DataType):
+        return schema, iter(obj)
     if schema is None:
         schema = getattr(obj, "schema", None)
     if not isinstance(schema, t.Schema):
@@ -426,13 +447,16 @@ def _stream_source(obj: Any, schema: t.Schema | None) -> tuple[t.Schema, Iterato
     )
 
 
-def export_stream(source: Any, requested_schema: Any = None, *, schema: t.Schema | None = None
-                  ) -> Any:
+def export_stream(
+    source: Any, requested_schema: Any = None, *, schema: t.Schema | t.DataType | None = None
+) -> Any:
     """An ``arrow_array_stream`` PyCapsule pulling batches lazily from ``source``.
 
     ``source`` is a Table (``to_batches()``), a RecordBatch, a reader, or any iterable of
-    record batches; pass ``schema=`` when the source has no ``.schema``.  Batches are
-    taken from the source only when the consumer calls ``get_next``.
+    record batches; pass ``schema=`` when the source has no ``.schema`` (a DataType there
+    makes it a stream of arrays of that type).  A ChunkedArray
+    (``.type`` and ``.chunks``) gives a stream of arrays of its type.  Batches are taken
+    from the source only when the consumer calls ``get_next``.
 
     >>> import quiver as qv, pyarrow as pa
     >>> sch = qv.schema([qv.field("a", qv.int8())])

@@ -427,7 +427,7 @@ def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> A
         raise NotSupported(
             "quiver.batch.RecordBatch is not available; import arrays with import_array"
         ) from None
-    return RecordBatch(schema, columns)
+    return RecordBatch(schema, columns, num_rows)
 
 
 def import_batch(obj: Any, requested_schema: Any = None) -> Any:
@@ -548,7 +548,9 @@ class ArrowStreamReader:
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         from .export import export_stream
 
-        return export_stream(self, requested_schema)
+        return export_stream(
+            self, requested_schema, schema=self._field.type if self._arrays else self.schema
+        )
 
 
 def import_stream(
