@@ -46,8 +46,10 @@ class IpcReadOptions:
     ``columns``: names or indices to load (others are skipped without decoding);
     ``validate``: ``"none"``, ``"structural"`` (default: buffer counts and sizes, O(1) per
     array) or ``"full"`` (offsets, UTF-8, indices, ... O(rows));
-    ``ensure_native_endian``: swap big-endian data to native order (default) or keep it as
-    written; ``use_threads``: decompress buffers on a thread pool; ``limits``: safety limits.
+    ``ensure_native_endian``: swap big-endian data to native order (default) or keep
+    it as written (such arrays are not validated and are meant for passing through, not
+    for value conversion); ``use_threads``: decompress buffers on a thread pool;
+    ``limits``: safety limits.
     """
 
     columns: Sequence[int | str] | None = None
@@ -108,6 +110,9 @@ class BatchLoader:
             self.full_schema, schema_msg.dictionary_ids, file_format=file_format
         )
         self.swap = schema_msg.endianness == "big" and options.ensure_native_endian
+        # data kept in big-endian order cannot be checked with native arithmetic: such
+        # batches are for passing through (e.g. rewriting), not for value conversion
+        self.kept_foreign = schema_msg.endianness == "big" and not options.ensure_native_endian
 
     def context(self, raw: RawMessage, *, for_batch: bool = False) -> LoadContext:
         """The load context of one message."""
@@ -158,7 +163,7 @@ class BatchLoader:
 
     def _validate(self, cols: list[Array], raw: RawMessage) -> None:
         level = self.options.validate
-        if level == "none":
+        if level == "none" or self.kept_foreign:
             return
         from ..array.validate import validate_array
 

@@ -1,0 +1,229 @@
+"""IPC benchmarks: quiver against pyarrow in the same run, as ratios (quiver / pyarrow).
+
+Targets (issue "IPC: the stream and file formats"): memory-mapped read <= 1.0, file write
+to disk <= 1.1, stream write to memory <= 1.2, per-batch read and write <= 4, wide read
+<= 2.5 us per column per batch.  Each figure is the best (minimum) of several repeats,
+timed side by side; the machines are noisy, so read the ratios, not the absolute times.
+
+Run: ``python benchmarks/bench_ipc.py [--rows 5000000] [--repeat 5] [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as pipc
+
+import quiver.ipc as ipc
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    """Minimum wall time of ``repeat`` calls."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def make_table(rows: int) -> pa.Table:
+    rng = np.random.default_rng(0)
+    words = np.array([f"value-{i}" for i in range(1000)], dtype=object)
+    return pa.table(
+        {
+            "i1": rng.integers(0, 1 << 40, rows),
+            "i2": rng.integers(-1000, 1000, rows),
+            "f1": rng.random(rows),
+            "f2": rng.normal(size=rows),
+            "s1": pa.array(words[rng.integers(0, 1000, rows)], pa.string()),
+            "s2": pa.array(words[rng.integers(0, 1000, rows)], pa.string()),
+            "b": rng.random(rows) > 0.5,
+            "ts": pa.array(rng.integers(0, 1 << 50, rows), pa.timestamp("us")),
+        }
+    )
+
+
+def quiver_batches(table: pa.Table) -> tuple[object, list]:
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    reader = ipc.open_stream(sink.getvalue().to_pybytes())
+    return reader.schema, list(reader)
+
+
+def row(name: str, ours: float, theirs: float, unit: str = "s", scale: float = 1.0) -> None:
+    print(
+        f"{name:<44} quiver {ours * scale:>10.3f} {unit}  pyarrow {theirs * scale:>10.3f} {unit}"
+        f"  ratio {ours / theirs:>6.2f}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=5_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    args = ap.parse_args()
+    rows = 200_000 if args.quick else args.rows
+    nsmall = 2_000 if args.quick else 20_000
+    repeat = args.repeat
+
+    table = make_table(rows)
+    q_schema, q_batches = quiver_batches(table)
+    print(f"rows={rows} columns={table.num_columns} repeat={repeat}")
+
+    # -- stream write to memory
+    def q_stream() -> None:
+        sink = ipc.BufferOutputStream()
+        with ipc.new_stream(sink, q_schema) as w:
+            for b in q_batches:
+                w.write_batch(b)
+
+    def p_stream() -> None:
+        sink = pa.BufferOutputStream()
+        with pipc.new_stream(sink, table.schema) as w:
+            w.write_table(table)
+
+    row("stream write to memory", best(q_stream, repeat), best(p_stream, repeat))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        qpath = os.path.join(tmp, "q.arrow")
+        ppath = os.path.join(tmp, "p.arrow")
+
+        def q_file() -> None:
+            with ipc.new_file(qpath, q_schema) as w:
+                for b in q_batches:
+                    w.write_batch(b)
+
+        def p_file() -> None:
+            with pipc.new_file(ppath, table.schema) as w:
+                w.write_table(table)
+
+        row("file write to disk", best(q_file, repeat), best(p_file, repeat))
+
+        def q_mmap() -> None:
+            with ipc.open_file(ppath, memory_map=True) as r:
+                total = 0
+                for b in r:
+                    total += int(np.asarray(b.column(0)).sum())
+
+        def p_mmap() -> None:
+            with pa.memory_map(ppath) as src:
+                r = pipc.open_file(src)
+                total = 0
+                for i in range(r.num_record_batches):
+                    total += int(np.asarray(r.get_batch(i).column(0)).sum())
+
+        row("memory-mapped read + sum one column", best(q_mmap, repeat), best(p_mmap, repeat))
+
+        for codec in ("lz4", "zstd"):
+            cq = os.path.join(tmp, f"q-{codec}.arrow")
+            cp = os.path.join(tmp, f"p-{codec}.arrow")
+
+            def q_cw(cq=cq, codec=codec) -> None:
+                with ipc.new_file(cq, q_schema, compression=codec) as w:
+                    for b in q_batches:
+                        w.write_batch(b)
+
+            def p_cw(cp=cp, codec=codec) -> None:
+                opts = pipc.IpcWriteOptions(compression=codec)
+                with pipc.new_file(cp, table.schema, options=opts) as w:
+                    w.write_table(table)
+
+            row(f"{codec} file write", best(q_cw, repeat), best(p_cw, repeat))
+
+            def q_cr(cp=cp) -> None:
+                with ipc.open_file(cp) as r:
+                    for b in r:
+                        b.column(0)
+
+            def p_cr(cp=cp) -> None:
+                r = pipc.open_file(cp)
+                for i in range(r.num_record_batches):
+                    r.get_batch(i)
+
+            row(f"{codec} file read", best(q_cr, repeat), best(p_cr, repeat))
+            qs, ps = os.path.getsize(cq), os.path.getsize(cp)
+            print(f"{codec + ' compressed size':<44} quiver {qs:>12,d} B  pyarrow {ps:>12,d} B"
+                  f"  ratio {qs / ps:>6.3f}")
+
+    # -- many small batches
+    small = make_table(100)
+    sq_schema, sq = quiver_batches(small)
+    sq_batch = sq[0]
+    p_batch = small.to_batches()[0]
+
+    def q_small_write() -> bytes:
+        sink = ipc.BufferOutputStream()
+        with ipc.new_stream(sink, sq_schema) as w:
+            for _ in range(nsmall):
+                w.write_batch(sq_batch)
+        return sink.getvalue()
+
+    def p_small_write() -> None:
+        sink = pa.BufferOutputStream()
+        with pipc.new_stream(sink, small.schema) as w:
+            for _ in range(nsmall):
+                w.write_batch(p_batch)
+
+    us = 1e6 / nsmall
+    row(f"write {nsmall} batches of 100 rows (per batch)",
+        best(q_small_write, repeat), best(p_small_write, repeat), "us", us)
+    data = q_small_write()
+
+    def q_small_read() -> None:
+        for _ in ipc.open_stream(data):
+            pass
+
+    def p_small_read() -> None:
+        for _ in pipc.open_stream(pa.py_buffer(data)):
+            pass
+
+    row(f"read {nsmall} batches of 100 rows (per batch)",
+        best(q_small_read, repeat), best(p_small_read, repeat), "us", us)
+
+    three = pa.table({"a": np.arange(100), "b": np.arange(100.0), "c": np.arange(100) % 2 == 0})
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, three.schema) as w:
+        for _ in range(nsmall):
+            w.write_table(three)
+    three_data = sink.getvalue().to_pybytes()
+
+    def q_three() -> None:
+        for _ in ipc.open_stream(three_data):
+            pass
+
+    def p_three() -> None:
+        for _ in pipc.open_stream(pa.py_buffer(three_data)):
+            pass
+
+    row("read 3-column batches (per batch)", best(q_three, repeat), best(p_three, repeat),
+        "us", us)
+
+    # -- a wide batch
+    ncols = 2_000
+    wide = pa.table({f"c{i}": np.arange(10, dtype=np.int64) for i in range(ncols)})
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, wide.schema) as w:
+        w.write_table(wide)
+    wide_data = sink.getvalue().to_pybytes()
+
+    def q_wide() -> None:
+        list(ipc.open_stream(wide_data))
+
+    def p_wide() -> None:
+        list(pipc.open_stream(pa.py_buffer(wide_data)))
+
+    row(f"read a {ncols}-column batch (per column)", best(q_wide, repeat),
+        best(p_wide, repeat), "us", 1e6 / ncols)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""Malformed IPC input raises quiver's errors, located and worded "expected X, found Y"."""
+
+from __future__ import annotations
+
+import struct
+
+import pyarrow as pa
+import pyarrow.ipc as pipc
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import quiver as qv
+import quiver.ipc as ipc
+from quiver.ipc.decoder import END, NEED_DATA, IpcLimits
+from quiver.ipc.stream_decoder import StreamDecoder
+
+
+def _stream(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _file(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+TABLE = pa.table({"a": [1, 2, 3], "s": ["x", None, "zzz"], "l": [[1], [], None]})
+
+
+def _decode_all(data: bytes, chunk: int | None = None) -> list:
+    dec = StreamDecoder()
+    pieces = [data] if chunk is None else [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    out = []
+    for p in pieces:
+        dec.feed(p)
+        while (b := dec.next_batch()) is not NEED_DATA and b is not END:
+            out.append(b.to_pylist())
+    dec.feed_eof()
+    while (b := dec.next_batch()) is not END:
+        out.append(b.to_pylist())
+    return out
+
+
+def test_truncated_stream_raises_truncated_error_with_offset() -> None:
+    data = _stream(TABLE)
+    with pytest.raises(qv.TruncatedError) as info:
+        list(ipc.open_stream(data[:-20]))
+    assert info.value.offset is not None and info.value.message_index == 1
+    assert "expected" in str(info.value) and "found" in str(info.value)
+    assert isinstance(info.value, EOFError)
+
+
+def test_file_given_to_stream_reader_is_explained() -> None:
+    with pytest.raises(qv.FramingError, match="open_file"):
+        ipc.open_stream(_file(TABLE))
+
+
+def test_stream_given_to_file_reader_is_explained() -> None:
+    with pytest.raises(qv.FramingError, match="open_stream"):
+        ipc.open_file(_stream(TABLE))
+
+
+def test_empty_input_has_no_schema() -> None:
+    with pytest.raises(qv.FormatError, match="expected a Schema message"):
+        ipc.open_stream(b"")
+
+
+def test_batch_before_schema_is_rejected() -> None:
+    data = _stream(TABLE)
+    (n,) = struct.unpack_from("<i", data, 4)
+    with pytest.raises(qv.FormatError, match="expected a Schema message first"):
+        ipc.open_stream(data[8 + n :])
+
+
+def test_buffer_outside_body_is_a_body_error_with_field_path() -> None:
+    batch = qv.record_batch({"a": qv.array([1, 2, 3], qv.int64())})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue())
+    # the body has one 24-byte buffer; claim a 4 GiB body-relative offset for it
+    reader = ipc.open_stream(bytes(data))
+    header_pos = data.find(struct.pack("<qq", 0, 24))
+    assert header_pos > 0
+    data[header_pos : header_pos + 8] = struct.pack("<q", 1 << 32)
+    with pytest.raises(qv.BodyError) as info:
+        list(ipc.open_stream(bytes(data)))
+    assert info.value.field_path == "a" and "inside the body" in str(info.value)
+    assert reader.schema.names == ["a"]
+
+
+def test_huge_claimed_metadata_length_is_not_allocated() -> None:
+    data = b"\xff\xff\xff\xff" + struct.pack("<i", 2**31 - 1)
+    with pytest.raises(qv.LimitExceeded, match="max_metadata_size"):
+        ipc.open_stream(data)
+    lim = IpcLimits(max_metadata_size=2**31 - 1)
+    with pytest.raises(qv.TruncatedError):
+        ipc.open_stream(data, limits=lim)
+
+
+def test_negative_metadata_length_is_a_framing_error() -> None:
+    with pytest.raises(qv.FramingError, match="non-negative"):
+        ipc.open_stream(b"\xff\xff\xff\xff" + struct.pack("<i", -8))
+
+
+def test_legacy_stream_without_continuation_markers_reads() -> None:
+    data = _stream(TABLE)
+    legacy = bytearray()
+    pos = 0
+    while pos < len(data):
+        (n,) = struct.unpack_from("<i", data, pos + 4)
+        if n == 0:
+            legacy += b"\x00\x00\x00\x00"
+            break
+        meta = data[pos + 8 : pos + 8 + n]
+        msg_body = pa.ipc.read_message(pa.py_buffer(data[pos:])).body
+        body_len = 0 if msg_body is None else msg_body.size
+        legacy += struct.pack("<i", n) + meta + data[pos + 8 + n : pos + 8 + n + body_len]
+        pos += 8 + n + body_len
+    batches = list(ipc.open_stream(bytes(legacy)))
+    assert [r for b in batches for r in b.to_pylist()] == TABLE.to_pylist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=1, max_value=97))
+def test_decoder_gives_the_same_batches_for_any_chunking(chunk: int) -> None:
+    data = _stream(pa.concat_tables([TABLE, TABLE]))
+    assert _decode_all(data, chunk) == _decode_all(data)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=1, max_value=64), st.integers(min_value=0, max_value=10_000))
+def test_decoder_gives_the_same_error_for_any_chunking(chunk: int, cut: int) -> None:
+    data = _stream(TABLE)
+    broken = data[: cut % len(data)]
+
+    def outcome(c):
+        try:
+            return ("ok", _decode_all(broken, c))
+        except qv.ArrowError as exc:
+            return (type(exc).__name__, exc.offset)
+
+    assert outcome(chunk) == outcome(None)
+
+
+def test_unknown_dictionary_id_is_a_dictionary_error() -> None:
+    table = pa.table({"d": pa.array(["a", "b"]).dictionary_encode()})
+    data = bytearray(_stream(table))
+    # drop the dictionary batch: schema message, then the record batch directly
+    (n0,) = struct.unpack_from("<i", data, 4)
+    first_end = 8 + n0
+    (n1,) = struct.unpack_from("<i", data, first_end + 4)
+    msg = pa.ipc.read_message(pa.py_buffer(bytes(data[first_end:])))
+    second_end = first_end + 8 + n1 + msg.body.size
+    without = bytes(data[:first_end] + data[second_end:])
+    with pytest.raises(qv.DictionaryError, match="dictionary id 0"):
+        list(ipc.open_stream(without))
+
+
+def test_invalid_validate_level_is_caller_error() -> None:
+    with pytest.raises(qv.ArrowInvalidArgument, match="validate"):
+        ipc.open_stream(_stream(TABLE), validate="paranoid")
+
+
+def test_full_validation_catches_non_monotonic_offsets() -> None:
+    batch = qv.record_batch({"s": qv.array(["ab", "cd", "ef"])})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue())
+    pos = data.find(struct.pack("<iiii", 0, 2, 4, 6))
+    data[pos + 4 : pos + 8] = struct.pack("<i", 5)
+    data[pos + 8 : pos + 12] = struct.pack("<i", 1)
+    with pytest.raises(qv.ArrowInvalid) as info:
+        list(ipc.open_stream(bytes(data), validate="full"))
+    assert info.value.field_path and info.value.field_path.startswith("s")
+    assert info.value.message_index == 1
