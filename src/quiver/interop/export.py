@@ -186,7 +186,10 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
     """Fill the struct ``a`` (owned by the caller) so that it views ``arr``'s buffers."""
     dtype = arr.type
     physical = t.storage_of(dtype)
-    buffers = list(arr.buffers)
+    # a strided buffer (a step-sliced numpy view) has no single C pointer: copy it
+    buffers = [
+        b if b is None or b.flags.c_contiguous else np.ascontiguousarray(b) for b in arr.buffers
+    ]
     validity_first = bool(buffers) and not isinstance(physical, (t.UnionType, t.NullType))
     addresses = [
         _buffer_address(b, validity_first and i == 0) for i, b in enumerate(buffers)
@@ -214,7 +217,7 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
 
     key = next(_IDS)
     # the quiver array itself holds every buffer alive until release
-    _KEEP[key] = (children, dictionary, arr, buffer_table, child_ptrs, keep_extra)
+    _KEEP[key] = (children, dictionary, arr, buffer_table, child_ptrs, keep_extra, buffers)
     # a known null_count is passed on; an unknown one stays -1 (the consumer counts),
     # except where it is fixed: no validity bitmap means 0 (some consumers, e.g. polars,
     # require 0 with a NULL bitmap), the null type is all nulls
