@@ -737,3 +737,28 @@ def test_python_dash_m_quiver_runs_the_cli() -> None:
 
 def test_errors_are_arrow_errors() -> None:
     assert issubclass(FormatError, ArrowError)
+
+
+def test_map_child_names_are_not_significant_when_comparing_schemas() -> None:
+    canonical = t.schema([t.field("m", t.map_(t.string(), t.int32()))])
+    entries = t.field("some_entries", t.struct([t.field("some_key", t.string(), False),
+                                                t.field("some_value", t.int32())]), False)
+    other = t.schema([t.field("m", t.MapType(entries))])
+    assert compare_schemas(canonical, other) == []
+    assert [str(d) for d in compare_schemas(canonical, t.schema(
+        [t.field("m", t.map_(t.string(), t.int64()))]))] == [
+        "column m.entries.value: expected type int32, found type int64"]
+
+
+def test_extension_over_dictionary_values_is_written_as_field_metadata() -> None:
+    ext = t.extension("dict-extension", t.string(), b"ser")
+    schema = t.schema([t.field("d", t.dictionary(t.int8(), ext))])
+    from quiver.integration import schema_to_json
+
+    jfield = schema_to_json(schema)["fields"][0]
+    assert jfield["type"] == {"name": "utf8"}
+    assert jfield["dictionary"]["indexType"] == {"name": "int", "isSigned": True, "bitWidth": 8}
+    assert jfield["metadata"] == [{"key": "ARROW:extension:name", "value": "dict-extension"},
+                                  {"key": "ARROW:extension:metadata", "value": "ser"}]
+    back = parse_json({"schema": {"fields": [jfield]}, "batches": []}).schema
+    assert compare_schemas(schema, back) == []

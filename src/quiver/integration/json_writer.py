@@ -155,8 +155,11 @@ def field_to_json(f: t.Field, ids: _Ids, path: tuple[int, ...]) -> dict[str, Any
                       "isOrdered": typ.ordered}
         typ = typ.value_type
         if isinstance(typ, t.ExtensionType):
-            raise NotSupported("extension value types inside a dictionary have no JSON "
-                               "spelling; put the extension around the dictionary")
+            # an extension over the dictionary's values travels the same way: field metadata
+            ext = [(EXTENSION_NAME, typ.extension_name.encode("utf-8")),
+                   (EXTENSION_METADATA, typ.serialized)]
+            md = t.KeyValueMetadata([*ext, *(md or ())])
+            typ = typ.storage_type
     out["type"] = type_to_json(typ)
     out["children"] = [field_to_json(c, ids, (*path, j)) for j, c in enumerate(typ.fields)]
     if dictionary is not None:
