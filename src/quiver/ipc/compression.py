@@ -9,7 +9,7 @@ Codecs: ``lz4_frame`` (the LZ4 *frame* format, never the raw block format) and `
 They come from the ``lz4`` and ``zstandard`` packages, picked by measurement over
 ``cramjam`` (8 MB buffers, one core; see ``benchmarks/bench_compression.py``): lz4.frame
 compresses about 5x faster than cramjam's lz4 (cramjam defaults to a slower level) and
-decompresses 1.5-3x faster; zstandard is 10-20% faster than cramjam's zstd both ways, and
+decompresses 1.8-2.8x faster; zstandard is 15-35% faster than cramjam's zstd both ways, and
 both packages run at 90-100% of pyarrow's own codec speed with byte-identical output.
 
 Safety: the uncompressed length a buffer declares is checked against a caller's limit
