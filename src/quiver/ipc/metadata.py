@@ -45,7 +45,7 @@ from ..errors import (
     NotSupported,
 )
 from ..types import DataType, Field, KeyValueMetadata, Schema
-from .flatbuf import BOOL, I16, I32, I64, Builder, Reader, Table, as_readable
+from .flatbuf import BOOL, I16, I32, I64, U8, Builder, Reader, Table, as_readable
 
 # --------------------------------------------------------------------------------------
 # enums (the numbers of the .fbs files)
@@ -477,6 +477,22 @@ _LIST_TYPES: dict[int, Any] = {
 }
 
 
+def _extension(
+    typ: DataType, metadata: KeyValueMetadata, ft: Table
+) -> tuple[DataType, KeyValueMetadata | None]:
+    """Wrap ``typ`` in the ExtensionType that the field metadata names; drop those keys."""
+    ext_name = metadata.get(EXTENSION_NAME_KEY) or b""
+    serialized = metadata.get(EXTENSION_METADATA_KEY) or b""
+    try:
+        ext_str = ext_name.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ft.reader.error(
+            "expected a UTF-8 extension name, found invalid bytes", ft.pos
+        ) from None
+    rest = metadata.without(EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY)
+    return t.ExtensionType(ext_str, typ, serialized), (rest if len(rest) else None)
+
+
 class _SchemaDecoder:
     __slots__ = ("dictionary_ids", "limits", "nfields")
 
@@ -510,24 +526,21 @@ class _SchemaDecoder:
         names = f"{parent}.{name}" if parent else name
         try:
             nullable = ft.get(1, BOOL, False)
-            code, tt = ft.union(2)
-            children = self.fields(ft, 5, path, names)
-            metadata = _key_values(ft, 6, self.limits)
-            typ = _decode_type(code, tt, children, ft)
+            code = ft.get(2, U8, 0)
+            children = self.fields(ft, 5, path, names) if ft.has(5) else ()
+            metadata = _key_values(ft, 6, self.limits) if ft.has(6) else None
+            leaf = _LEAF_TYPES.get(code)
+            if leaf is not None and not children and ft.ref(3):
+                # parameterless types: their (empty) table need not be read
+                typ = leaf
+            else:
+                typ = _decode_type(code, ft.table(3) if code else None, children, ft)
             if metadata is not None and metadata.get(EXTENSION_NAME_KEY) is not None:
-                ext_name = metadata.get(EXTENSION_NAME_KEY) or b""
-                serialized = metadata.get(EXTENSION_METADATA_KEY) or b""
-                try:
-                    ext_str = ext_name.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise ft.reader.error(
-                        "expected a UTF-8 extension name, found invalid bytes", ft.pos
-                    ) from None
-                typ = t.ExtensionType(ext_str, typ, serialized)
-                metadata = metadata.without(EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY)
-            de = ft.table(4)
-            if de is not None:
-                typ = self.dictionary(de, typ, path)
+                typ, metadata = _extension(typ, metadata, ft)
+            if ft.has(4):
+                de = ft.table(4)
+                if de is not None:
+                    typ = self.dictionary(de, typ, path)
             return Field(name, typ, nullable, metadata)
         except ArrowError as exc:
             raise exc.locate(field_path=names or "<unnamed>") from None
