@@ -105,8 +105,21 @@ _REE = Layout((), children="run_end")
 _INTERVAL_SWAP = {"year_month": (4,), "day_time": (4, 4), "month_day_nano": (4, 4, 8)}
 
 
+_CACHE: dict[t.DataType, Layout] = {}
+
+
 def layout_of(dtype: t.DataType) -> Layout:
     """The physical layout of ``dtype`` (extension types use their storage's)."""
+    found = _CACHE.get(dtype)
+    if found is not None:
+        return found
+    lay = _layout_of(dtype)
+    if len(_CACHE) < 4096:  # types are immutable values; keep the cache bounded
+        _CACHE[dtype] = lay
+    return lay
+
+
+def _layout_of(dtype: t.DataType) -> Layout:
     dtype = t.storage_of(dtype)
     cls = type(dtype)
     fixed = _FIXED.get(cls)
@@ -116,6 +129,30 @@ def layout_of(dtype: t.DataType) -> Layout:
     if make is None:
         raise NotSupported(f"no physical layout is known for type {dtype}")
     return make(dtype)
+
+
+def required_bytes(spec: BufferSpec, lay: Layout, end: int) -> int:
+    """Bytes buffer ``spec`` of layout ``lay`` needs for slots ``0 .. end`` (offset+length).
+
+    Variable-size data buffers need what their offsets say, so they report 0 here.
+
+    >>> from quiver import types as t
+    >>> lay = layout_of(t.string())
+    >>> [required_bytes(b, lay, 10) for b in lay.buffers]
+    [2, 44, 0]
+    """
+    kind = spec.kind
+    if kind in ("validity", "bits"):
+        return (end + 7) // 8
+    if kind == "offsets":
+        # list and binary offsets delimit ranges (one more than slots); list-view and
+        # dense union offsets are one per slot
+        if lay.children in ("views", "dense"):
+            return end * spec.byte_width
+        return (end + 1) * spec.byte_width if end else 0
+    if kind == "data":
+        return 0
+    return end * spec.byte_width  # values, views, sizes, type ids
 
 
 def _fixed_width(dtype: t.DataType) -> Layout:

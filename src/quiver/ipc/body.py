@@ -23,7 +23,7 @@ from .. import errors as E
 from .. import types as t
 from ..array import Array, make_array
 from ..buffers import empty_buffer, pack_bits, padded, unpack_bits
-from ..layout import layout_of
+from ..layout import layout_of, required_bytes
 from . import metadata as md
 
 V4 = 3
@@ -43,11 +43,86 @@ class LoadContext:
     """What one record batch (or dictionary batch) load needs besides its body."""
 
     version: int = V5
-    dictionaries: Any = None  # DictionaryMemo-like: .get(id, path) -> Array
+    dictionaries: Any = None  # DictionaryMemo-like: .get(id) -> Array
     dictionary_ids: dict[tuple[int, ...], int] = field(default_factory=dict)
     max_decompressed_size: int = 4 * 1024**3
     message_index: int | None = None
     threads: bool = True
+
+
+MAX_DEPTH = 64
+
+
+class PlanNode:
+    """One field of a schema, compiled once: everything the per-batch walk asks of it.
+
+    Compiling the type tree up front keeps the per-batch loop free of layout lookups and
+    type tests, which is what small batches and wide schemas pay for.
+    """
+
+    __slots__ = (
+        "children",
+        "dictionary_id",
+        "dtype",
+        "has_validity",
+        "is_union",
+        "layout",
+        "list_size",
+        "name",
+        "nbuf",
+        "path",
+        "rule",
+        "specs",
+        "variadic",
+    )
+
+    def __init__(
+        self,
+        dtype: t.DataType,
+        path: tuple[int, ...],
+        name: str,
+        dictionary_ids: dict[tuple[int, ...], int],
+        depth: int = 0,
+    ) -> None:
+        if depth > MAX_DEPTH:
+            raise E.LimitExceeded(
+                f"expected type nesting of at most {MAX_DEPTH} levels, found more",
+                field_path=name,
+            )
+        storage = t.storage_of(dtype)
+        lay = layout_of(storage)
+        self.dtype = dtype
+        self.path = path
+        self.name = name
+        self.layout = lay
+        self.specs = lay.buffers
+        self.nbuf = lay.num_buffers
+        self.has_validity = lay.has_validity
+        self.variadic = lay.variadic
+        self.rule = lay.children
+        self.is_union = isinstance(storage, t.UnionType)
+        self.list_size = getattr(storage, "list_size", 0)
+        self.dictionary_id: int | None = None
+        self.children: list[PlanNode] = []
+        if isinstance(storage, t.DictionaryType):
+            self.dictionary_id = dictionary_ids.get(path)
+            if self.dictionary_id is None:
+                raise E.DictionaryError(
+                    "expected a dictionary id for this dictionary-encoded field, found none",
+                    field_path=name,
+                )
+        else:
+            self.children = [
+                PlanNode(f.type, (*path, i), _join(name, f.name), dictionary_ids, depth + 1)
+                for i, f in enumerate(storage.fields)
+            ]
+
+
+def compile_plan(
+    schema: t.Schema, dictionary_ids: dict[tuple[int, ...], int]
+) -> list[PlanNode]:
+    """The compiled plan of every top-level field of ``schema``."""
+    return [PlanNode(f.type, (i,), f.name, dictionary_ids) for i, f in enumerate(schema.fields)]
 
 
 class _BodyLoader:
@@ -69,6 +144,7 @@ class _BodyLoader:
         self.body_len = len(body)
         self.body_offset = body_offset
         self.ctx = ctx
+        self.v4 = ctx.version < V5
         self.codec = batch.compression.codec if batch.compression is not None else None
         self.i_node = 0
         self.i_buf = 0
@@ -81,25 +157,6 @@ class _BodyLoader:
             message_index=self.ctx.message_index,
             field_path=path or None,
         )
-
-    def next_node(self, path: str) -> tuple[int, int]:
-        i = self.i_node
-        if i >= len(self.nodes):
-            raise self.error(
-                E.MetadataError,
-                f"expected a FieldNode for this field, found only {len(self.nodes)} nodes",
-                path,
-            )
-        self.i_node = i + 1
-        length, null_count = self.nodes[i]
-        if length < 0 or null_count < 0 or null_count > length:
-            raise self.error(
-                E.MetadataError,
-                f"expected 0 <= null_count <= length in FieldNode {i}, "
-                f"found length {length}, null_count {null_count}",
-                path,
-            )
-        return length, null_count
 
     def next_buffer(self, path: str, load: bool) -> np.ndarray | None:
         i = self.i_buf
@@ -160,86 +217,164 @@ class _BodyLoader:
             )
         return n
 
-    def load(
-        self, dtype: t.DataType, path: tuple[int, ...], name: str, load: bool, depth: int = 0
-    ) -> Array | None:
+    def load(self, node: PlanNode, load: bool) -> Array | None:
         """Load (or skip, when ``load`` is false) one array and its children."""
-        if depth > 64:
-            raise self.error(E.LimitExceeded, "expected nesting of at most 64 levels", name)
-        length, null_count = self.next_node(name)
-        storage = t.storage_of(dtype)
-        lay = layout_of(storage)
-        nbuf = lay.num_buffers
-        v4_union = isinstance(storage, t.UnionType) and self.ctx.version < V5
-        if v4_union:
-            nbuf += 1
-        bufs = [self.next_buffer(name, load) for _ in range(nbuf)]
-        if v4_union:
-            bufs = bufs[1:]
-        if lay.variadic:
+        i = self.i_node
+        if i >= len(self.nodes):
+            raise self.error(
+                E.MetadataError,
+                f"expected a FieldNode for this field, found only {len(self.nodes)} nodes",
+                node.name,
+            )
+        self.i_node = i + 1
+        length, null_count = self.nodes[i]
+        if length < 0 or null_count < 0 or null_count > length:
+            raise self.error(
+                E.MetadataError,
+                f"expected 0 <= null_count <= length in FieldNode {i}, "
+                f"found length {length}, null_count {null_count}",
+                node.name,
+            )
+        name = node.name
+        if node.is_union and self.v4:
+            self.next_buffer(name, False)  # V4 unions carry a validity buffer; V5 dropped it
+        bufs = [self.next_buffer(name, load) for _ in range(node.nbuf)]
+        if node.variadic:
             n = self.next_variadic(name)
             bufs.extend(self.next_buffer(name, load) for _ in range(n))
-        children: list[Array] = []
-        dictionary = None
-        if isinstance(storage, t.DictionaryType):
-            if load:
-                dictionary = self._dictionary_for(path, name)
-        else:
-            for i, child in enumerate(storage.fields):
-                c = self.load(child.type, (*path, i), _join(name, child.name), load, depth + 1)
-                if load:
-                    children.append(c)  # type: ignore[arg-type]
+        children = [self.load(c, load) for c in node.children]
         if not load:
             return None
-        if lay.has_validity and null_count == 0:
+        if node.has_validity and null_count == 0:
             bufs[0] = None
-        return make_array(dtype, length, bufs, children, null_count, 0, dictionary)
+        self._check(node, length, null_count, bufs, children)  # type: ignore[arg-type]
+        dictionary = None
+        if node.dictionary_id is not None:
+            dictionary = self._dictionary(node)
+        return make_array(node.dtype, length, bufs, children, null_count, 0, dictionary)
 
-    def _dictionary_for(self, path: tuple[int, ...], name: str) -> Array:
-        dict_id = self.ctx.dictionary_ids.get(path)
-        if dict_id is None:
+    def _check(
+        self,
+        node: PlanNode,
+        length: int,
+        null_count: int,
+        bufs: list[np.ndarray | None],
+        children: list[Array],
+    ) -> None:
+        """The structural checks: O(1) per array, so they always run."""
+        for spec, buf in zip(node.specs, bufs):
+            need = required_bytes(spec, node.layout, length)
+            have = 0 if buf is None else len(buf)
+            if have < need and not (buf is None and spec.kind == "validity"):
+                raise self.error(
+                    E.BodyError,
+                    f"expected {spec.kind} buffer of at least {need} bytes for {length} "
+                    f"values, found {have}",
+                    node.name,
+                )
+        rule = node.rule
+        if not length:
+            return
+        if rule == "none" and node.variadic is False and len(bufs) == 3:  # binary, string
+            self._check_offsets(node, bufs[1], node.specs[1].byte_width, length, len(bufs[2]))
+        elif rule == "offsets":
+            self._check_offsets(node, bufs[1], node.specs[1].byte_width, length, len(children[0]))
+        elif rule == "same":
+            for c in children:
+                if len(c) < length:
+                    raise self.error(
+                        E.BodyError,
+                        f"expected a child of length >= {length}, found {len(c)}",
+                        node.name,
+                    )
+        elif rule == "fixed":
+            if len(children[0]) < length * node.list_size:
+                raise self.error(
+                    E.BodyError,
+                    f"expected a child of length >= {length * node.list_size}, "
+                    f"found {len(children[0])}",
+                    node.name,
+                )
+        elif rule == "run_end":
+            run_ends, values = children
+            if len(run_ends) != len(values) or len(run_ends) == 0:
+                raise self.error(
+                    E.BodyError,
+                    f"expected as many run ends as values (at least 1), found "
+                    f"{len(run_ends)} and {len(values)}",
+                    node.name,
+                )
+            width = run_ends.type.byte_width
+            last = int(run_ends.buffers[1][(len(run_ends) - 1) * width :][:width]
+                       .view(f"<i{width}")[0])
+            if last < length:
+                raise self.error(
+                    E.BodyError,
+                    f"expected the last run end >= {length}, found {last}",
+                    node.name,
+                )
+
+    def _check_offsets(
+        self, node: PlanNode, offsets: np.ndarray | None, width: int, length: int, limit: int
+    ) -> None:
+        assert offsets is not None  # required_bytes made it at least (length + 1) * width
+        typed = offsets[: (length + 1) * width].view("<i4" if width == 4 else "<i8")
+        first, last = int(typed[0]), int(typed[length])
+        if first < 0 or last < first or last > limit:
             raise self.error(
-                E.DictionaryError, "expected a dictionary id for this field, found none", name
+                E.BodyError,
+                f"expected offsets from 0 to at most {limit}, found first {first}, last {last}",
+                node.name,
             )
+
+    def _dictionary(self, node: PlanNode) -> Array:
         memo = self.ctx.dictionaries
-        found = memo.get(dict_id) if memo is not None else None
+        found = memo.get(node.dictionary_id) if memo is not None else None
         if found is None:
             raise self.error(
                 E.DictionaryError,
-                f"expected dictionary id {dict_id} to be read before the batch that uses it, "
-                "found no such dictionary",
-                name,
+                f"expected dictionary id {node.dictionary_id} to be read before the batch "
+                "that uses it, found no such dictionary",
+                node.name,
             )
         return found
 
 
 def load_record_batch(
-    schema: t.Schema,
+    plan: Sequence[PlanNode],
     batch: md.RecordBatch,
     body: memoryview,
     body_offset: int,
     ctx: LoadContext,
     *,
     columns: Sequence[int] | None = None,
-    base_path: tuple[int, ...] = (),
 ) -> list[Array]:
     """The columns of one RecordBatch message (only ``columns`` when given)."""
     loader = _BodyLoader(batch, body, body_offset, ctx)
     wanted = None if columns is None else set(columns)
     out: list[Array] = []
-    for i, f in enumerate(schema.fields):
-        load = wanted is None or i in wanted
-        arr = loader.load(f.type, (*base_path, i), f.name, load)
+    for i, node in enumerate(plan):
+        arr = loader.load(node, wanted is None or i in wanted)
         if arr is not None:
             if len(arr) != batch.length:
                 raise loader.error(
                     E.BodyError,
                     f"expected a column of the batch length {batch.length}, "
                     f"found length {len(arr)}",
-                    f.name,
+                    node.name,
                 )
             out.append(arr)
     return out
+
+
+def load_single(
+    node: PlanNode, batch: md.RecordBatch, body: memoryview, body_offset: int, ctx: LoadContext
+) -> Array:
+    """The one column of a DictionaryBatch's record batch."""
+    loader = _BodyLoader(batch, body, body_offset, ctx)
+    arr = loader.load(node, True)
+    assert arr is not None  # load=True always builds the array
+    return arr
 
 
 # ======================================================================================

@@ -20,7 +20,7 @@ from .. import errors as E
 from .. import types as t
 from ..array import Array
 from . import metadata as md
-from .body import LoadContext, _BodyLoader
+from .body import LoadContext, PlanNode, load_single
 
 Path = tuple[int, ...]
 
@@ -76,6 +76,7 @@ class DictionaryMemo:
             self._paths.setdefault(did, (path, name))
         self._values: dict[int, Array] = {}
         self._seen_non_delta: set[int] = set()
+        self._plans: dict[int, PlanNode] = {}
 
     def get(self, dictionary_id: int) -> Array | None:
         """The current dictionary for ``dictionary_id``, or None if none was read."""
@@ -103,9 +104,10 @@ class DictionaryMemo:
                 offset=body_offset,
             )
         path, name = self._paths[did]
-        loader = _BodyLoader(batch.data, body, body_offset, ctx)
-        values = loader.load(value_type, path, name, True)
-        assert values is not None  # load=True always returns an array
+        plan = self._plans.get(did)
+        if plan is None:
+            plan = self._plans[did] = PlanNode(value_type, path, name, self.dictionary_ids)
+        values = load_single(plan, batch.data, body, body_offset, ctx)
         if len(values) != batch.data.length:
             raise E.BodyError(
                 f"expected a dictionary of length {batch.data.length}, found {len(values)}",

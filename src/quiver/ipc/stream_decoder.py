@@ -32,7 +32,7 @@ from .. import errors as E
 from .. import types as t
 from ..array import Array
 from . import metadata as md
-from .body import V4, V5, LoadContext, load_record_batch
+from .body import V4, V5, LoadContext, compile_plan, load_record_batch
 from .decoder import DEFAULT_LIMITS, END, NEED_DATA, IpcLimits, MessageDecoder, RawMessage
 from .dictionaries import DictionaryMemo
 
@@ -106,6 +106,7 @@ class BatchLoader:
             self.schema = t.Schema(
                 tuple(self.full_schema.fields[i] for i in self.columns), self.full_schema.metadata
             )
+        self.plan = compile_plan(self.full_schema, schema_msg.dictionary_ids)
         self.memo = DictionaryMemo(
             self.full_schema, schema_msg.dictionary_ids, file_format=file_format
         )
@@ -147,7 +148,7 @@ class BatchLoader:
 
         header = raw.message.header
         cols = load_record_batch(
-            self.full_schema,
+            self.plan,
             header,
             raw.body,
             raw.body_offset,
@@ -162,14 +163,14 @@ class BatchLoader:
         return RecordBatch(self.schema, cols)
 
     def _validate(self, cols: list[Array], raw: RawMessage) -> None:
-        level = self.options.validate
-        if level == "none" or self.kept_foreign:
+        # the structural level runs inside the body loader (O(1) checks per array)
+        if self.options.validate != "full" or self.kept_foreign:
             return
         from ..array.validate import validate_array
 
         for f, c in zip(self.schema.fields, cols):
             try:
-                validate_array(c, full=level == "full", path=f.name)
+                validate_array(c, full=True, path=f.name)
             except E.ArrowError as exc:
                 exc.locate(message_index=raw.index, offset=raw.offset)
                 raise
