@@ -821,3 +821,51 @@ def test_random_bytes_raise_metadata_errors():
         for decode in (decode_message, decode_footer, decode_schema):
             with contextlib.suppress(FormatError, NotSupported):
                 decode(data)
+
+
+def test_mutated_record_batch_messages_decode_the_same_on_fast_and_general_paths():
+    rb = RecordBatch(9, [[9, 1], [9, 0], [4, 0]], [[0, 8], [8, 72], [80, 0], [80, 32]])
+    good = encode_message(Message(md.V5, rb, 112))
+    rng = random.Random(99)
+    limits = MetadataLimits()
+    fast_hits = 0
+    for _ in range(3000):
+        buf = bytearray(good)
+        for _ in range(rng.randrange(1, 3)):
+            buf[rng.randrange(len(buf))] = rng.randrange(256)
+        data = bytes(buf)
+        fast = md._fast_record_batch_message(data, limits)
+        try:
+            general = md._decode_message_general(data, 0, limits)
+        except (FormatError, NotSupported):
+            assert fast is None, "the fast path accepted bytes the general path rejects"
+            continue
+        if fast is not None:
+            fast_hits += 1
+            assert fast == general
+    assert fast_hits > 100
+
+
+def test_mutated_gold_schemas_and_footers_raise_only_format_errors():
+    folder = require_shared(CPP21)
+    samples = []
+    for path in sorted(folder.glob("*.arrow_file")):
+        data = path.read_bytes()
+        (flen,) = struct.unpack_from("<i", data, len(data) - 10)
+        samples.append((decode_footer, data[len(data) - 10 - flen : len(data) - 10]))
+        (n,) = struct.unpack_from("<i", data, 12)
+        samples.append((decode_message, data[16 : 16 + n]))
+    rng = random.Random(5)
+    outcomes = {"ok": 0, "error": 0}
+    for trial in range(6000):
+        decode, src = samples[trial % len(samples)]
+        buf = bytearray(src)
+        for _ in range(rng.randrange(1, 4)):
+            pos = rng.randrange(len(buf))
+            buf[pos] = rng.choice((0, 0xFF, rng.randrange(256), buf[pos] ^ 0x80))
+        try:
+            decode(bytes(buf))
+            outcomes["ok"] += 1
+        except (FormatError, NotSupported):
+            outcomes["error"] += 1
+    assert outcomes["ok"] > 500 and outcomes["error"] > 500
