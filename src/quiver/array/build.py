@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
+import operator
 import uuid as _uuid
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
@@ -48,12 +49,18 @@ from .base import Array, make_array
 # helpers
 
 
+def _valid_mask(values: list[Any]) -> np.ndarray:
+    """True where a value is not None (one C-level pass)."""
+    return np.fromiter(map(operator.is_not, values, itertools.repeat(None)), dtype=bool,
+                       count=len(values))
+
+
 def _validity(values: list[Any]) -> tuple[np.ndarray | None, int, np.ndarray | None]:
     """(bitmap or None, null_count, bool mask of valid slots or None)."""
     n = len(values)
     if n == 0:
         return None, 0, None
-    valid = np.fromiter((v is not None for v in values), dtype=bool, count=n)
+    valid = _valid_mask(values)
     nulls = n - int(np.count_nonzero(valid))
     if nulls == 0:
         return None, 0, None
@@ -249,95 +256,107 @@ def array(
     if from_pandas:
         values = [None if isinstance(v, float) and v != v else v for v in values]
     if type is None:
-        type = infer_type(values)
+        return build(values, infer_type(values), checked=True)
     return build(values, type)
 
 
-def build(values: list[Any], dtype: t.DataType) -> Array:
-    """An offset-0 array of ``dtype`` from a list of Python values (None = null)."""
+def build(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    """An offset-0 array of ``dtype`` from a list of Python values (None = null).
+
+    ``checked`` says the Python types of the values are known to suit ``dtype`` (type
+    inference looked at every one), so leaf builders may skip their own kind check.
+    """
     builder = _BUILDERS.get(dtype.__class__)
     if builder is None:
         raise NotSupported(f"building arrays of {dtype} from Python values is not supported")
-    return builder(values, dtype)
+    return builder(values, dtype, checked)
 
 
 # ------------------------------------------------------------------------------------
 # fixed width
 
 
-def _build_null(values: list[Any], dtype: t.DataType) -> Array:
+def _build_null(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bad = _first_bad(values, lambda v: False)
     if bad is not None:
         raise _kind_error(bad, dtype)
     return make_array(dtype, len(values), (), (), len(values))
 
 
-def _build_bool(values: list[Any], dtype: t.DataType) -> Array:
+def _build_bool(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     _check_kinds(values, (bool, np.bool_), dtype)
     bits = np.array(_fill(values, valid, False), dtype=bool)
     return make_array(dtype, len(values), (bitmap, pack_bits(bits)), (), nulls)
 
 
-def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType) -> tuple[np.ndarray, Any]:
+def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
+          checked: bool = False) -> tuple[np.ndarray, Any]:
     """(integer array, valid mask or None) with range and kind checks."""
+    n = len(values)
+    has_float = False
+    if not checked:
+        kinds = set(map(type, values)) - {type(None)}
+        for k in kinds:
+            if not issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) or issubclass(k, (bool, np.bool_)):
+                raise _kind_error(next(v for v in values if type(v) is k), dtype)
+        has_float = any(issubclass(k, _FLOAT_TYPES) for k in kinds)
+    wide = np.dtype(np.uint64) if npdt.kind == "u" and npdt.itemsize == 8 else np.dtype(np.int64)
     valid = None
     try:
-        raw = np.array(values)
-    except (TypeError, ValueError, OverflowError):
-        raw = None
-    if raw is None or raw.dtype.kind not in "iu" or raw.ndim != 1:
-        _, _, valid = _validity(values)
-        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype, forbid=(bool, np.bool_))
-        filled = _fill(values, valid, 0)
-        try:
-            raw = np.array(filled)
-        except OverflowError:
-            raw = np.array(filled, dtype=object)
-        if raw.dtype.kind == "f":
+        if has_float:
+            valid = _valid_mask(values)
+            raw = np.array(_fill(values, valid if not valid.all() else None, 0),
+                           dtype=np.float64)
             bad = ~np.isfinite(raw) | (raw != np.trunc(raw))
             if bad.any():
                 raise ArrowInvalid(
                     f"expected integral values for {dtype}, found {raw[np.argmax(bad)]}"
                 )
-        if raw.dtype == object:
-            raise ArrowInvalid(f"expected integers that fit {dtype}, found one out of range")
-    if len(raw):
+            if raw.size and (raw.min() < np.iinfo(wide).min or raw.max() > np.iinfo(wide).max):
+                raise OverflowError
+            raw = raw.astype(wide)
+        else:
+            try:
+                raw = np.fromiter(values, wide, n)
+            except TypeError:  # None among the values
+                valid = _valid_mask(values)
+                raw = np.fromiter(_fill(values, valid, 0), wide, n)
+    except (OverflowError, ValueError):
+        raise ArrowInvalid(f"expected integers that fit {dtype}, found one out of range") from None
+    if valid is not None and valid.all():
+        valid = None
+    if raw.size and npdt != wide:
         info = np.iinfo(npdt)
-        lo, hi = raw.min(), raw.max()
-        if (raw.dtype.kind == "f" and (lo < info.min or hi > info.max)) or (
-            raw.dtype.kind in "iu" and (int(lo) < info.min or int(hi) > info.max)
-        ):
-            out = int(lo) if int(lo) < info.min else int(hi)
-            raise ArrowInvalid(f"expected integers that fit {dtype}, found {out}")
+        lo, hi = int(raw.min()), int(raw.max())
+        if lo < info.min or hi > info.max:
+            raise ArrowInvalid(
+                f"expected integers that fit {dtype}, found {lo if lo < info.min else hi}"
+            )
     return raw.astype(npdt, copy=False), valid
 
 
-def _build_int(values: list[Any], dtype: t.DataType) -> Array:
+def _build_int(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
-    raw, valid = _ints(values, npdt, dtype)
+    raw, valid = _ints(values, npdt, dtype, checked)
     bitmap, nulls = _bitmap(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
 
 
-def _build_float(values: list[Any], dtype: t.DataType) -> Array:
+def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
-    valid = None
-    try:
-        raw = np.array(values, dtype=np.float64)
-        ok = True
-    except (TypeError, ValueError):
-        ok = False
-    if ok:
-        kinds = set(map(type, values))
-        ok = all(issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) and not issubclass(k, bool)
-                 for k in kinds)
-    if not ok:
-        _, _, valid = _validity(values)
+    if not checked:
         _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype, forbid=(bool, np.bool_))
-        raw = np.array(_fill(values, valid, 0.0), dtype=np.float64)
+    try:
+        raw = np.array(values, dtype=np.float64)  # None becomes NaN
+    except OverflowError:
+        raise ArrowInvalid(f"expected numbers that fit {dtype}, found one too large") from None
+    valid = None
+    if np.isnan(raw).any():
+        valid = _valid_mask(values)
     bitmap, nulls = _bitmap(valid)
-    return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt))), (), nulls)
+    return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
+                      nulls)
 
 
 def _unscaled(v: Any, dtype: t.DecimalType) -> int:
@@ -361,7 +380,7 @@ def _unscaled(v: Any, dtype: t.DecimalType) -> int:
     return -mag if sign else mag
 
 
-def _build_decimal(values: list[Any], dtype: t.DataType) -> Array:
+def _build_decimal(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, _ = _validity(values)
     ints = [0 if v is None else _unscaled(v, dtype) for v in values]
     width = dtype.width  # type: ignore[attr-defined]
@@ -404,7 +423,7 @@ def _raw_temporal(values: list[Any], dtype: t.DataType, npdt: np.dtype,
     return None
 
 
-def _build_date(values: list[Any], dtype: t.DataType) -> Array:
+def _build_date(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     npdt = storage_numpy_dtype(dtype)
     raw = _raw_temporal(values, dtype, npdt, valid)
@@ -420,7 +439,7 @@ def _build_date(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt))), (), nulls)
 
 
-def _build_timestamp(values: list[Any], dtype: t.DataType) -> Array:
+def _build_timestamp(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     raw = _raw_temporal(values, dtype, np.dtype(np.int64), valid)
     if raw is None:
@@ -436,7 +455,7 @@ def _build_timestamp(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(np.int64))), (), nulls)
 
 
-def _build_time(values: list[Any], dtype: t.DataType) -> Array:
+def _build_time(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     npdt = storage_numpy_dtype(dtype)
     raw = _raw_temporal(values, dtype, npdt, valid)
@@ -451,7 +470,7 @@ def _build_time(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
 
 
-def _build_duration(values: list[Any], dtype: t.DataType) -> Array:
+def _build_duration(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     raw = _raw_temporal(values, dtype, np.dtype(np.int64), valid)
     if raw is None:
@@ -461,7 +480,7 @@ def _build_duration(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
 
 
-def _build_interval(values: list[Any], dtype: t.DataType) -> Array:
+def _build_interval(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     unit = dtype.unit  # type: ignore[attr-defined]
     try:
@@ -484,28 +503,40 @@ def _build_interval(values: list[Any], dtype: t.DataType) -> Array:
 # binary and strings
 
 
-def _encoded(values: list[Any], dtype: t.DataType, is_string: bool,
-             valid: np.ndarray | None) -> tuple[bytes, np.ndarray]:
-    """(all bytes joined, byte length of each value)."""
-    n = len(values)
-    filled = _fill(values, valid, "" if is_string else b"")
-    if is_string:
+def _lengths(chunks: list[Any]) -> np.ndarray:
+    return np.fromiter(map(len, chunks), np.int64, len(chunks))
+
+
+def _encoded(values: list[Any], dtype: t.DataType,
+             is_string: bool) -> tuple[bytes, np.ndarray, np.ndarray | None]:
+    """(all bytes joined, byte length of each value, valid mask or None)."""
+    empty: Any = "" if is_string else b""
+    valid = None
+    filled = values
+    try:
+        joined = empty.join(values)  # succeeds only without None and with one kind
+    except TypeError:
+        valid = _valid_mask(values)
+        if valid.all():
+            valid = None
+        filled = _fill(values, valid, empty)
         try:
-            joined = "".join(filled)
+            joined = empty.join(filled)
         except TypeError:
             joined = None
-        if joined is not None and joined.isascii():
-            return joined.encode("ascii"), np.fromiter(map(len, filled), np.int64, n)
-        try:
-            enc = [_as_utf8(v, dtype) for v in filled]
-        except UnicodeError as exc:
-            raise ArrowInvalid(f"expected valid UTF-8 for {dtype}, found {exc}") from None
-    else:
-        try:
-            return b"".join(filled), np.fromiter(map(len, filled), np.int64, n)
-        except TypeError:
-            enc = [_as_bytes(v, dtype) for v in filled]
-    return b"".join(enc), np.fromiter(map(len, enc), np.int64, n)
+    try:
+        if joined is not None:
+            if not is_string:
+                return joined, _lengths(filled), valid
+            if joined.isascii():  # byte lengths equal character lengths
+                return joined.encode("ascii"), _lengths(filled), valid
+            enc = [v.encode("utf-8") for v in filled]
+        else:
+            conv = _as_utf8 if is_string else _as_bytes
+            enc = [conv(v, dtype) for v in filled]
+    except UnicodeError as exc:
+        raise ArrowInvalid(f"expected valid UTF-8 for {dtype}, found {exc.reason}") from None
+    return b"".join(enc), _lengths(enc), valid
 
 
 def _as_utf8(v: Any, dtype: t.DataType) -> bytes:
@@ -537,17 +568,17 @@ def _offsets(lengths: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
     return offs if large else offs.astype(np.int32)
 
 
-def _build_binary(values: list[Any], dtype: t.DataType) -> Array:
-    bitmap, nulls, valid = _validity(values)
-    data, lengths = _encoded(values, dtype, isinstance(dtype, t.StringType), valid)
+def _build_binary(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    data, lengths, valid = _encoded(values, dtype, isinstance(dtype, t.StringType))
+    bitmap, nulls = _bitmap(valid)
     offs = _offsets(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
     return make_array(dtype, len(values), (bitmap, as_buffer(offs), as_buffer(data)), (), nulls)
 
 
-def _build_view(values: list[Any], dtype: t.DataType) -> Array:
+def _build_view(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     n = len(values)
-    bitmap, nulls, valid = _validity(values)
-    blob, lengths = _encoded(values, dtype, isinstance(dtype, t.StringViewType), valid)
+    blob, lengths, valid = _encoded(values, dtype, isinstance(dtype, t.StringViewType))
+    bitmap, nulls = _bitmap(valid)
     if lengths.size and lengths.max() > np.iinfo(np.int32).max:
         raise ArrowInvalid(f"expected values below 2**31 bytes, found {int(lengths.max())}")
     starts = np.zeros(n, dtype=np.int64)
@@ -582,10 +613,10 @@ def _build_view(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, n, buffers, (), nulls)
 
 
-def _build_fixed_binary(values: list[Any], dtype: t.DataType) -> Array:
+def _build_fixed_binary(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     w = dtype.width  # type: ignore[attr-defined]
-    data, lengths = _encoded(_fill(values, valid, bytes(w)), dtype, False, None)
+    data, lengths, _ = _encoded(_fill(values, valid, bytes(w)), dtype, False)
     if lengths.size and (lengths != w).any():
         bad = int(lengths[lengths != w][0])
         raise ArrowInvalid(f"expected values of {w} bytes for {dtype}, found {bad} bytes")
@@ -602,7 +633,7 @@ def _check_sequences(values: list[Any], dtype: t.DataType) -> None:
             raise _kind_error(next(v for v in values if type(v) is k), dtype)
 
 
-def _build_list(values: list[Any], dtype: t.DataType) -> Array:
+def _build_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     _check_sequences(values, dtype)
     filled = _fill(values, valid, ())
@@ -617,7 +648,7 @@ def _build_list(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, len(values), bufs, (child,), nulls)
 
 
-def _build_fixed_list(values: list[Any], dtype: t.DataType) -> Array:
+def _build_fixed_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     _check_sequences(values, dtype)
     k = dtype.list_size  # type: ignore[attr-defined]
@@ -630,7 +661,7 @@ def _build_fixed_list(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, len(values), (bitmap,), (child,), nulls)
 
 
-def _build_struct(values: list[Any], dtype: t.DataType) -> Array:
+def _build_struct(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, _ = _validity(values)
     fields = dtype.fields
     for kind in set(map(type, values)) - {type(None)}:
@@ -657,7 +688,7 @@ def _item(v: Any, i: int, dtype: t.DataType) -> Any:
     return v[i]
 
 
-def _build_map(values: list[Any], dtype: t.DataType) -> Array:
+def _build_map(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, _ = _validity(values)
     pairs_per = []
     for v in values:
@@ -735,7 +766,7 @@ def _accepts(dtype: t.DataType, v: Any) -> bool:
     return False
 
 
-def _build_union(values: list[Any], dtype: t.DataType) -> Array:
+def _build_union(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     ut: t.UnionType = dtype  # type: ignore[assignment]
     n = len(values)
     nkids = len(ut.fields)
@@ -780,7 +811,7 @@ def _freeze(v: Any) -> Any:
     return (type(v), v)
 
 
-def _build_dictionary(values: list[Any], dtype: t.DataType) -> Array:
+def _build_dictionary(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     dt_: t.DictionaryType = dtype  # type: ignore[assignment]
     bitmap, nulls, _ = _validity(values)
     codes: dict[Any, int] = {}
@@ -811,7 +842,7 @@ def _build_dictionary(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, len(values), (bitmap, as_buffer(indices)), (), nulls, 0, dictionary)
 
 
-def _build_ree(values: list[Any], dtype: t.DataType) -> Array:
+def _build_ree(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     rt: t.RunEndEncodedType = dtype  # type: ignore[assignment]
     ends: list[int] = []
     run_values: list[Any] = []
@@ -836,7 +867,7 @@ def _build_ree(values: list[Any], dtype: t.DataType) -> Array:
     return make_array(dtype, len(values), (), (run_ends, vals), 0)
 
 
-def _build_extension(values: list[Any], dtype: t.DataType) -> Array:
+def _build_extension(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     et: t.ExtensionType = dtype  # type: ignore[assignment]
     if et.extension_name == "arrow.uuid":
         values = [v.bytes if isinstance(v, _uuid.UUID) else v for v in values]
