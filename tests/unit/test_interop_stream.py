@@ -339,3 +339,24 @@ def test_ipc_stream_reader_exports_lazily(tmp_path):
     reader = ipc_reader.RecordBatchStreamReader(str(path))
     table = pa.RecordBatchReader.from_stream(reader).read_all()
     assert table.column("a").to_pylist() == [0, 1, 2, 3]
+
+
+@needs_batch
+def test_import_table_from_pyarrow_polars_and_duckdb():
+    from quiver.interop import import_table
+
+    table = pa.table({"a": [1, 2, 3], "s": ["x", None, "z"]})
+    q = import_table(table)
+    assert q.num_rows == 3 and q.schema.names == ["a", "s"]
+    assert q.column("s").to_pylist() == ["x", None, "z"]
+    assert import_table(pa.record_batch(table.to_batches()[0])).num_rows == 3
+    pl = pytest.importorskip("polars")
+    from_polars = import_table(pl.DataFrame({"v": [1.5, None]}))
+    assert from_polars.column("v").to_pylist() == [1.5, None]
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    from_duckdb = import_table(con.sql("select range as r from range(5)"))
+    assert from_duckdb.column("r").to_pylist() == [0, 1, 2, 3, 4]
+    con.close()
+    with pytest.raises(ArrowTypeError, match="struct"):
+        import_table(pa.chunked_array([[1]]))

@@ -6,8 +6,10 @@ Spec: CDataInterface.rst, CStreamInterface.rst, PyCapsuleInterface.rst.
   capsules that ``__arrow_c_schema__`` / ``__arrow_c_array__`` / ``__arrow_c_stream__``
   hand out; :func:`attach_dunders` installs those methods on quiver's classes once.
 - Import: :func:`import_type`, :func:`import_field`, :func:`import_schema`,
-  :func:`import_array`, :func:`import_batch`, :func:`import_stream` accept any object that
-  speaks the protocol (pyarrow, polars, duckdb, nanoarrow, ...) or raw capsules.
+  :func:`import_array`, :func:`import_batch`, :func:`import_table`, :func:`import_stream`
+  accept any object that speaks the protocol (pyarrow, polars, duckdb, nanoarrow, ...) or
+  raw capsules.
+- pandas: :func:`batch_to_pandas` and :func:`batch_from_pandas`, built with numpy.
 
 >>> import pyarrow as pa
 >>> import quiver as qv
@@ -28,8 +30,10 @@ from .import_ import (
     import_field,
     import_schema,
     import_stream,
+    import_table,
     import_type,
 )
+from .numpy_pandas import batch_from_pandas, batch_to_pandas
 
 _ATTACHED = False
 
@@ -102,6 +106,8 @@ def attach_dunders() -> None:
 __all__ = [
     "ArrowStreamReader",
     "attach_dunders",
+    "batch_from_pandas",
+    "batch_to_pandas",
     "export_array",
     "export_schema",
     "export_stream",
@@ -110,6 +116,7 @@ __all__ = [
     "import_field",
     "import_schema",
     "import_stream",
+    "import_table",
     "import_type",
     "live_exports",
 ]

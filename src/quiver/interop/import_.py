@@ -580,3 +580,25 @@ def import_stream(
     else:
         capsule = method()
     return ArrowStreamReader(capsule, arrays=arrays)
+
+
+def import_table(obj: Any, requested_schema: Any = None) -> Any:
+    """A quiver Table from ``__arrow_c_stream__`` (or a struct ``__arrow_c_array__``).
+
+    Batches stay zero-copy views of the producer's memory.
+
+    >>> import pyarrow as pa
+    >>> import_table(pa.table({"a": [1, 2], "b": ["x", "y"]})).num_rows
+    2
+    """
+    if not hasattr(obj, "__arrow_c_stream__") and hasattr(obj, "__arrow_c_array__"):
+        from ..batch import Table
+
+        batch = import_batch(obj, requested_schema)
+        return Table.from_batches([batch], schema=batch.schema)
+    with import_stream(obj, requested_schema) as reader:
+        if reader.schema is None:
+            raise ArrowTypeError(
+                f"expected a stream of record batches (a struct type), found {reader.field.type}"
+            )
+        return reader.read_all()
