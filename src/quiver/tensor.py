@@ -425,6 +425,8 @@ class SparseTensor:
     ) -> None:
         self._data, self._type = _values_array(data)
         self._shape = _shape_of(shape)
+        if not self._shape:
+            raise ArrowInvalid("expected a sparse tensor of at least 1 dimension, found 0")
         self._dim_names = _names(dim_names, len(self._shape))
 
     @property
@@ -773,8 +775,6 @@ class SparseCSFTensor(SparseTensor):
         if sorted(order) != list(range(ndim)):
             raise ArrowInvalid(f"expected axis_order to be a permutation of 0..{ndim - 1}, "
                             f"found {order}")
-        if ndim < 1:
-            raise ArrowInvalid("expected a CSF tensor of at least 1 dimension, found 0")
         ptrs = [_index_array(p, "CSF indptr").reshape(-1) for p in indptr]
         idxs = [_index_array(i, "CSF indices").reshape(-1) for i in indices]
         if len(ptrs) != ndim - 1 or len(idxs) != ndim:

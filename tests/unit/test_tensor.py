@@ -535,3 +535,38 @@ def test_to_scipy_without_scipy_names_the_fix() -> None:
             SparseCSRMatrix.from_dense_numpy(DENSE).to_scipy()
     else:
         pytest.skip("scipy is installed; the missing-scipy message cannot be observed")
+
+
+def test_zero_dimensional_sparse_tensor_is_rejected() -> None:
+    with pytest.raises(ArrowInvalid, match="at least 1 dimension"):
+        SparseCOOTensor([1.0], np.zeros((1, 0), np.int64), ())
+
+
+def test_random_mutations_of_dense_and_sparse_messages_read_or_raise_arrow_error() -> None:
+    import random
+
+    seeds = [_pa_bytes(np.arange(12, dtype=np.int32).reshape(3, 4), ["a", "b"])]
+    for st in (
+        SparseCOOTensor.from_dense_numpy(DENSE),
+        SparseCSRMatrix.from_dense_numpy(DENSE),
+        SparseCSCMatrix.from_dense_numpy(DENSE),
+        SparseCSFTensor.from_dense_numpy(np.arange(24).reshape(2, 3, 4) % 5),
+    ):
+        seeds.append(_round_trip(st)[1])
+    rng = random.Random(4)
+    for _ in range(3000):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.choice([0, 0xFF, 0x7F, 0x80, rng.randrange(256)])
+        if rng.random() < 0.1:
+            data = data[: rng.randrange(len(data))]
+        for read in (it.read_tensor, it.read_sparse_tensor):
+            try:
+                got = read(bytes(data))
+            except ArrowError:
+                continue
+            with np.errstate(all="ignore"):  # mutated floats may be NaN
+                if isinstance(got, Tensor):
+                    np.asarray(got).sum()
+                elif got.size < 10_000_000:
+                    got.to_dense()
