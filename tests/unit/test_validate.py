@@ -698,3 +698,36 @@ def test_large_string_full_validation_is_vectorized_over_a_million_values() -> N
     data[-1] = 0xFF
     with pytest.raises(ArrowInvalid, match="slot 999999"):
         validate_array(rebuild(arr, buffers=(arr.buffers[0], arr.buffers[1], data)), full=True)
+
+
+def test_string_view_inline_padding_need_not_be_zero() -> None:
+    views = u8(np.int32(2).tobytes() + b"ok\xff\xff\xfe" + bytes(7))
+    both_levels(make_array(t.string_view(), 1, [None, views]))
+
+
+def test_string_view_inline_value_cut_inside_a_character() -> None:
+    views = u8(np.int32(2).tobytes() + "aé".encode() + bytes(9))  # 'a' + first byte of 'é'
+    raises_full_only(make_array(t.string_view(), 1, [None, views]), "UTF-8 in slot 0")
+
+
+def test_string_view_ignores_bad_bytes_outside_referenced_ranges() -> None:
+    data = u8(b"\xff\xff" + b"0123456789abcdef" + b"\xfe")
+    views = _views((16, b"0123", 0, 2))
+    both_levels(make_array(t.string_view(), 1, [None, views, data]))
+    bad = _views((17, b"0123", 0, 2))  # reaches the 0xfe byte
+    raises_full_only(make_array(t.string_view(), 1, [None, bad, data]), "UTF-8 in slot 0")
+
+
+def test_string_view_value_ending_inside_a_character_of_a_valid_buffer() -> None:
+    data = u8("0123456789abcé".encode())  # 15 bytes, 'é' is the last two
+    views = _views((14, b"0123", 0, 0))
+    raises_full_only(
+        make_array(t.string_view(), 1, [None, views, data]), "UTF-8 in slot 0", "inside"
+    )
+    both_levels(make_array(t.string_view(), 1, [None, _views((15, b"0123", 0, 0)), data]))
+
+
+def test_string_value_ending_inside_a_character_before_a_null_slot() -> None:
+    # slot 0 = b"a\xc3" (cut), slot 1 is null and holds b"\xa9": the region decodes fine
+    arr = make_array(t.string(), 2, [u8(b"\x01"), i32(0, 2, 3), u8("aé".encode())])
+    raises_full_only(arr, "UTF-8 in slot 0")

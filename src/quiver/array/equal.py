@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import types as t
+from ..buffers import unpack_bits
 from ..errors import ArrowError, ArrowInvalid
 from ..layout import Layout, layout_of, storage_numpy_dtype
 from .base import Array
@@ -86,11 +87,42 @@ def _bits_at(buf: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return ((buf[positions >> 3] >> (positions & 7).astype(np.uint8)) & 1).astype(bool)
 
 
+def _start_of_run(index: np.ndarray) -> int | None:
+    """``index[0]`` when ``index`` is ``arange(index[0], index[0] + n)``, else None.
+
+    Top-level comparisons and list children of monotonic offsets give such runs; they are
+    then read as slices instead of gathered element by element.
+    """
+    n = index.size
+    if n == 0:
+        return None
+    first = int(index[0])
+    if int(index[-1]) - first != n - 1:
+        return None
+    if n > 2 and not bool((np.diff(index) == 1).all()):
+        return None
+    return first
+
+
+def _bits(buf: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    start = _start_of_run(positions)
+    if start is not None:
+        return unpack_bits(buf, start, positions.size)
+    return _bits_at(buf, positions)
+
+
 def _valid(arr: Array, index: np.ndarray) -> np.ndarray:
     validity = arr.buffers[0] if arr.buffers else None
     if validity is None:
         return np.ones(index.size, dtype=bool)
-    return _bits_at(validity, index + arr.offset)
+    return _bits(validity, index + arr.offset)
+
+
+def _take(values: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    start = _start_of_run(positions)
+    if start is not None:
+        return values[start : start + positions.size]
+    return values[positions]
 
 
 def _typed(buf: np.ndarray, dtype: str | np.dtype) -> np.ndarray:
@@ -101,9 +133,9 @@ def _typed(buf: np.ndarray, dtype: str | np.dtype) -> np.ndarray:
 def _fold(lengths: np.ndarray, element_equal: np.ndarray) -> np.ndarray:
     """Per-slot AND of the element answers, the slots owning consecutive ``lengths``."""
     ok = np.ones(lengths.size, dtype=bool)
-    if element_equal.size:
-        owner = np.repeat(np.arange(lengths.size), lengths)
-        ok[owner[~element_equal]] = False
+    bad = np.flatnonzero(~element_equal)
+    if bad.size:
+        ok[np.searchsorted(np.cumsum(lengths), bad, side="right")] = False
     return ok
 
 
@@ -137,7 +169,7 @@ def _values_equal(
     if kinds == ("validity", "values"):
         return _fixed_equal(storage, lay.buffers[1].byte_width, a, pa_, b, pb)
     if kinds == ("validity", "bits"):
-        return _bits_at(a.buffers[1], pa_) == _bits_at(b.buffers[1], pb)
+        return _bits(a.buffers[1], pa_) == _bits(b.buffers[1], pb)
     if lay.variadic:
         return _views_equal(a, pa_, b, pb)
     if rule == "none":  # binary and string: offsets and data
@@ -160,6 +192,13 @@ def _values_equal(
         return _union_equal(storage, rule == "dense", a, pa_, b, pb)
     if rule == "run_end":
         ra, rb = _physical_runs(a, pa_), _physical_runs(b, pb)
+        # consecutive slots mostly share their pair of runs: compare each pair once
+        if ra.size > 1:
+            new = np.ones(ra.size, dtype=bool)
+            new[1:] = (ra[1:] != ra[:-1]) | (rb[1:] != rb[:-1])
+            heads = np.flatnonzero(new)
+            pair_equal = _slots_equal(a.children[1], ra[heads], b.children[1], rb[heads])
+            return pair_equal[np.cumsum(new) - 1]
         return _slots_equal(a.children[1], ra, b.children[1], rb)
     raise ArrowInvalid(f"expected a type quiver can compare, found {storage}")
 
@@ -173,24 +212,24 @@ def _fixed_equal(
             return np.ones(pa_.size, dtype=bool)
         dtype = {1: "<u1", 2: "<u2", 4: "<u4", 8: "<u8"}.get(width)
     if dtype is not None:
-        return _typed(a.buffers[1], dtype)[pa_] == _typed(b.buffers[1], dtype)[pb]
+        return _take(_typed(a.buffers[1], dtype), pa_) == _take(_typed(b.buffers[1], dtype), pb)
     # decimals, intervals, fixed-size binary wider than 8 bytes: compare rows of bytes
     rows_a = a.buffers[1][: (a.buffers[1].size // width) * width].reshape(-1, width)
     rows_b = b.buffers[1][: (b.buffers[1].size // width) * width].reshape(-1, width)
-    return (rows_a[pa_] == rows_b[pb]).all(axis=1)
+    return (_take(rows_a, pa_) == _take(rows_b, pb)).all(axis=1)
 
 
 def _offset_ranges(arr: Array, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     width = layout_of(arr.type).buffers[1].byte_width
     offsets = _typed(arr.buffers[1], f"<i{width}")
-    starts = offsets[pos].astype(np.int64)
-    return starts, offsets[pos + 1].astype(np.int64) - starts
+    starts = _take(offsets, pos).astype(np.int64)
+    return starts, _take(offsets, pos + 1).astype(np.int64) - starts
 
 
 def _view_ranges(arr: Array, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     width = layout_of(arr.type).buffers[1].byte_width
-    starts = _typed(arr.buffers[1], f"<i{width}")[pos].astype(np.int64)
-    return starts, _typed(arr.buffers[2], f"<i{width}")[pos].astype(np.int64)
+    starts = _take(_typed(arr.buffers[1], f"<i{width}"), pos).astype(np.int64)
+    return starts, _take(_typed(arr.buffers[2], f"<i{width}"), pos).astype(np.int64)
 
 
 def _ranges_equal(
@@ -202,6 +241,17 @@ def _ranges_equal(
     result = la == lb
     same = np.flatnonzero(result)
     lengths = la[same]
+    if not child and same.size == la.size and _start_of_run(pa_) is not None and (
+        _start_of_run(pb) is not None
+    ):
+        # a run of slots with monotonic offsets covers one contiguous byte range per side
+        total = int(lengths.sum())
+        first_a, first_b = int(sa[0]), int(sb[0])
+        element_equal = (
+            a.buffers[2][first_a : first_a + total] == b.buffers[2][first_b : first_b + total]
+        )
+        result[same] = _fold(lengths, element_equal)
+        return result
     ea = ragged_indices(sa[same], lengths)
     eb = ragged_indices(sb[same], lengths)
     if child:

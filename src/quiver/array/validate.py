@@ -96,12 +96,17 @@ def ragged_indices(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     [5, 6, 2, 3, 4]
     """
     lengths = np.asarray(lengths, dtype=np.int64)
-    total = int(lengths.sum()) if lengths.size else 0
-    if total == 0:
+    keep = lengths > 0
+    lengths = lengths[keep]
+    if lengths.size == 0:
         return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(lengths)
-    shift = np.asarray(starts, dtype=np.int64) - (ends - lengths)
-    return np.repeat(shift, lengths) + np.arange(total, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)[keep]
+    # one cumulative sum: +1 inside a range, a jump to the next start at each range head
+    steps = np.ones(int(lengths.sum()), dtype=np.int64)
+    heads = np.cumsum(lengths) - lengths
+    steps[0] = starts[0]
+    steps[heads[1:]] = starts[1:] - (starts[:-1] + lengths[:-1] - 1)
+    return np.cumsum(steps)
 
 
 def _typed(buf: np.ndarray, dtype: str | np.dtype, start: int, count: int) -> np.ndarray:
@@ -148,39 +153,75 @@ def view_slices(
     return gathered, starts, lengths
 
 
-def _check_utf8(
-    data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, slots: np.ndarray, path: str
-) -> None:
-    """Each ``data[starts[k] : starts[k] + lengths[k]]`` is UTF-8; ``data`` covers them all.
-
-    One decode of the whole range proves it valid; the slots are then valid one by one iff
-    no non-empty slot starts on a continuation byte (UTF-8 synchronizes on lead bytes).
-    """
+def _utf8_error(data: np.ndarray) -> int | None:
+    """Position of the first byte that breaks UTF-8 in ``data``, or None when it is valid."""
     if data.size == 0 or not (data >= 0x80).any():
-        return
+        return None
     try:
         str(memoryview(np.ascontiguousarray(data)), "utf-8")
     except UnicodeDecodeError as exc:
-        k = int(np.searchsorted(starts, exc.start, side="right")) - 1
-        # the slot that holds the bad byte (skipping empty slots that share its start)
-        while k > 0 and lengths[k] == 0:
-            k -= 1
-        k = max(k, 0)
-        raise _fail(
-            f"expected valid UTF-8 in slot {int(slots[k])}, found invalid byte "
-            f"0x{int(data[exc.start]):02x} at byte {exc.start - int(starts[k])} of the value",
-            path,
-        ) from None
-    nonempty = lengths > 0
+        return int(exc.start)
+    return None
+
+
+def _raise_utf8(
+    data: np.ndarray, pos: int, starts: np.ndarray, lengths: np.ndarray, slots: np.ndarray,
+    path: str,
+) -> None:
+    k = int(np.searchsorted(starts, pos, side="right")) - 1
+    # the slot that holds the bad byte (skipping empty slots that share its start)
+    while k > 0 and lengths[k] == 0:
+        k -= 1
+    k = max(k, 0)
+    raise _fail(
+        f"expected valid UTF-8 in slot {int(slots[k])}, found invalid byte "
+        f"0x{int(data[pos]):02x} at byte {pos - int(starts[k])} of the value",
+        path,
+    )
+
+
+def _check_boundaries(
+    data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, slots: np.ndarray, path: str
+) -> None:
+    """Within valid UTF-8 ``data``, each slice is valid iff it starts and ends on a character
+    boundary (UTF-8 synchronizes on lead bytes: continuation bytes are 0b10xxxxxx)."""
+    nonempty = np.flatnonzero(lengths > 0)
+    if not nonempty.size:
+        return
     heads = data[starts[nonempty]]
     bad = np.flatnonzero((heads & 0xC0) == 0x80)
     if bad.size:
-        k = np.flatnonzero(nonempty)[bad[0]]
+        k = nonempty[bad[0]]
         raise _fail(
             f"expected valid UTF-8 in slot {int(slots[k])}, found a value starting with "
             f"continuation byte 0x{int(heads[bad[0]]):02x}",
             path,
         )
+    ends = starts[nonempty] + lengths[nonempty]
+    inside = ends < data.size
+    tails = data[ends[inside]]
+    bad = np.flatnonzero((tails & 0xC0) == 0x80)
+    if bad.size:
+        k = nonempty[np.flatnonzero(inside)[bad[0]]]
+        raise _fail(
+            f"expected valid UTF-8 in slot {int(slots[k])}, found a value ending inside a "
+            "multi-byte character",
+            path,
+        )
+
+
+def _check_utf8(
+    data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, slots: np.ndarray, path: str
+) -> None:
+    """Each ``data[starts[k] : starts[k] + lengths[k]]`` is UTF-8, ``data`` holding only them.
+
+    One decode of the whole range proves it valid; the slots are then checked to start and
+    end on character boundaries.
+    """
+    pos = _utf8_error(data)
+    if pos is not None:
+        _raise_utf8(data, pos, starts, lengths, slots, path)
+    _check_boundaries(data, starts, lengths, slots, path)
 
 
 class _Walk:
@@ -501,11 +542,16 @@ class _Walk:
         lengths = np.diff(offs).astype(np.int64)
         slots = np.arange(len(array), dtype=np.int64)
         mask = _validity_mask(array, validity)
+        region = data[first:last]
+        starts -= first
         if mask is None or mask.all():
-            _check_utf8(data[first:last], starts - first, lengths, slots, path)
+            _check_utf8(region, starts, lengths, slots, path)
             return
         starts, lengths, slots = starts[mask], lengths[mask], slots[mask]
-        gathered = data[ragged_indices(starts, lengths)]
+        if _utf8_error(region) is None:  # the common case: no need to skip the null slots
+            _check_boundaries(region, starts, lengths, slots, path)
+            return
+        gathered = region[ragged_indices(starts, lengths)]
         _check_utf8(gathered, np.cumsum(lengths) - lengths, lengths, slots, path)
 
     def _full_list_views(self, array: Array, bufs: list, lay: Layout, path: str) -> None:
@@ -646,9 +692,68 @@ class _Walk:
                     path,
                 )
         if isinstance(storage, t.StringViewType):
-            positions = array.offset + slots
-            gathered, starts, lens = view_slices(views, list(data), positions)
-            _check_utf8(gathered, starts, lens, slots, path)
+            self._full_view_utf8(views, list(data), rows, lengths, slots, path)
+
+    def _full_view_utf8(
+        self,
+        views: np.ndarray,
+        data: list[np.ndarray],
+        rows: np.ndarray,
+        lengths: np.ndarray,
+        slots: np.ndarray,
+        path: str,
+    ) -> None:
+        """UTF-8 of string views (valid slots only), without gathering every byte."""
+        inline = np.flatnonzero(lengths <= _VIEW_INLINE)
+        if inline.size:
+            # inline bytes as a (k, 12) matrix with the unused tail blanked to ASCII spaces:
+            # one decode then catches a bad byte, a value cut short or a stray continuation
+            block = rows[inline, 4:16].copy()
+            block[np.arange(_VIEW_INLINE) >= lengths[inline][:, None]] = 0x20
+            pos = _utf8_error(block.reshape(-1))
+            if pos is not None:
+                k = int(inline[pos // _VIEW_INLINE])
+                raise _fail(
+                    f"expected valid UTF-8 in slot {int(slots[k])}, found invalid byte "
+                    f"0x{int(block.reshape(-1)[pos]):02x} at byte {pos % _VIEW_INLINE} of the "
+                    "value",
+                    path,
+                )
+        outline = np.flatnonzero(lengths > _VIEW_INLINE)
+        if not outline.size:
+            return
+        index = rows[outline, 8:12].copy().view("<i4").reshape(-1).astype(np.int64)
+        start = rows[outline, 12:16].copy().view("<i4").reshape(-1).astype(np.int64)
+        used = np.unique(index)
+        clean = np.zeros(len(data), dtype=bool)
+        for j in used.tolist():  # one C decode per data buffer, not per value
+            clean[j] = _utf8_error(data[j]) is None
+        ok = clean[index]
+        sizes = np.array([b.size for b in data], dtype=np.int64)
+        bases = np.cumsum(sizes) - sizes
+        flat = np.concatenate(data) if len(data) > 1 else data[0]
+        if ok.any():
+            # in a buffer that is valid UTF-8 as a whole, only the value boundaries matter;
+            # check them in buffer-local coordinates so a value cannot run into the next one
+            sel = np.flatnonzero(ok)
+            heads = flat[bases[index[sel]] + start[sel]]
+            ends = start[sel] + lengths[outline[sel]]
+            inside = ends < sizes[index[sel]]
+            tails = np.zeros(sel.size, dtype=np.uint8)
+            tails[inside] = flat[(bases[index[sel]] + ends)[inside]]
+            bad = np.flatnonzero(((heads & 0xC0) == 0x80) | ((tails & 0xC0) == 0x80))
+            if bad.size:
+                k = int(outline[sel[bad[0]]])
+                raise _fail(
+                    f"expected valid UTF-8 in slot {int(slots[k])}, found a value that starts "
+                    "or ends inside a multi-byte character",
+                    path,
+                )
+        if not ok.all():
+            sel = np.flatnonzero(~ok)
+            olen = lengths[outline[sel]]
+            gathered = flat[ragged_indices(bases[index[sel]] + start[sel], olen)]
+            _check_utf8(gathered, np.cumsum(olen) - olen, olen, slots[outline[sel]], path)
 
     def _full_indices(
         self, array: Array, storage: t.DictionaryType, bufs: list, path: str
