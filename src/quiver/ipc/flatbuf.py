@@ -386,6 +386,14 @@ def _scalar_struct(fmt: str) -> struct.Struct:
     return st
 
 
+def _by_alignment(item: tuple[int, int, int, Any]) -> int:
+    return item[0]
+
+
+_pack_u32 = U32.pack_into
+_pack_i32 = I32.pack_into
+
+
 class Builder:
     """Builds one flatbuffer back to front.
 
@@ -393,12 +401,13 @@ class Builder:
     (the object's distance from the end of the buffer) to store in later tables and vectors.
     """
 
-    __slots__ = ("_chunks", "_size", "_vtables")
+    __slots__ = ("_chunks", "_empty", "_size", "_vtables")
 
     def __init__(self) -> None:
         self._chunks: list[bytes] = []
         self._size = 0
         self._vtables: dict[bytes, int] = {}
+        self._empty = 0  # handle of the shared field-less table, once written
 
     def _pad(self, align: int, additional: int) -> None:
         """Pad so that after ``additional`` more bytes the size is a multiple of ``align``."""
@@ -456,54 +465,62 @@ class Builder:
         ``fields`` holds ``(index, kind, value[, default])`` entries; ``kind`` is a struct
         format such as ``"<i"`` (a scalar, skipped when equal to ``default``), ``"offset"``
         (``value`` is a handle, skipped when 0/None) or ``"struct"`` (``value`` is the encoded
-        struct bytes, and ``default`` its alignment).
+        struct bytes, and ``default`` its alignment).  Tables without fields are shared.
         """
-        items: list[tuple[int, int, int, Any]] = []  # (size, align, index, bytes or handle)
+        # (alignment, size, index, packed bytes or a handle)
+        items: list[tuple[int, int, int, Any]] = []
         for entry in fields:
-            index, kind, value = entry[0], entry[1], entry[2]
+            kind = entry[1]
+            value = entry[2]
             if kind == "offset":
                 if value:
-                    items.append((4, 4, index, int(value)))
+                    items.append((4, 4, entry[0], int(value)))
             elif kind == "struct":
-                items.append((len(value), entry[3] if len(entry) > 3 else 8, index, value))
-            else:
-                if len(entry) > 3 and value == entry[3]:
-                    continue
+                items.append((entry[3] if len(entry) > 3 else 8, len(value), entry[0], value))
+            elif len(entry) < 4 or value != entry[3]:
                 st = _scalar_struct(kind)
-                items.append((st.size, st.size, index, st.pack(value)))
-        # widest first so each field is naturally aligned with little padding
-        items.sort(key=lambda it: -it[1])
+                items.append((st.size, st.size, entry[0], st.pack(value)))
+        if not items:
+            if self._empty:
+                return self._empty
+        elif len(items) > 1:
+            # widest first so each field is naturally aligned with little padding
+            items.sort(key=_by_alignment, reverse=True)
         max_align = 4
-        layout: list[tuple[int, int, int, Any]] = []  # (position in table, size, index, value)
+        nfields = 0
         cur = 4
-        for size, align, index, value in items:
-            cur = (cur + align - 1) // align * align
+        layout = []
+        for align, size, index, value in items:
+            if align > max_align:
+                max_align = align
+            if index >= nfields:
+                nfields = index + 1
+            cur = (cur + align - 1) & -align
             layout.append((cur, size, index, value))
             cur += size
-            max_align = max(max_align, align)
-        tsize = (cur + 3) // 4 * 4
+        tsize = (cur + 3) & -4
         self._pad(max_align, tsize)
         start = self._size + tsize  # the table's handle
         body = bytearray(tsize)
-        nfields = max((it[2] for it in layout), default=-1) + 1
         vt_offsets = [0] * nfields
         for pos, size, index, value in layout:
             vt_offsets[index] = pos
-            if isinstance(value, int):  # a reference
-                body[pos : pos + 4] = U32.pack(start - pos - value)
+            if size == 4 and type(value) is int:  # a reference
+                _pack_u32(body, pos, start - pos - value)
             else:
                 body[pos : pos + size] = value
         vtable = struct.pack(f"<HH{nfields}H", 4 + 2 * nfields, tsize, *vt_offsets)
         known = self._vtables.get(vtable)
         if known is not None:
-            # soffset = table position - vtable position, in handles: known - start
-            body[0:4] = I32.pack(known - start)
+            # soffset = table position - vtable position = known - start (vtable further on)
+            _pack_i32(body, 0, known - start)
             self._push(bytes(body))
         else:
-            body[0:4] = I32.pack(len(vtable))
+            _pack_i32(body, 0, len(vtable))
             self._push(bytes(body))
-            vt_handle = self._push(vtable)
-            self._vtables[vtable] = vt_handle
+            self._vtables[vtable] = self._push(vtable)
+        if not items:
+            self._empty = start
         return start
 
     def finish(self, root: int) -> bytes:
