@@ -359,7 +359,11 @@ class Array:
                 return np.zeros(0, dtype=np_dtype)
             raise ArrowInvalid(f"expected a values buffer for {self._type}, found None")
         view = typed_view(buf, raw, self._offset, self._length, "values")
-        return view.view(np_dtype) if np_dtype != raw else view
+        if np_dtype == raw:
+            return view
+        if np_dtype.itemsize != raw.itemsize:  # date32 days widen to datetime64[D]: a copy
+            return view.astype(np.int64).view(np_dtype)
+        return view.view(np_dtype)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
