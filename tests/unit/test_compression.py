@@ -264,3 +264,22 @@ def test_arbitrary_stored_bytes_decode_or_raise_format_error(codec: str, data: b
     except FormatError:
         return
     assert out.nbytes <= max(4096, len(data))
+
+
+def test_zstd_concatenated_frames_decode_like_arrow_cpp() -> None:
+    comp = zstandard.ZstdCompressor(level=1)
+    payload = comp.compress(b"a" * 1000) + comp.compress(b"b" * 500)
+    out = c.decompress_buffer("zstd", _prefixed(1500, payload), max_uncompressed=1 << 20)
+    assert out.tobytes() == b"a" * 1000 + b"b" * 500
+    with pytest.raises(CompressionError, match="expected 1400 uncompressed bytes, found more"):
+        c.decompress_buffer("zstd", _prefixed(1400, payload), max_uncompressed=1 << 20)
+
+
+def test_zstd_frames_without_content_size_decode() -> None:
+    comp = zstandard.ZstdCompressor(level=1, write_content_size=False)
+    raw = _ints(5000)
+    payload = comp.compress(raw.tobytes())
+    out = c.decompress_buffer("zstd", _prefixed(raw.nbytes, payload), max_uncompressed=1 << 20)
+    assert np.array_equal(out, raw)
+    with pytest.raises(CompressionError, match="expected"):
+        c.decompress_buffer("zstd", _prefixed(raw.nbytes - 8, payload), max_uncompressed=1 << 20)

@@ -190,12 +190,22 @@ def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -
         # the zstandard package allocates whatever a frame header claims, ignoring
         # max_output_size; so look at the header first
         content_size = zstandard.frame_content_size(payload)
-        if content_size != zstandard.CONTENTSIZE_UNKNOWN and content_size != declared:
+        if content_size != zstandard.CONTENTSIZE_UNKNOWN and content_size > declared:
             raise CompressionError(
-                f"expected a zstd frame of {declared} bytes, found a frame header claiming "
-                f"{content_size}{_where(where)}"
+                f"expected a zstd frame of at most {declared} bytes, found a frame header "
+                f"claiming {content_size}{_where(where)}"
             )
-        return _zstd_decompressor().decompress(payload, max_output_size=declared)
+        out = _zstd_decompressor().decompress(payload, max_output_size=declared)
+        if len(out) < declared:
+            # ZSTD_decompress (Arrow C++) accepts concatenated frames; decompress() stops
+            # after the first, so read across frames, still bounded by ``declared``
+            reader = _zstd_decompressor().stream_reader(payload, read_across_frames=True)
+            out = reader.read(declared)
+            if len(out) == declared and reader.read(1):
+                raise CompressionError(
+                    f"expected {declared} uncompressed bytes, found more{_where(where)}"
+                )
+        return out
     except CompressionError:
         raise
     except (RuntimeError, ValueError, zstandard.ZstdError) as exc:
