@@ -869,3 +869,24 @@ def test_mutated_gold_schemas_and_footers_raise_only_format_errors():
         except (FormatError, NotSupported):
             outcomes["error"] += 1
     assert outcomes["ok"] > 500 and outcomes["error"] > 500
+
+
+@pytest.mark.parametrize(
+    ("folder", "version", "endianness"),
+    [
+        ("1.0.0-bigendian", md.V5, "big"),
+        ("0.17.1", md.V4, "little"),
+        ("2.0.0-compression", md.V5, "little"),
+    ],
+)
+def test_older_gold_streams_decode_with_their_version_and_endianness(folder, version, endianness):
+    base = require_shared(INTEGRATION / folder)
+    paths = sorted(base.glob("*.stream"))
+    assert paths
+    for path in paths:
+        data = path.read_bytes()
+        msgs = [m for _, _, m, _ in iter_messages(data)]
+        assert {m.version for m in msgs} == {version}
+        assert msgs[0].header.endianness == endianness
+        assert msgs[0].header.schema == q_schema(ipc.open_stream(data).schema)
+        assert sum(isinstance(m.header, RecordBatch) for m in msgs) >= 1
