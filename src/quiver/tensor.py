@@ -190,7 +190,8 @@ def _base_bytes(arr: np.ndarray) -> np.ndarray:
     """A uint8 view from ``arr``'s first element to the end of its last (non-negative strides)."""
     if arr.size == 0:
         return empty_buffer()
-    first = arr[tuple(slice(0, 1) for _ in range(arr.ndim))].reshape(1).view(np.uint8)
+    corner = arr[tuple(slice(0, 1) for _ in range(arr.ndim))] if arr.ndim else arr
+    first = corner.reshape(1).view(np.uint8)
     span = strided_extent(arr.shape, arr.strides, arr.itemsize)
     return np.lib.stride_tricks.as_strided(first, shape=(span,), strides=(1,))
 

@@ -145,9 +145,10 @@ def test_fuzz_regression_files_read_or_raise_arrow_error() -> None:
         np.zeros((0, 3), dtype=np.float32),
         np.arange(8, dtype=np.int8),
         np.arange(6, dtype=">i4").reshape(2, 3),
+        np.array(5.5),
     ],
     ids=["int32_c", "f64_fortran", "f16", "u8_strided", "i16_window", "u64_reversed",
-         "empty", "int8", "bigendian"],
+         "empty", "int8", "bigendian", "zero_dim"],
 )
 def test_written_tensor_reads_equal_in_pyarrow(arr: np.ndarray) -> None:
     data = _ours(arr)
