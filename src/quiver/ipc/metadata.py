@@ -1044,9 +1044,11 @@ I8_ = struct.Struct("<b")
 _QQ = struct.Struct("<qq")
 
 
-def _encode_key_values(b: Builder, md: Sequence[tuple[bytes, bytes]] | None) -> int:
+def _encode_key_values(b: Builder, md: Any) -> int:
     if not md:
         return 0
+    if not isinstance(md, KeyValueMetadata):
+        md = KeyValueMetadata(md)  # a mapping or pairs of str/bytes
     handles = []
     for k, v in md:
         kh = b.create_string(k)
@@ -1194,7 +1196,12 @@ def _encode_schema_table(b: Builder, sm: SchemaMessage) -> int:
         raise ArrowInvalidArgument(
             f"expected endianness 'little' or 'big', found {sm.endianness!r}"
         )
-    fields = _SchemaEncoder(b, sm.dictionary_ids).fields(sm.schema.fields, ())
+    try:
+        fields = _SchemaEncoder(b, sm.dictionary_ids).fields(sm.schema.fields, ())
+    except RecursionError:
+        raise ArrowInvalidArgument(
+            "expected a schema shallow enough for Python's recursion limit, found deeper nesting"
+        ) from None
     md = _encode_key_values(b, sm.schema.metadata)
     features = b.create_scalar_vector("q", list(sm.features)) if sm.features else 0
     return b.table(
