@@ -23,6 +23,7 @@ import contextlib
 import ctypes
 import errno
 import itertools
+import struct
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -31,6 +32,7 @@ import numpy as np
 from .. import types as t
 from ..array.base import Array
 from ..errors import ArrowError, ArrowTypeError, NotSupported
+from ..layout import layout_of
 from . import cdata as c
 
 _KEEP: dict[int, Any] = {}
@@ -40,6 +42,25 @@ _IDS = itertools.count(1)
 # offset (or one view) of an empty array, so it is zeroed and wide enough for that
 _ZEROS = np.zeros(64, dtype=np.uint8)
 _ZEROS_ADDRESS = _ZEROS.__array_interface__["data"][0]
+
+
+# native layouts of the two structs: all members are 8 bytes on 64-bit platforms
+_SCHEMA_STRUCT = struct.Struct("@PPPqqPPPP")
+_ARRAY_STRUCT = struct.Struct("@qqqqqPPPPP")
+if (_SCHEMA_STRUCT.size, _ARRAY_STRUCT.size) != (
+    ctypes.sizeof(c.ArrowSchema),
+    ctypes.sizeof(c.ArrowArray),
+):  # pragma: no cover - only on platforms with 4-byte pointers
+    raise NotSupported("the C data export expects 8-byte pointers (a 64-bit platform)")
+_TABLES: dict[tuple[Any, int], Any] = {}
+
+
+def _table(item: Any, n: int) -> Any:
+    """The ctypes array type ``item * n`` (cached: building the type is the slow part)."""
+    cls = _TABLES.get((item, n))
+    if cls is None:
+        cls = _TABLES[(item, n)] = item * n
+    return cls
 
 
 def live_exports() -> int:
@@ -111,9 +132,7 @@ def _fill_schema(
     children = [c.ArrowSchema() for _ in fields]
     for child, f in zip(children, fields):
         _fill_schema(child, f.name, f.type, f.nullable, _field_metadata(f))
-    child_ptrs = (ctypes.POINTER(c.ArrowSchema) * len(children))(
-        *[ctypes.pointer(ch) for ch in children]
-    )
+    child_ptrs = _table(ctypes.c_void_p, len(children))(*map(ctypes.addressof, children))
     dictionary = None
     if isinstance(physical, t.DictionaryType):
         dictionary = c.ArrowSchema()
@@ -123,15 +142,20 @@ def _fill_schema(
 
     key = next(_IDS)
     _KEEP[key] = (format_buf, children, dictionary, name_buf, meta_buf, child_ptrs)
-    s.format = ctypes.addressof(format_buf)
-    s.name = ctypes.addressof(name_buf)
-    s.metadata = ctypes.addressof(meta_buf) if meta_buf is not None else None
-    s.flags = flags
-    s.n_children = len(children)
-    s.children = ctypes.cast(child_ptrs, ctypes.POINTER(ctypes.POINTER(c.ArrowSchema)))
-    s.dictionary = ctypes.pointer(dictionary) if dictionary is not None else None
-    s.private_data = key
-    s.release = _release_schema
+    # one pack_into instead of nine ctypes attribute writes (the export hot path)
+    _SCHEMA_STRUCT.pack_into(
+        s,
+        0,
+        ctypes.addressof(format_buf),
+        ctypes.addressof(name_buf),
+        ctypes.addressof(meta_buf) if meta_buf is not None else 0,
+        flags,
+        len(children),
+        ctypes.addressof(child_ptrs),
+        ctypes.addressof(dictionary) if dictionary is not None else 0,
+        _RELEASE_SCHEMA_ADDRESS,
+        key,
+    )
 
 
 def _fill_schema_from(s: c.ArrowSchema, obj: Any) -> None:
@@ -182,6 +206,10 @@ def _release_array(ptr: Any) -> None:
         _release_array_struct(ptr.contents)
 
 
+_RELEASE_ARRAY_ADDRESS = ctypes.cast(_release_array, ctypes.c_void_p).value
+_RELEASE_SCHEMA_ADDRESS = ctypes.cast(_release_schema, ctypes.c_void_p).value
+
+
 def _fill_array(a: c.ArrowArray, arr: Array) -> None:
     """Fill the struct ``a`` (owned by the caller) so that it views ``arr``'s buffers."""
     dtype = arr.type
@@ -190,6 +218,10 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
     buffers = [
         b if b is None or b.flags.c_contiguous else np.ascontiguousarray(b) for b in arr.buffers
     ]
+    # an absent trailing buffer (e.g. a struct built with no validity entry) is NULL
+    wanted = layout_of(dtype).num_buffers
+    if len(buffers) < wanted:
+        buffers += [None] * (wanted - len(buffers))
     validity_first = bool(buffers) and not isinstance(physical, (t.UnionType, t.NullType))
     addresses = [
         _buffer_address(b, validity_first and i == 0) for i, b in enumerate(buffers)
@@ -206,14 +238,12 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
     children = [c.ArrowArray() for _ in arr.children]
     for child, sub in zip(children, arr.children):
         _fill_array(child, sub)
-    child_ptrs = (ctypes.POINTER(c.ArrowArray) * len(children))(
-        *[ctypes.pointer(ch) for ch in children]
-    )
+    child_ptrs = _table(ctypes.c_void_p, len(children))(*map(ctypes.addressof, children))
     dictionary = None
     if arr.dictionary is not None:
         dictionary = c.ArrowArray()
         _fill_array(dictionary, arr.dictionary)
-    buffer_table = (ctypes.c_void_p * len(addresses))(*addresses)
+    buffer_table = _table(ctypes.c_void_p, len(addresses))(*addresses)
 
     key = next(_IDS)
     # the quiver array itself holds every buffer alive until release
@@ -226,16 +256,20 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
         null_count = len(arr)
     elif not validity_first or buffers[0] is None:
         null_count = 0
-    a.length = len(arr)
-    a.null_count = null_count if isinstance(null_count, int) and null_count >= 0 else -1
-    a.offset = arr.offset
-    a.n_buffers = len(addresses)
-    a.n_children = len(children)
-    a.buffers = ctypes.cast(buffer_table, ctypes.POINTER(ctypes.c_void_p))
-    a.children = ctypes.cast(child_ptrs, ctypes.POINTER(ctypes.POINTER(c.ArrowArray)))
-    a.dictionary = ctypes.pointer(dictionary) if dictionary is not None else None
-    a.private_data = key
-    a.release = _release_array
+    _ARRAY_STRUCT.pack_into(
+        a,
+        0,
+        len(arr),
+        null_count if isinstance(null_count, int) and null_count >= 0 else -1,
+        arr.offset,
+        len(addresses),
+        len(children),
+        ctypes.addressof(buffer_table),
+        ctypes.addressof(child_ptrs),
+        ctypes.addressof(dictionary) if dictionary is not None else 0,
+        _RELEASE_ARRAY_ADDRESS,
+        key,
+    )
 
 
 def _batch_parts(batch: Any) -> tuple[t.Schema, list[Array], int]:
