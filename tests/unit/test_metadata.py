@@ -823,9 +823,19 @@ def test_random_bytes_raise_metadata_errors():
                 decode(data)
 
 
-def test_mutated_record_batch_messages_decode_the_same_on_fast_and_general_paths():
-    rb = RecordBatch(9, [[9, 1], [9, 0], [4, 0]], [[0, 8], [8, 72], [80, 0], [80, 32]])
+def rb_message(rb: RecordBatch) -> Message:
+    return Message(md.V5, rb, 112)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_mutated_record_batch_messages_decode_the_same_on_fast_and_general_paths(compressed):
+    nodes, buffers = [[9, 1], [9, 0], [4, 0]], [[0, 8], [8, 72], [80, 0], [80, 32]]
+    if compressed:
+        rb = RecordBatch(9, nodes, buffers, BodyCompression("zstd"), (2, 0))
+    else:
+        rb = RecordBatch(9, nodes, buffers)
     good = encode_message(Message(md.V5, rb, 112))
+    assert md._fast_record_batch_message(good, MetadataLimits()) == rb_message(rb)
     rng = random.Random(99)
     limits = MetadataLimits()
     fast_hits = 0

@@ -862,10 +862,10 @@ def _fast_pairs(buf: Any, size: int, field: int, limit: int) -> np.ndarray | Non
 
 
 def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | None:
-    """The hot path: a plain RecordBatch message, decoded with a few struct calls.
+    """The hot path: a RecordBatch message, decoded with a few struct calls.
 
-    Returns None for anything else (other headers, custom metadata, compression, variadic
-    counts, anything out of bounds); the general path then decodes it or explains the error.
+    Returns None for anything else (other headers, custom metadata, anything out of bounds or
+    invalid); the general path then decodes it or explains the error.
     """
     size = len(buf)
     if size < 12:
@@ -898,8 +898,41 @@ def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | No
     if vt is None:
         return None
     o_length, o_nodes, o_buffers, o_comp, o_variadic, tsize = vt
-    if o_comp or o_variadic or o_length + 8 > tsize or o_nodes + 4 > tsize or o_buffers + 4 > tsize:
+    if (
+        o_length + 8 > tsize
+        or o_nodes + 4 > tsize
+        or o_buffers + 4 > tsize
+        or o_comp + 4 > tsize
+        or o_variadic + 4 > tsize
+    ):
         return None
+    compression = None
+    if o_comp:
+        p = rb + o_comp
+        ct = p + _u32(buf, p)[0]
+        vt = _fast_vtable(buf, size, ct)
+        if vt is None:
+            return None
+        o_codec, o_method, _, _, _, tsize = vt
+        if o_codec + 1 > tsize or o_method + 1 > tsize:
+            return None
+        codec = buf[ct + o_codec] if o_codec else 0
+        if codec > 1 or (o_method and buf[ct + o_method]):
+            return None
+        compression = _COMPRESSIONS[_CODECS[codec]]
+    variadic: tuple[int, ...] = ()
+    if o_variadic:
+        p = rb + o_variadic
+        vec = p + _u32(buf, p)[0]
+        if vec + 4 > size:
+            return None
+        n = _u32(buf, vec)[0]
+        if n * 8 > size - vec - 4 or n > limits.max_count:
+            return None
+        if n:
+            variadic = struct.unpack_from(f"<{n}q", buf, vec + 4)
+            if min(variadic) < 0:
+                return None
     length = _q64(buf, rb + o_length)[0] if o_length else 0
     if length < 0:
         return None
@@ -915,7 +948,7 @@ def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | No
             return None
     else:
         buffers = _NO_PAIRS
-    return Message(version, RecordBatch(length, nodes, buffers), body_length)
+    return Message(version, RecordBatch(length, nodes, buffers, compression, variadic), body_length)
 
 
 def decode_message(
