@@ -303,6 +303,7 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
         has_float = any(issubclass(k, _FLOAT_TYPES) for k in kinds)
     wide = np.dtype(np.uint64) if npdt.kind == "u" and npdt.itemsize == 8 else np.dtype(np.int64)
     valid = None
+    fraction = None
     try:
         if has_float:
             valid = _valid_mask(values)
@@ -310,9 +311,8 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
                            dtype=np.float64)
             bad = ~np.isfinite(raw) | (raw != np.trunc(raw))
             if bad.any():
-                raise ArrowInvalid(
-                    f"expected integral values for {dtype}, found {raw[np.argmax(bad)]}"
-                )
+                fraction = raw[np.argmax(bad)]
+                raise OverflowError
             if raw.size and (raw.min() < np.iinfo(wide).min or raw.max() > np.iinfo(wide).max):
                 raise OverflowError
             raw = raw.astype(wide)
@@ -323,6 +323,8 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
                 valid = _valid_mask(values)
                 raw = np.fromiter(_fill(values, valid, 0), wide, n)
     except (OverflowError, ValueError):
+        if fraction is not None:
+            raise ArrowInvalid(f"expected integral values for {dtype}, found {fraction}") from None
         raise ArrowInvalid(f"expected integers that fit {dtype}, found one out of range") from None
     if valid is not None and valid.all():
         valid = None
@@ -423,6 +425,23 @@ def _raw_temporal(values: list[Any], dtype: t.DataType, npdt: np.dtype,
     return None
 
 
+def _with_raw_ints(values: list[Any], dtype: t.DataType, npdt: np.dtype, placeholder: Any,
+                   convert: Any) -> np.ndarray:
+    """Temporal objects converted by ``convert`` (a list -> int array function), with any
+    plain ints among them taken as raw values (pyarrow accepts both in one list)."""
+    is_int = np.fromiter(
+        (isinstance(v, _INT_TYPES) and not isinstance(v, (bool, np.bool_)) for v in values),
+        dtype=bool, count=len(values),
+    )
+    if not is_int.any():
+        return convert(values)
+    objs = [placeholder if i else v for v, i in zip(values, is_int.tolist())]
+    raw = convert(objs).astype(npdt)
+    ints, _ = _ints([v for v, i in zip(values, is_int.tolist()) if i], npdt, dtype)
+    raw[is_int] = ints
+    return raw
+
+
 def _build_date(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, valid = _validity(values)
     npdt = storage_numpy_dtype(dtype)
@@ -443,15 +462,21 @@ def _build_timestamp(values: list[Any], dtype: t.DataType, checked: bool = False
     bitmap, nulls, valid = _validity(values)
     raw = _raw_temporal(values, dtype, np.dtype(np.int64), valid)
     if raw is None:
-        _check_kinds(values, (_dt.date, np.datetime64), dtype)
+        _check_kinds(values, (_dt.date, np.datetime64, *_INT_TYPES), dtype)
         utc = _dt.UTC
-        filled = [
-            v.astimezone(utc).replace(tzinfo=None)
-            if isinstance(v, _dt.datetime) and v.tzinfo is not None else v
-            for v in _fill(values, valid, _dt.datetime(1970, 1, 1))
-        ]
-        us = np.array(filled, dtype="M8[us]").view(np.int64)
-        raw = _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
+
+        def convert(objs: list[Any]) -> np.ndarray:
+            naive = [
+                v.astimezone(utc).replace(tzinfo=None)
+                if isinstance(v, _dt.datetime) and v.tzinfo is not None else v
+                for v in objs
+            ]
+            us = np.array(naive, dtype="M8[us]").view(np.int64)
+            return _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
+
+        epoch = _dt.datetime(1970, 1, 1)
+        raw = _with_raw_ints(_fill(values, valid, epoch), dtype, np.dtype(np.int64), epoch,
+                             convert)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(np.int64))), (), nulls)
 
 
@@ -460,13 +485,18 @@ def _build_time(values: list[Any], dtype: t.DataType, checked: bool = False) -> 
     npdt = storage_numpy_dtype(dtype)
     raw = _raw_temporal(values, dtype, npdt, valid)
     if raw is None:
-        _check_kinds(values, (_dt.time,), dtype)
-        us = np.array(
-            [((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-             for v in _fill(values, valid, _dt.time(0))],
-            dtype=np.int64,
-        )
-        raw = _from_micros(us, dtype.unit).astype(npdt)  # type: ignore[attr-defined]
+        _check_kinds(values, (_dt.time, *_INT_TYPES), dtype)
+
+        def convert(objs: list[Any]) -> np.ndarray:
+            us = np.array(
+                [((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+                 for v in objs],
+                dtype=np.int64,
+            )
+            return _from_micros(us, dtype.unit).astype(npdt)  # type: ignore[attr-defined]
+
+        midnight = _dt.time(0)
+        raw = _with_raw_ints(_fill(values, valid, midnight), dtype, npdt, midnight, convert)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
 
 
@@ -474,9 +504,15 @@ def _build_duration(values: list[Any], dtype: t.DataType, checked: bool = False)
     bitmap, nulls, valid = _validity(values)
     raw = _raw_temporal(values, dtype, np.dtype(np.int64), valid)
     if raw is None:
-        _check_kinds(values, (_dt.timedelta, np.timedelta64), dtype)
-        us = np.array(_fill(values, valid, _dt.timedelta(0)), dtype="m8[us]").view(np.int64)
-        raw = _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
+        _check_kinds(values, (_dt.timedelta, np.timedelta64, *_INT_TYPES), dtype)
+
+        def convert(objs: list[Any]) -> np.ndarray:
+            us = np.array(objs, dtype="m8[us]").view(np.int64)
+            return _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
+
+        zero = _dt.timedelta(0)
+        raw = _with_raw_ints(_fill(values, valid, zero), dtype, np.dtype(np.int64), zero,
+                             convert)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
 
 
