@@ -17,6 +17,7 @@ from quiver.errors import (
     LimitExceeded,
 )
 from quiver.ipc import compression as c
+from tests.conftest import SUPPLEMENT, require_shared
 
 CODECS = ["lz4_frame", "zstd"]
 PA_NAME = {"lz4_frame": "lz4", "zstd": "zstd"}
@@ -283,3 +284,38 @@ def test_zstd_frames_without_content_size_decode() -> None:
     assert np.array_equal(out, raw)
     with pytest.raises(CompressionError, match="expected"):
         c.decompress_buffer("zstd", _prefixed(raw.nbytes - 8, payload), max_uncompressed=1 << 20)
+
+
+def _stream_buffers(path, codec: str | None) -> list[bytes]:
+    """Every body buffer of every (dictionary) batch of a stream, decompressed if ``codec``."""
+    from quiver.ipc import metadata as md
+    from quiver.ipc.framing import read_frame
+
+    data = memoryview(require_shared(path).read_bytes())
+    pos, out = 0, []
+    while True:
+        meta, body_start, _ = read_frame(data, pos)
+        if len(meta) == 0:
+            return out
+        msg = md.decode_message(meta)
+        body = np.frombuffer(data[body_start : body_start + msg.body_length], np.uint8)
+        header = msg.header.data if isinstance(msg.header, md.DictionaryBatch) else msg.header
+        if isinstance(header, md.RecordBatch):
+            assert (header.compression.codec if header.compression else None) == codec
+            for off, length in header.buffers.tolist():
+                view = body[off : off + length]
+                if codec is not None:
+                    view = c.decompress_buffer(codec, view, max_uncompressed=1 << 30)
+                out.append(view.tobytes())
+        pos = body_start + msg.body_length
+
+
+@pytest.mark.parametrize(
+    ("codec", "name"),
+    [("lz4_frame", "compressed_lz4_newtypes.stream"), ("zstd", "compressed_zstd_newtypes.stream")],
+)
+def test_gold_compressed_buffers_equal_the_uncompressed_stream(codec: str, name: str) -> None:
+    plain = _stream_buffers(SUPPLEMENT / "uncompressed_newtypes.stream", None)
+    packed = _stream_buffers(SUPPLEMENT / name, codec)
+    assert len(packed) == len(plain) > 50
+    assert packed == plain
