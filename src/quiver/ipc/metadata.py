@@ -117,8 +117,8 @@ class MetadataLimits:
 
     ``max_depth`` bounds field nesting, ``max_fields`` the number of fields in a schema,
     ``max_nodes`` / ``max_buffers`` the FieldNodes and Buffers of one record batch,
-    ``max_metadata_items`` the key/value pairs of one flatbuffer, ``max_blocks`` the Blocks
-    of a footer and ``max_count`` every element turned into a Python object.
+    ``max_metadata_items`` the key/value pairs of one custom metadata list, ``max_blocks`` the
+    Blocks of a footer and ``max_count`` every vector element turned into a Python object.
     """
 
     max_depth: int = 64
@@ -1008,7 +1008,13 @@ def _decode_message_general(buf: Any, base_offset: int, lim: MetadataLimits) -> 
 def decode_schema(
     buf: Any, *, base_offset: int = 0, limits: MetadataLimits | None = None
 ) -> SchemaMessage:
-    """Decode a flatbuffer whose root is a bare Schema table."""
+    """Decode a flatbuffer whose root is a bare Schema table.
+
+    >>> from quiver import types as t
+    >>> sm = SchemaMessage(t.schema([("d", t.dictionary(t.int8(), t.string()))]), {(0,): 5})
+    >>> decode_schema(encode_schema(sm)).dictionary_ids
+    {(0,): 5}
+    """
     lim = limits or _DEFAULT_LIMITS
     reader = _reader(buf, base_offset, lim)
     try:
@@ -1047,7 +1053,14 @@ def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
 def decode_footer(
     buf: Any, *, base_offset: int = 0, limits: MetadataLimits | None = None
 ) -> Footer:
-    """Decode an IPC file Footer flatbuffer."""
+    """Decode an IPC file Footer flatbuffer.
+
+    >>> from quiver import types as t
+    >>> sm = SchemaMessage(t.schema([("a", t.int64())]), {})
+    >>> f = decode_footer(encode_footer(Footer(V5, sm, (), (Block(8, 136, 64),))))
+    >>> f.record_batches
+    (Block(offset=8, meta_data_length=136, body_length=64),)
+    """
     lim = limits or _DEFAULT_LIMITS
     reader = _reader(buf, base_offset, lim)
     try:
