@@ -621,3 +621,16 @@ def test_quiver_built_array_of_every_type_exports_equal_to_pyarrow(name):
     p.validate(full=True)
     assert p.equals(arr)
     _same_memory(q, import_array(p))
+
+
+def test_strided_buffer_is_exported_as_a_contiguous_copy():
+    step = np.arange(16, dtype=np.uint8)[::2]
+    assert not step.flags.c_contiguous
+    q = make_array(qv.uint8(), 8, [None, step])
+    assert pa.array(Wrap(q)).to_pylist() == list(range(0, 16, 2))
+
+
+def test_missing_trailing_validity_entry_is_exported_as_null():
+    child = make_array(qv.int8(), 2, [None, u8([1, 2], "i1")])
+    q = make_array(qv.struct([qv.field("c", qv.int8())]), 2, [], [child])
+    assert pa.array(Wrap(q)).to_pylist() == [{"c": 1}, {"c": 2}]
