@@ -762,3 +762,56 @@ def test_extension_over_dictionary_values_is_written_as_field_metadata() -> None
                                   {"key": "ARROW:extension:metadata", "value": "ser"}]
     back = parse_json({"schema": {"fields": [jfield]}, "batches": []}).schema
     assert compare_schemas(schema, back) == []
+
+
+def _mutate(doc_: Any, rng: Any) -> None:
+    """One random edit somewhere in a JSON document: delete, replace or duplicate."""
+    containers: list[Any] = []
+    stack = [doc_]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (dict, list)) and node:
+            containers.append(node)
+            stack.extend(node.values() if isinstance(node, dict) else node)
+    target = containers[rng.randrange(len(containers))]
+    odd = [None, -1, 0, 1, 2**31, 2**63, -(2**70), "x", "", "ZZ", [], {}, [1], True, 1.5, "-5"]
+    key = rng.choice(list(target)) if isinstance(target, dict) else rng.randrange(len(target))
+    r = rng.random()
+    if r < 0.3:
+        del target[key]
+    elif r < 0.4 and isinstance(target, list):
+        target.append(target[key])
+    elif r < 0.7 and isinstance(target[key], int) and not isinstance(target[key], bool):
+        target[key] += rng.choice([1, -1, 1000])
+    else:
+        target[key] = rng.choice(odd)
+
+
+def test_mutated_gold_documents_decode_or_raise_arrow_errors_only() -> None:
+    import copy
+    import random
+    import time
+
+    from tests.conftest import INTEGRATION, require_shared
+
+    paths = sorted(require_shared(INTEGRATION).glob("*/*.json.gz"))
+    if not paths:
+        pytest.skip(f"no gold JSON under {INTEGRATION}")
+    docs = [json.loads(gzip.decompress(p.read_bytes())) for p in paths]
+    rng = random.Random(20261122)
+    tried = decoded = 0
+    deadline = time.monotonic() + 8.0
+    while time.monotonic() < deadline:
+        d = copy.deepcopy(docs[rng.randrange(len(docs))])
+        for _ in range(rng.randint(1, 3)):
+            _mutate(d, rng)
+        tried += 1
+        try:
+            jf = parse_json(d)
+        except ArrowError:
+            continue
+        # what decodes must also write and compare without surprises
+        back = parse_json(json.loads(json.dumps(to_json(jf.schema, jf.batches))))
+        assert compare(jf.schema, jf.batches, back.schema, back.batches) == []
+        decoded += 1
+    assert tried > 500 and decoded > 0

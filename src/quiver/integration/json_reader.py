@@ -57,6 +57,9 @@ _INTERVAL_UNITS = {
     "MONTH_DAY_NANO": "month_day_nano",
 }
 _PRECISIONS = {"HALF": 16, "SINGLE": 32, "DOUBLE": 64}
+#: the largest ``count`` accepted: JSON test files are small, and a huge count on a type
+#: without data (null, run-end encoded) would only make later walks allocate without bound
+MAX_COUNT = 2**31 - 1
 
 #: numpy record layouts of the two interval types that are not plain integers
 DAY_TIME_DTYPE = np.dtype([("days", "<i4"), ("milliseconds", "<i4")])
@@ -177,7 +180,7 @@ def metadata_from_json(value: Any, where: str = "") -> t.KeyValueMetadata | None
 
 
 def _unit(table: dict[str, str], value: Any, what: str, path: str) -> str:
-    if value not in table:
+    if not isinstance(value, str) or value not in table:
         raise MetadataError(f"expected a {what} unit in {sorted(table)}, found {value!r}",
                             field_path=path)
     return table[value]
@@ -192,6 +195,10 @@ def type_from_json(obj: Any, children: Sequence[t.Field], path: str = "") -> t.D
         raise
     except ArrowError as exc:
         raise _schema_error(exc, path) from None
+    except (TypeError, ValueError):
+        # a parameter of the wrong JSON kind that a type constructor could not take
+        raise MetadataError(f"expected valid parameters for type {name!r}, found "
+                            f"{json.dumps(obj)[:80]}", field_path=path) from None
 
 
 def _n_children(children: tuple[t.Field, ...], n: int, name: str, path: str) -> None:
@@ -218,7 +225,7 @@ def _type_from_json(
     if name == "fixedsizebinary":
         return t.FixedSizeBinaryType(_need(obj, "byteWidth", int, path, "fixedsizebinary type"))
     if name == "decimal":
-        width = obj.get("bitWidth", 128)
+        width = _need(obj, "bitWidth", int, path, "decimal type") if "bitWidth" in obj else 128
         precision = _need(obj, "precision", int, path, "decimal type")
         scale = _need(obj, "scale", int, path, "decimal type") if "scale" in obj else 0
         return t.DecimalType(width, precision, scale)
@@ -484,6 +491,9 @@ def _views(
     refs: list[tuple[bytes, int, int]] = []
     for i, v in enumerate(views):
         size = _need(v, "SIZE", int, path, f"view {i}")
+        if not 0 <= size < 2**31:
+            raise FormatError(f"expected view {i} size in 0..2**31-1, found {size}",
+                              field_path=path)
         sizes[i] = size
         if size <= 12:
             value = _need(v, "INLINED", str, path, f"view {i}")
@@ -578,6 +588,9 @@ class _Loader:
         try:
             data = _need(jd, "data", dict, path, "dictionary batch")
             count = _need(data, "count", int, path, "dictionary batch data")
+            if not 0 <= count <= MAX_COUNT:
+                raise FormatError(f"expected a dictionary count in 0..{MAX_COUNT}, found "
+                                  f"{count}", field_path=path)
             cols = _need(data, "columns", list, path, "dictionary batch data")
             if len(cols) != 1:
                 raise FormatError(f"expected one column in dictionary batch {did}, found "
@@ -603,8 +616,9 @@ class _Loader:
         typ = node.field.type
         here = path
         count = _need(col, "count", int, here, "column")
-        if count < 0:
-            raise FormatError(f"expected a non-negative count, found {count}", field_path=here)
+        if not 0 <= count <= MAX_COUNT:
+            raise FormatError(f"expected a count in 0..{MAX_COUNT}, found {count}",
+                              field_path=here)
         st = t.storage_of(typ)
         if isinstance(st, t.DictionaryType):
             validity, nulls = _validity(col, count, here)
@@ -780,6 +794,8 @@ def parse_json(doc: Any) -> JsonFile:
     batches = []
     for b, jb in enumerate(jbatches):
         count = _need(jb, "count", int, "", f"batch {b}")
+        if not 0 <= count <= MAX_COUNT:
+            raise FormatError(f"expected a batch count in 0..{MAX_COUNT}, found {count}")
         cols = _need(jb, "columns", list, "", f"batch {b}")
         if len(cols) != len(nodes):
             raise FormatError(f"expected {len(nodes)} columns in batch {b}, found {len(cols)}")
