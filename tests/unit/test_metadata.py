@@ -900,3 +900,27 @@ def test_older_gold_streams_decode_with_their_version_and_endianness(folder, ver
         assert msgs[0].header.endianness == endianness
         assert msgs[0].header.schema == q_schema(ipc.open_stream(data).schema)
         assert sum(isinstance(m.header, RecordBatch) for m in msgs) >= 1
+
+
+def test_encode_rejects_unsupported_versions_and_unknown_headers():
+    with pytest.raises(ArrowInvalidArgument, match=r"expected metadata version V4 .* found 2"):
+        encode_message(Message(2, None, 0))
+    with pytest.raises(ArrowInvalidArgument, match="expected a message header object"):
+        encode_message(Message(md.V5, "not a header", 0))  # type: ignore[arg-type]
+
+
+def test_extension_name_that_is_not_utf8_is_a_metadata_error():
+    def fields(b: Builder) -> list[int]:
+        kv = b.table(
+            [(0, "offset", b.create_string(EXT_KEYS[0])), (1, "offset", b.create_string(b"\xff"))]
+        )
+        return [_field_table(b, 5, b.table([]), f6=b.create_offset_vector([kv]))]
+
+    with pytest.raises(MetadataError, match="expected a UTF-8 extension name"):
+        decode_schema(_schema_bytes(fields))
+
+
+def test_non_contiguous_input_is_a_metadata_error():
+    data = np.frombuffer(encode_message(Message(md.V5, None, 0)) * 2, np.uint8)[::2]
+    with pytest.raises(MetadataError, match="expected a contiguous flatbuffer"):
+        decode_message(data)
