@@ -21,6 +21,7 @@ from quiver.array.base import Array
 from quiver.errors import ArrowError, LimitExceeded
 from quiver.ipc import endian
 from quiver.layout import layout_of
+from tests.conftest import INTEGRATION, require_shared
 
 # --------------------------------------------------------------------------------------
 # pyarrow -> quiver (native) and the independent big-endian reference
@@ -381,13 +382,28 @@ def test_views_short_ones_keep_inline_bytes() -> None:
 
 
 def test_too_deep_type_tree_is_limit_exceeded_not_recursion_error() -> None:
+    for depth in (endian.MAX_DEPTH + 1, 2000):
+        qtype: t.DataType = qv.int32()
+        arr = make_array(qtype, 0, [None, np.zeros(0, np.uint8)])
+        for _ in range(depth):
+            qtype = qv.list_(qtype)
+            arr = make_array(qtype, 0, [None, np.zeros(4, np.uint8)], [arr])
+        with pytest.raises(LimitExceeded, match="nesting depth"):
+            endian.swap_array_to_native(arr)
+
+
+def test_nesting_at_the_limit_swaps() -> None:
     qtype: t.DataType = qv.int32()
-    arr = make_array(qtype, 0, [None, np.zeros(0, np.uint8)])
-    for _ in range(endian.MAX_DEPTH + 5):
+    arr = make_array(qtype, 1, [None, np.array([7], ">i4").view(np.uint8)])
+    for _ in range(endian.MAX_DEPTH):
         qtype = qv.list_(qtype)
-        arr = make_array(qtype, 0, [None, np.zeros(4, np.uint8)], [arr])
-    with pytest.raises(LimitExceeded, match="nesting depth"):
-        endian.swap_array_to_native(arr)
+        offsets = np.array([0, 1], ">i4").view(np.uint8)
+        arr = make_array(qtype, 1, [None, offsets], [arr])
+    out = endian.swap_array_to_native(arr)
+    for _ in range(endian.MAX_DEPTH):
+        assert out.buffers[1].view("<i4").tolist() == [0, 1]
+        out = out.children[0]
+    assert out.buffers[1].view("<i4").tolist() == [7]
 
 
 def test_big_arrays_swap_without_python_loops() -> None:
@@ -396,3 +412,79 @@ def test_big_arrays_swap_without_python_loops() -> None:
     arr = make_array(qv.int64(), n, [None, values.astype(">i8").view(np.uint8)])
     out = endian.swap_array_to_native(arr)
     assert np.array_equal(out.buffers[1].view("<i8"), values)
+
+
+# --------------------------------------------------------------------------------------
+# the big-endian gold streams, read with a minimal flat-schema loader written here so that
+# only the swap is under test (the IPC reader has its own end-to-end tests)
+
+BIG_ENDIAN = INTEGRATION / "1.0.0-bigendian"
+
+
+def _flat_array(qtype, node, specs, body, dictionary=None) -> Array:
+    lay = layout_of(qtype)
+    bufs = []
+    for off, length in specs[: len(lay.buffers)]:
+        bufs.append(None if length == 0 else body[off : off + length])
+    del specs[: len(lay.buffers)]
+    length, null_count = node
+    if lay.has_validity and bufs and bufs[0] is None:
+        null_count = 0
+    return make_array(qtype, length, bufs, (), null_count, 0, dictionary)
+
+
+def _read_big_endian_stream(path) -> list[list[Array]]:
+    from quiver.ipc import metadata as md
+    from quiver.ipc.framing import read_frame
+
+    data = memoryview(require_shared(path).read_bytes())
+    pos, batches, dicts, schema_msg = 0, [], {}, None
+    while True:
+        meta, body_start, _ = read_frame(data, pos)
+        if len(meta) == 0:
+            return batches
+        msg = md.decode_message(meta)
+        body = np.frombuffer(data[body_start : body_start + msg.body_length], np.uint8)
+        pos = body_start + msg.body_length
+        h = msg.header
+        if isinstance(h, md.SchemaMessage):
+            assert h.endianness == "big"
+            schema_msg = h
+            continue
+        if isinstance(h, md.DictionaryBatch):
+            specs = h.data.buffers.tolist()
+            value_type = next(
+                f.type.value_type
+                for i, f in enumerate(schema_msg.schema)
+                if schema_msg.dictionary_ids.get((i,)) == h.id
+            )
+            dicts[h.id] = _flat_array(value_type, h.data.nodes.tolist()[0], specs, body)
+            continue
+        specs = h.buffers.tolist()
+        nodes = h.nodes.tolist()
+        cols = []
+        for i, f in enumerate(schema_msg.schema):
+            dictionary = None
+            if isinstance(f.type, t.DictionaryType):
+                dictionary = dicts[schema_msg.dictionary_ids[(i,)]]
+            cols.append(_flat_array(f.type, nodes[i], specs, body, dictionary))
+        batches.append(cols)
+
+
+@pytest.mark.parametrize("name", ["generated_primitive.stream", "generated_dictionary.stream"])
+def test_big_endian_gold_stream_swaps_to_pyarrows_values(name: str) -> None:
+    path = BIG_ENDIAN / name
+    batches = _read_big_endian_stream(path)
+    theirs = list(pa.ipc.open_stream(str(path)))
+    assert len(batches) == len(theirs) > 0
+    checked = 0
+    for cols, pb in zip(batches, theirs):
+        for i, col in enumerate(cols):
+            native = endian.swap_array_to_native(col)
+            try:
+                got = native.to_pylist()
+            except (NotImplementedError, ArrowError) as exc:
+                pytest.skip(f"quiver to_pylist not available for {col.type}: {exc}")
+            assert got == pb.column(i).to_pylist(), pb.schema.field(i).name
+            checked += 1
+    assert checked >= 2 * len(batches)

@@ -31,8 +31,9 @@ from ..array.base import Array, make_array
 from ..errors import LimitExceeded
 from ..layout import BufferSpec, layout_of
 
-#: deeper type trees than this are rejected instead of exhausting the Python stack
-MAX_DEPTH = 256
+#: deeper type trees than this are rejected instead of exhausting the Python stack (the
+#: same bound as Arrow C++'s and quiver's metadata decoder)
+MAX_DEPTH = 64
 
 
 
@@ -147,6 +148,23 @@ def _swap(array: Array, depth: int, path: str, source_order: str) -> Array:
     )
 
 
+def _check_type_depth(dtype: t.DataType) -> None:
+    # iterative, so that a hostile depth is reported before anything recurses over the
+    # type (hashing a type for the layout cache recurses too)
+    stack = [(dtype, 0)]
+    while stack:
+        typ, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise LimitExceeded(f"expected a type nesting depth <= {MAX_DEPTH}, found more")
+        st = typ
+        while isinstance(st, t.ExtensionType):
+            st = st.storage_type
+        if isinstance(st, t.DictionaryType):
+            stack.append((st.value_type, depth + 1))
+            continue
+        stack.extend((f.type, depth + 1) for f in st.fields)
+
+
 def swap_array_to_native(array: Array) -> Array:
     """Convert an array whose buffers are big-endian into one in native (little) order.
 
@@ -154,6 +172,7 @@ def swap_array_to_native(array: Array) -> Array:
     decimals, intervals, floats and views are swapped by their type's widths; bitmaps
     and bytes are shared with the input.  Length, offset and null count are kept.
     """
+    _check_type_depth(array.type)
     return _swap(array, 0, "", "big")
 
 
@@ -163,6 +182,7 @@ def swap_array_from_native(array: Array) -> Array:
     Useful to write test data or big-endian output; quiver's writers always write
     little-endian.
     """
+    _check_type_depth(array.type)
     return _swap(array, 0, "", "little")
 
 
