@@ -1,0 +1,127 @@
+"""The fuzz invariant, applied to Arrow IPC (h11's idea).
+
+Any byte string given to quiver's readers either decodes -- and every column of every
+batch converts to Python values -- or raises :class:`quiver.ArrowError`; the outcome is
+the same whether the bytes are fed whole or in chunks; and it happens in bounded time and
+memory.  :func:`mutations` is a seeded mutator over valid files (bit flips, int32 boundary
+values written over lengths and offsets, deletions, insertions, truncations, splices);
+:func:`check` runs one input through the stream reader, the file reader and the chunked
+sans-IO decoder and returns the outcome, raising :class:`InvariantBroken` when quiver
+lets anything else escape.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import quiver as qv
+import quiver.ipc as ipc
+from quiver.ipc.decoder import END, NEED_DATA
+
+BOUNDARY_INT32 = [0, 1, -1, 7, 8, 255, 256, 0x7FFF, 0x8000, 0xFFFF, 2**31 - 1, -(2**31),
+                  2**30, 2**24]
+
+
+class InvariantBroken(AssertionError):
+    """quiver raised something other than ArrowError, or chunking changed the outcome."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What reading one input gave: rows converted, or the ArrowError class name."""
+
+    kind: str  # "ok" or an ArrowError subclass name
+    detail: object
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+
+def _convert_all(batches) -> list:
+    # convert each batch as soon as it is read, so that errors come in stream order
+    return [[c.to_pylist() for c in b.columns] for b in batches]
+
+
+def _run(fn) -> Outcome:
+    try:
+        return Outcome("ok", fn())
+    except qv.ArrowError as exc:
+        return Outcome(type(exc).__name__, exc.offset)
+    except Exception as exc:  # the invariant is about exactly this branch
+        raise InvariantBroken(f"{type(exc).__name__}: {exc}") from exc
+
+
+def read_stream_whole(data: bytes) -> list:
+    """Every batch of ``data`` read as a stream, converted to Python values."""
+    return _convert_all(ipc.open_stream(data))
+
+
+def read_stream_chunked(data: bytes, chunk: int) -> list:
+    """The same through the sans-IO decoder fed ``chunk`` bytes at a time."""
+    def batches():
+        dec = ipc.StreamDecoder()
+        for i in range(0, len(data), chunk):
+            dec.feed(data[i : i + chunk])
+            while (b := dec.next_batch()) is not NEED_DATA and b is not END:
+                yield b
+        dec.feed_eof()
+        while (b := dec.next_batch()) is not END:
+            yield b
+
+    return _convert_all(batches())
+
+
+def read_file(data: bytes) -> list:
+    """Every batch of ``data`` read as an IPC file, converted to Python values."""
+    return _convert_all(ipc.open_file(data))
+
+
+def check(data: bytes, *, chunk: int = 7) -> tuple[Outcome, Outcome]:
+    """Run the invariant on one input; returns the (stream, file) outcomes."""
+    whole = _run(lambda: read_stream_whole(data))
+    pieces = _run(lambda: read_stream_chunked(data, chunk))
+    # repr, not ==: NaN values are unequal to themselves
+    if (whole.kind, repr(whole.detail) if whole.ok else None) != (
+        pieces.kind,
+        repr(pieces.detail) if pieces.ok else None,
+    ):
+        raise InvariantBroken(
+            f"fed whole the stream gave {whole.kind}, fed in {chunk}-byte chunks {pieces.kind}"
+        )
+    as_file = _run(lambda: read_file(data))
+    return whole, as_file
+
+
+def mutations(seed_input: bytes, rng: random.Random, count: int) -> Iterator[bytes]:
+    """``count`` seeded mutants of ``seed_input``."""
+    for _ in range(count):
+        data = bytearray(seed_input)
+        for _ in range(rng.choice((1, 1, 1, 2, 3, 8))):
+            op = rng.randrange(7)
+            if not data:
+                break
+            pos = rng.randrange(len(data))
+            if op == 0:  # bit flip
+                data[pos] ^= 1 << rng.randrange(8)
+            elif op == 1:  # random byte
+                data[pos] = rng.randrange(256)
+            elif op in (2, 3):  # int32 boundary value over a 4-aligned word
+                pos -= pos % 4
+                if pos + 4 <= len(data):
+                    value = rng.choice(BOUNDARY_INT32)
+                    data[pos : pos + 4] = struct.pack("<I", value & 0xFFFFFFFF)
+            elif op == 4:  # delete a run
+                k = rng.randrange(1, 17)
+                del data[pos : pos + k]
+            elif op == 5:  # truncate
+                del data[rng.randrange(len(data)) :]
+            else:  # duplicate a run elsewhere
+                k = rng.randrange(1, 33)
+                chunk = data[pos : pos + k]
+                at = rng.randrange(len(data))
+                data[at:at] = chunk
+        yield bytes(data)

@@ -1,0 +1,69 @@
+"""A quick run of the fuzz invariant in the suite, and the known crashers of Arrow C++."""
+
+from __future__ import annotations
+
+import random
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ARROW_TESTING, require_shared
+from tests.fuzz.harness import check, mutations
+from tests.fuzz.seeds import seed_files
+
+MUTANTS_PER_SEED = 40
+
+
+def _regression_inputs() -> list[Path]:
+    found: list[Path] = []
+    for sub in ("arrow-ipc-stream", "arrow-ipc-file", "arrow-ipc-tensor-stream"):
+        folder = ARROW_TESTING / sub
+        if folder.exists():
+            found += sorted(
+                p for p in folder.iterdir() if p.is_file() and p.suffix not in (".md",)
+            )
+    compat = ARROW_TESTING / "forward-compatibility" / "schema_v6.arrow"
+    if compat.exists():
+        found.append(compat)
+    return found
+
+
+REGRESSIONS = _regression_inputs()
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.name for p in REGRESSIONS])
+def test_known_crasher_reads_or_raises_arrow_error_quickly_and_small(path: Path) -> None:
+    data = path.read_bytes()
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        check(data)
+    finally:
+        elapsed = time.perf_counter() - t0
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert elapsed < 2.0, f"took {elapsed:.2f} s"
+    assert peak < 256 * 1024 * 1024, f"peak {peak / 2**20:.0f} MiB"
+
+
+def test_forward_compatibility_file_names_the_version() -> None:
+    import quiver as qv
+    import quiver.ipc as ipc
+
+    path = require_shared(ARROW_TESTING / "forward-compatibility" / "schema_v6.arrow")
+    opener = ipc.open_file if path.read_bytes()[:6] == b"ARROW1" else ipc.open_stream
+    with pytest.raises(qv.ArrowError, match=r"V6|version"):
+        list(opener(path))
+
+
+SEEDS = seed_files()
+
+
+@pytest.mark.parametrize("path", SEEDS, ids=[f"{p.parent.name}/{p.name}" for p in SEEDS])
+def test_mutated_gold_file_decodes_or_raises_arrow_error(path: Path) -> None:
+    rng = random.Random(path.name)
+    base = path.read_bytes()
+    for data in mutations(base, rng, MUTANTS_PER_SEED):
+        check(data, chunk=rng.randrange(1, 64))
