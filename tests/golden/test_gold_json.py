@@ -26,7 +26,7 @@ import pytest
 from quiver import types as t
 from quiver.array import make_array
 from quiver.array.base import Array
-from tests.conftest import INTEGRATION, require_shared
+from tests.conftest import INTEGRATION, SUPPLEMENT, require_shared
 
 pa = pytest.importorskip("pyarrow")
 
@@ -218,3 +218,42 @@ def test_json_decodes_to_what_pyarrow_reads_from_gold_file(json_path: Path | Non
     # top-level names and nullability as pyarrow sees them
     assert [(f.name, f.nullable) for f in reader.schema] == [
         (f.name, f.nullable) for f in jf.schema.fields]
+
+
+# --------------------------------------------------------------------------------------
+# the supplement files (pyarrow-written): JSON round trips of features the gold set lacks
+
+_SUPPLEMENT_JSON_OK = [
+    "dict_delta.stream",
+    "dict_delta.arrow_file",
+    "compressed_lz4_newtypes.arrow_file",
+    "compressed_zstd_newtypes.arrow_file",
+    "uncompressed_newtypes.stream",
+    "schema_only.arrow_file",
+    "metadata_v4_union.stream",
+]
+
+
+@pytest.mark.parametrize("name", _SUPPLEMENT_JSON_OK)
+def test_supplement_file_written_as_json_reads_back_equal(name: str, tmp_path: Path) -> None:
+    path = require_shared(SUPPLEMENT / name)
+    _require_ipc()
+    from quiver.integration import arrow_to_json, compare, read_ipc, read_json
+
+    out = tmp_path / "x.json"
+    arrow_to_json(path, out)
+    schema, batches = read_ipc(path)
+    back = read_json(out)
+    diffs = compare(schema, batches, back.schema, back.batches)
+    assert diffs == [], _diff_text(diffs)
+
+
+@pytest.mark.parametrize("name", ["dict_replacement.stream", "dict_delta_and_replacement.stream"])
+def test_replaced_dictionaries_are_refused_by_the_json_writer(name: str, tmp_path: Path) -> None:
+    path = require_shared(SUPPLEMENT / name)
+    _require_ipc()
+    from quiver.errors import NotSupported
+    from quiver.integration import arrow_to_json
+
+    with pytest.raises(NotSupported, match="found it replaced"):
+        arrow_to_json(path, tmp_path / "x.json")

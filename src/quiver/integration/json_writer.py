@@ -41,7 +41,7 @@ from ..array.base import Array
 from ..buffers import unpack_bits
 from ..errors import ArrowTypeError, NotSupported
 from ..layout import layout_of, storage_numpy_dtype
-from .compare import batch_parts
+from .compare import batch_parts, compare_arrays
 from .json_reader import (
     DAY_TIME_DTYPE,
     EXTENSION_METADATA,
@@ -292,7 +292,7 @@ class _Writer:
             if did is None or arr.dictionary is None:
                 raise ArrowTypeError(f"expected a dictionary array at a dictionary field, "
                                      f"found {arr.type} without one", field_path=name)
-            self.dictionaries[did] = arr.dictionary
+            self._keep_dictionary(did, arr.dictionary, name)
             out["VALIDITY"] = _validity(arr, start, count)
             out["DATA"] = _values(st.index_type, arr, start, count)
             return out
@@ -327,6 +327,21 @@ class _Writer:
                 for j, (f, c) in enumerate(zip(st.fields, children))
             ]
         return out
+
+    def _keep_dictionary(self, did: int, dictionary: Array, name: str) -> None:
+        """Remember the dictionary of id ``did``; a later one must extend the earlier one
+        (a delta), since JSON has one dictionary per id and no replacements."""
+        before = self.dictionaries.get(did)
+        if before is not None and before is not dictionary:
+            n = len(before)
+            if len(dictionary) < n or compare_arrays(before, dictionary.slice(0, n), limit=1):
+                raise NotSupported(
+                    f"expected dictionary {did} to only grow between batches (JSON has one "
+                    "dictionary per id), found it replaced; write such data as IPC, or one "
+                    "JSON file per dictionary", field_path=name)
+            if len(dictionary) == n:
+                return
+        self.dictionaries[did] = dictionary
 
     def _children(
         self, st: t.DataType, rule: str, arr: Array, start: int, count: int
