@@ -36,7 +36,6 @@ from ..layout import BufferSpec, layout_of
 MAX_DEPTH = 64
 
 
-
 def _permutation(width: int, components: tuple[int, ...]) -> np.ndarray:
     perm: list[int] = []
     start = 0
@@ -66,7 +65,8 @@ def byteswap_buffer(buf: np.ndarray, byte_width: int, swap: tuple[int, ...]) -> 
     if n:
         body = buf[:n]
         if swap == (byte_width,) and byte_width in (2, 4, 8):
-            out[:n] = body.view(f">u{byte_width}").astype(f"<u{byte_width}").view(np.uint8)
+            # one pass: numpy converts the byte order while assigning
+            out[:n].view(f"<u{byte_width}")[:] = body.view(f">u{byte_width}")
         else:
             perm = _permutation(byte_width, swap)
             out[:n].reshape(-1, byte_width)[:] = body.reshape(-1, byte_width)[:, perm]
