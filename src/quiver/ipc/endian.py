@@ -148,6 +148,21 @@ def _swap(array: Array, depth: int, path: str, source_order: str) -> Array:
     )
 
 
+def swap_buffer_to_native(spec: BufferSpec, buf: np.ndarray | None) -> np.ndarray | None:
+    """One big-endian buffer of layout ``spec`` in native order (``None`` stays ``None``).
+
+    For loaders that swap each buffer as they slice it from the body, before checking
+    offsets with native arithmetic; byte-order free buffers are returned as they are.
+
+    >>> import numpy as np
+    >>> from quiver.layout import BufferSpec
+    >>> be = np.array([0, 3, 5], ">i4").view(np.uint8)
+    >>> swap_buffer_to_native(BufferSpec("offsets", 4, (4,)), be).view("<i4").tolist()
+    [0, 3, 5]
+    """
+    return _swap_buffer(spec, buf, "big")
+
+
 def _check_type_depth(dtype: t.DataType) -> None:
     # iterative, so that a hostile depth is reported before anything recurses over the
     # type (hashing a type for the layout cache recurses too)
@@ -191,5 +206,6 @@ __all__ = [
     "byteswap_buffer",
     "swap_array_from_native",
     "swap_array_to_native",
+    "swap_buffer_to_native",
     "swap_views_buffer",
 ]
