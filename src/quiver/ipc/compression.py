@@ -9,8 +9,10 @@ Codecs: ``lz4_frame`` (the LZ4 *frame* format, never the raw block format) and `
 They come from the ``lz4`` and ``zstandard`` packages, picked by measurement over
 ``cramjam`` (8 MB buffers, one core; see ``benchmarks/bench_compression.py``): lz4.frame
 compresses about 5x faster than cramjam's lz4 (cramjam defaults to a slower level) and
-decompresses 1.8-2.8x faster; zstandard is 15-35% faster than cramjam's zstd both ways, and
-both packages run at 90-100% of pyarrow's own codec speed with byte-identical output.
+decompresses 1.8-2.8x faster; zstandard is 15-35% faster than cramjam's zstd both ways.
+Against pyarrow's own codecs on the same buffers both compress at 95-100% of its speed with
+byte-identical output; zstd decompresses at pyarrow's speed, lz4 at 65-85% of it (the
+python-lz4 build, not the wrapper: lz4.frame.decompress alone measures the same).
 
 Safety: the uncompressed length a buffer declares is checked against a caller's limit
 *before* anything is allocated, and the decompressors are bounded by that length (zstd
