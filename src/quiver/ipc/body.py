@@ -48,6 +48,7 @@ class LoadContext:
     max_decompressed_size: int = 4 * 1024**3
     message_index: int | None = None
     threads: bool = True
+    max_unbacked_rows: int = 1 << 24
 
 
 MAX_DEPTH = 64
@@ -146,6 +147,16 @@ class _BodyLoader:
         self.ctx = ctx
         self.v4 = ctx.version < V5
         self.codec = batch.compression.codec if batch.compression is not None else None
+        # compressed bodies hold far more rows per byte; allow a generous codec ratio
+        per_byte = 8 if self.codec is None else 8 * 256
+        limit = per_byte * self.body_len + ctx.max_unbacked_rows
+        if batch.length < 0 or batch.length > limit:
+            raise self.error(
+                E.LimitExceeded,
+                f"expected a batch length between 0 and {limit} (8 rows per body byte plus "
+                f"IpcLimits.max_unbacked_rows), found {batch.length}",
+                "",
+            )
         self.i_node = 0
         self.i_buf = 0
         self.i_var = 0

@@ -43,6 +43,10 @@ class IpcLimits:
     ``max_metadata_size`` bounds one flatbuffer, ``max_body_size`` one message body,
     ``max_depth`` type nesting, ``max_fields`` the number of fields (all levels),
     ``max_buffers`` buffers per batch, ``max_decompressed_size`` one decompressed buffer.
+    ``max_unbacked_rows``: a batch may claim at most 8 rows per body byte (x256 when
+    compressed) plus this many,
+    so that columns without buffers (null, run-end encoded) cannot claim rows that
+    converting them would have to allocate.
     """
 
     max_metadata_size: int = 64 * 1024 * 1024
@@ -52,6 +56,7 @@ class IpcLimits:
     max_buffers: int = 1_000_000
     max_decompressed_size: int = 4 * 1024**3
     max_dictionary_size: int = 16 * 1024**3
+    max_unbacked_rows: int = 1 << 24
 
 
 DEFAULT_LIMITS = IpcLimits()

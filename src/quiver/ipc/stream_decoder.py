@@ -128,6 +128,7 @@ class BatchLoader:
             dictionaries=memo,
             dictionary_ids=self.schema_msg.dictionary_ids,
             max_decompressed_size=self.options.limits.max_decompressed_size,
+            max_unbacked_rows=self.options.limits.max_unbacked_rows,
             message_index=raw.index,
             threads=self.options.use_threads,
         )
