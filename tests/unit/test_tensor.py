@@ -571,3 +571,15 @@ def test_random_mutations_of_dense_and_sparse_messages_read_or_raise_arrow_error
                     np.asarray(got).sum()
                 elif got.size < 10_000_000:
                     got.to_dense()
+
+
+def test_csf_with_permuted_axis_order_round_trips() -> None:
+    x = np.zeros((3, 4, 2), dtype=np.int32)
+    x[0, 1, 1], x[2, 3, 0], x[2, 0, 1] = 5, 6, 7
+    order = (2, 0, 1)
+    levels = SparseCSFTensor.from_dense_numpy(np.transpose(x, order))
+    s = SparseCSFTensor(levels.data, levels.indptr, levels.indices, x.shape, order)
+    assert np.array_equal(s.to_dense(), x)
+    back, _ = _round_trip(s)
+    assert back.axis_order == order
+    assert np.array_equal(back.to_dense(), x)
