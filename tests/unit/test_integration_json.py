@@ -815,3 +815,14 @@ def test_mutated_gold_documents_decode_or_raise_arrow_errors_only() -> None:
         assert compare(jf.schema, jf.batches, back.schema, back.batches) == []
         decoded += 1
     assert tried > 500 and decoded > 0
+
+
+def test_cli_accepts_arrow_cpp_mode_spellings(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    from quiver.cli import main
+
+    j = _sample(tmp_path)
+    a = tmp_path / "out.arrow"
+    assert main(["integration", "--mode", "JSON_TO_ARROW", "--json", str(j),
+                 "--arrow", str(a)]) == 0
+    assert a.read_bytes()[:6] == b"ARROW1"

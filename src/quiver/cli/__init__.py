@@ -58,8 +58,14 @@ def _err(message: str) -> None:
 _MODES = ("validate", "json-to-arrow", "arrow-to-json")
 
 
+def _mode(text: str) -> str:
+    return text.strip().lower().replace("_", "-")
+
+
 def _integration_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mode", required=True, choices=_MODES, help="what to do")
+    p.add_argument("--mode", required=True, choices=_MODES, type=_mode,
+                   help="what to do (Arrow C++'s VALIDATE / JSON_TO_ARROW / ARROW_TO_JSON "
+                   "spellings are accepted too)")
     p.add_argument("--json", required=True, metavar="J", help="integration JSON file")
     p.add_argument("--arrow", required=True, metavar="A", help="Arrow IPC file (or stream)")
     p.add_argument("--limit", type=int, default=20,
