@@ -480,10 +480,21 @@ def test_requested_schema_equal_to_the_type_is_honoured():
     assert pa.array(q, type=pa.int64()).to_pylist() == [10, None, 30, 40]
 
 
-def test_requested_schema_that_differs_is_not_supported():
+def test_requested_other_representation_gets_the_data_schema():
+    # the spec's best effort: same fields, other types -> the data's own schema
     q, _ = _quiver_arrays()["int64"]
-    with pytest.raises(NotSupported, match="cast"):
-        export_array(q, requested_schema=export_schema(qv.int32()))
+    requested = export_schema(qv.int32())
+    schema_capsule, _ = export_array(q, requested_schema=requested)
+    assert import_type(schema_capsule) == qv.int64()
+    # the request capsule stays the caller's: still readable after the call
+    assert import_type(requested) == qv.int32()
+
+
+def test_requested_schema_with_other_fields_is_not_supported():
+    q, _ = _quiver_arrays()["struct"]
+    other = qv.struct([qv.field("a", qv.int8()), qv.field("zzz", qv.string())])
+    with pytest.raises(NotSupported, match="select or cast"):
+        export_array(q, requested_schema=export_schema(other))
 
 
 def test_array_dunder_is_attached():

@@ -145,6 +145,11 @@ def test_stream_honours_an_equal_requested_schema_and_refuses_another():
     assert pa.RecordBatchReader._import_from_c_capsule(capsule).read_all().num_rows == 2
     with pytest.raises(NotSupported, match="requested_schema"):
         export_stream(source, export_schema(qv.schema([qv.field("a", qv.int32())])))
+    # same fields, other types: answered with the data's own schema (spec: best effort)
+    other = qv.schema([qv.field("a", qv.int32()), qv.field("s", qv.string_view())])
+    capsule = export_stream(source, export_schema(other))
+    reader = pa.RecordBatchReader._import_from_c_capsule(capsule)
+    assert reader.schema.field("s").type == pa.string()
 
 
 def test_stream_source_needs_a_schema():

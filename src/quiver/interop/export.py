@@ -301,23 +301,32 @@ def _is_batch(obj: Any) -> bool:
         return False
 
 
-def _check_requested(ours: Any, requested_schema: Any) -> None:
+def _shape(dtype: t.DataType) -> Any:
+    """The names and nesting of a type, without the physical representations."""
+    return tuple((f.name, _shape(f.type)) for f in dtype.fields)
+
+
+def _check_requested(ours: t.Schema | t.DataType, requested_schema: Any) -> None:
+    """Apply the PyCapsule "Schema Requests" rule.
+
+    quiver does not cast on export.  An equal request is honoured; one that asks for another
+    representation of the same data (same field names and nesting, other types, e.g.
+    ``string_view`` for ``string``) is answered, as the spec allows, with the data's own
+    schema (the consumer checks what it got); one with other fields is incompatible and
+    raises :class:`NotSupported`.
+    """
     if requested_schema is None:
         return
-    from .import_ import import_field
+    from .import_ import peek_field
 
-    requested: Any = import_field(requested_schema)
-    if isinstance(ours, t.Schema):
-        if isinstance(requested.type, t.StructType):
-            requested = t.Schema(requested.type.fields)
-        same = isinstance(requested, t.Schema) and requested.equals(ours)
-    else:
-        same = requested.type.equals(ours)
-    if not same:
-        raise NotSupported(
-            f"expected requested_schema equal to the data's schema ({ours}), found "
-            f"{requested}; quiver does not cast on export: cast the data first"
-        )
+    requested = peek_field(requested_schema).type
+    our_type = t.struct(ours.fields) if isinstance(ours, t.Schema) else ours
+    if requested.equals(our_type) or _shape(requested) == _shape(our_type):
+        return
+    raise NotSupported(
+        f"expected a requested_schema with the data's fields ({our_type}), found "
+        f"{requested}; quiver does not transform schemas on export: select or cast first"
+    )
 
 
 def export_array(obj: Any, requested_schema: Any = None) -> tuple[Any, Any]:

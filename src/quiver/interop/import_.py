@@ -156,6 +156,17 @@ def _field_from_capsule(capsule: Any) -> t.Field:
     return _field_from_struct(c.ArrowSchema.from_address(address))
 
 
+def peek_field(obj: Any) -> t.Field:
+    """Read a schema capsule (or ``__arrow_c_schema__``) without releasing a raw capsule.
+
+    For ``requested_schema`` capsules, which stay the caller's to reuse and release.
+    """
+    if type(obj).__name__ != "PyCapsule":
+        return import_field(obj)
+    address = c.capsule_address(obj, c.SCHEMA_CAPSULE)
+    return _read_field(c.ArrowSchema.from_address(address), "", 0)
+
+
 def import_field(obj: Any) -> t.Field:
     """A quiver Field from an ``arrow_schema`` capsule or an object with ``__arrow_c_schema__``.
 
