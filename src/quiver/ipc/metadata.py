@@ -127,7 +127,7 @@ class MetadataLimits:
     max_buffers: int = 10_000_000
     max_metadata_items: int = 1_000_000
     max_blocks: int = 10_000_000
-    max_count: int = 10_000_000
+    max_count: int = 1_000_000
 
 
 _DEFAULT_LIMITS = MetadataLimits()
