@@ -826,3 +826,19 @@ def test_cli_accepts_arrow_cpp_mode_spellings(tmp_path: Path) -> None:
     assert main(["integration", "--mode", "JSON_TO_ARROW", "--json", str(j),
                  "--arrow", str(a)]) == 0
     assert a.read_bytes()[:6] == b"ARROW1"
+
+
+def test_single_floats_are_written_as_their_shortest_decimal() -> None:
+    f32 = {"name": "floatingpoint", "precision": "SINGLE"}
+    d = _ints([362.493, -0.1], type_=f32)
+    assert roundtrip(d)["batches"][0]["columns"][0]["DATA"] == [362.493, -0.1]
+
+
+def test_one_dictionary_id_for_two_value_types_is_a_format_error() -> None:
+    d = doc([_dict_field("a", 0, UTF8), _dict_field("b", 0, INT32)],
+            (1, [{"name": "a", "count": 1, "VALIDITY": [1], "DATA": [0]},
+                 {"name": "b", "count": 1, "VALIDITY": [1], "DATA": [0]}]),
+            dictionaries=[_dict_batch(0, 1, {"VALIDITY": [1], "OFFSET": [0, 1],
+                                             "DATA": ["z"]})])
+    with pytest.raises(FormatError, match="one id used for two value types"):
+        parse_json(d)

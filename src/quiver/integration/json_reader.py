@@ -627,6 +627,10 @@ class _Loader:
                 raise FormatError("expected a dictionary id for a dictionary field, found none",
                                   field_path=here)
             dictionary = self.dictionary(node.dictionary_id, here)
+            if not dictionary.type.equals(st.value_type):
+                raise FormatError(f"expected dictionary {node.dictionary_id} to hold "
+                                  f"{st.value_type}, found {dictionary.type} (one id used "
+                                  "for two value types)", field_path=here)
             _check_indices(indices, st.index_type, validity, count, len(dictionary), here)
             return make_array(typ, count, (validity, indices), (), nulls, 0, dictionary)
         lay = layout_of(st)

@@ -210,7 +210,10 @@ def _values(st: t.DataType, arr: Array, start: int, count: int) -> list[Any]:
     if nd is not None:
         vals = _typed(buf, nd, start, count)
         if nd.kind == "f":
-            return vals.astype(np.float64).tolist()
+            if nd.itemsize < 8:
+                # the shortest decimal that reads back as the same half/single float
+                return [float(x) for x in vals.astype(str)]
+            return vals.tolist()
         if nd.itemsize == 8:
             return _strs(vals)
         return vals.tolist()
