@@ -645,3 +645,45 @@ def test_missing_trailing_validity_entry_is_exported_as_null():
     child = make_array(qv.int8(), 2, [None, u8([1, 2], "i1")])
     q = make_array(qv.struct([qv.field("c", qv.int8())]), 2, [], [child])
     assert pa.array(Wrap(q)).to_pylist() == [{"c": 1}, {"c": 2}]
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def test_import_loop_does_not_grow_memory():
+    source = pa.record_batch({"a": pa.array(np.arange(1000)), "s": pa.array(["x"] * 1000)})
+    from quiver.interop import import_batch
+
+    for _ in range(2000):
+        import_batch(source)
+    gc.collect()
+    start = _rss_bytes()
+    for _ in range(20000):
+        import_batch(source)
+    gc.collect()
+    assert _rss_bytes() - start < 8 * 1024 * 1024
+
+
+def test_consumer_may_release_from_another_thread():
+    import threading
+
+    data = np.arange(50, dtype=np.int64)
+    q = make_array(qv.int64(), 50, [None, data.view(np.uint8)])
+    ref = weakref.ref(q)
+    gc.collect()
+    before = live_exports()
+    holder = [pa.array(Wrap(q))]
+    del q
+
+    def consume():
+        assert holder[0].to_pylist()[-1] == 49
+        holder.clear()  # pyarrow calls our release callback on this thread
+
+    worker = threading.Thread(target=consume)
+    worker.start()
+    worker.join()
+    gc.collect()
+    assert ref() is None
+    assert live_exports() == before

@@ -202,3 +202,17 @@ def test_exported_schema_capsule_reads_back_through_raw_struct():
     assert s.flags == c.ARROW_FLAG_NULLABLE | c.ARROW_FLAG_DICTIONARY_ORDERED
     assert c.c_string(s.dictionary.contents.format) == b"u"
     assert import_field(capsule).type == qv.dictionary(qv.int8(), qv.string(), True)
+
+
+def test_legacy_union_and_null_validity_buffer_is_accepted():
+    pair = capsules(schema_struct(b"n"), array_struct(3, [None], null_count=3))
+    arr = import_array(pair)
+    assert len(arr) == 3 and arr.null_count == 3 and arr.buffers == ()
+    child = array_struct(2, [None, np.array([7, 8], np.int8).view(np.uint8)])
+    union = capsules(
+        schema_struct(b"+us:4", children=[schema_struct(b"c")]),
+        array_struct(2, [None, np.array([4, 4], np.int8).view(np.uint8)], children=[child]),
+    )
+    arr = import_array(union)
+    assert arr.to_pylist() == [7, 8]
+    assert len(arr.buffers) == 1

@@ -286,6 +286,11 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
     else:
         ok = n_buffers == expected
         wanted = str(expected)
+    # producers older than format V5 give unions and the null type a leading validity
+    # buffer (always NULL in practice); it carries nothing, so it is dropped
+    legacy = isinstance(physical, (t.UnionType, t.NullType)) and n_buffers == expected + 1
+    if legacy:
+        ok = True
     if not ok:
         raise ArrowInvalid(
             f"expected {wanted} buffers for {dtype}, found {n_buffers}", field_path=path
@@ -293,6 +298,9 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
     if n_buffers and not a.buffers:
         raise ArrowInvalid("expected a buffers table, found NULL", field_path=path)
     addresses = [a.buffers[i] for i in range(n_buffers)]
+    if legacy:
+        addresses = addresses[1:]
+        n_buffers -= 1
     end = offset + length
 
     buffers: list[np.ndarray | None] = []
