@@ -1086,7 +1086,22 @@ def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
             f"at Block {k}",
             tbl.pos,
         )
-    return tuple(map(Block, offsets.tolist(), meta.tolist(), body.tolist()))
+    return tuple(map(_block, offsets.tolist(), meta.tolist(), body.tolist()))
+
+
+_BLOCK_SLOTS = tuple(
+    getattr(Block, n).__set__ for n in ("offset", "meta_data_length", "body_length")
+)
+
+
+def _block(offset: int, meta_data_length: int, body_length: int) -> Block:
+    # files with many batches have many Blocks: skip the generic frozen __init__
+    s0, s1, s2 = _BLOCK_SLOTS
+    blk = object.__new__(Block)
+    s0(blk, offset)
+    s1(blk, meta_data_length)
+    s2(blk, body_length)
+    return blk
 
 
 def decode_footer(
