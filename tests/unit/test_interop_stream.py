@@ -365,3 +365,18 @@ def test_import_table_from_pyarrow_polars_and_duckdb():
     con.close()
     with pytest.raises(ArrowTypeError, match="struct"):
         import_table(pa.chunked_array([[1]]))
+
+
+@needs_batch
+def test_ipc_file_reader_exports_as_a_stream(tmp_path):
+    attach_dunders()
+    from quiver.ipc import reader as ipc_reader
+
+    path = tmp_path / "f.arrow"
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, _expected(0, 1).schema) as w:
+        w.write_batch(_expected(0, 3))
+        w.write_batch(_expected(3, 1))
+    reader = ipc_reader.RecordBatchFileReader(str(path))
+    table = pa.table(reader)
+    assert table.column("a").to_pylist() == [0, 1, 2, 3]
+    assert table.column("s").to_pylist() == ["a", "b", "c", "d"]
