@@ -192,7 +192,7 @@ def test_projection_loads_only_the_requested_columns(fmt: str) -> None:
     table = table.set_column(3, "d", table.column("d").dictionary_encode())
     data = _pa_bytes(table, fmt)
     reader = _open(data, fmt, columns=["s", 0])
-    assert reader.schema.names == ["s", "a"] or reader.schema.names == ["a", "s"]
+    assert reader.schema.names == ["a", "s"]  # file order, whatever order was asked
     batch = next(iter(reader))
     assert batch.num_columns == 2
     assert {f.name: c.to_pylist() for f, c in zip(batch.schema, batch.columns)} == {

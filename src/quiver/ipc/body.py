@@ -13,7 +13,7 @@ and discards it so that in-memory unions always have the V5 layout.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,9 +49,11 @@ class LoadContext:
     message_index: int | None = None
     threads: bool = True
     max_unbacked_rows: int = 1 << 24
+    big_endian: bool = False  # buffers are still in big-endian order while checked
 
 
 MAX_DEPTH = 64
+PARALLEL_BODY_SIZE = 1 << 20  # compressed bodies from this size decompress on the pool
 
 
 class PlanNode:
@@ -160,6 +162,39 @@ class _BodyLoader:
         self.i_node = 0
         self.i_buf = 0
         self.i_var = 0
+        self.big_endian = ctx.big_endian
+        self._decompressed: dict[int, np.ndarray] = {}
+
+    def predecompress(self, plan: Sequence[PlanNode], wanted: set[int] | None) -> None:
+        """Decompress the buffers of the wanted columns together, on the thread pool.
+
+        A dry walk (which also bounds-checks every node and buffer) finds each column's
+        buffer range; skipped columns' buffers are not decompressed.
+        """
+        ranges = []
+        for i, node in enumerate(plan):
+            start = self.i_buf
+            self.load(node, False)
+            if wanted is None or i in wanted:
+                ranges.extend(range(start, self.i_buf))
+        self.i_node = self.i_buf = self.i_var = 0
+        from .compression import decompress_buffers
+
+        views = []
+        for i in ranges:
+            offset, length = self.buffer_specs[i]
+            views.append(self.body[offset : offset + length] if length else None)
+        try:
+            out = decompress_buffers(
+                self.codec,  # type: ignore[arg-type]
+                views,
+                max_uncompressed=self.ctx.max_decompressed_size,
+                threads=self.ctx.threads,
+            )
+        except E.ArrowError as exc:
+            exc.locate(offset=self.body_offset, message_index=self.ctx.message_index)
+            raise
+        self._decompressed = {i: b for i, b in zip(ranges, out) if b is not None}
 
     def error(self, cls: type[E.ArrowError], msg: str, path: str, offset: int | None = None):
         return cls(
@@ -191,6 +226,9 @@ class _BodyLoader:
         view = self.body[offset : offset + length]
         if self.codec is None or length == 0:
             return view
+        done = self._decompressed.get(i)
+        if done is not None:
+            return done
         from .compression import decompress_buffer
 
         try:
@@ -316,8 +354,9 @@ class _BodyLoader:
                     node.name,
                 )
             width = run_ends.type.byte_width
+            order = ">" if self.big_endian else "<"
             last = int(run_ends.buffers[1][(len(run_ends) - 1) * width :][:width]
-                       .view(f"<i{width}")[0])
+                       .view(f"{order}i{width}")[0])
             if last < length:
                 raise self.error(
                     E.BodyError,
@@ -329,7 +368,8 @@ class _BodyLoader:
         self, node: PlanNode, offsets: np.ndarray | None, width: int, length: int, limit: int
     ) -> None:
         assert offsets is not None  # required_bytes made it at least (length + 1) * width
-        typed = offsets[: (length + 1) * width].view("<i4" if width == 4 else "<i8")
+        order = ">" if self.big_endian else "<"
+        typed = offsets[: (length + 1) * width].view(f"{order}i{width}")
         first, last = int(typed[0]), int(typed[length])
         if first < 0 or last < first or last > limit:
             raise self.error(
@@ -363,6 +403,8 @@ def load_record_batch(
     """The columns of one RecordBatch message (only ``columns`` when given)."""
     loader = _BodyLoader(batch, body, body_offset, ctx)
     wanted = None if columns is None else set(columns)
+    if loader.codec is not None and ctx.threads and len(body) >= PARALLEL_BODY_SIZE:
+        loader.predecompress(plan, wanted)
     out: list[Array] = []
     for i, node in enumerate(plan):
         arr = loader.load(node, wanted is None or i in wanted)
@@ -516,11 +558,11 @@ def assemble(columns: Sequence[Array], version: int = V5) -> Assembled:
 
 def layout_body(
     buffers: Sequence[np.ndarray | None],
-    compress: Callable[[np.ndarray], list[Any]] | None = None,
+    compressed: Sequence[list[Any]] | None = None,
 ) -> tuple[np.ndarray, list[Any], int]:
     """Place buffers in a body: (offset, length) pairs, the parts to write, body length.
 
-    Each buffer starts on an 8-byte boundary; ``compress`` maps a buffer to the parts
+    Each buffer starts on an 8-byte boundary; ``compressed`` holds, per buffer, the parts
     that replace it (the 8-byte length prefix and the payload).
     """
     specs = np.zeros((len(buffers), 2), dtype="<i8")
@@ -531,7 +573,7 @@ def layout_body(
         if buf is None or len(buf) == 0:
             specs[i] = (pos, 0)
             continue
-        pieces = [buf] if compress is None else compress(buf)
+        pieces = [buf] if compressed is None else compressed[i]
         size = sum(len(memoryview(p).cast("B")) if not isinstance(p, np.ndarray) else p.nbytes
                    for p in pieces)
         specs[i] = (pos, size)

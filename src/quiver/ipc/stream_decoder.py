@@ -66,7 +66,7 @@ class IpcReadOptions:
 
 
 def resolve_columns(schema: t.Schema, columns: Sequence[int | str] | None) -> list[int] | None:
-    """Indices for a projection given by names or indices (None: all columns)."""
+    """Sorted indices for a projection given by names or indices (None: all columns)."""
     if columns is None:
         return None
     if isinstance(columns, (str, int)):
@@ -89,7 +89,7 @@ def resolve_columns(schema: t.Schema, columns: Sequence[int | str] | None) -> li
         else:
             raise E.ArrowTypeError(f"expected a column name or index, found {c!r}")
         out.append(idx)
-    return out
+    return sorted(set(out))  # columns come in file order, as pyarrow's included_fields
 
 
 class BatchLoader:
@@ -129,6 +129,7 @@ class BatchLoader:
             dictionary_ids=self.schema_msg.dictionary_ids,
             max_decompressed_size=self.options.limits.max_decompressed_size,
             max_unbacked_rows=self.options.limits.max_unbacked_rows,
+            big_endian=self.swap or self.kept_foreign,
             message_index=raw.index,
             threads=self.options.use_threads,
         )

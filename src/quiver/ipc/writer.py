@@ -188,17 +188,19 @@ class _Writer:
             self._sink.write(p)
         return md.Block(start, len(framed), body_length)
 
-    def _compress(self) -> Any:
-        if self._codec is None:
-            return None
-        from .compression import compress_buffer
-
-        codec, level = self._codec, self.options.compression_level
-        return lambda buf: compress_buffer(codec, buf, level=level)
-
     def _record_batch_message(self, length: int, columns: list[Any]) -> tuple[Any, list[Any], int]:
         flat = assemble(columns, self.version)
-        specs, parts, body_length = layout_body(flat.buffers, self._compress())
+        compressed = None
+        if self._codec is not None:
+            from .compression import compress_buffers
+
+            compressed = compress_buffers(
+                self._codec,
+                flat.buffers,
+                level=self.options.compression_level,
+                threads=self.options.use_threads,
+            )
+        specs, parts, body_length = layout_body(flat.buffers, compressed)
         nodes = np.asarray(flat.nodes, dtype="<i8").reshape(-1, 2)
         comp = md.BodyCompression(self._codec) if self._codec else None
         header = md.RecordBatch(
