@@ -13,6 +13,7 @@ Names follow pyarrow's ``pyarrow.ipc`` so that habits carry over:
 """
 
 from .decoder import END, NEED_DATA, IpcLimits, MessageDecoder
+from .metadata import MetadataLimits
 from .reader import (
     RecordBatchFileReader,
     RecordBatchStreamReader,
@@ -21,6 +22,13 @@ from .reader import (
     read_schema,
 )
 from .stream_decoder import IpcReadOptions, StreamDecoder
+from .tensor import (
+    get_tensor_size,
+    read_sparse_tensor,
+    read_tensor,
+    write_sparse_tensor,
+    write_tensor,
+)
 from .writer import (
     BufferOutputStream,
     IpcWriteOptions,
@@ -38,14 +46,20 @@ __all__ = [
     "IpcReadOptions",
     "IpcWriteOptions",
     "MessageDecoder",
+    "MetadataLimits",
     "RecordBatchFileReader",
     "RecordBatchFileWriter",
     "RecordBatchStreamReader",
     "RecordBatchStreamWriter",
     "StreamDecoder",
+    "get_tensor_size",
     "new_file",
     "new_stream",
     "open_file",
     "open_stream",
     "read_schema",
+    "read_sparse_tensor",
+    "read_tensor",
+    "write_sparse_tensor",
+    "write_tensor",
 ]
