@@ -256,6 +256,12 @@ def array(
     if from_pandas:
         values = [None if isinstance(v, float) and v != v else v for v in values]
     if type is None:
+        first = next((v for v in values if v is not None), None)
+        if first.__class__ is str:  # common case: skip inference, the join checks kinds
+            try:
+                return _build_binary(values, t.string(), strict=True)
+            except _MixedKinds:
+                pass
         return build(values, infer_type(values), checked=True)
     return build(values, type)
 
@@ -320,8 +326,13 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
             try:
                 raw = np.fromiter(values, wide, n)
             except TypeError:  # None among the values
-                valid = _valid_mask(values)
-                raw = np.fromiter(_fill(values, valid, 0), wide, n)
+                # one C-level pass gives both: None becomes NaN, ints below 2**53 are exact
+                as_float = np.array(values, dtype=np.float64)
+                valid = ~np.isnan(as_float)
+                if np.abs(as_float[valid]).max(initial=0) < 2.0**53:
+                    raw = np.where(valid, as_float, 0).astype(wide)
+                else:
+                    raw = np.fromiter(_fill(values, valid, 0), wide, n)
     except (OverflowError, ValueError):
         if fraction is not None:
             raise ArrowInvalid(f"expected integral values for {dtype}, found {fraction}") from None
@@ -543,36 +554,56 @@ def _lengths(chunks: list[Any]) -> np.ndarray:
     return np.fromiter(map(len, chunks), np.int64, len(chunks))
 
 
-def _encoded(values: list[Any], dtype: t.DataType,
-             is_string: bool) -> tuple[bytes, np.ndarray, np.ndarray | None]:
-    """(all bytes joined, byte length of each value, valid mask or None)."""
+class _MixedKinds(Exception):
+    """Internal: a fast path met values of another kind and must hand over."""
+
+
+def _encoded(values: list[Any], dtype: t.DataType, is_string: bool,
+             strict: bool = False) -> tuple[Any, np.ndarray, np.ndarray | None]:
+    """(all bytes joined, byte length of each value, valid mask or None).
+
+    One C-level ``join`` does the work when every value is of the expected kind (``str``
+    for strings, bytes-like for binary); other kinds are converted one by one, or, with
+    ``strict``, raise :class:`_MixedKinds`.
+    """
+    n = len(values)
     empty: Any = "" if is_string else b""
     valid = None
-    filled = values
+    present = values
     try:
-        joined = empty.join(values)  # succeeds only without None and with one kind
+        joined = empty.join(values)  # fails on the first None or value of another kind
     except TypeError:
         valid = _valid_mask(values)
         if valid.all():
             valid = None
-        filled = _fill(values, valid, empty)
+        else:
+            present = list(itertools.compress(values, valid))
         try:
-            joined = empty.join(filled)
+            joined = empty.join(present)
         except TypeError:
             joined = None
     try:
-        if joined is not None:
-            if not is_string:
-                return joined, _lengths(filled), valid
-            if joined.isascii():  # byte lengths equal character lengths
-                return joined.encode("ascii"), _lengths(filled), valid
-            enc = [v.encode("utf-8") for v in filled]
+        if joined is not None and (not is_string or joined.isascii()):
+            # for ASCII text, byte lengths equal character lengths
+            data: Any = joined.encode("ascii") if is_string else joined
+            present_lengths = _lengths(present)
         else:
-            conv = _as_utf8 if is_string else _as_bytes
-            enc = [conv(v, dtype) for v in filled]
+            if joined is None and strict:
+                raise _MixedKinds
+            if joined is not None:
+                enc = [v.encode("utf-8") for v in present]
+            else:
+                conv = _as_utf8 if is_string else _as_bytes
+                enc = [conv(v, dtype) for v in present]
+            data = b"".join(enc)
+            present_lengths = _lengths(enc)
     except UnicodeError as exc:
         raise ArrowInvalid(f"expected valid UTF-8 for {dtype}, found {exc.reason}") from None
-    return b"".join(enc), _lengths(enc), valid
+    if valid is None:
+        return data, present_lengths, None
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[valid] = present_lengths
+    return data, lengths, valid
 
 
 def _as_utf8(v: Any, dtype: t.DataType) -> bytes:
@@ -604,8 +635,9 @@ def _offsets(lengths: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
     return offs if large else offs.astype(np.int32)
 
 
-def _build_binary(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    data, lengths, valid = _encoded(values, dtype, isinstance(dtype, t.StringType))
+def _build_binary(values: list[Any], dtype: t.DataType, checked: bool = False,
+                  strict: bool = False) -> Array:
+    data, lengths, valid = _encoded(values, dtype, isinstance(dtype, t.StringType), strict)
     bitmap, nulls = _bitmap(valid)
     offs = _offsets(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
     return make_array(dtype, len(values), (bitmap, as_buffer(offs), as_buffer(data)), (), nulls)
@@ -620,7 +652,7 @@ def _build_view(values: list[Any], dtype: t.DataType, checked: bool = False) -> 
     starts = np.zeros(n, dtype=np.int64)
     if n:
         np.cumsum(lengths[:-1], out=starts[1:])
-    padded = np.frombuffer(blob + bytes(12), dtype=np.uint8)
+    padded = np.concatenate([as_buffer(blob), np.zeros(12, dtype=np.uint8)])
     views = np.zeros((n, 16), dtype=np.uint8)
     cols = np.arange(12)
     inline = lengths <= 12
