@@ -35,6 +35,7 @@ from .array import (
     infer_type,
     make_array,
 )
+from .batch import ChunkedArray, RecordBatch, Table, chunked_array, record_batch, table
 from .errors import *
 from .types import *
 from .types import (
