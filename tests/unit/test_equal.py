@@ -201,3 +201,104 @@ def test_large_fixed_width_equality_is_exact() -> None:
     assert array_equals(a, b)
     other[777_777] = -1
     assert not array_equals(a, b)
+
+
+# --------------------------------------------------------------------------------------
+# views compared in place, and property tests against pyarrow
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_TEXT = st.one_of(
+    st.none(),
+    st.text(alphabet="ab\u00e9", max_size=3),
+    st.text(alphabet="ab", min_size=10, max_size=90),
+)
+
+
+def test_inline_views_with_different_padding_are_equal() -> None:
+    from tests.unit.test_validate import _views
+
+    a = make_array(t.binary_view(), 1, [None, _views((3, b"abc\x01\x02"))])
+    b = make_array(t.binary_view(), 1, [None, _views((3, b"abc\x09"))])
+    assert array_equals(a, b)
+    c = make_array(t.binary_view(), 1, [None, _views((3, b"abd"))])
+    assert not array_equals(a, c)
+
+
+def test_out_of_line_views_equal_across_buffers_and_offsets() -> None:
+    from tests.unit.test_validate import _views
+
+    value = b"0123456789" * 8  # 80 bytes: past the word-by-word part
+    a = make_array(
+        t.binary_view(), 1, [None, _views((80, b"0123", 1, 3)), u8(b"x"), u8(b"xyz" + value)]
+    )
+    b = make_array(t.binary_view(), 1, [None, _views((80, b"0123", 0, 0)), u8(value)])
+    assert array_equals(a, b)
+    changed = value[:-1] + b"!"
+    c = make_array(t.binary_view(), 1, [None, _views((80, b"0123", 0, 0)), u8(changed)])
+    assert not array_equals(a, c)
+    mid = value[:20] + b"!" + value[21:]
+    d = make_array(t.binary_view(), 1, [None, _views((80, b"0123", 0, 0)), u8(mid)])
+    assert not array_equals(b, d)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_TEXT, max_size=12), st.lists(_TEXT, max_size=12), st.integers(0, 4))
+def test_string_like_equality_matches_pyarrow(left: list, right: list, cut: int) -> None:
+    for pt in (pa.string(), pa.string_view(), pa.large_binary()):
+        values_l = left if pt != pa.large_binary() else [
+            None if v is None else v.encode() for v in left
+        ]
+        values_r = right if pt != pa.large_binary() else [
+            None if v is None else v.encode() for v in right
+        ]
+        x, y = pa.array(values_l, pt), pa.array(values_r, pt)
+        assert array_equals(from_pa(x), from_pa(y)) == x.equals(y)
+        both = pa.array(values_l + values_l, pt)
+        n = len(values_l)
+        q = from_pa(both)
+        assert array_equals(q.slice(0, n), q.slice(n, n))
+        k = max(n - cut, 0)
+        assert array_equals(q.slice(cut, k), q.slice(n + cut, k)) == both.slice(cut, k).equals(
+            both.slice(n + cut, k)
+        )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.lists(st.one_of(st.none(), st.integers(-3, 3)),
+                                           max_size=4)), max_size=10),
+    st.lists(st.one_of(st.none(), st.lists(st.one_of(st.none(), st.integers(-3, 3)),
+                                           max_size=4)), max_size=10),
+)
+def test_list_equality_matches_pyarrow(left: list, right: list) -> None:
+    for pt in (pa.list_(pa.int8()), pa.large_list(pa.int8()), pa.list_view(pa.int8())):
+        x, y = pa.array(left, pt), pa.array(right, pt)
+        assert array_equals(from_pa(x), from_pa(y)) == x.equals(y)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 3), st.one_of(st.none(), st.integers(0, 2))), max_size=6),
+    st.lists(st.tuples(st.integers(1, 3), st.one_of(st.none(), st.integers(0, 2))), max_size=6),
+    st.integers(0, 3),
+    st.integers(0, 3),
+)
+def test_run_end_encoded_equality_matches_decoded_values(
+    left: list, right: list, off_l: int, off_r: int
+) -> None:
+    def ree(runs: list) -> pa.Array:
+        ends = np.cumsum([n for n, _ in runs]).astype(np.int32)
+        return pa.RunEndEncodedArray.from_arrays(
+            pa.array(ends, pa.int32()), pa.array([v for _, v in runs], pa.int64())
+        )
+
+    if not left or not right:
+        return
+    x, y = ree(left), ree(right)
+    off_l, off_r = min(off_l, len(x)), min(off_r, len(y))
+    n = min(len(x) - off_l, len(y) - off_r)
+    xs, ys = x.slice(off_l, n), y.slice(off_r, n)
+    expected = xs.to_pylist() == ys.to_pylist()
+    assert array_equals(from_pa(x).slice(off_l, n), from_pa(y).slice(off_r, n)) == expected

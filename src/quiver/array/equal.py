@@ -9,6 +9,9 @@ decoded values, extension arrays their type and storage.
 
 Theory of operation: one recursive function, ``_slots_equal(a, ia, b, ib)``, answers per
 pair of logical slot indices whether ``a[ia[k]]`` equals ``b[ib[k]]``, as a numpy bool array.
+An index set is either a numpy int64 array or a Python ``range`` (a run of consecutive
+slots, the common case: the top level, struct children, list children of a run of lists);
+runs are read with slices, never gathered.
 Nested layouts turn their slot pairs into child slot pairs with the layout table's children
 rule (the same index for struct and sparse union children, offset ranges for lists, ``i *
 list_size`` ranges for fixed-size lists, the chosen child for unions, the covering run for
@@ -27,6 +30,8 @@ handful of vectorized numpy operations per type node, never a loop over rows.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import types as t
@@ -34,7 +39,7 @@ from ..buffers import unpack_bits
 from ..errors import ArrowError, ArrowInvalid
 from ..layout import Layout, layout_of, storage_numpy_dtype
 from .base import Array
-from .validate import ragged_indices, view_slices
+from .validate import ragged_indices
 
 __all__ = ["array_equals"]
 
@@ -59,8 +64,7 @@ def array_equals(a: Array, b: Array) -> bool:
         return False
     if a is b and not _has_floats(a.type):
         return True
-    n = len(a)
-    index = np.arange(n, dtype=np.int64)
+    index = range(len(a))
     try:
         return bool(_slots_equal(a, index, b, index).all())
     except ArrowError:
@@ -82,47 +86,65 @@ def _has_floats(dtype: t.DataType) -> bool:
     return any(_has_floats(f.type) for f in st.fields)
 
 
-def _bits_at(buf: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Bits of an LSB-first bitmap at absolute bit ``positions``."""
-    return ((buf[positions >> 3] >> (positions & 7).astype(np.uint8)) & 1).astype(bool)
+Index = np.ndarray | range
 
 
-def _start_of_run(index: np.ndarray) -> int | None:
-    """``index[0]`` when ``index`` is ``arange(index[0], index[0] + n)``, else None.
-
-    Top-level comparisons and list children of monotonic offsets give such runs; they are
-    then read as slices instead of gathered element by element.
-    """
-    n = index.size
-    if n == 0:
-        return None
-    first = int(index[0])
-    if int(index[-1]) - first != n - 1:
-        return None
-    if n > 2 and not bool((np.diff(index) == 1).all()):
-        return None
-    return first
+def _malformed(message: str) -> ArrowInvalid:
+    return ArrowInvalid(f"{message}; run validate(full=True) for details")
 
 
-def _bits(buf: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    start = _start_of_run(positions)
-    if start is not None:
-        return unpack_bits(buf, start, positions.size)
-    return _bits_at(buf, positions)
+def _size(index: Index) -> int:
+    return len(index)
 
 
-def _valid(arr: Array, index: np.ndarray) -> np.ndarray:
+def _shift(index: Index, by: int) -> Index:
+    if isinstance(index, range):
+        return range(index.start + by, index.stop + by)
+    return index + by
+
+
+def _as_array(index: Index) -> np.ndarray:
+    if isinstance(index, range):
+        return np.arange(index.start, index.stop, dtype=np.int64)
+    return index
+
+
+def _subset(index: Index, positions: np.ndarray) -> Index:
+    """``index[positions]`` (positions increasing); a run stays a run when nothing is left out."""
+    if positions.size == len(index):
+        return index
+    if isinstance(index, range):
+        return positions.astype(np.int64) + index.start
+    return index[positions]
+
+
+def _take(values: np.ndarray, index: Index) -> np.ndarray:
+    if isinstance(index, range):
+        out = values[index.start : index.stop]
+        if out.shape[0] != len(index):
+            raise _malformed(
+                f"expected values for slots {index.start}..{index.stop - 1}, found only "
+                f"{values.shape[0]} values"
+            )
+        return out
+    return values[index]
+
+
+def _bits(buf: np.ndarray, index: Index) -> np.ndarray:
+    if isinstance(index, range):
+        if (index.stop + 7) // 8 > buf.size:
+            raise _malformed(
+                f"expected a bitmap of {(index.stop + 7) // 8} bytes, found {buf.size}"
+            )
+        return unpack_bits(buf, index.start, len(index))
+    return ((buf[index >> 3] >> (index & 7).astype(np.uint8)) & 1).astype(bool)
+
+
+def _valid(arr: Array, index: Index) -> np.ndarray:
     validity = arr.buffers[0] if arr.buffers else None
     if validity is None:
-        return np.ones(index.size, dtype=bool)
-    return _bits(validity, index + arr.offset)
-
-
-def _take(values: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    start = _start_of_run(positions)
-    if start is not None:
-        return values[start : start + positions.size]
-    return values[positions]
+        return np.ones(_size(index), dtype=bool)
+    return _bits(validity, _shift(index, arr.offset))
 
 
 def _typed(buf: np.ndarray, dtype: str | np.dtype) -> np.ndarray:
@@ -139,32 +161,53 @@ def _fold(lengths: np.ndarray, element_equal: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _slots_equal(a: Array, ia: np.ndarray, b: Array, ib: np.ndarray) -> np.ndarray:
+def _as_run(index: Index) -> Index:
+    """``index`` as a range when it is one (consecutive increasing slots)."""
+    if isinstance(index, range) or index.size < 2:
+        return index
+    first, last = int(index[0]), int(index[-1])
+    if last - first != index.size - 1 or not bool((np.diff(index) == 1).all()):
+        return index
+    return range(first, last + 1)
+
+
+def _slots_equal(a: Array, ia: Index, b: Array, ib: Index) -> np.ndarray:
     """Per pair ``k``: is logical slot ``ia[k]`` of ``a`` equal to slot ``ib[k]`` of ``b``."""
     storage = t.storage_of(a.type)
-    if isinstance(storage, t.NullType) or ia.size == 0:
-        return np.ones(ia.size, dtype=bool)
+    ia, ib = _as_run(ia), _as_run(ib)
+    n = _size(ia)
+    if isinstance(storage, t.NullType) or n == 0:
+        return np.ones(n, dtype=bool)
     lay = layout_of(storage)
     if not lay.has_validity:  # unions and run-end encoding: nulls live in the children
         return _values_equal(storage, lay, a, ia, b, ib)
     va, vb = _valid(a, ia), _valid(b, ib)
     result = va == vb
-    both = np.flatnonzero(va & vb)
+    both_valid = va & vb
+    if isinstance(ia, range) and isinstance(ib, range) and not lay.variadic:
+        # runs stay runs: compare every slot as slices, then let null slots pass (their
+        # offsets and values are in bounds by the spec, only their contents are arbitrary)
+        result &= _values_equal(storage, lay, a, ia, b, ib) | ~both_valid
+        return result
+    both = np.flatnonzero(both_valid)
     if both.size:
-        result[both] = _values_equal(storage, lay, a, ia[both], b, ib[both])
+        result[both] = _values_equal(
+            storage, lay, a, _subset(ia, both), b, _subset(ib, both)
+        )
     return result
 
 
 def _values_equal(
-    storage: t.DataType, lay: Layout, a: Array, ia: np.ndarray, b: Array, ib: np.ndarray
+    storage: t.DataType, lay: Layout, a: Array, ia: Index, b: Array, ib: Index
 ) -> np.ndarray:
     """Equality of the values at slot pairs that are valid on both sides."""
-    pa_, pb = ia + a.offset, ib + b.offset  # positions in the buffers
+    pa_, pb = _shift(ia, a.offset), _shift(ib, b.offset)  # positions in the buffers
+    n = _size(ia)
     rule = lay.children
     kinds = tuple(spec.kind for spec in lay.buffers)
     if isinstance(storage, t.DictionaryType):
         if not array_equals(a.dictionary, b.dictionary):
-            return np.zeros(ia.size, dtype=bool)
+            return np.zeros(n, dtype=bool)
         return _fixed_equal(storage.index_type, lay.buffers[1].byte_width, a, pa_, b, pb)
     if kinds == ("validity", "values"):
         return _fixed_equal(storage, lay.buffers[1].byte_width, a, pa_, b, pb)
@@ -173,9 +216,9 @@ def _values_equal(
     if lay.variadic:
         return _views_equal(a, pa_, b, pb)
     if rule == "none":  # binary and string: offsets and data
-        return _ranges_equal(a, pa_, b, pb, _offset_ranges)
+        return _ranges_equal(a, pa_, b, pb, _offset_ranges, child=False)
     if rule == "same" and isinstance(storage, t.StructType):
-        result = np.ones(ia.size, dtype=bool)
+        result = np.ones(n, dtype=bool)
         for ca, cb in zip(a.children, b.children):
             result &= _slots_equal(ca, pa_, cb, pb)
         return result
@@ -184,14 +227,21 @@ def _values_equal(
         return _ranges_equal(a, pa_, b, pb, ranges, child=True)
     if rule == "fixed":
         size = storage.list_size  # type: ignore[attr-defined]
-        lengths = np.full(ia.size, size, dtype=np.int64)
-        ca = ragged_indices(pa_ * size, lengths)
-        cb = ragged_indices(pb * size, lengths)
+        if isinstance(pa_, range) and isinstance(pb, range):
+            ca: Index = range(pa_.start * size, pa_.stop * size)
+            cb: Index = range(pb.start * size, pb.stop * size)
+            lengths = np.full(n, size, dtype=np.int64)
+        else:
+            lengths = np.full(n, size, dtype=np.int64)
+            ca = ragged_indices(_as_array(pa_) * size, lengths)
+            cb = ragged_indices(_as_array(pb) * size, lengths)
         return _fold(lengths, _slots_equal(a.children[0], ca, b.children[0], cb))
     if isinstance(storage, t.UnionType):
-        return _union_equal(storage, rule == "dense", a, pa_, b, pb)
+        return _union_equal(storage, rule == "dense", a, _as_array(pa_), b, _as_array(pb))
     if rule == "run_end":
-        ra, rb = _physical_runs(a, pa_), _physical_runs(b, pb)
+        if isinstance(pa_, range) and isinstance(pb, range):
+            return _run_ranges_equal(a, pa_, b, pb)
+        ra, rb = _physical_runs(a, _as_array(pa_)), _physical_runs(b, _as_array(pb))
         # consecutive slots mostly share their pair of runs: compare each pair once
         if ra.size > 1:
             new = np.ones(ra.size, dtype=bool)
@@ -204,12 +254,12 @@ def _values_equal(
 
 
 def _fixed_equal(
-    storage: t.DataType, width: int, a: Array, pa_: np.ndarray, b: Array, pb: np.ndarray
+    storage: t.DataType, width: int, a: Array, pa_: Index, b: Array, pb: Index
 ) -> np.ndarray:
     dtype = storage_numpy_dtype(storage)
     if dtype is None:
         if width == 0:
-            return np.ones(pa_.size, dtype=bool)
+            return np.ones(_size(pa_), dtype=bool)
         dtype = {1: "<u1", 2: "<u2", 4: "<u4", 8: "<u8"}.get(width)
     if dtype is not None:
         return _take(_typed(a.buffers[1], dtype), pa_) == _take(_typed(b.buffers[1], dtype), pb)
@@ -219,57 +269,120 @@ def _fixed_equal(
     return (_take(rows_a, pa_) == _take(rows_b, pb)).all(axis=1)
 
 
-def _offset_ranges(arr: Array, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _offset_ranges(arr: Array, pos: Index) -> tuple[np.ndarray, np.ndarray]:
     width = layout_of(arr.type).buffers[1].byte_width
     offsets = _typed(arr.buffers[1], f"<i{width}")
-    starts = _take(offsets, pos).astype(np.int64)
-    return starts, _take(offsets, pos + 1).astype(np.int64) - starts
+    if isinstance(pos, range):
+        bounds = _take(offsets, range(pos.start, pos.stop + 1)).astype(np.int64)
+        return bounds[:-1], np.diff(bounds)
+    starts = offsets[pos].astype(np.int64)
+    return starts, offsets[pos + 1].astype(np.int64) - starts
 
 
-def _view_ranges(arr: Array, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _view_ranges(arr: Array, pos: Index) -> tuple[np.ndarray, np.ndarray]:
     width = layout_of(arr.type).buffers[1].byte_width
     starts = _take(_typed(arr.buffers[1], f"<i{width}"), pos).astype(np.int64)
     return starts, _take(_typed(arr.buffers[2], f"<i{width}"), pos).astype(np.int64)
 
 
 def _ranges_equal(
-    a: Array, pa_: np.ndarray, b: Array, pb: np.ndarray, ranges: object, child: bool = False
+    a: Array, pa_: Index, b: Array, pb: Index, ranges: Any, *, child: bool
 ) -> np.ndarray:
     """Slots given by (start, length) ranges into the data bytes or into the child."""
-    sa, la = ranges(a, pa_)  # type: ignore[operator]
-    sb, lb = ranges(b, pb)  # type: ignore[operator]
+    sa, la = ranges(a, pa_)
+    sb, lb = ranges(b, pb)
     result = la == lb
     same = np.flatnonzero(result)
-    lengths = la[same]
-    if not child and same.size == la.size and _start_of_run(pa_) is not None and (
-        _start_of_run(pb) is not None
-    ):
-        # a run of slots with monotonic offsets covers one contiguous byte range per side
-        total = int(lengths.sum())
-        first_a, first_b = int(sa[0]), int(sb[0])
-        element_equal = (
-            a.buffers[2][first_a : first_a + total] == b.buffers[2][first_b : first_b + total]
-        )
-        result[same] = _fold(lengths, element_equal)
+    if not same.size:
         return result
-    ea = ragged_indices(sa[same], lengths)
-    eb = ragged_indices(sb[same], lengths)
+    lengths = la[same]
+    if lengths.min() < 0:
+        raise _malformed("expected non-negative value lengths, found decreasing offsets")
+    contiguous = (
+        ranges is _offset_ranges
+        and same.size == la.size
+        and isinstance(pa_, range)
+        and isinstance(pb, range)
+    )
+    if contiguous:
+        # a run of slots with monotonic offsets covers one contiguous range on each side
+        total = int(lengths.sum())
+        ea: Index = range(int(sa[0]), int(sa[0]) + total)
+        eb: Index = range(int(sb[0]), int(sb[0]) + total)
+    else:
+        ea = ragged_indices(sa[same], lengths)
+        eb = ragged_indices(sb[same], lengths)
     if child:
         element_equal = _slots_equal(a.children[0], ea, b.children[0], eb)
     else:
-        element_equal = a.buffers[2][ea] == b.buffers[2][eb]
+        element_equal = _take(a.buffers[2], ea) == _take(b.buffers[2], eb)
     result[same] = _fold(lengths, element_equal)
     return result
 
 
-def _views_equal(a: Array, pa_: np.ndarray, b: Array, pb: np.ndarray) -> np.ndarray:
-    ga, sa, la = view_slices(a.buffers[1], list(a.buffers[2:]), pa_)
-    gb, sb, lb = view_slices(b.buffers[1], list(b.buffers[2:]), pb)
-    result = la == lb
-    same = np.flatnonzero(result)
-    lengths = la[same]
-    element_equal = ga[ragged_indices(sa[same], lengths)] == gb[ragged_indices(sb[same], lengths)]
-    result[same] = _fold(lengths, element_equal)
+_WORDS = 8  # 8-byte words compared per long view before falling back to a byte gather
+
+
+def _low_bits(bits: np.ndarray) -> np.ndarray:
+    """uint64 masks of the ``bits`` lowest bits (0..64 each); little-endian: first bytes."""
+    bits = bits.astype(np.uint64)
+    partial = (np.uint64(1) << np.minimum(bits, np.uint64(63))) - np.uint64(1)
+    return np.where(bits >= 64, np.uint64(0xFFFFFFFFFFFFFFFF), partial)
+
+
+def _view_data(arr: Array) -> tuple[np.ndarray, np.ndarray]:
+    """All variadic buffers as one array padded by 8 zero bytes, and each buffer's base."""
+    data = [b for b in arr.buffers[2:] if b is not None]
+    sizes = np.array([b.size for b in data], dtype=np.int64)
+    flat = np.concatenate([*data, np.zeros(8, dtype=np.uint8)])
+    return flat, np.cumsum(sizes) - sizes
+
+
+def _views_equal(a: Array, pa_: Index, b: Array, pb: Index) -> np.ndarray:
+    """Views compared without materializing them: length and prefix as one 8-byte word,
+    inline bytes as a masked row, out-of-line bytes as 8-byte words read in place."""
+    rows_a = _take(_typed(a.buffers[1], "V16"), pa_).view(np.uint8).reshape(-1, 16)
+    rows_b = _take(_typed(b.buffers[1], "V16"), pb).view(np.uint8).reshape(-1, 16)
+    words_a = rows_a.view("<u8")  # (k, 2): length + prefix, then inline tail / index+offset
+    words_b = rows_b.view("<u8")
+    lengths = rows_a[:, 0:4].copy().view("<i4").reshape(-1).astype(np.int64)
+    # same length and same first (up to) 4 bytes; bytes past a short value are padding
+    head_bits = (4 + np.clip(lengths, 0, 4)) * 8
+    result = ((words_a[:, 0] ^ words_b[:, 0]) & _low_bits(head_bits)) == 0
+    inline = np.flatnonzero(result & (lengths <= 12))
+    if inline.size:
+        # inline bytes 4..12 sit in the second word; bytes past the length are padding
+        keep = np.clip(lengths[inline] - 4, 0, 8) * 8
+        result[inline] = ((words_a[inline, 1] ^ words_b[inline, 1]) & _low_bits(keep)) == 0
+    outline = np.flatnonzero(result & (lengths > 12))
+    if not outline.size:
+        return result
+    flat_a, base_a = _view_data(a)
+    flat_b, base_b = _view_data(b)
+    loc_a = rows_a[outline, 8:16].copy().view("<i4").astype(np.int64)  # (m, 2): index, offset
+    loc_b = rows_b[outline, 8:16].copy().view("<i4").astype(np.int64)
+    pos_a = base_a[loc_a[:, 0]] + loc_a[:, 1] + 4  # the prefix is already compared
+    pos_b = base_b[loc_b[:, 0]] + loc_b[:, 1] + 4
+    rest = lengths[outline] - 4
+    win_a = np.lib.stride_tricks.sliding_window_view(flat_a, 8)
+    win_b = np.lib.stride_tricks.sliding_window_view(flat_b, 8)
+    ok = np.ones(outline.size, dtype=bool)
+    for j in range(_WORDS):  # bounded: at most _WORDS rounds, each over every long view
+        live = np.flatnonzero(ok & (rest > 8 * j))
+        if not live.size:
+            break
+        wa = win_a[pos_a[live] + 8 * j].copy().view("<u8").reshape(-1)
+        wb = win_b[pos_b[live] + 8 * j].copy().view("<u8").reshape(-1)
+        left = np.minimum(rest[live] - 8 * j, 8) * 8
+        ok[live] = ((wa ^ wb) & _low_bits(left)) == 0
+    longer = np.flatnonzero(ok & (rest > 8 * _WORDS))
+    if longer.size:
+        skip = 8 * _WORDS
+        tail = rest[longer] - skip
+        ea = flat_a[ragged_indices(pos_a[longer] + skip, tail)]
+        eb = flat_b[ragged_indices(pos_b[longer] + skip, tail)]
+        ok[longer] = _fold(tail, ea == eb)
+    result[outline] = ok
     return result
 
 
@@ -291,10 +404,36 @@ def _union_equal(
     return result
 
 
-def _physical_runs(arr: Array, pos: np.ndarray) -> np.ndarray:
-    """Index of the run (a logical slot of the run ends child) covering each position."""
+def _run_ends(arr: Array) -> np.ndarray:
     run_ends = arr.children[0]
     width = run_ends.type.bit_width // 8
     ends = _typed(run_ends.buffers[1], f"<i{width}")
-    ends = ends[run_ends.offset : run_ends.offset + len(run_ends)]
-    return np.searchsorted(ends, pos, side="right").astype(np.int64)
+    return ends[run_ends.offset : run_ends.offset + len(run_ends)]
+
+
+def _physical_runs(arr: Array, pos: np.ndarray) -> np.ndarray:
+    """Index of the run (a logical slot of the run ends child) covering each position."""
+    return np.searchsorted(_run_ends(arr), pos, side="right").astype(np.int64)
+
+
+def _run_ranges_equal(a: Array, pa_: range, b: Array, pb: range) -> np.ndarray:
+    """Two runs of run-end encoded slots, compared segment by segment: O(runs), not O(rows).
+
+    The segments are cut where either side's run ends; each is one pair of values.
+    """
+    n = len(pa_)
+    cuts = []
+    for arr, pos in ((a, pa_), (b, pb)):
+        ends = _run_ends(arr)
+        lo = int(np.searchsorted(ends, pos.start, side="right"))
+        hi = int(np.searchsorted(ends, pos.stop - 1, side="right"))
+        cuts.append(np.minimum(ends[lo : hi + 1].astype(np.int64) - pos.start, n))
+    merged = np.sort(np.concatenate([cuts[0], cuts[1], [n]]), kind="stable")
+    keep = np.ones(merged.size, dtype=bool)
+    keep[1:] = merged[1:] != merged[:-1]
+    bounds = merged[keep & (merged > 0)]
+    seg_starts = np.concatenate([[0], bounds[:-1]]).astype(np.int64)
+    ra = _physical_runs(a, seg_starts + pa_.start)
+    rb = _physical_runs(b, seg_starts + pb.start)
+    seg_equal = _slots_equal(a.children[1], ra, b.children[1], rb)
+    return np.repeat(seg_equal, np.diff(np.concatenate([[0], bounds])))
