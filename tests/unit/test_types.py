@@ -1,0 +1,122 @@
+"""Unit tests of quiver.types: factories, printing like pyarrow, value equality, fields,
+schemas and key/value metadata."""
+
+from __future__ import annotations
+
+import pytest
+
+import quiver as qv
+from quiver import types as t
+from quiver.errors import (
+    ArrowIndexError,
+    ArrowInvalidArgument,
+    ArrowKeyError,
+    ArrowTypeError,
+)
+from tests.roundtrip.pa_types import from_pyarrow_type, to_pyarrow_type
+from tests.roundtrip.test_array_props import LEAF_TYPES
+
+NESTED = [
+    t.list_(t.int32()), t.large_list(t.string()), t.list_view(t.int8()),
+    t.large_list_view(t.int8()), t.list_(t.int8(), 3), t.fixed_size_list(t.int8(), 0),
+    t.struct([("a", t.int8()), t.field("b", t.string(), False)]), t.struct([]),
+    t.map_(t.string(), t.int32()), t.map_(t.string(), t.int32(), True),
+    t.sparse_union([t.field("a", t.int8())]),
+    t.dense_union([t.field("a", t.int8()), t.field("b", t.string())], [3, 5]),
+    t.dictionary(t.int8(), t.string()), t.dictionary(t.uint16(), t.string(), True),
+    t.run_end_encoded(t.int32(), t.string()),
+]
+
+
+@pytest.mark.parametrize("qt", LEAF_TYPES + NESTED, ids=str)
+def test_types_print_and_map_like_pyarrow(qt: t.DataType) -> None:
+    pt = to_pyarrow_type(qt)
+    assert str(qt) == str(pt)
+    assert from_pyarrow_type(pt) == qt
+
+
+def test_types_are_values() -> None:
+    assert t.list_(t.int32()) == t.list_(t.int32())
+    assert hash(t.timestamp("us", "UTC")) == hash(t.timestamp("us", "UTC"))
+    assert t.timestamp("us") != t.timestamp("us", "UTC")
+    assert len({t.int8(), t.int8(), t.uint8()}) == 2
+    with pytest.raises(AttributeError):
+        t.int8().width = 16  # type: ignore[misc]
+
+
+def test_factory_arguments_are_checked() -> None:
+    with pytest.raises(ArrowInvalidArgument, match="precision"):
+        t.decimal32(10)
+    with pytest.raises(ArrowInvalidArgument):
+        t.time32("us")
+    with pytest.raises(ArrowInvalidArgument, match="distinct type codes"):
+        t.sparse_union([t.field("a", t.int8()), t.field("b", t.int8())], [1, 1])
+    with pytest.raises(ArrowTypeError, match="integer dictionary index"):
+        t.dictionary(t.string(), t.string())
+    with pytest.raises(ArrowTypeError, match="run ends"):
+        t.run_end_encoded(t.int8(), t.string())
+
+
+def test_binary_with_a_length_is_fixed_size_like_pyarrow() -> None:
+    assert t.binary(4) == t.fixed_size_binary(4)
+    assert str(t.binary(4)) == "fixed_size_binary[4]"
+    assert t.binary() == t.BinaryType(False)
+
+
+def test_bit_and_byte_widths() -> None:
+    assert t.bool_().bit_width == 1
+    assert t.decimal256(40).byte_width == 32
+    assert t.month_day_nano_interval().byte_width == 16
+    with pytest.raises(ArrowTypeError):
+        t.string().bit_width  # noqa: B018
+
+
+def test_nested_field_access() -> None:
+    s = t.struct([("a", t.int8()), ("b", t.string())])
+    assert s.field("b").type == t.string()
+    assert s.field(-1).name == "b"
+    with pytest.raises(ArrowKeyError):
+        s.field("zz")
+    with pytest.raises(ArrowIndexError):
+        s.field(2)
+    m = t.map_(t.string(), t.int32())
+    assert (m.key_type, m.item_type) == (t.string(), t.int32())
+    assert not m.key_field.nullable
+
+
+def test_equals_ignores_child_metadata_unless_asked() -> None:
+    a = t.list_(t.field("item", t.int8(), metadata={"k": "v"}))
+    b = t.list_(t.int8())
+    assert a != b
+    assert a.equals(b)
+    assert not a.equals(b, check_metadata=True)
+
+
+def test_schema_and_fields() -> None:
+    sch = qv.schema([("a", t.int8()), qv.field("a", t.string()), ("", t.null())],
+                    metadata={"x": "1"})
+    assert sch.names == ["a", "a", ""]
+    assert sch.get_field_index("a") == -1
+    assert sch.get_all_field_indices("a") == [0, 1]
+    with pytest.raises(ArrowKeyError, match="2 fields"):
+        sch.field("a")
+    assert sch.field("").type == t.null()
+    assert sch.metadata.get("x") == b"1"
+    assert sch.equals(sch.remove_metadata())
+
+
+def test_metadata_keeps_order_and_duplicates() -> None:
+    md = t.KeyValueMetadata([("k", "1"), ("j", "2"), ("k", "3")])
+    assert md.keys() == [b"k", b"j", b"k"]
+    assert md.get_all("k") == [b"1", b"3"]
+    assert md.to_dict() == {b"k": b"3", b"j": b"2"}
+    with pytest.raises(ArrowTypeError):
+        t.KeyValueMetadata([("k", 1)])
+
+
+def test_extension_types_keep_name_and_metadata() -> None:
+    e = t.extension("my.ext", t.int32(), b"payload")
+    assert e.extension_name == "my.ext"
+    assert e.serialized == b"payload"
+    assert t.storage_of(e) == t.int32()
+    assert t.uuid().storage_type == t.binary(16)
