@@ -92,6 +92,27 @@ ArrowArrayStream._fields_ = [
     ("private_data", ctypes.c_void_p),
 ]
 
+# the native layouts of the two structs, for reading or writing all members in one call
+# (every member is 8 bytes on a 64-bit platform)
+SCHEMA_STRUCT = _struct.Struct("@PPPqqPPPP")
+ARRAY_STRUCT = _struct.Struct("@qqqqqPPPPP")
+if (SCHEMA_STRUCT.size, ARRAY_STRUCT.size) != (
+    ctypes.sizeof(ArrowSchema),
+    ctypes.sizeof(ArrowArray),
+):  # pragma: no cover - only on platforms with 4-byte pointers
+    raise NotSupported("quiver's C data interface expects 8-byte pointers (a 64-bit platform)")
+
+_TABLES: dict[int, Any] = {}
+
+
+def pointer_table(n: int) -> Any:
+    """The ctypes type ``void*[n]`` (cached: building a ctypes type is the slow part)."""
+    cls = _TABLES.get(n)
+    if cls is None:
+        cls = _TABLES[n] = ctypes.c_void_p * n
+    return cls
+
+
 SCHEMA_CAPSULE = b"arrow_schema"
 ARRAY_CAPSULE = b"arrow_array"
 STREAM_CAPSULE = b"arrow_array_stream"

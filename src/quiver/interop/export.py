@@ -23,14 +23,13 @@ import contextlib
 import ctypes
 import errno
 import itertools
-import struct
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from .. import types as t
-from ..array.base import Array
+from ..array.base import Array, make_array
 from ..errors import ArrowError, ArrowTypeError, NotSupported
 from ..layout import layout_of
 from . import cdata as c
@@ -42,25 +41,6 @@ _IDS = itertools.count(1)
 # offset (or one view) of an empty array, so it is zeroed and wide enough for that
 _ZEROS = np.zeros(64, dtype=np.uint8)
 _ZEROS_ADDRESS = _ZEROS.__array_interface__["data"][0]
-
-
-# native layouts of the two structs: all members are 8 bytes on 64-bit platforms
-_SCHEMA_STRUCT = struct.Struct("@PPPqqPPPP")
-_ARRAY_STRUCT = struct.Struct("@qqqqqPPPPP")
-if (_SCHEMA_STRUCT.size, _ARRAY_STRUCT.size) != (
-    ctypes.sizeof(c.ArrowSchema),
-    ctypes.sizeof(c.ArrowArray),
-):  # pragma: no cover - only on platforms with 4-byte pointers
-    raise NotSupported("the C data export expects 8-byte pointers (a 64-bit platform)")
-_TABLES: dict[tuple[Any, int], Any] = {}
-
-
-def _table(item: Any, n: int) -> Any:
-    """The ctypes array type ``item * n`` (cached: building the type is the slow part)."""
-    cls = _TABLES.get((item, n))
-    if cls is None:
-        cls = _TABLES[(item, n)] = item * n
-    return cls
 
 
 def live_exports() -> int:
@@ -132,7 +112,7 @@ def _fill_schema(
     children = [c.ArrowSchema() for _ in fields]
     for child, f in zip(children, fields):
         _fill_schema(child, f.name, f.type, f.nullable, _field_metadata(f))
-    child_ptrs = _table(ctypes.c_void_p, len(children))(*map(ctypes.addressof, children))
+    child_ptrs = c.pointer_table(len(children))(*map(ctypes.addressof, children))
     dictionary = None
     if isinstance(physical, t.DictionaryType):
         dictionary = c.ArrowSchema()
@@ -143,7 +123,7 @@ def _fill_schema(
     key = next(_IDS)
     _KEEP[key] = (format_buf, children, dictionary, name_buf, meta_buf, child_ptrs)
     # one pack_into instead of nine ctypes attribute writes (the export hot path)
-    _SCHEMA_STRUCT.pack_into(
+    c.SCHEMA_STRUCT.pack_into(
         s,
         0,
         ctypes.addressof(format_buf),
@@ -238,12 +218,12 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
     children = [c.ArrowArray() for _ in arr.children]
     for child, sub in zip(children, arr.children):
         _fill_array(child, sub)
-    child_ptrs = _table(ctypes.c_void_p, len(children))(*map(ctypes.addressof, children))
+    child_ptrs = c.pointer_table(len(children))(*map(ctypes.addressof, children))
     dictionary = None
     if arr.dictionary is not None:
         dictionary = c.ArrowArray()
         _fill_array(dictionary, arr.dictionary)
-    buffer_table = _table(ctypes.c_void_p, len(addresses))(*addresses)
+    buffer_table = c.pointer_table(len(addresses))(*addresses)
 
     key = next(_IDS)
     # the quiver array itself holds every buffer alive until release
@@ -256,7 +236,7 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
         null_count = len(arr)
     elif not validity_first or buffers[0] is None:
         null_count = 0
-    _ARRAY_STRUCT.pack_into(
+    c.ARRAY_STRUCT.pack_into(
         a,
         0,
         len(arr),
@@ -281,8 +261,6 @@ def _batch_parts(batch: Any) -> tuple[t.Schema, list[Array], int]:
 def _fill_batch(a: c.ArrowArray, schema: t.Schema, columns: list[Array], num_rows: int) -> None:
     """Fill ``a`` as the struct array the C data interface uses for a record batch."""
     struct_type = t.struct(schema.fields)
-    from ..array.base import make_array
-
     as_struct = make_array(struct_type, num_rows, [None], columns, 0, 0)
     _fill_array(a, as_struct)
 

@@ -264,13 +264,32 @@ def _offsets_end(buf: np.ndarray, width: int, end: int, path: str) -> int:
     return last
 
 
+def _child_arrays(table_address: int | None, n: int, path: str) -> list[c.ArrowArray]:
+    if n < 0:
+        raise ArrowInvalid(f"expected a non-negative n_children, found {n}", field_path=path)
+    if not n:
+        return []
+    if not table_address:
+        raise ArrowInvalid(
+            f"expected an array children table for {n} children, found NULL", field_path=path
+        )
+    out = []
+    for i, address in enumerate(c.pointer_table(n).from_address(table_address)):
+        if not address:
+            raise ArrowInvalid(f"expected child {i} to be non-NULL, found NULL", field_path=path)
+        out.append(c.ArrowArray.from_address(address))
+    return out
+
+
 def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: int) -> Array:
     """A quiver Array viewing the C array ``a`` (which ``owner`` keeps alive)."""
     if depth > MAX_DEPTH:
         raise ArrowInvalid(
             f"expected array nesting of at most {MAX_DEPTH} levels, found deeper", field_path=path
         )
-    length, offset, null_count = int(a.length), int(a.offset), int(a.null_count)
+    # all ten members in one call (ctypes attribute reads are the slow part here)
+    (length, null_count, offset, n_buffers, n_children, buffers_address, children_address,
+     dictionary_address, _, _) = c.ARRAY_STRUCT.unpack_from(a)
     if length < 0 or offset < 0:
         raise ArrowInvalid(
             f"expected non-negative length and offset, found length {length}, offset {offset}",
@@ -278,7 +297,6 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
         )
     physical = t.storage_of(dtype)
     layout = layout_of(dtype)
-    n_buffers = int(a.n_buffers)
     expected = layout.num_buffers
     if layout.variadic:
         ok = n_buffers >= expected + 1
@@ -295,9 +313,9 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
         raise ArrowInvalid(
             f"expected {wanted} buffers for {dtype}, found {n_buffers}", field_path=path
         )
-    if n_buffers and not a.buffers:
+    if n_buffers and not buffers_address:
         raise ArrowInvalid("expected a buffers table, found NULL", field_path=path)
-    addresses = [a.buffers[i] for i in range(n_buffers)]
+    addresses = list(c.pointer_table(n_buffers).from_address(buffers_address)) if n_buffers else []
     if legacy:
         addresses = addresses[1:]
         n_buffers -= 1
@@ -365,7 +383,7 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
             buffers.append(_view(address, size, owner))
 
     fields = physical.fields
-    child_structs = _child_pointers(a.children, int(a.n_children), "array", path)
+    child_structs = _child_arrays(children_address, n_children, path)
     if len(child_structs) != len(fields):
         raise ArrowInvalid(
             f"expected {len(fields)} child arrays for {dtype}, found {len(child_structs)}",
@@ -377,11 +395,14 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
     ]
     dictionary = None
     if isinstance(physical, t.DictionaryType):
-        if not a.dictionary:
+        if not dictionary_address:
             raise ArrowInvalid(
                 "expected a dictionary array for a dictionary type, found NULL", field_path=path
             )
-        dictionary = _build(a.dictionary.contents, physical.value_type, owner, path, depth + 1)
+        dictionary = _build(
+            c.ArrowArray.from_address(dictionary_address), physical.value_type, owner, path,
+            depth + 1,
+        )
     if isinstance(physical, t.NullType):
         null_count = length
     return make_array(dtype, length, buffers, children, null_count, offset, dictionary)
