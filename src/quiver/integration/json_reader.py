@@ -42,6 +42,7 @@ import numpy as np
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
+from ..array.validate import validate_array
 from ..buffers import pack_bits
 from ..errors import ArrowError, FormatError, MetadataError, NotSupported
 from ..layout import layout_of, storage_numpy_dtype
@@ -785,8 +786,13 @@ def _check_type_ids(st: Any, ids: np.ndarray, path: str) -> None:
 # documents
 
 
-def parse_json(doc: Any) -> JsonFile:
-    """Decode an already parsed integration JSON document (a dict)."""
+def parse_json(doc: Any, *, validate: bool = True) -> JsonFile:
+    """Decode an already parsed integration JSON document (a dict).
+
+    With ``validate`` (the default) every decoded column is also checked at the full level of
+    :func:`quiver.array.validate.validate_array` (decimal precision excepted: old gold files
+    hold decimals beyond it), so a document that decodes is valid Arrow data.
+    """
     if not isinstance(doc, dict):
         raise FormatError(f"expected a JSON object at the top level, found "
                           f"{type(doc).__name__}")
@@ -812,6 +818,11 @@ def parse_json(doc: Any) -> JsonFile:
             if len(arr) != count:
                 raise FormatError(f"expected {count} rows in column {node.field.name!r} of "
                                   f"batch {b}, found {len(arr)}", field_path=node.field.name)
+            if validate:
+                try:
+                    validate_array(arr, full=True, path=node.field.name)
+                except ArrowError as exc:
+                    raise exc.locate(message_index=b) from None
             columns.append(arr)
         batches.append(make_batch(schema, columns, count))
     return JsonFile(schema, batches, loader.all_dictionaries(), nodes)
