@@ -185,6 +185,8 @@ def _check_boundaries(
 ) -> None:
     """Within valid UTF-8 ``data``, each slice is valid iff it starts and ends on a character
     boundary (UTF-8 synchronizes on lead bytes: continuation bytes are 0b10xxxxxx)."""
+    if data.size == 0 or not (data >= 0x80).any():
+        return  # ASCII: every byte is a character boundary
     nonempty = np.flatnonzero(lengths > 0)
     if not nonempty.size:
         return
@@ -678,10 +680,10 @@ class _Walk:
                     f"found {int(start[j])} + {int(olen[j])}",
                     path,
                 )
-            bases = np.cumsum(np.concatenate([[0], sizes]))[:-1]
+            bases = np.cumsum(sizes) - sizes
             flat = np.concatenate(data) if len(data) > 1 else data[0]
-            prefix_pos = ragged_indices(bases[index] + start, np.full(outline.size, 4))
-            found = flat[prefix_pos].reshape(-1, 4)
+            # 4-byte windows read in place (every value here is longer than 12 bytes)
+            found = np.lib.stride_tricks.sliding_window_view(flat, 4)[bases[index] + start]
             bad = np.flatnonzero((found != rows[outline, 4:8]).any(axis=1))
             if bad.size:
                 k = int(outline[bad[0]])
