@@ -312,10 +312,9 @@ def export_array(obj: Any, requested_schema: Any = None) -> tuple[Any, Any]:
 
     Zero-copy: the C buffers are quiver's buffers, alive until the consumer releases.
 
-    >>> import numpy as np, pyarrow as pa, quiver as qv
-    >>> from quiver.array import make_array
-    >>> a = make_array(qv.int64(), 3, [None, np.arange(3, dtype=np.int64).view(np.uint8)])
-    >>> pa.array(_Wrap(a)).to_pylist()
+    >>> import pyarrow as pa, quiver as qv
+    >>> schema_capsule, array_capsule = export_array(qv.array([0, 1, 2]))
+    >>> pa.Array._import_from_c_capsule(schema_capsule, array_capsule).to_pylist()
     [0, 1, 2]
     """
     s = c.ArrowSchema()
@@ -334,22 +333,6 @@ def export_array(obj: Any, requested_schema: Any = None) -> tuple[Any, Any]:
             f"expected a quiver Array or RecordBatch to export, found {type(obj).__name__}"
         )
     return c.new_capsule(s, c.SCHEMA_CAPSULE), c.new_capsule(a, c.ARRAY_CAPSULE)
-
-
-class _Wrap:
-    """Gives any quiver Array or batch the PyCapsule methods (used by doctests and tests)."""
-
-    def __init__(self, obj: Any) -> None:
-        self.obj = obj
-
-    def __arrow_c_schema__(self) -> Any:
-        return export_schema(self.obj.type if isinstance(self.obj, Array) else self.obj.schema)
-
-    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]:
-        return export_array(self.obj, requested_schema)
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return export_stream(self.obj, requested_schema)
 
 
 # --------------------------------------------------------------------------------------
@@ -483,8 +466,8 @@ def export_stream(
     from the source only when the consumer calls ``get_next``.
 
     >>> import quiver as qv, pyarrow as pa
-    >>> sch = qv.schema([qv.field("a", qv.int8())])
-    >>> pa.RecordBatchReader.from_stream(_Wrap(_Empty(sch))).read_all().num_rows
+    >>> capsule = export_stream([], schema=qv.schema([qv.field("a", qv.int8())]))
+    >>> pa.RecordBatchReader._import_from_c_capsule(capsule).read_all().num_rows
     0
     """
     schema, iterator = _stream_source(source, schema)
@@ -498,13 +481,3 @@ def export_stream(
     st.release = _stream_release
     st.private_data = key
     return c.new_capsule(st, c.STREAM_CAPSULE)
-
-
-class _Empty:
-    """A stream source with a schema and no batches (doctest helper)."""
-
-    def __init__(self, schema: t.Schema) -> None:
-        self.schema = schema
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(())
