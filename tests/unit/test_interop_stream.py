@@ -380,3 +380,13 @@ def test_ipc_file_reader_exports_as_a_stream(tmp_path):
     table = pa.table(reader)
     assert table.column("a").to_pylist() == [0, 1, 2, 3]
     assert table.column("s").to_pylist() == ["a", "b", "c", "d"]
+
+
+@needs_batch
+def test_import_batch_from_a_table_source_concatenates_chunks():
+    table = pa.Table.from_batches([_expected(0, 2), _expected(2, 3)])
+    batch = import_batch(table)
+    assert batch.num_rows == 5
+    assert batch.column(0).to_pylist() == [0, 1, 2, 3, 4]
+    one = import_batch(pa.Table.from_batches([_expected(0, 2)]))
+    assert one.column(1).to_pylist() == ["a", "b"]

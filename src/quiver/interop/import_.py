@@ -473,10 +473,19 @@ def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> A
 def import_batch(obj: Any, requested_schema: Any = None) -> Any:
     """A zero-copy quiver RecordBatch from a struct-typed ``__arrow_c_array__``.
 
+    A source with only ``__arrow_c_stream__`` (a table) becomes one batch: zero-copy when
+    it has one chunk, concatenated otherwise.
+
     >>> import pyarrow as pa
     >>> import_batch(pa.record_batch({"a": [1, 2]})).num_rows
     2
     """
+    if not hasattr(obj, "__arrow_c_array__") and hasattr(obj, "__arrow_c_stream__"):
+        # a table-like source (a polars DataFrame, a pyarrow Table): one batch of it all
+        with import_stream(obj, requested_schema, arrays=True) as reader:
+            field = reader.field
+            array = _concat(list(reader), field.type)
+        return _batch_from_struct(field, array)
     field, array = _import_array_field(_array_capsules(obj, requested_schema))
     return _batch_from_struct(field, array)
 
