@@ -36,6 +36,26 @@ def _slices(blob: bytes, starts: list[int], ends: list[int]) -> list[bytes]:
     return [blob[a:b] for a, b in zip(starts, ends)]
 
 
+def _split_at(raw: np.ndarray, cuts: np.ndarray, is_string: bool) -> list[Any] | None:
+    """The pieces of ``raw`` between ``cuts`` (sorted offsets), made by one C-level split:
+    a NUL is inserted at every cut and the whole is decoded once and split on NUL.
+
+    None when that cannot work: offsets out of order, a NUL inside the data, or invalid
+    UTF-8 (the caller then takes the value-by-value path and its precise errors).
+    """
+    if (np.diff(cuts) < 0).any() or (cuts.size and (cuts[0] < 0 or cuts[-1] > len(raw))):
+        return None
+    if (raw == 0).any():
+        return None
+    joined = np.insert(raw, cuts.astype(np.intp), 0).tobytes()
+    if not is_string:
+        return joined.split(b"\x00")
+    try:
+        return joined.decode("utf-8").split("\x00")
+    except UnicodeDecodeError:
+        return None
+
+
 class _OffsetBinaryArray(Array):
     """Shared code of binary/string arrays with 32- or 64-bit offsets."""
 
@@ -89,6 +109,10 @@ class _OffsetBinaryArray(Array):
         size = 0 if data is None else len(data)
         if last > size:
             raise ArrowInvalid(f"expected a data buffer of at least {last} bytes, found {size}")
+        if data is not None and self._length > 1:
+            split = _split_at(data[first:last], offs[1:-1] - first, self._is_string)
+            if split is not None:
+                return split, mask
         blob = b"" if data is None else data[first:last].tobytes()
         starts, stops = local_start.tolist(), local_end.tolist()
         if self._is_string and blob.isascii():
