@@ -266,3 +266,11 @@ def test_numpy_strided_and_big_endian_inputs_are_copied() -> None:
 def test_multidimensional_numpy_is_refused() -> None:
     with pytest.raises(ArrowInvalid, match="1-D"):
         qv.array(np.zeros((2, 2)))
+
+
+def test_numpy_into_dictionary_and_narrower_float_types() -> None:
+    d = qv.array(np.array(["a", "b", "a"]), qv.dictionary(qv.int8(), qv.string()))
+    assert d.dictionary.to_pylist() == ["a", "b"]
+    assert d.to_pylist() == ["a", "b", "a"]
+    h = qv.array(np.array([1.1]), qv.float16())
+    assert h.to_pylist() == pa.array(np.array([1.1], np.float16)).to_pylist()

@@ -1056,25 +1056,27 @@ def from_numpy(
         if arr.dtype.kind != "b":
             raise _kind_error(arr.dtype, target)
         return make_array(target, len(arr), (bitmap, pack_bits(arr)), (), nulls)
-    npdt = storage_numpy_dtype(st)
+    npdt = None if isinstance(st, t.DictionaryType) else storage_numpy_dtype(st)
     if npdt is None:
         values = arr.tolist()
         if valid is not None:
             values = [v if ok else None for v, ok in zip(values, valid.tolist())]
         return build(values, target)
     if arr.dtype != npdt:
-        if arr.dtype.kind == "f" and npdt.kind in "iu":
+        if npdt.kind in "iu":
             check = arr if valid is None else arr[valid]
-            if not np.all(check == np.trunc(check)):
+            if check.dtype.kind == "f" and not np.all(check == np.trunc(check)):
                 raise ArrowInvalid(f"expected integral values for {target}, found fractions")
-        converted = arr.astype(npdt)
-        back = converted.astype(arr.dtype)
-        same = (back == arr) | (np.isnan(arr) if arr.dtype.kind == "f" else False)
-        if valid is not None:
-            same |= ~valid
-        if not np.all(same):
-            raise ArrowInvalid(f"expected values that fit {target}, found one out of range")
-        arr = converted
+            with np.errstate(invalid="ignore", over="ignore"):
+                converted = arr.astype(npdt)
+            same = converted.astype(arr.dtype) == arr
+            if valid is not None:
+                same |= ~valid
+            if not np.all(same):
+                raise ArrowInvalid(f"expected values that fit {target}, found one out of range")
+            arr = converted
+        else:  # to floats: narrowing rounds, as pyarrow does
+            arr = arr.astype(npdt)
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     if not arr.dtype.isnative:
