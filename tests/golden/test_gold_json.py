@@ -273,3 +273,27 @@ def test_replaced_dictionaries_are_refused_by_the_json_writer(name: str, tmp_pat
 
     with pytest.raises(NotSupported, match="found it replaced"):
         arrow_to_json(path, tmp_path / "x.json")
+
+
+def test_cli_validates_a_gold_file_and_rejects_a_mismatched_pair() -> None:
+    import subprocess
+    import sys
+
+    require_shared(INTEGRATION)
+    _require_ipc()
+    case = INTEGRATION / "cpp-21.0.0" / "generated_primitive.json.gz"
+    other = INTEGRATION / "cpp-21.0.0" / "generated_binary.arrow_file"
+    require_shared(case)
+
+    def run(json_path: Path, arrow_path: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "quiver", "integration", "--mode", "validate",
+             "--json", str(json_path), "--arrow", str(arrow_path)],
+            capture_output=True, text=True, check=False, timeout=120,
+        )
+
+    ok = run(case, _sibling(case, ".arrow_file"))
+    assert ok.returncode == 0, ok.stderr
+    bad = run(case, other)
+    assert bad.returncode == 1
+    assert "expected" in bad.stderr and "does not match" in bad.stderr
