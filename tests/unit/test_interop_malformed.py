@@ -216,3 +216,29 @@ def test_legacy_union_and_null_validity_buffer_is_accepted():
     arr = import_array(union)
     assert arr.to_pylist() == [7, 8]
     assert len(arr.buffers) == 1
+
+
+def test_validate_full_catches_offsets_past_the_child():
+    child = array_struct(2, [None, int64_buffer([1, 2])])
+    offsets = np.array([0, 1, 5], "<i4").view(np.uint8)  # 5 > child length 2
+    pair = capsules(
+        schema_struct(b"+l", children=[schema_struct(b"l")]),
+        array_struct(2, [None, offsets], children=[child]),
+    )
+    with pytest.raises(ArrowInvalid):
+        import_array(pair, validate="full")
+    gc.collect()
+    assert RELEASED.count("array") == 1
+
+
+def test_validate_level_must_be_known():
+    pair = capsules(schema_struct(b"l"), array_struct(1, [None, int64_buffer([1])]))
+    with pytest.raises(ValueError, match="validate"):
+        import_array(pair, validate="paranoid")
+
+
+def test_validate_passes_good_data_through():
+    import pyarrow as pa
+
+    arr = import_array(pa.array([[1], None, [2, 3]]), validate="full")
+    assert arr.to_pylist() == [[1], None, [2, 3]]

@@ -32,7 +32,7 @@ import numpy as np
 from .. import types as t
 from ..array.base import Array, make_array
 from ..buffers import bitmap_bytes, empty_buffer
-from ..errors import ArrowError, ArrowInvalid, ArrowTypeError, NotSupported
+from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
 from ..layout import layout_of
 from . import cdata as c
 
@@ -408,11 +408,31 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
     return make_array(dtype, length, buffers, children, null_count, offset, dictionary)
 
 
-def _import_array_field(capsules: tuple[Any, Any]) -> tuple[t.Field, Array]:
+VALIDATE_LEVELS = ("none", "minimal", "full")
+
+
+def _validated(array: Array, validate: str) -> Array:
+    """Run quiver's validation at ``validate`` level: none (trust the producer, like
+    pyarrow), minimal (structure and buffer sizes) or full (every value)."""
+    if validate == "none":
+        return array
+    if validate not in VALIDATE_LEVELS:
+        raise ArrowInvalidArgument(
+            f"expected validate to be one of {VALIDATE_LEVELS}, found {validate!r}"
+        )
+    from ..array.validate import validate_array
+
+    validate_array(array, full=validate == "full")
+    return array
+
+
+def _import_array_field(
+    capsules: tuple[Any, Any], validate: str = "none"
+) -> tuple[t.Field, Array]:
     schema_capsule, array_capsule = capsules
     field = _field_from_capsule(schema_capsule)
     owner = _move_array(array_capsule)
-    return field, _build(owner.struct, field.type, owner, "", 0)
+    return field, _validated(_build(owner.struct, field.type, owner, "", 0), validate)
 
 
 def _concat(chunks: list[Array], dtype: t.DataType) -> Array:
@@ -428,21 +448,23 @@ def _concat(chunks: list[Array], dtype: t.DataType) -> Array:
     return concat_arrays(chunks)
 
 
-def import_array(obj: Any, requested_schema: Any = None) -> Array:
+def import_array(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Array:
     """A zero-copy quiver Array from ``__arrow_c_array__`` (or a capsule pair).
 
     ``requested_schema`` (a quiver type, field or schema) is passed to the producer.
-    Objects that only speak ``__arrow_c_stream__`` (a polars Series, a chunked array)
-    are read whole: one chunk stays zero-copy, several are concatenated.
+    ``validate`` is ``"none"`` (default: trust the producer, as pyarrow does),
+    ``"minimal"`` (structure and buffer sizes) or ``"full"`` (every value).  Objects that
+    only speak ``__arrow_c_stream__`` (a polars Series, a chunked array) are read whole:
+    one chunk stays zero-copy, several are concatenated.
 
     >>> import pyarrow as pa
     >>> import_array(pa.array(["a", "bc"])).type
     DataType(string)
     """
     if not hasattr(obj, "__arrow_c_array__") and hasattr(obj, "__arrow_c_stream__"):
-        with import_stream(obj, requested_schema, arrays=True) as reader:
+        with import_stream(obj, requested_schema, arrays=True, validate=validate) as reader:
             return reader.read_all()
-    return _import_array_field(_array_capsules(obj, requested_schema))[1]
+    return _import_array_field(_array_capsules(obj, requested_schema), validate)[1]
 
 
 def _batch_from_struct(field: t.Field, array: Array) -> Any:
@@ -470,7 +492,7 @@ def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> A
     return RecordBatch(schema, columns, num_rows)
 
 
-def import_batch(obj: Any, requested_schema: Any = None) -> Any:
+def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Any:
     """A zero-copy quiver RecordBatch from a struct-typed ``__arrow_c_array__``.
 
     A source with only ``__arrow_c_stream__`` (a table) becomes one batch: zero-copy when
@@ -482,11 +504,11 @@ def import_batch(obj: Any, requested_schema: Any = None) -> Any:
     """
     if not hasattr(obj, "__arrow_c_array__") and hasattr(obj, "__arrow_c_stream__"):
         # a table-like source (a polars DataFrame, a pyarrow Table): one batch of it all
-        with import_stream(obj, requested_schema, arrays=True) as reader:
+        with import_stream(obj, requested_schema, arrays=True, validate=validate) as reader:
             field = reader.field
             array = _concat(list(reader), field.type)
         return _batch_from_struct(field, array)
-    field, array = _import_array_field(_array_capsules(obj, requested_schema))
+    field, array = _import_array_field(_array_capsules(obj, requested_schema), validate)
     return _batch_from_struct(field, array)
 
 
@@ -502,7 +524,8 @@ class ArrowStreamReader:
     It speaks ``__arrow_c_stream__`` itself, so it can be passed on without reading it.
     """
 
-    def __init__(self, capsule: Any, *, arrays: bool = False) -> None:
+    def __init__(self, capsule: Any, *, arrays: bool = False, validate: str = "none") -> None:
+        self._validate = validate
         address = c.capsule_address(capsule, c.STREAM_CAPSULE)
         source = c.ArrowArrayStream.from_address(address)
         if not source.release:
@@ -551,6 +574,7 @@ class ArrowStreamReader:
             raise StopIteration
         owner = _Owner(out)
         array = _build(out, self._field.type, owner, "", 0)
+        array = _validated(array, self._validate)
         return array if self._arrays else _batch_from_struct(self._field, array)
 
     @property
@@ -603,11 +627,12 @@ class ArrowStreamReader:
 
 
 def import_stream(
-    obj: Any, requested_schema: Any = None, *, arrays: bool = False
+    obj: Any, requested_schema: Any = None, *, arrays: bool = False, validate: str = "none"
 ) -> ArrowStreamReader:
     """A lazy :class:`ArrowStreamReader` over ``__arrow_c_stream__`` (or a stream capsule).
 
-    With ``arrays=True`` it yields Arrays (struct arrays for record batch streams).
+    With ``arrays=True`` it yields Arrays (struct arrays for record batch streams);
+    ``validate`` checks each one as in :func:`import_array`.
 
     >>> import pyarrow as pa
     >>> t_ = pa.table({"a": [1, 2, 3]})
@@ -615,7 +640,7 @@ def import_stream(
     [3]
     """
     if type(obj).__name__ == "PyCapsule":
-        return ArrowStreamReader(obj, arrays=arrays)
+        return ArrowStreamReader(obj, arrays=arrays, validate=validate)
     method = getattr(obj, "__arrow_c_stream__", None)
     if method is None:
         raise ArrowTypeError(
@@ -628,10 +653,10 @@ def import_stream(
         capsule = method(requested_schema=export_schema(requested_schema))
     else:
         capsule = method()
-    return ArrowStreamReader(capsule, arrays=arrays)
+    return ArrowStreamReader(capsule, arrays=arrays, validate=validate)
 
 
-def import_table(obj: Any, requested_schema: Any = None) -> Any:
+def import_table(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Any:
     """A quiver Table from ``__arrow_c_stream__`` (or a struct ``__arrow_c_array__``).
 
     Batches stay zero-copy views of the producer's memory.
@@ -643,9 +668,9 @@ def import_table(obj: Any, requested_schema: Any = None) -> Any:
     if not hasattr(obj, "__arrow_c_stream__") and hasattr(obj, "__arrow_c_array__"):
         from ..batch import Table
 
-        batch = import_batch(obj, requested_schema)
+        batch = import_batch(obj, requested_schema, validate=validate)
         return Table.from_batches([batch], schema=batch.schema)
-    with import_stream(obj, requested_schema) as reader:
+    with import_stream(obj, requested_schema, validate=validate) as reader:
         if reader.schema is None:
             raise ArrowTypeError(
                 f"expected a stream of record batches (a struct type), found {reader.field.type}"
