@@ -731,3 +731,74 @@ def test_string_value_ending_inside_a_character_before_a_null_slot() -> None:
     # slot 0 = b"a\xc3" (cut), slot 1 is null and holds b"\xa9": the region decodes fine
     arr = make_array(t.string(), 2, [u8(b"\x01"), i32(0, 2, 3), u8("aé".encode())])
     raises_full_only(arr, "UTF-8 in slot 0")
+
+
+# --------------------------------------------------------------------------------------
+# mutation: any damage is either harmless or an ArrowInvalid, never another exception
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _damage(arr: Array, data: st.DataObject) -> Array:
+    """``arr`` with one byte of one buffer (here or below) changed, or a bad length/offset."""
+    nodes = [arr]
+    k = 0
+    while k < len(nodes):
+        nodes.extend(nodes[k].children)
+        if nodes[k].dictionary is not None:
+            nodes.append(nodes[k].dictionary)
+        k += 1
+    target = data.draw(st.integers(0, len(nodes) - 1), label="node")
+    node = nodes[target]
+    kind = data.draw(st.sampled_from(["byte", "length", "offset", "truncate"]), label="kind")
+    if kind == "length":
+        changed = rebuild(node, length=data.draw(st.integers(0, len(node) + 5)))
+    elif kind == "offset":
+        changed = rebuild(node, offset=data.draw(st.integers(0, 5)))
+    else:
+        present = [i for i, b in enumerate(node.buffers) if b is not None and b.size]
+        if not present:
+            return arr
+        i = data.draw(st.sampled_from(present), label="buffer")
+        buf = np.array(node.buffers[i])
+        if kind == "truncate":
+            buf = buf[: data.draw(st.integers(0, buf.size - 1))]
+        else:
+            buf[data.draw(st.integers(0, buf.size - 1))] = data.draw(st.integers(0, 255))
+        bufs = list(node.buffers)
+        bufs[i] = buf
+        changed = rebuild(node, buffers=tuple(bufs))
+    return _replace_node(arr, node, changed)
+
+
+def _replace_node(root: Array, old: Array, new: Array) -> Array:
+    if root is old:
+        return new
+    kids = tuple(_replace_node(c, old, new) for c in root.children)
+    dictionary = root.dictionary
+    if dictionary is not None:
+        dictionary = _replace_node(dictionary, old, new)
+    if all(a is b for a, b in zip(kids, root.children)) and dictionary is root.dictionary:
+        return root
+    return rebuild(root, children=kids, dictionary=dictionary)
+
+
+@pytest.mark.parametrize("parr", VALID, ids=lambda a: str(a.type))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_damaged_arrays_validate_or_raise_arrow_invalid(
+    parr: pa.Array, data: st.DataObject
+) -> None:
+    from quiver.array.equal import array_equals
+
+    arr = _damage(from_pa(parr), data)
+    try:
+        validate_array(arr, full=True, check_decimal_precision=True)
+    except ArrowInvalid:
+        return
+    # fully valid: equality must work and see the array equal to itself (no NaN here)
+    has_nan = pa.types.is_floating(parr.type)
+    result = array_equals(arr, arr)
+    assert result or has_nan
+    assert len(arr.to_pylist()) == len(arr)

@@ -69,7 +69,7 @@ def array_equals(a: Array, b: Array) -> bool:
         return bool(_slots_equal(a, index, b, index).all())
     except ArrowError:
         raise
-    except (IndexError, ValueError, TypeError, OverflowError) as exc:
+    except (IndexError, ValueError, TypeError, OverflowError, MemoryError, RecursionError) as exc:
         raise ArrowInvalid(
             f"expected arrays that can be compared, found malformed data ({exc}); "
             "run validate(full=True) for details"

@@ -243,9 +243,12 @@ class _Walk:
             self._visit(array, path)
         except ArrowInvalid:
             raise
-        except (ArrowError, IndexError, ValueError, TypeError, OverflowError) as exc:
+        except RecursionError:
+            raise _fail("expected a type tree of reasonable depth, found deeper nesting",
+                        path) from None
+        except (ArrowError, IndexError, ValueError, TypeError, OverflowError, MemoryError) as exc:
             # a safety net: whatever slipped past the checks above is still invalid data
-            raise _fail(f"expected a well-formed array, found: {exc}", path) from None
+            raise _fail(f"expected a well-formed array, found: {exc!r}", path) from None
 
     def _visit(self, array: Array, path: str) -> None:
         dtype = array.type
