@@ -687,3 +687,22 @@ def test_consumer_may_release_from_another_thread():
     gc.collect()
     assert ref() is None
     assert live_exports() == before
+
+
+def test_export_and_import_cost_does_not_grow_with_rows():
+    import time
+
+    def cost(rows: int) -> float:
+        q = make_array(qv.int64(), rows, [None, np.zeros(rows * 8, np.uint8)], null_count=0)
+        p = pa.array(np.zeros(rows, dtype=np.int64))
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(50):
+                pa.array(Wrap(q))
+                import_array(p)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    small, large = cost(1_000), cost(10_000_000)
+    assert large < 5 * small
