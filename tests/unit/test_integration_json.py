@@ -875,3 +875,9 @@ def test_every_type_written_as_json_reads_back_to_pyarrows_values(
     # and independently of quiver's comparison: pyarrow's values of the same data
     expected = parr.to_pylist()
     assert got.to_pylist() == expected
+
+
+def test_field_count_difference_reads_as_a_schema_difference() -> None:
+    one, two = t.schema([t.field("a", t.int8())]), t.schema([t.field("a", t.int8()),
+                                                             t.field("b", t.int8())])
+    assert [str(d) for d in compare_schemas(one, two)] == ["schema: expected 1 fields, found 2"]

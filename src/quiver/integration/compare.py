@@ -74,7 +74,9 @@ class Difference:
         where = []
         if self.batch is not None:
             where.append(f"batch {self.batch}")
-        if self.column:
+        if self.column == "schema":
+            where.append("schema")
+        elif self.column:
             where.append(f"column {self.column}")
         if self.row is not None:
             where.append(f"row {self.row}")
@@ -141,8 +143,8 @@ def _compare_fields(
     exp: Sequence[t.Field], got: Sequence[t.Field], path: str, out: list[Difference]
 ) -> None:
     if len(exp) != len(got):
-        out.append(Difference(None, path or "schema", None, f"{len(exp)} fields",
-                              f"{len(got)}"))
+        out.append(Difference(None, path or "schema", None, f"{len(exp)} child fields"
+                              if path else f"{len(exp)} fields", f"{len(got)}"))
         return
     for i, (e, g) in enumerate(zip(exp, got)):
         here = f"{path}.{e.name}" if path else (e.name or f"[{i}]")
