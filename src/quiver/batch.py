@@ -158,9 +158,16 @@ class RecordBatch:
 
     ``num_rows`` is needed only for a batch without columns (IPC allows those).
 
-    >>> batch = record_batch({"a": [1, 2], "b": ["x", None]})  # doctest: +SKIP
-    >>> batch.to_pylist()  # doctest: +SKIP
+    >>> batch = record_batch({"a": [1, 2], "b": ["x", None]})
+    >>> batch.to_pylist()
     [{'a': 1, 'b': 'x'}, {'a': 2, 'b': None}]
+    >>> print(batch)
+    quiver.RecordBatch
+    a: int64
+    b: string
+    ----
+    a: [1,2]
+    b: ["x",null]
     """
 
     __slots__ = ("_columns", "_num_rows", "_schema")
@@ -621,7 +628,14 @@ def chunked_array(arrays: Sequence[Any], type: t.DataType | None = None) -> Chun
 
 
 class Table:
-    """A schema and a list of record batches of that schema, like ``pyarrow.Table``."""
+    """A schema and a list of record batches of that schema, like ``pyarrow.Table``.
+
+    >>> tbl = Table.from_batches([record_batch({"n": [1, 2]}), record_batch({"n": [3]})])
+    >>> tbl.num_rows, tbl.column("n").num_chunks, tbl.to_pydict()
+    (3, 2, {'n': [1, 2, 3]})
+    >>> tbl.equals(table({"n": [1, 2, 3]}))  # chunking does not matter
+    True
+    """
 
     __slots__ = ("_batches", "_num_rows", "_schema")
 
