@@ -43,7 +43,7 @@ LEAF_TYPES = [
     t.month_day_nano_interval(),
     t.binary(), t.string(), t.large_binary(), t.large_string(),
     t.binary_view(), t.string_view(), t.binary(3),
-    t.uuid(),
+    t.uuid(), t.extension("my.ext", t.int32(), b"meta"),
 ]
 
 HASHABLE_LEAVES = [
@@ -141,7 +141,7 @@ def _values_of(qt: t.DataType) -> st.SearchStrategy[Any]:
     if isinstance(qt, t.FixedSizeBinaryType):
         return st.binary(min_size=qt.width, max_size=qt.width)
     if isinstance(qt, t.ExtensionType):
-        return st.uuids()
+        return st.uuids() if qt.extension_name == "arrow.uuid" else _values_of(qt.storage_type)
     if isinstance(qt, t.FixedSizeListType):
         return st.lists(values_of(qt.value_type), min_size=qt.list_size, max_size=qt.list_size)
     if isinstance(qt, (t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType)):
@@ -273,7 +273,8 @@ def test_quiver_reads_pyarrow_buffers_of_every_type(case: Any, data: Any) -> Non
     q.validate(full=True)
     assert q.to_pylist() == _normal(pa_slice.to_pylist())
     if not _has_dictionary(qt):
-        assert q.equals(qv.array(values[off : off + length], qt))
+        # non-uuid extension types reach pyarrow as their storage type
+        assert q.equals(qv.array(values[off : off + length], q.type))
 
 
 UNION_CHILDREN = [t.int64(), t.string(), t.binary(), t.bool_(), t.date32(), t.list_(t.int32()),
@@ -317,3 +318,27 @@ def test_unions_give_back_the_values_they_were_built_from(case: Any, data: Any) 
         pa_arr = pa.UnionArray.from_dense(ids, offs, children, names, list(ut.type_codes))
     assert pa_arr.type == pa_type
     assert pa_arr.to_pylist() == values
+
+
+@SETTINGS
+@given(unions(), st.sampled_from(["list", "struct", "fixed"]), st.data())
+def test_nested_unions_give_back_their_values(case: Any, wrapper: str, data: Any) -> None:
+    ut, values = case
+    if wrapper == "list":
+        qt: t.DataType = t.list_(ut)
+        nested: list[Any] = [values[i : i + 3] for i in range(0, len(values), 3)] + [None]
+    elif wrapper == "struct":
+        qt = t.struct([("u", ut), ("n", t.int8())])
+        nested = [{"u": v, "n": i % 100} for i, v in enumerate(values)] + [None]
+    else:
+        qt = t.list_(ut, 1)
+        nested = [[v] for v in values] + [None]
+    q = qv.array(nested, qt)
+    q.validate(full=True)
+    expected = [
+        {"u": v["u"], "n": v["n"]} if isinstance(v, dict) else v for v in nested
+    ]
+    assert q.to_pylist() == expected
+    off = data.draw(st.integers(0, len(nested)))
+    assert q.slice(off).to_pylist() == expected[off:]
+    assert q.slice(off).equals(qv.array(nested[off:], qt))
