@@ -881,3 +881,15 @@ def test_field_count_difference_reads_as_a_schema_difference() -> None:
     one, two = t.schema([t.field("a", t.int8())]), t.schema([t.field("a", t.int8()),
                                                              t.field("b", t.int8())])
     assert [str(d) for d in compare_schemas(one, two)] == ["schema: expected 1 fields, found 2"]
+
+
+def test_type_nesting_deeper_than_the_limit_is_a_metadata_error() -> None:
+    field: dict[str, Any] = fld("leaf", INT32)
+    for i in range(100):
+        field = fld(f"l{i}", {"name": "list"}, [field])
+    with pytest.raises(MetadataError, match="at most 64 levels"):
+        parse_json(doc([field]))
+    shallow: dict[str, Any] = fld("leaf", INT32)
+    for i in range(30):
+        shallow = fld(f"l{i}", {"name": "struct"}, [shallow])
+    assert parse_json(doc([shallow])).schema.field("l29").type.num_fields == 1

@@ -61,6 +61,9 @@ _PRECISIONS = {"HALF": 16, "SINGLE": 32, "DOUBLE": 64}
 #: the largest ``count`` accepted: JSON test files are small, and a huge count on a type
 #: without data (null, run-end encoded) would only make later walks allocate without bound
 MAX_COUNT = 2**31 - 1
+#: the deepest type nesting accepted (as quiver's IPC metadata decoder), so that every later
+#: walk stays far from Python's recursion limit
+MAX_DEPTH = 64
 
 #: numpy record layouts of the two interval types that are not plain integers
 DAY_TIME_DTYPE = np.dtype([("days", "<i4"), ("milliseconds", "<i4")])
@@ -302,9 +305,9 @@ _LIST_TYPES: dict[str, type] = {
 
 def field_from_json(obj: Any, path: str = "", depth: int = 0) -> FieldNode:
     """Parse one JSON ``Field`` (with its children) into a :class:`FieldNode`."""
-    if depth > 200:
-        raise MetadataError("expected type nesting below 200 levels, found deeper",
-                            field_path=path)
+    if depth >= MAX_DEPTH:
+        raise MetadataError(f"expected type nesting of at most {MAX_DEPTH} levels, found "
+                            "deeper", field_path=path)
     name = _need(obj, "name", str, path, "field")
     here = f"{path}.{name}" if path else name
     nullable = obj.get("nullable", True)
