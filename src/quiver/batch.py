@@ -193,7 +193,7 @@ class RecordBatch:
                     f"expected column {i} ({f.name!r}) as a quiver Array, "
                     f"found {type(col).__name__}"
                 )
-            if col.type is not f.type and not col.type.equals(f.type):
+            if col.type is not f.type and col.type != f.type and not col.type.equals(f.type):
                 raise ArrowInvalidArgument(
                     f"expected column {i} ({f.name!r}) of type {f.type}, found {col.type}"
                 )
@@ -405,6 +405,41 @@ class RecordBatch:
         cols = self._columns[:i] + self._columns[i + 1 :]
         return RecordBatch(t.Schema(fields, self._schema.metadata), cols, self._num_rows)
 
+    def set_column(self, i: int, field_: str | t.Field, column: Any) -> RecordBatch:
+        """A batch with column ``i`` replaced."""
+        return self.remove_column(i).add_column(_column_index(self._schema, i), field_, column)
+
+    def drop_columns(self, columns: str | int | Iterable[int | str]) -> RecordBatch:
+        """A batch without the given columns (names or indices)."""
+        if isinstance(columns, (str, int)):
+            columns = [columns]
+        drop = {_column_index(self._schema, c) for c in columns}
+        return self.select([i for i in range(len(self._columns)) if i not in drop])
+
+    def to_struct_array(self) -> Array:
+        """The rows as one struct array (no copy: the columns become its children)."""
+        from .array.base import make_array
+
+        struct_type = t.struct(list(self._schema.fields))
+        return make_array(struct_type, self._num_rows, [None], self._columns, 0, 0)
+
+    @classmethod
+    def from_struct_array(cls, array: Array) -> RecordBatch:
+        """A batch whose columns are the fields of a struct array (which must have no nulls).
+
+        The children are sliced to the struct's range, so no data is copied.
+        """
+        storage = t.storage_of(array.type) if isinstance(array, Array) else None
+        if not isinstance(storage, t.StructType):
+            found = array.type if isinstance(array, Array) else type(array).__name__
+            raise ArrowTypeError(f"expected a struct array, found {found}")
+        if array.null_count:
+            raise ArrowInvalidArgument(
+                f"expected a struct array without nulls, found {array.null_count} nulls"
+            )
+        cols = [c.slice(array.offset, len(array)) for c in array.children]
+        return cls(t.Schema(storage.fields), cols, len(array))
+
     def replace_schema_metadata(self, metadata: Any = None) -> RecordBatch:
         """A batch whose schema carries ``metadata`` (None removes it)."""
         return RecordBatch(self._schema.with_metadata(metadata), self._columns, self._num_rows)
@@ -573,6 +608,20 @@ class ChunkedArray:
                 return c[i]
             i -= len(c)
         raise ArrowIndexError(f"expected an index below {self._length}, found {key}")
+
+    def to_numpy(self, zero_copy_only: bool = False) -> Any:
+        """All values as one numpy array (copies when there is more than one chunk)."""
+        import numpy as np
+
+        if len(self._chunks) == 1:
+            return self._chunks[0].to_numpy(zero_copy_only=zero_copy_only)
+        if zero_copy_only:
+            raise ArrowInvalidArgument(
+                f"expected one chunk for a zero-copy conversion, found {len(self._chunks)}"
+            )
+        if not self._chunks:
+            return self.combine_chunks().to_numpy(zero_copy_only=False)
+        return np.concatenate([c.to_numpy(zero_copy_only=False) for c in self._chunks])
 
     def combine_chunks(self) -> Array:
         """One array with every value (copies unless there is exactly one chunk)."""
@@ -821,6 +870,51 @@ class Table:
         """A table with new column names."""
         schema = _rename(self._schema, names)
         return Table(schema, [RecordBatch(schema, b.columns, b.num_rows) for b in self._batches])
+
+    def add_column(self, i: int, field_: str | t.Field, column: Any) -> Table:
+        """A table with ``column`` (an Array, ChunkedArray or values) inserted at ``i``.
+
+        The new column is split to follow the table's batches (zero-copy slices).
+        """
+        if isinstance(column, ChunkedArray):
+            column = column.combine_chunks()
+        fld_type = field_.type if isinstance(field_, t.Field) else None
+        name = field_.name if isinstance(field_, t.Field) else str(field_)
+        col = _build(column, fld_type, name)
+        if len(col) != self._num_rows:
+            raise ArrowInvalidArgument(
+                f"expected column {name!r} of length {self._num_rows}, found {len(col)}"
+            )
+        if not self._batches:
+            if not isinstance(i, int) or not 0 <= i <= len(self._schema.fields):
+                raise ArrowIndexError(
+                    f"expected a column position in 0..{len(self._schema.fields)}, found {i!r}"
+                )
+            fld = field_ if isinstance(field_, t.Field) else t.field(name, col.type)
+            fields = list(self._schema.fields)
+            fields.insert(i, fld)
+            return Table(t.Schema(tuple(fields), self._schema.metadata), [])
+        out, start = [], 0
+        for b in self._batches:
+            out.append(b.add_column(i, field_, col.slice(start, b.num_rows)))
+            start += b.num_rows
+        return Table(out[0].schema, out)
+
+    def append_column(self, field_: str | t.Field, column: Any) -> Table:
+        """A table with ``column`` added at the end."""
+        return self.add_column(len(self._schema.fields), field_, column)
+
+    def remove_column(self, i: int) -> Table:
+        """A table without column ``i``."""
+        k = _column_index(self._schema, i)
+        return self.select([j for j in range(len(self._schema.fields)) if j != k])
+
+    def drop_columns(self, columns: str | int | Iterable[int | str]) -> Table:
+        """A table without the given columns (names or indices)."""
+        if isinstance(columns, (str, int)):
+            columns = [columns]
+        drop = {_column_index(self._schema, c) for c in columns}
+        return self.select([j for j in range(len(self._schema.fields)) if j not in drop])
 
     def replace_schema_metadata(self, metadata: Any = None) -> Table:
         """A table whose schema carries ``metadata`` (None removes it)."""

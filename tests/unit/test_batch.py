@@ -423,3 +423,67 @@ def test_from_pylist_fills_missing_keys_with_null() -> None:
     rows = [{"a": 1, "b": "x"}, {"a": 2}]
     expected = pa.RecordBatch.from_pylist(rows)
     assert RecordBatch.from_pylist(rows).to_pylist() == expected.to_pylist()
+
+
+# --------------------------------------------------------------------------------------
+# more of the pyarrow surface
+
+
+def test_struct_array_round_trip() -> None:
+    batch = _batch().slice(1, 3)
+    struct = batch.to_struct_array()
+    assert struct.to_pylist() == _pa_batch().slice(1, 3).to_struct_array().to_pylist()
+    back = RecordBatch.from_struct_array(struct)
+    assert back.equals(batch)
+    nested = from_pa(pa.array([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}, {"a": 3, "b": "z"}]))
+    assert RecordBatch.from_struct_array(nested.slice(1)).to_pylist() == [
+        {"a": 2, "b": "y"},
+        {"a": 3, "b": "z"},
+    ]
+    with pytest.raises(ArrowTypeError, match="expected a struct array, found int64"):
+        RecordBatch.from_struct_array(from_pa(pa.array([1])))
+    with pytest.raises(ArrowInvalidArgument, match="without nulls"):
+        RecordBatch.from_struct_array(from_pa(pa.array([{"a": 1}, None])))
+
+
+def test_drop_and_set_columns() -> None:
+    batch = _batch()
+    assert batch.drop_columns(["s", 0]).column_names == ["l", "st"]
+    assert batch.drop_columns("st").column_names == ["n", "s", "l"]
+    replaced = batch.set_column(1, "flag", from_pa(pa.array([True] * 5)))
+    assert replaced.column_names == ["n", "flag", "l", "st"]
+    assert replaced.column(1).to_pylist() == [True] * 5
+
+
+def test_table_add_remove_drop_columns_follow_the_batches() -> None:
+    tbl, _ = _table()
+    extra = from_pa(pa.array([10, 20, 30, 40, 50]))
+    added = tbl.append_column("extra", extra)
+    assert added.column_names[-1] == "extra"
+    assert added.num_batches == tbl.num_batches
+    assert added.column("extra").to_pylist() == [10, 20, 30, 40, 50]
+    assert [len(c) for c in added.column("extra").chunks] == [2, 0, 3]
+    assert added.remove_column(4).equals(tbl)
+    assert added.drop_columns(["extra", "s"]).column_names == ["n", "l", "st"]
+    with pytest.raises(ArrowInvalidArgument, match="length 5, found 2"):
+        tbl.append_column("x", extra.slice(0, 2))
+    empty = Table.from_batches([], schema=tbl.schema).append_column("x", extra.slice(0, 0))
+    assert empty.column_names[-1] == "x" and empty.num_rows == 0
+
+
+def test_chunked_array_to_numpy() -> None:
+    ca, _ = _chunked([1, 2], [3])
+    assert ca.to_numpy().tolist() == [1, 2, 3]
+    with pytest.raises(ArrowInvalidArgument, match="one chunk"):
+        ca.to_numpy(zero_copy_only=True)
+    single, _ = _chunked([4, 5])
+    assert single.to_numpy(zero_copy_only=True).tolist() == [4, 5]
+
+
+def test_array_methods_delegate_to_validation_and_equality() -> None:
+    arr = from_pa(pa.array(["x", "y"]))
+    arr.validate(full=True)
+    assert arr.equals(from_pa(pa.array(["x", "y"])))
+    bad = rebuild(arr, buffers=(None, i32(0, 2, 1), arr.buffers[2]))
+    with pytest.raises(ArrowInvalid, match="non-decreasing"):
+        bad.validate(full=True)
