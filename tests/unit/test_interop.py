@@ -329,6 +329,8 @@ def test_import_rejects_objects_without_the_protocol():
         import_field(42)
     with pytest.raises(ArrowTypeError, match="__arrow_c_array__"):
         import_array("nope")
+    with pytest.raises(ArrowTypeError, match="__arrow_c_array__"):
+        import_array((1, 2))  # a tuple of values is not a capsule pair
 
 
 def test_import_rejects_capsule_with_wrong_name():

@@ -55,8 +55,18 @@ def _schema_capsule(obj: Any) -> Any:
     return method()
 
 
+def is_capsule_pair(obj: Any) -> bool:
+    """Whether ``obj`` is a ``(schema, array)`` pair of PyCapsules (what
+    ``__arrow_c_array__`` returns), as opposed to a tuple of values."""
+    return (
+        isinstance(obj, tuple)
+        and len(obj) == 2
+        and all(type(x).__name__ == "PyCapsule" for x in obj)
+    )
+
+
 def _array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
-    if isinstance(obj, tuple) and len(obj) == 2:
+    if is_capsule_pair(obj):
         return obj
     method = getattr(obj, "__arrow_c_array__", None)
     if method is None:
