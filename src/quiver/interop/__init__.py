@@ -32,6 +32,7 @@ from .import_ import (
     import_stream,
     import_table,
     import_type,
+    is_capsule_pair,
 )
 from .numpy_pandas import batch_from_pandas, batch_to_pandas
 
@@ -118,5 +119,6 @@ __all__ = [
     "import_stream",
     "import_table",
     "import_type",
+    "is_capsule_pair",
     "live_exports",
 ]
