@@ -893,3 +893,37 @@ def test_type_nesting_deeper_than_the_limit_is_a_metadata_error() -> None:
     for i in range(30):
         shallow = fld(f"l{i}", {"name": "struct"}, [shallow])
     assert parse_json(doc([shallow])).schema.field("l29").type.num_fields == 1
+
+
+def _random_typed_values() -> Any:
+    try:
+        from tests.roundtrip.test_array_props import typed_values
+    except ImportError:
+        return None
+    return typed_values()
+
+
+_TYPED_VALUES = _random_typed_values()
+
+
+@pytest.mark.skipif(_TYPED_VALUES is None, reason="tests.roundtrip strategies not importable")
+def test_random_arrays_of_every_type_survive_json_sliced_or_whole() -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    import quiver as qv
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_TYPED_VALUES, st.data())
+    def check(case: Any, data: Any) -> None:
+        qt, vals = case
+        arr = qv.array(vals, qt)
+        off = data.draw(st.integers(0, len(vals)))
+        arr = arr.slice(off, data.draw(st.integers(0, len(vals) - off)))
+        schema = t.schema([t.field("c", qt)])
+        batch = JsonBatch(schema, (arr,), len(arr))
+        back = parse_json(json.loads(json.dumps(to_json(schema, [batch]))))
+        assert compare(schema, [batch], back.schema, back.batches) == []
+        assert back.batches[0].columns[0].to_pylist() == arr.to_pylist()
+
+    check()
