@@ -274,3 +274,17 @@ def test_numpy_into_dictionary_and_narrower_float_types() -> None:
     assert d.to_pylist() == ["a", "b", "a"]
     h = qv.array(np.array([1.1]), qv.float16())
     assert h.to_pylist() == pa.array(np.array([1.1], np.float16)).to_pylist()
+
+
+def test_arrays_speaking_the_pycapsule_protocol_are_imported() -> None:
+    src = pa.array([1, None, 3])
+    a = qv.array(src)
+    assert a.type == qv.int64() and a.to_pylist() == [1, None, 3]
+
+
+def test_array_likes_go_through_numpy() -> None:
+    class Wrapper:
+        def __array__(self, dtype=None, copy=None):
+            return np.array([1, 2], dtype=np.int16)
+
+    assert qv.array(Wrapper()).type == qv.int16()

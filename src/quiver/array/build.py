@@ -241,8 +241,20 @@ def array(
             f"casting arrays is not supported: found {values.type}, asked for {type}; "
             "build from values with the wanted type instead"
         )
+    if hasattr(values, "__arrow_c_array__"):  # pyarrow, polars, nanoarrow, ... arrays
+        from ..interop import import_array
+
+        imported = import_array(values, type)
+        if type is not None and imported.type != type:
+            raise NotSupported(
+                f"casting arrays is not supported: found {imported.type}, asked for {type}"
+            )
+        return imported
     if isinstance(values, np.ndarray):
         return from_numpy(values, type, mask=mask, from_pandas=from_pandas)
+    if hasattr(values, "__array__") and not isinstance(values, (list, tuple)):
+        # pandas Series / Index and other array-likes: go through numpy
+        return from_numpy(np.asarray(values), type, mask=mask, from_pandas=from_pandas)
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         raise ArrowTypeError(
             f"expected a sequence or numpy array of values, found {values.__class__.__name__}"
