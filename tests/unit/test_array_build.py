@@ -181,6 +181,10 @@ def test_values_that_do_not_fit_raise_quiver_errors(dtype, values, words) -> Non
 def test_struct_errors_name_the_field() -> None:
     with pytest.raises(ArrowInvalid, match="field 'a'"):
         qv.array([{"a": 300}], qv.struct([("a", qv.int8())]))
+    nested = qv.struct([("a", qv.list_(qv.struct([("b", qv.int8())])))])
+    with pytest.raises(ArrowInvalid, match="field 'a.item.b'") as info:
+        qv.array([{"a": [{"b": 300}]}], nested)
+    assert info.value.field_path == "a.item.b"
 
 
 def test_mask_and_from_pandas_add_nulls() -> None:

@@ -707,6 +707,16 @@ def _build_fixed_binary(values: list[Any], dtype: t.DataType, checked: bool = Fa
 # nested
 
 
+def _build_child(values: list[Any], f: t.Field) -> Array:
+    """``build`` for a child field; errors get the field's name prefixed to their path."""
+    try:
+        return build(values, f.type)
+    except ArrowError as exc:
+        exc.field_path = f"{f.name}.{exc.field_path}" if exc.field_path else f.name
+        exc.args = (exc._render(),)
+        raise
+
+
 def _check_sequences(values: list[Any], dtype: t.DataType) -> None:
     for k in set(map(type, values)) - {type(None)}:
         if issubclass(k, (str, bytes, Mapping)) or not issubclass(k, (list, tuple, np.ndarray)):
@@ -718,7 +728,7 @@ def _build_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> 
     _check_sequences(values, dtype)
     filled = _fill(values, valid, ())
     lengths = np.fromiter(map(len, filled), np.int64, len(values))
-    child = build(list(itertools.chain.from_iterable(filled)), dtype.value_type)  # type: ignore[attr-defined]
+    child = _build_child(list(itertools.chain.from_iterable(filled)), dtype.value_field)  # type: ignore[attr-defined]
     large = isinstance(dtype, (t.LargeListType, t.LargeListViewType))
     offs = _offsets(lengths, large, dtype)
     if isinstance(dtype, (t.ListViewType, t.LargeListViewType)):
@@ -737,7 +747,7 @@ def _build_fixed_list(values: list[Any], dtype: t.DataType, checked: bool = Fals
     if lengths.size and (lengths != k).any():
         bad = int(lengths[lengths != k][0])
         raise ArrowInvalid(f"expected lists of {k} values for {dtype}, found {bad} values")
-    child = build(list(itertools.chain.from_iterable(filled)), dtype.value_type)  # type: ignore[attr-defined]
+    child = _build_child(list(itertools.chain.from_iterable(filled)), dtype.value_field)  # type: ignore[attr-defined]
     return make_array(dtype, len(values), (bitmap,), (child,), nulls)
 
 
@@ -753,10 +763,7 @@ def _build_struct(values: list[Any], dtype: t.DataType, checked: bool = False) -
             None if v is None else (v.get(f.name) if isinstance(v, Mapping) else _item(v, i, dtype))
             for v in values
         ]
-        try:
-            children.append(build(col, f.type))
-        except ArrowError as exc:
-            raise exc.locate(field_path=f.name) from None
+        children.append(_build_child(col, f))
     return make_array(dtype, len(values), (bitmap,), tuple(children), nulls)
 
 
@@ -790,8 +797,8 @@ def _build_map(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
     if any(k is None for k in keys):
         raise ArrowInvalid(f"expected non-null map keys for {dtype}, found None")
     mt: t.MapType = dtype  # type: ignore[assignment]
-    key_arr = build(keys, mt.key_type)
-    item_arr = build(items, mt.item_type)
+    key_arr = _build_child(keys, mt.key_field)
+    item_arr = _build_child(items, mt.item_field)
     entries = make_array(mt.entries_field.type, len(flat), (None,), (key_arr, item_arr), 0)
     offs = _offsets(lengths, False, dtype)
     return make_array(dtype, len(values), (bitmap, as_buffer(offs)), (entries,), nulls)
@@ -871,13 +878,13 @@ def _build_union(values: list[Any], dtype: t.DataType, checked: bool = False) ->
     if ut.mode == "sparse":
         for i, f in enumerate(ut.fields):
             col = [v if c == i else None for v, c in zip(values, choice)]
-            children.append(build(col, f.type))
+            children.append(_build_child(col, f))
         return make_array(dtype, n, (as_buffer(type_ids),), tuple(children), 0)
     offsets = np.zeros(n, dtype=np.int32)
     for i, f in enumerate(ut.fields):
         pos = np.flatnonzero(ch == i)
         offsets[pos] = np.arange(len(pos), dtype=np.int32)
-        children.append(build([values[p] for p in pos.tolist()], f.type))
+        children.append(_build_child([values[p] for p in pos.tolist()], f))
     return make_array(dtype, n, (as_buffer(type_ids), as_buffer(offsets)), tuple(children), 0)
 
 
