@@ -927,3 +927,18 @@ def test_random_arrays_of_every_type_survive_json_sliced_or_whole() -> None:
         assert back.batches[0].columns[0].to_pylist() == arr.to_pylist()
 
     check()
+
+
+def test_empty_arrays_with_empty_offset_buffers_write_one_zero_offset() -> None:
+    from quiver.array import make_array
+
+    empty = np.zeros(0, np.uint8)
+    child = make_array(t.int32(), 0, [None, empty])
+    lst = make_array(t.list_(t.int32()), 0, [None, empty], [child])
+    s = make_array(t.string(), 0, [None, empty, empty])
+    schema = t.schema([t.field("l", lst.type), t.field("s", s.type)])
+    out = to_json(schema, [JsonBatch(schema, (lst, s), 0)])
+    cols = out["batches"][0]["columns"]
+    assert cols[0]["OFFSET"] == [0] and cols[1]["OFFSET"] == [0]
+    back = parse_json(json.loads(json.dumps(out)))
+    assert back.batches[0].num_rows == 0

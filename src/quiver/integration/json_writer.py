@@ -39,7 +39,7 @@ from .. import types as t
 from ..array import make_array
 from ..array.base import Array
 from ..buffers import unpack_bits
-from ..errors import ArrowTypeError, NotSupported
+from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import layout_of, storage_numpy_dtype
 from .compare import batch_parts, compare_arrays
 from .json_reader import (
@@ -188,9 +188,13 @@ def schema_to_json(schema: t.Schema) -> dict[str, Any]:
 
 def _typed(buf: np.ndarray | None, dtype: Any, start: int, count: int) -> np.ndarray:
     nd = np.dtype(dtype)
-    if buf is None:
+    if buf is None or len(buf) == 0:
+        # absent, or empty as IPC allows for the offsets of a zero-length array
         return np.zeros(count, dtype=nd)
-    return buf[start * nd.itemsize : (start + count) * nd.itemsize].view(nd)
+    need = (start + count) * nd.itemsize
+    if len(buf) < need:
+        raise ArrowInvalid(f"expected a buffer of at least {need} bytes, found {len(buf)}")
+    return buf[start * nd.itemsize : need].view(nd)
 
 
 def _strs(values: np.ndarray) -> list[str]:
