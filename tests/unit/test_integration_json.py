@@ -942,3 +942,13 @@ def test_empty_arrays_with_empty_offset_buffers_write_one_zero_offset() -> None:
     assert cols[0]["OFFSET"] == [0] and cols[1]["OFFSET"] == [0]
     back = parse_json(json.loads(json.dumps(out)))
     assert back.batches[0].num_rows == 0
+
+
+def test_writer_rejects_an_array_whose_buffer_is_too_short() -> None:
+    from quiver.array import make_array
+    from quiver.errors import ArrowInvalid
+
+    short = make_array(t.int64(), 4, [None, np.zeros(8, np.uint8)])
+    schema = t.schema([t.field("c", t.int64())])
+    with pytest.raises(ArrowInvalid, match="expected at least 32 bytes, found 8"):
+        to_json(schema, [JsonBatch(schema, (short,), 4)])

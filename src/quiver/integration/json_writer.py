@@ -38,6 +38,7 @@ import numpy as np
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
+from ..array.validate import validate_array
 from ..buffers import unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import layout_of, storage_numpy_dtype
@@ -419,6 +420,12 @@ def to_json(
     jbatches = []
     for batch in batches:
         _, columns, num_rows = batch_parts(batch)
+        if len(columns) != len(schema.fields):
+            raise ArrowInvalid(f"expected {len(schema.fields)} columns per batch, found "
+                               f"{len(columns)}")
+        for f, c in zip(schema.fields, columns):
+            # the cheap structural level: buffers long enough for what the walk reads
+            validate_array(c, path=f.name)
         jcols = [writer.column(f.name, c, (i,))
                  for i, (f, c) in enumerate(zip(schema.fields, columns))]
         jbatches.append({"count": num_rows, "columns": jcols})
