@@ -952,3 +952,22 @@ def test_writer_rejects_an_array_whose_buffer_is_too_short() -> None:
     schema = t.schema([t.field("c", t.int64())])
     with pytest.raises(ArrowInvalid, match="expected at least 32 bytes, found 8"):
         to_json(schema, [JsonBatch(schema, (short,), 4)])
+
+
+def test_cli_file_to_stream_and_back_through_stdout_and_stdin(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    pa = pytest.importorskip("pyarrow")
+    _ipc_ready()
+    table = pa.table({"x": [1, None, 3], "s": ["a", "bb", None]})
+    src = tmp_path / "in.arrow"
+    with pa.ipc.new_file(src, table.schema) as w:
+        w.write_table(table)
+    to_stream = subprocess.run([sys.executable, "-m", "quiver", "file-to-stream", str(src), "-"],
+                               capture_output=True, check=True, timeout=120)
+    assert pa.ipc.open_stream(to_stream.stdout).read_all().equals(table)
+    out = tmp_path / "out.arrow"
+    subprocess.run([sys.executable, "-m", "quiver", "stream-to-file", "-", str(out)],
+                   input=to_stream.stdout, capture_output=True, check=True, timeout=120)
+    assert pa.ipc.open_file(out).read_all().equals(table)
