@@ -582,13 +582,22 @@ def _encoded(values: list[Any], dtype: t.DataType, is_string: bool,
     empty: Any = "" if is_string else b""
     valid = None
     present = values
+    all_lengths = None
     try:
         joined = empty.join(values)  # fails on the first None or value of another kind
     except TypeError:
-        valid = _valid_mask(values)
+        # one C-level pass: the length of every value, -1 for None (and for objects
+        # without a length, which the check below tells apart)
+        all_lengths = np.fromiter(map(operator.length_hint, values, itertools.repeat(-1)),
+                                  np.int64, n)
+        valid = all_lengths >= 0
         if valid.all():
             valid = None
         else:
+            missing = list(itertools.compress(values, ~valid))
+            if missing.count(None) != len(missing):
+                valid = _valid_mask(values)
+                all_lengths = None
             present = list(itertools.compress(values, valid))
         try:
             joined = empty.join(present)
@@ -598,6 +607,8 @@ def _encoded(values: list[Any], dtype: t.DataType, is_string: bool,
         if joined is not None and (not is_string or joined.isascii()):
             # for ASCII text, byte lengths equal character lengths
             data: Any = joined.encode("ascii") if is_string else joined
+            if all_lengths is not None:
+                return data, np.maximum(all_lengths, 0), valid
             present_lengths = _lengths(present)
         else:
             if joined is None and strict:
