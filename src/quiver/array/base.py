@@ -30,6 +30,7 @@ from ..errors import (
     ArrowInvalid,
     ArrowInvalidArgument,
     ArrowTypeError,
+    NotSupported,
 )
 from ..layout import layout_of, logical_numpy_dtype, storage_numpy_dtype
 
@@ -181,7 +182,10 @@ class Array:
 
     def to_pylist(self) -> list[Any]:
         """The values as Python objects (None for nulls), as pyarrow returns them."""
-        raise NotImplementedError(f"to_pylist is not implemented for {self._type}")
+        raise NotSupported(
+            f"to_pylist is not implemented for {self._type}; register an Array subclass for "
+            "its type class with register_array_class"
+        )
 
     def tolist(self) -> list[Any]:
         """Alias of :meth:`to_pylist` (numpy's name)."""
