@@ -28,6 +28,7 @@ from .array.base import Array
 from .array.equal import array_equals
 from .array.validate import validate_array
 from .errors import (
+    ArrowError,
     ArrowIndexError,
     ArrowInvalid,
     ArrowInvalidArgument,
@@ -62,7 +63,10 @@ def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
         raise NotSupported(
             "building columns from Python values needs quiver.array(); pass Array objects"
         )
-    return build(values, type=dtype)
+    try:
+        return build(values, type=dtype)
+    except ArrowError as exc:
+        raise exc.locate(field_path=name or None) from None
 
 
 def _column_index(schema: t.Schema, key: int | str, what: str = "column") -> int:

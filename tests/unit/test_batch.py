@@ -12,6 +12,7 @@ import quiver.types as t
 from quiver.array import make_array
 from quiver.batch import ChunkedArray, RecordBatch, Table, chunked_array, record_batch, table
 from quiver.errors import (
+    ArrowError,
     ArrowIndexError,
     ArrowInvalid,
     ArrowInvalidArgument,
@@ -487,3 +488,11 @@ def test_array_methods_delegate_to_validation_and_equality() -> None:
     bad = rebuild(arr, buffers=(None, i32(0, 2, 1), arr.buffers[2]))
     with pytest.raises(ArrowInvalid, match="non-decreasing"):
         bad.validate(full=True)
+
+
+def test_building_errors_name_the_column() -> None:
+    _needs_builder()
+    schema = t.schema([("a", t.int8()), ("b", t.int8())])
+    with pytest.raises(ArrowError) as info:
+        RecordBatch.from_pydict({"a": [1], "b": ["not a number"]}, schema=schema)
+    assert info.value.field_path == "b"
