@@ -198,9 +198,18 @@ class _ViewBinaryArray(Array):
                     "expected views within their data buffers, found one past the end"
                 )
             starts[outline] = bases[idx] + off
-        blob = b"".join([raw_views.tobytes(), *(d.tobytes() for d in data)])
-        s = starts.tolist()
-        chunks = [blob[a : a + ln] for a, ln in zip(s, lens.tolist())]
+        pieces = np.concatenate([raw_views, *data]) if data else raw_views
+        total = int(lens.sum())
+        # gather every value's bytes into one contiguous run, then split it once
+        src = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
+        gathered = pieces[src]
+        if n > 1:
+            split = _split_at(gathered, np.cumsum(lens)[:-1], self._is_string)
+            if split is not None:
+                return split, mask
+        blob = gathered.tobytes()
+        ends = np.cumsum(lens).tolist()
+        chunks = [blob[b - ln : b] for b, ln in zip(ends, lens.tolist())]
         if self._is_string:
             return _decode_all(chunks, "string_view"), mask
         return chunks, mask

@@ -17,6 +17,7 @@ as in pyarrow; otherwise :class:`~quiver.errors.ArrowInvalid` (a ``ValueError``)
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 import uuid as _uuid
 import zoneinfo
@@ -44,6 +45,12 @@ class DayTime(NamedTuple):
 
     days: int
     milliseconds: int
+
+
+def _tuples(cls: type, *columns: list[int]) -> list[Any]:
+    """Named tuples of ``cls`` from columns, built at C speed (``tuple.__new__`` skips the
+    generated ``__new__``; the field count is right by construction)."""
+    return list(map(functools.partial(tuple.__new__, cls), zip(*columns)))
 
 
 def finish(values: Any, mask: np.ndarray | None) -> list[Any]:
@@ -255,13 +262,11 @@ class PrimitiveArray(Array):
                 return typed_view(buf, "<i4", off, n, "values")
             if st.unit == "day_time":
                 v = typed_view(buf, "<i4", off * 2, n * 2, "values").reshape(n, 2)
-                return [DayTime(d, m) for d, m in zip(v[:, 0].tolist(), v[:, 1].tolist())]
+                return _tuples(DayTime, v[:, 0].tolist(), v[:, 1].tolist())
             rec = typed_view(buf, np.dtype([("m", "<i4"), ("d", "<i4"), ("n", "<i8")]), off, n,
                              "values")
-            return [
-                MonthDayNano(m, d, ns)
-                for m, d, ns in zip(rec["m"].tolist(), rec["d"].tolist(), rec["n"].tolist())
-            ]
+            return _tuples(MonthDayNano, rec["m"].tolist(), rec["d"].tolist(),
+                           rec["n"].tolist())
         raw = self._fixed_values_view(self._storage_dtype())
         if isinstance(st, (t.IntegerType, t.FloatingPointType)):
             return raw.astype(object) if st.width == 16 else raw
