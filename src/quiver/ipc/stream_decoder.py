@@ -162,7 +162,7 @@ class BatchLoader:
 
             cols = [swap_array_to_native(c) for c in cols]
         self._validate(cols, raw)
-        return RecordBatch(self.schema, cols)
+        return RecordBatch(self.schema, cols, header.length)
 
     def _validate(self, cols: list[Array], raw: RawMessage) -> None:
         # the structural level runs inside the body loader (O(1) checks per array)
