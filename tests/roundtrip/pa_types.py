@@ -44,7 +44,11 @@ def to_pyarrow_type(qt: t.DataType) -> pa.DataType:
     if isinstance(qt, t.IntervalType):
         if qt.unit == "month_day_nano":
             return pa.month_day_nano_interval()
-        raise NotImplementedError(f"pyarrow has no Python factory for {qt}")
+        # pyarrow has no Python factory for these two; import them through the C data
+        # interface instead
+        from quiver.interop import export_schema
+
+        return pa.DataType._import_from_c_capsule(export_schema(qt))
     if isinstance(qt, t.BinaryType):
         return pa.large_binary() if qt.large else pa.binary()
     if isinstance(qt, t.StringType):
@@ -104,6 +108,10 @@ def from_pyarrow_type(pt: pa.DataType) -> t.DataType:
     for k, v in simple.items():
         if pt == k:
             return v
+    if pt.id == 21:  # month_interval (no pyarrow.types predicate)
+        return t.month_interval()
+    if pt.id == 22:  # day_time_interval
+        return t.day_time_interval()
     if pat.is_integer(pt):
         return t.IntegerType(pt.bit_width, pat.is_signed_integer(pt))
     if pat.is_decimal(pt):

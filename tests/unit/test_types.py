@@ -16,6 +16,8 @@ from quiver.errors import (
 from tests.roundtrip.pa_types import from_pyarrow_type, to_pyarrow_type
 from tests.roundtrip.test_array_props import LEAF_TYPES
 
+INTERVALS = [t.month_interval(), t.day_time_interval()]
+
 NESTED = [
     t.list_(t.int32()), t.large_list(t.string()), t.list_view(t.int8()),
     t.large_list_view(t.int8()), t.list_(t.int8(), 3), t.fixed_size_list(t.int8(), 0),
@@ -28,7 +30,7 @@ NESTED = [
 ]
 
 
-@pytest.mark.parametrize("qt", LEAF_TYPES + NESTED, ids=str)
+@pytest.mark.parametrize("qt", LEAF_TYPES + INTERVALS + NESTED, ids=str)
 def test_types_print_and_map_like_pyarrow(qt: t.DataType) -> None:
     pt = to_pyarrow_type(qt)
     assert str(qt) == str(pt)
