@@ -182,7 +182,7 @@ def test_struct_errors_name_the_field() -> None:
     with pytest.raises(ArrowInvalid, match="field 'a'"):
         qv.array([{"a": 300}], qv.struct([("a", qv.int8())]))
     nested = qv.struct([("a", qv.list_(qv.struct([("b", qv.int8())])))])
-    with pytest.raises(ArrowInvalid, match="field 'a.item.b'") as info:
+    with pytest.raises(ArrowInvalid, match=r"field 'a\.item\.b'") as info:
         qv.array([{"a": [{"b": 300}]}], nested)
     assert info.value.field_path == "a.item.b"
 
