@@ -34,6 +34,7 @@ from quiver.array import (
 )
 from quiver.errors import ArrowIndexError, ArrowInvalid, ArrowInvalidArgument, ArrowKeyError
 from tests.roundtrip.pa_types import from_pyarrow
+from tests.roundtrip.pa_types import to_pyarrow_type as to_pa
 
 
 def same_as_pyarrow(pa_arr: pa.Array) -> list:
@@ -430,3 +431,20 @@ def test_validate_full_catches_bad_offsets() -> None:
 def test_repr_shows_type_and_values() -> None:
     r = repr(qv.array(list(range(20))))
     assert "int64" in r and "length=20" in r and "..." in r
+
+
+def test_maps_as_pydicts_like_pyarrow() -> None:
+    mt = qv.map_(qv.string(), qv.int64())
+    vals = [[("a", 1), ("b", 2)], None, []]
+    a = qv.array(vals, mt)
+    expected = pa.array(vals, to_pa(mt)).to_pylist(maps_as_pydicts="strict")
+    assert a.to_pylist(maps_as_pydicts="strict") == expected
+    nested = qv.array([[{"m": [("k", 1)]}]],
+                      qv.list_(qv.struct([("m", mt)])))
+    assert nested.to_pylist(maps_as_pydicts="lossy") == [[{"m": {"k": 1}}]]
+    dup = qv.array([[("a", 1), ("a", 2)]], mt)
+    assert dup.to_pylist(maps_as_pydicts="lossy") == [{"a": 2}]
+    with pytest.raises(ArrowInvalid, match="distinct map keys"):
+        dup.to_pylist(maps_as_pydicts="strict")
+    with pytest.raises(ArrowInvalidArgument):
+        dup.to_pylist(maps_as_pydicts="yes")

@@ -180,8 +180,12 @@ class Array:
 
     # -- what family subclasses provide --------------------------------------------------
 
-    def to_pylist(self) -> list[Any]:
-        """The values as Python objects (None for nulls), as pyarrow returns them."""
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
+        """The values as Python objects (None for nulls), as pyarrow returns them.
+
+        ``maps_as_pydicts`` (None, ``'lossy'`` or ``'strict'``) turns map values into dicts
+        instead of lists of (key, value) tuples, as in pyarrow.
+        """
         raise NotSupported(
             f"to_pylist is not implemented for {self._type}; register an Array subclass for "
             "its type class with register_array_class"

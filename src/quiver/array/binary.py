@@ -124,7 +124,7 @@ class _OffsetBinaryArray(Array):
             return _decode_all(chunks, "string"), mask
         return chunks, mask
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """``bytes`` (binary) or ``str`` (string) values, None for nulls."""
         vals, mask = self._chunks()
         return finish(vals, mask)
@@ -214,7 +214,7 @@ class _ViewBinaryArray(Array):
             return _decode_all(chunks, "string_view"), mask
         return chunks, mask
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """``bytes`` (binary_view) or ``str`` (string_view) values, None for nulls."""
         vals, mask = self._chunks()
         return finish(vals, mask)

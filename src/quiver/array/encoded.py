@@ -62,7 +62,7 @@ class DictionaryArray(Array):
             raise ArrowInvalid(f"expected an indices buffer for {self._type}, found None")
         return typed_view(buf, dt, self._offset, self._length, "indices")
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """The decoded values (None for null indices)."""
         n = self._length
         if n == 0:
@@ -79,7 +79,7 @@ class DictionaryArray(Array):
             raise ArrowInvalid(
                 f"expected dictionary indices below {len(dictionary)}, found {bad}"
             )
-        values = dictionary.to_pylist()
+        values = dictionary.to_pylist(maps_as_pydicts=maps_as_pydicts)
         obj = np.fromiter(values, dtype=object, count=len(values))
         return finish(obj[idx], mask)
 
@@ -131,7 +131,7 @@ class RunEndEncodedArray(Array):
             raise ArrowInvalid("expected strictly increasing run ends, found a repeat")
         return first, lengths
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """The decoded values, one per logical slot."""
         if self._length == 0:
             return []
@@ -141,7 +141,7 @@ class RunEndEncodedArray(Array):
             raise ArrowInvalid(
                 f"expected at least {first + len(lengths)} run values, found {len(values)}"
             )
-        vals = values.slice(first, len(lengths)).to_pylist()
+        vals = values.slice(first, len(lengths)).to_pylist(maps_as_pydicts=maps_as_pydicts)
         obj = np.fromiter(vals, dtype=object, count=len(vals))
         return np.repeat(obj, lengths).tolist()
 
@@ -173,9 +173,9 @@ class ExtensionArray(Array):
             self._null_count = self.storage.null_count
         return self._null_count
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """The storage values; ``arrow.uuid`` values become ``uuid.UUID`` like pyarrow."""
-        values = self.storage.to_pylist()
+        values = self.storage.to_pylist(maps_as_pydicts=maps_as_pydicts)
         if self._type.extension_name == "arrow.uuid":  # type: ignore[attr-defined]
             return uuids(values)
         return values

@@ -102,12 +102,12 @@ class _OffsetListArray(Array):
         child = _child_range(self.values, first, last, "list")
         return child, starts.tolist(), ends.tolist(), mask
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """Python lists (None for null lists)."""
         if self._length == 0:
             return []
         child, starts, ends, mask = self._ranges()
-        vals = child.to_pylist()
+        vals = child.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return finish([vals[a:b] for a, b in zip(starts, ends)], mask)
 
 
@@ -150,15 +150,31 @@ class MapArray(_OffsetListArray):
         """The values this slice covers, flattened."""
         return self._entries().field(1)  # type: ignore[attr-defined]
 
-    def to_pylist(self) -> list[Any]:
-        """Lists of (key, value) tuples (None for null maps)."""
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
+        """Lists of (key, value) tuples (None for null maps), or dicts with
+        ``maps_as_pydicts='lossy'`` (last duplicate key wins) / ``'strict'`` (duplicates
+        raise), as in pyarrow."""
         if self._length == 0:
             return []
         entries, starts, ends, mask = self._ranges()
-        keys = entries.field(0).to_pylist()  # type: ignore[attr-defined]
-        items = entries.field(1).to_pylist()  # type: ignore[attr-defined]
+        keys = entries.field(0).to_pylist(maps_as_pydicts=maps_as_pydicts)  # type: ignore[attr-defined]
+        items = entries.field(1).to_pylist(maps_as_pydicts=maps_as_pydicts)  # type: ignore[attr-defined]
         pairs = list(zip(keys, items))
-        return finish([pairs[a:b] for a, b in zip(starts, ends)], mask)
+        if maps_as_pydicts is None:
+            return finish([pairs[a:b] for a, b in zip(starts, ends)], mask)
+        if maps_as_pydicts not in ("lossy", "strict"):
+            raise ArrowInvalidArgument(
+                f"expected maps_as_pydicts None, 'lossy' or 'strict', found {maps_as_pydicts!r}"
+            )
+        dicts = [dict(pairs[a:b]) for a, b in zip(starts, ends)]
+        if maps_as_pydicts == "strict":
+            for d, a, b in zip(dicts, starts, ends):
+                if len(d) != b - a:
+                    raise ArrowInvalid(
+                        f"expected distinct map keys for maps_as_pydicts='strict', found "
+                        f"{b - a - len(d)} repeated"
+                    )
+        return finish(dicts, mask)
 
 
 class _ListViewArray(Array):
@@ -202,7 +218,7 @@ class _ListViewArray(Array):
         """The child array, unsliced."""
         return _the_child(self, "list_view")
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """Python lists (None for null lists)."""
         if self._length == 0:
             return []
@@ -218,7 +234,9 @@ class _ListViewArray(Array):
             return finish([[] for _ in range(self._length)], mask)
         lo = int(offs[used].min())
         hi = int((offs + sizes)[used].max())
-        vals = _child_range(self.values, lo, hi, "list_view").to_pylist()
+        vals = _child_range(self.values, lo, hi, "list_view").to_pylist(
+            maps_as_pydicts=maps_as_pydicts
+        )
         starts = np.where(used, offs - lo, 0).tolist()
         ends = np.where(used, offs + sizes - lo, 0).tolist()
         return finish([vals[a:b] for a, b in zip(starts, ends)], mask)
@@ -260,13 +278,13 @@ class FixedSizeListArray(Array):
         return _child_range(self.values, self._offset * k, (self._offset + self._length) * k,
                             "fixed_size_list")
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """Python lists of ``list_size`` values (None for null lists)."""
         n, k = self._length, self.list_size
         mask = self.is_valid_mask()
         if k == 0:
             return finish([[] for _ in range(n)], mask)
-        vals = self.flatten().to_pylist()
+        vals = self.flatten().to_pylist(maps_as_pydicts=maps_as_pydicts)
         return finish([vals[i : i + k] for i in range(0, n * k, k)], mask)
 
 
@@ -299,7 +317,7 @@ class StructArray(Array):
         """Every child, sliced to this array (parent nulls are not merged in)."""
         return [self.field(i) for i in range(len(t.storage_of(self._type).fields))]
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """Dicts keyed by field name (None for null structs).
 
         Like pyarrow, duplicate field names cannot become dict keys: that raises
@@ -314,7 +332,9 @@ class StructArray(Array):
         mask = self.is_valid_mask()
         if not names:
             return finish([{} for _ in range(n)], mask)
-        cols = [self.field(i).to_pylist() for i in range(len(names))]
+        cols = [
+            self.field(i).to_pylist(maps_as_pydicts=maps_as_pydicts) for i in range(len(names))
+        ]
         return finish([dict(zip(names, row)) for row in zip(*cols)], mask)
 
 
@@ -388,7 +408,7 @@ class UnionArray(Array):
             )
         return idx
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """The selected child's value for every slot."""
         n = self._length
         if n == 0:
@@ -406,6 +426,8 @@ class UnionArray(Array):
             child = self._children[k]
             where = offs[pos] if offs is not None else pos + self._offset
             lo, hi = int(where.min()), int(where.max()) + 1
-            vals = _objects(_child_range(child, lo, hi, "union").to_pylist())
+            vals = _objects(
+                _child_range(child, lo, hi, "union").to_pylist(maps_as_pydicts=maps_as_pydicts)
+            )
             out[pos] = vals[where - lo]
         return out.tolist()

@@ -76,7 +76,7 @@ class NullArray(Array):
         """Every slot is null."""
         return self._length
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """``[None] * len(self)``."""
         return [None] * self._length
 
@@ -98,7 +98,7 @@ class BooleanArray(Array):
             raise ArrowInvalid(f"expected a bit buffer of at least {needed} bytes, found {found}")
         return unpack_bits(buf, self._offset, self._length)
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """Python bools, None for nulls."""
         return finish(self.to_numpy_bool(), self.is_valid_mask())
 
@@ -288,7 +288,7 @@ class PrimitiveArray(Array):
             raise ArrowInvalid(f"expected a numeric type, found {self._type}")
         return dt
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """Python values as pyarrow gives them (see the module docstring)."""
         mask = self.is_valid_mask()
         return finish(self._python_values(mask), mask)
@@ -305,7 +305,7 @@ class FixedSizeBinaryArray(Array):
         """Bytes per value."""
         return t.storage_of(self._type).width  # type: ignore[attr-defined]
 
-    def to_pylist(self) -> list[Any]:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """``bytes`` values (None for nulls)."""
         w = self.byte_width
         n = self._length
