@@ -448,3 +448,24 @@ def test_maps_as_pydicts_like_pyarrow() -> None:
         dup.to_pylist(maps_as_pydicts="strict")
     with pytest.raises(ArrowInvalidArgument):
         dup.to_pylist(maps_as_pydicts="yes")
+
+
+def test_from_buffers_binary_view_with_variadic_buffers() -> None:
+    views = np.zeros((2, 4), dtype="<i4")
+    views[0, 0] = 3
+    views[0, 1] = int.from_bytes(b"abc\x00", "little")
+    views[1] = [20, int.from_bytes(b"0123", "little"), 0, 5]
+    data = b"xxxxx01234567890123456789"
+    a = qv.Array.from_buffers(qv.binary_view(), 2, [None, views, data])
+    assert a.to_pylist() == [b"abc", b"01234567890123456789"]
+    assert a.slice(1).to_pylist() == [b"01234567890123456789"]
+    with pytest.raises(ArrowInvalidArgument, match="at least 2 buffers"):
+        qv.Array.from_buffers(qv.binary_view(), 0, [None])
+
+
+def test_run_end_encoded_from_children() -> None:
+    ree = qv.Array.from_buffers(
+        qv.run_end_encoded(qv.int32(), qv.string()), 3, [], offset=1,
+        children=[qv.array([2, 4], qv.int32()), qv.array(["a", None])],
+    )
+    assert ree.to_pylist() == ["a", None, None]
