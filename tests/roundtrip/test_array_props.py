@@ -342,3 +342,47 @@ def test_nested_unions_give_back_their_values(case: Any, wrapper: str, data: Any
     off = data.draw(st.integers(0, len(nested)))
     assert q.slice(off).to_pylist() == expected[off:]
     assert q.slice(off).equals(qv.array(nested[off:], qt))
+
+
+NUMPY_DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "?",
+                "M8[s]", "M8[ms]", "M8[us]", "M8[ns]", "M8[D]", "m8[s]", "m8[ms]", "m8[us]",
+                "m8[ns]"]
+
+
+@st.composite
+def numpy_arrays(draw: Any) -> tuple[Any, Any]:
+    import numpy as np
+    from hypothesis.extra import numpy as hnp
+
+    dtype = np.dtype(draw(st.sampled_from(NUMPY_DTYPES)))
+    if dtype.kind in "Mm":
+        unit = np.datetime_data(dtype)[0]
+        limit = 700_000 if unit == "D" else 10**9  # keep dates within datetime.date range
+        base = draw(hnp.arrays(np.int64, st.integers(0, 12),
+                               elements=st.integers(-limit, limit)))
+        if unit == "ns":  # whole microseconds: Python datetimes cannot hold the rest
+            base = base * 1000
+        arr = base.view(dtype)
+    else:
+        arr = draw(hnp.arrays(dtype, st.integers(0, 12),
+                              elements=hnp.from_dtype(dtype, allow_nan=False)))
+    mask = draw(st.none() | hnp.arrays(np.bool_, len(arr)))
+    return arr, mask
+
+
+@SETTINGS
+@given(numpy_arrays(), st.data())
+def test_numpy_input_matches_pyarrow(case: Any, data: Any) -> None:
+    arr, mask = case
+    q = qv.array(arr, mask=mask)
+    p = pa.array(arr, mask=mask)
+    assert str(q.type) == str(p.type)
+    q.validate(full=True)
+    assert _normal(q.to_pylist()) == _normal(p.to_pylist())
+    off = data.draw(st.integers(0, len(arr)))
+    assert _normal(q.slice(off).to_pylist()) == _normal(p.slice(off).to_pylist())
+    if mask is None and arr.dtype.kind not in "?bM" and arr.dtype.str[1:] not in ("m8[D]",):
+        # fixed-width numbers without nulls come back as the same memory
+        import numpy as np
+
+        assert np.shares_memory(q.to_numpy(), arr) or len(arr) == 0
