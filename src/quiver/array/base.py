@@ -354,7 +354,7 @@ class Array:
                 f"found {self._type}"
             )
         if isinstance(t.storage_of(self._type), t.BoolType) and self.null_count == 0:
-            return self.to_numpy_bool().copy()  # type: ignore[attr-defined]
+            return getattr(self, "storage", self).to_numpy_bool().copy()
         return _object_array(self.to_pylist())
 
     def _fixed_values_view(self, np_dtype: np.dtype) -> np.ndarray:
