@@ -50,3 +50,16 @@ from .types import (
 from .array.build import array  # isort: skip
 
 __version__ = "0.1.0"
+
+from . import integration, interop, ipc
+from .array.concat import concat_arrays
+from .tensor import (
+    SparseCOOTensor,
+    SparseCSCMatrix,
+    SparseCSFTensor,
+    SparseCSRMatrix,
+    Tensor,
+)
+
+# the Arrow PyCapsule protocol methods on types, arrays, batches, tables and IPC readers
+interop.attach_dunders()
