@@ -181,12 +181,8 @@ def q_field(pf) -> qt.Field:
     meta = dict(pf.metadata or {})
     if EXT_KEYS[0] in meta:
         ext = (meta[EXT_KEYS[0]].decode(), meta.get(EXT_KEYS[1], b""))
-        if isinstance(typ, qt.DictionaryType):
-            typ = qt.DictionaryType(
-                typ.index_type, qt.ExtensionType(ext[0], typ.value_type, ext[1]), typ.ordered
-            )
-        else:
-            typ = qt.ExtensionType(ext[0], typ, ext[1])
+        # like Arrow C++, a dictionary-encoded extension wraps the dictionary type
+        typ = qt.ExtensionType(ext[0], typ, ext[1])
         meta = {k: v for k, v in meta.items() if k not in EXT_KEYS}
     return qt.Field(pf.name, typ, pf.nullable, list(meta.items()) or None)
 
@@ -399,7 +395,7 @@ def _every_type() -> list[qt.DataType]:
         qt.list_(qt.dictionary(qt.int16(), qt.float64())),
         qt.uuid(),
         qt.extension("my.ext", qt.struct([("x", qt.int32())]), b"\x00params"),
-        qt.dictionary(qt.int32(), qt.extension("my.ext", qt.string(), "meta")),
+        qt.extension("my.ext", qt.dictionary(qt.int32(), qt.string()), "meta"),
         qt.struct([("s", qt.struct([("d", qt.dictionary(qt.int8(), qt.utf8()))]))]),
     ]
 
@@ -419,6 +415,15 @@ def test_every_type_round_trips_through_schema_message():
     msg = decode_message(encode_message(Message(md.V5, sm, 0)))
     assert msg.header == sm
     assert decode_schema(encode_schema(sm)) == sm
+
+
+def test_extension_inside_dictionary_values_reads_back_in_the_cpp_order():
+    inner = qt.dictionary(qt.int8(), qt.extension("my.ext", qt.string(), "meta"))
+    sm = _schema_of([inner])
+    got = decode_message(encode_message(Message(md.V5, sm, 0))).header
+    assert got.schema.field(0).type == qt.extension(
+        "my.ext", qt.dictionary(qt.int8(), qt.string()), "meta"
+    )
 
 
 def test_every_type_encoded_by_quiver_is_read_by_pyarrow():

@@ -535,12 +535,14 @@ class _SchemaDecoder:
                 typ = leaf
             else:
                 typ = _decode_type(code, ft.table(3) if code else None, children, ft)
-            if metadata is not None and metadata.get(EXTENSION_NAME_KEY) is not None:
-                typ, metadata = _extension(typ, metadata, ft)
             if ft.has(4):
                 de = ft.table(4)
                 if de is not None:
                     typ = self.dictionary(de, typ, path)
+            # like Arrow C++: a dictionary-encoded extension field is an extension type
+            # whose storage is the dictionary type
+            if metadata is not None and metadata.get(EXTENSION_NAME_KEY) is not None:
+                typ, metadata = _extension(typ, metadata, ft)
             return Field(name, typ, nullable, metadata)
         except ArrowError as exc:
             raise exc.locate(field_path=names or "<unnamed>") from None
