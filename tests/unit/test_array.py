@@ -111,17 +111,40 @@ def test_naive_timestamps_in_every_unit() -> None:
         same_as_pyarrow(pa.array([dt.datetime(2020, 1, 2, 3, 4, 5), None], pa.timestamp(unit)))
 
 
-def test_nanoseconds_that_are_not_whole_microseconds_raise_like_pyarrow() -> None:
+def test_nanoseconds_convert_like_pyarrow_without_pandas(monkeypatch) -> None:
+    from quiver.array import primitive as prim
+
+    monkeypatch.setattr(prim, "_pandas", lambda: None)
     with pytest.raises(ArrowInvalid, match="whole microseconds"):
         qv.array([1], qv.timestamp("ns")).to_pylist()
     with pytest.raises(ArrowInvalid, match="whole microseconds"):
         qv.array([1], qv.duration("ns")).to_pylist()
-    with pytest.raises(ArrowInvalid, match="whole microseconds"):
-        qv.array([1], qv.time64("ns")).to_pylist()
+    # a time of day truncates to microseconds, as pyarrow does
+    assert qv.array([1001], qv.time64("ns")).to_pylist() == [dt.time(0, 0, 0, 1)]
     # null slots never fail the conversion
     assert qv.array([None, 1000], qv.timestamp("ns")).to_pylist()[1] == dt.datetime(
         1970, 1, 1, 0, 0, 0, 1
     )
+
+
+def test_nanoseconds_convert_to_pandas_scalars_like_pyarrow_with_pandas() -> None:
+    pd = pytest.importorskip("pandas")
+    for qtype, ptype in [
+        (qv.timestamp("ns"), pa.timestamp("ns")),
+        (qv.timestamp("ns", "UTC"), pa.timestamp("ns", "UTC")),
+        (qv.duration("ns"), pa.duration("ns")),
+    ]:
+        got = qv.array([1001, None, -5], qtype).to_pylist()
+        want = pa.array([1001, None, -5], ptype).to_pylist()
+        assert got == want
+        assert isinstance(got[0], (pd.Timestamp, pd.Timedelta))
+
+
+def test_the_smallest_duration_is_a_value_not_null() -> None:
+    low = -(2**63)
+    assert qv.array([low], qv.duration("us")).to_pylist() == pa.array(
+        [low], pa.duration("us")
+    ).to_pylist()
 
 
 def test_out_of_range_timestamp_raises_a_quiver_error() -> None:

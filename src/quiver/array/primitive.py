@@ -160,7 +160,22 @@ def resolve_tz(tz: str) -> _dt.tzinfo:
         ) from None
 
 
+def _pandas() -> Any:
+    """pandas when it is installed (pyarrow then returns its nanosecond scalars), else None."""
+    try:
+        import pandas
+    except ImportError:
+        return None
+    return pandas
+
+
 def _timestamps(raw: np.ndarray, unit: str, tz: str | None) -> Any:
+    pd = _pandas() if unit == "ns" else None
+    if pd is not None:  # pyarrow's rule: nanosecond timestamps become pandas Timestamps
+        idx = pd.to_datetime(raw.astype(np.int64, copy=False), unit="ns")
+        if tz is not None:
+            idx = idx.tz_localize("UTC").tz_convert(tz)
+        return idx.tolist()
     us = _to_micros(raw, unit, "timestamp")
     tzinfo = resolve_tz(tz) if tz is not None else None
     if isinstance(tzinfo, _dt.timezone):
@@ -190,7 +205,10 @@ def _dates(raw: np.ndarray, unit: str) -> Any:
 
 
 def _times(raw: np.ndarray, unit: str) -> list[Any]:
-    us = _to_micros(raw, unit, "time")
+    if unit == "ns":  # like pyarrow: a time of day keeps whole microseconds (truncated)
+        us = raw.astype(np.int64, copy=False) // 1000
+    else:
+        us = _to_micros(raw, unit, "time")
     _check_range(us, 0, _US_PER_DAY - 1, "time of day in microseconds")
     secs, micro = np.divmod(us, 1_000_000)
     mins, sec = np.divmod(secs, 60)
@@ -203,8 +221,16 @@ def _times(raw: np.ndarray, unit: str) -> list[Any]:
 
 
 def _durations(raw: np.ndarray, unit: str) -> Any:
+    pd = _pandas() if unit == "ns" else None
+    if pd is not None:  # pyarrow's rule: nanosecond durations become pandas Timedeltas
+        return pd.to_timedelta(raw.astype(np.int64, copy=False), unit="ns").tolist()
     us = _to_micros(raw, unit, "duration")
-    return us.view("m8[us]").astype(object)
+    out = us.view("m8[us]").astype(object)
+    nat = us == np.iinfo(np.int64).min  # numpy reads this value as NaT; it is a real duration
+    if nat.any():
+        out = np.asarray(out, dtype=object)
+        out[nat] = _dt.timedelta(microseconds=int(np.iinfo(np.int64).min))
+    return out
 
 
 def _decimal_ints(buf: np.ndarray, width: int, offset: int, length: int) -> list[int]:
