@@ -67,3 +67,11 @@ def test_mutated_gold_file_decodes_or_raises_arrow_error(path: Path) -> None:
     base = path.read_bytes()
     for data in mutations(base, rng, MUTANTS_PER_SEED):
         check(data, chunk=rng.randrange(1, 64))
+
+
+FOUND = sorted((Path(__file__).parent / "regressions").glob("*"))
+
+
+@pytest.mark.parametrize("path", FOUND, ids=[p.name for p in FOUND])
+def test_input_the_long_fuzz_run_once_broke_now_holds(path: Path) -> None:
+    check(path.read_bytes())

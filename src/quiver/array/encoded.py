@@ -27,6 +27,7 @@ from ..layout import storage_numpy_dtype
 from .base import Array, make_array, register_array_class, typed_view
 from .primitive import finish, uuids
 
+_UUID_STORAGE = t.FixedSizeBinaryType(16)
 
 @register_array_class(t.DictionaryType)
 class DictionaryArray(Array):
@@ -176,6 +177,9 @@ class ExtensionArray(Array):
     def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """The storage values; ``arrow.uuid`` values become ``uuid.UUID`` like pyarrow."""
         values = self.storage.to_pylist(maps_as_pydicts=maps_as_pydicts)
-        if self._type.extension_name == "arrow.uuid":  # type: ignore[attr-defined]
+        # only a well-formed uuid (16-byte storage) becomes uuid.UUID; other storage
+        # under that name is kept as its plain values rather than failing
+        ext: t.ExtensionType = self._type  # type: ignore[assignment]
+        if ext.extension_name == "arrow.uuid" and ext.storage_type == _UUID_STORAGE:
             return uuids(values)
         return values
