@@ -929,3 +929,18 @@ def test_non_contiguous_input_is_a_metadata_error():
     data = np.frombuffer(encode_message(Message(md.V5, None, 0)) * 2, np.uint8)[::2]
     with pytest.raises(MetadataError, match="expected a contiguous flatbuffer"):
         decode_message(data)
+
+
+def test_footer_without_a_version_field_reads_as_v4():
+    from quiver.ipc.flatbuf import Builder
+
+    sm = SchemaMessage(qt.schema([("a", qt.int64())]), {})
+    full = decode_footer(encode_footer(Footer(md.V5, sm, (), ())))
+    assert full.version == md.V5
+    # rebuild the footer table with only its schema (field 1), no version (field 0)
+    b = Builder()
+    schema_handle = md._encode_schema_table(b, sm)
+    root = b.table([(1, "offset", schema_handle)])
+    footer = decode_footer(b.finish(root))
+    assert footer.version == md.V4
+    assert footer.schema.schema.names == ["a"]

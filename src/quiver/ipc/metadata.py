@@ -1121,7 +1121,8 @@ def decode_footer(
     reader = _reader(buf, base_offset, lim)
     try:
         root = reader.root()
-        version = root.get(0, I16, 0)
+        # a footer without a version field comes from writers that predate it: read as V4
+        version = root.get(0, I16, 0) if root.has(0) else V4
         _check_version(version, root)
         st = root.table(1)
         if st is None:
