@@ -241,7 +241,9 @@ def _fill_array(a: c.ArrowArray, arr: Array) -> None:
         0,
         len(arr),
         null_count if isinstance(null_count, int) and null_count >= 0 else -1,
-        arr.offset,
+        # an empty slice exports offset 0: some consumers size imported buffers from the
+        # length alone and then slice past them by the offset (pyarrow's IPC writer does)
+        arr.offset if len(arr) else 0,
         len(addresses),
         len(children),
         ctypes.addressof(buffer_table),

@@ -528,11 +528,10 @@ def _slice_run_end(arr: Array, off: int, n: int) -> list[Array]:
 
     dt = storage_numpy_dtype(run_ends.type)
     ends = run_ends.buffers[1].view(dt)[run_ends.offset : run_ends.offset + len(run_ends)]
-    if n == 0:
-        first = last = 0
-    else:
-        first = int(np.searchsorted(ends, off, side="right"))
-        last = int(np.searchsorted(ends, off + n - 1, side="right"))
+    if n == 0:  # no runs at all: run ends must be positive, so none may remain
+        return [run_ends.slice(0, 0), values.slice(0, 0)]
+    first = int(np.searchsorted(ends, off, side="right"))
+    last = int(np.searchsorted(ends, off + n - 1, side="right"))
     new_ends = np.minimum(ends[first : last + 1].astype(np.int64) - off, n).astype(dt)
     from ..array import make_array as _mk
 
