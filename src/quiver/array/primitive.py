@@ -174,7 +174,8 @@ def _timestamps(raw: np.ndarray, unit: str, tz: str | None) -> Any:
     if pd is not None:  # pyarrow's rule: nanosecond timestamps become pandas Timestamps
         idx = pd.to_datetime(raw.astype(np.int64, copy=False), unit="ns")
         if tz is not None:
-            idx = idx.tz_localize("UTC").tz_convert(tz)
+            # quiver resolves (and rejects) the zone name; pandas only converts
+            idx = idx.tz_localize("UTC").tz_convert(resolve_tz(tz))
         return idx.tolist()
     us = _to_micros(raw, unit, "timestamp")
     tzinfo = resolve_tz(tz) if tz is not None else None
