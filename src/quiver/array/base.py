@@ -404,6 +404,11 @@ def typed_view(buf: np.ndarray, dtype: Any, start: int, count: int, what: str) -
     return buf[lo:hi].view(dt)
 
 
+def array_class_for(dtype: t.DataType) -> type[Array]:
+    """The registered Array subclass for ``dtype`` (what :func:`make_array` builds)."""
+    return _ARRAY_CLASSES.get(dtype.__class__, Array)
+
+
 def make_array(
     type: t.DataType,
     length: int,

@@ -21,9 +21,10 @@ import numpy as np
 
 from .. import errors as E
 from .. import types as t
-from ..array import Array, make_array
+from ..array import Array
+from ..array.base import array_class_for
 from ..buffers import empty_buffer, pack_bits, padded, unpack_bits
-from ..layout import layout_of, required_bytes
+from ..layout import BufferSpec, Layout, layout_of, required_bytes
 from . import metadata as md
 
 V4 = 3
@@ -64,17 +65,20 @@ class PlanNode:
     """
 
     __slots__ = (
+        "array_class",
         "children",
         "dictionary_id",
         "dtype",
         "has_validity",
         "is_union",
         "layout",
+        "leaf",
         "list_size",
         "name",
         "nbuf",
         "path",
         "rule",
+        "sizes",
         "specs",
         "variadic",
     )
@@ -105,6 +109,10 @@ class PlanNode:
         self.rule = lay.children
         self.is_union = isinstance(storage, t.UnionType)
         self.list_size = getattr(storage, "list_size", 0)
+        self.array_class = array_class_for(dtype)
+        # per buffer: (kind, bytes per slot, extra slot) so that the bytes a buffer needs
+        # for n values are (n * per_slot + extra) // divisor, precomputed from the layout
+        self.sizes = tuple(_size_rule(spec, lay) for spec in lay.buffers)
         self.dictionary_id: int | None = None
         self.children: list[PlanNode] = []
         if isinstance(storage, t.DictionaryType):
@@ -119,6 +127,32 @@ class PlanNode:
                 PlanNode(f.type, (*path, i), _join(name, f.name), dictionary_ids, depth + 1)
                 for i, f in enumerate(storage.fields)
             ]
+        # a plain leaf: fixed buffers only, no children, no dictionary, no V4 union slot
+        self.leaf = (
+            not self.children
+            and self.dictionary_id is None
+            and not self.variadic
+            and not self.is_union
+            and self.rule == "none"
+        )
+
+
+def _size_rule(spec: BufferSpec, lay: Layout) -> tuple[int, int, int, bool]:
+    """``required_bytes`` as (per, extra, divisor, optional): a buffer needs
+    ``(n + extra) * per // divisor`` bytes for ``n > 0`` values (none for 0), and an
+    optional one (validity) may be absent."""
+    kind = spec.kind
+    if kind in ("validity", "bits"):
+        rule = (1, 7, 8, kind == "validity")
+    elif kind == "offsets" and required_bytes(spec, lay, 1) == 2 * spec.byte_width:
+        rule = (spec.byte_width, 1, 1, False)  # length + 1 entries
+    else:
+        rule = (spec.byte_width, 0, 1, False)  # values, views, sizes, type ids; data: 0
+    for n in (1, 2, 9, 17):  # the rule is the layout table's, restated for speed
+        per, extra, div, _ = rule
+        if (n + extra) * per // div != required_bytes(spec, lay, n):
+            raise AssertionError(f"size rule for {kind} disagrees with the layout table")
+    return rule
 
 
 def compile_plan(
@@ -140,13 +174,33 @@ class _BodyLoader:
     ) -> None:
         nodes = batch.nodes
         buffers = batch.buffers
+        self.body_len = body_len = len(body)
+        self.body_offset = body_offset
+        self.ctx = ctx
+        # every node and buffer is checked in two vectorized passes, not one by one
+        if len(nodes):
+            lengths, nulls = nodes[:, 0], nodes[:, 1]
+            bad = (lengths < 0) | (nulls < 0) | (nulls > lengths)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self.error(
+                    E.MetadataError,
+                    f"expected 0 <= null_count <= length in FieldNode {i}, "
+                    f"found length {int(lengths[i])}, null_count {int(nulls[i])}",
+                    "",
+                )
+        # the first buffer outside the body; the walk raises when it reaches it, so that
+        # the error names the field it belongs to
+        self.first_bad_buffer = len(buffers)
+        if len(buffers):
+            offs, lens = buffers[:, 0], buffers[:, 1]
+            bad = (offs < 0) | (lens < 0) | (offs > body_len) | (lens > body_len - offs)
+            if bad.any():
+                self.first_bad_buffer = int(np.argmax(bad))
         self.nodes: list[list[int]] = nodes.tolist() if len(nodes) else []
         self.buffer_specs: list[list[int]] = buffers.tolist() if len(buffers) else []
         self.variadic = list(batch.variadic_buffer_counts)
-        self.body = np.frombuffer(body, dtype=np.uint8) if len(body) else empty_buffer()
-        self.body_len = len(body)
-        self.body_offset = body_offset
-        self.ctx = ctx
+        self.body = np.frombuffer(body, dtype=np.uint8) if body_len else empty_buffer()
         self.v4 = ctx.version < V5
         self.codec = batch.compression.codec if batch.compression is not None else None
         # compressed bodies hold far more rows per byte; allow a generous codec ratio
@@ -214,7 +268,7 @@ class _BodyLoader:
             )
         self.i_buf = i + 1
         offset, length = self.buffer_specs[i]
-        if offset < 0 or length < 0 or offset + length > self.body_len:
+        if i == self.first_bad_buffer:
             raise self.error(
                 E.BodyError,
                 f"expected buffer {i} inside the body of {self.body_len} bytes, "
@@ -276,14 +330,26 @@ class _BodyLoader:
                 node.name,
             )
         self.i_node = i + 1
-        length, null_count = self.nodes[i]
-        if length < 0 or null_count < 0 or null_count > length:
-            raise self.error(
-                E.MetadataError,
-                f"expected 0 <= null_count <= length in FieldNode {i}, "
-                f"found length {length}, null_count {null_count}",
-                node.name,
-            )
+        length, null_count = self.nodes[i]  # checked for all nodes in __init__
+        j = self.i_buf
+        k = j + node.nbuf
+        if node.leaf and self.codec is None and k <= self.first_bad_buffer:
+            # the hot path of small batches and wide schemas: a plain leaf, uncompressed
+            self.i_buf = k
+            if not load:
+                return None
+            body = self.body
+            bufs: list[np.ndarray | None] = [
+                body[o : o + n] for o, n in self.buffer_specs[j:k]
+            ]
+            if null_count == 0 and node.has_validity:
+                bufs[0] = None
+            self._check_sizes(node, length, bufs)
+            if length and len(bufs) == 3:  # binary and string: offsets inside the data
+                self._check_offsets(
+                    node, bufs[1], node.specs[1].byte_width, length, len(bufs[2])  # type: ignore[arg-type]
+                )
+            return node.array_class(node.dtype, length, bufs, (), null_count, 0, None)
         name = node.name
         if node.is_union and self.v4:
             self.next_buffer(name, False)  # V4 unions carry a validity buffer; V5 dropped it
@@ -296,11 +362,33 @@ class _BodyLoader:
             return None
         if node.has_validity and null_count == 0:
             bufs[0] = None
+        self._check_sizes(node, length, bufs)
         self._check(node, length, null_count, bufs, children)  # type: ignore[arg-type]
         dictionary = None
         if node.dictionary_id is not None:
             dictionary = self._dictionary(node)
-        return make_array(node.dtype, length, bufs, children, null_count, 0, dictionary)
+        return node.array_class(node.dtype, length, bufs, children, null_count, 0, dictionary)
+
+    def _check_sizes(self, node: PlanNode, length: int, bufs: list[np.ndarray | None]) -> None:
+        """Each fixed buffer holds what ``length`` values need (the layout table's rule)."""
+        if not length:
+            return
+        for i, ((per, extra, div, optional), buf) in enumerate(zip(node.sizes, bufs)):
+            if buf is None:
+                if optional:
+                    continue
+                have = 0
+            else:
+                have = len(buf)
+            need = (length + extra) * per // div
+            if have < need:
+                kind = node.specs[i].kind
+                raise self.error(
+                    E.BodyError,
+                    f"expected {kind} buffer of at least {need} bytes for {length} "
+                    f"values, found {have}",
+                    node.name,
+                )
 
     def _check(
         self,
@@ -310,17 +398,7 @@ class _BodyLoader:
         bufs: list[np.ndarray | None],
         children: list[Array],
     ) -> None:
-        """The structural checks: O(1) per array, so they always run."""
-        for spec, buf in zip(node.specs, bufs):
-            need = required_bytes(spec, node.layout, length)
-            have = 0 if buf is None else len(buf)
-            if have < need and not (buf is None and spec.kind == "validity"):
-                raise self.error(
-                    E.BodyError,
-                    f"expected {spec.kind} buffer of at least {need} bytes for {length} "
-                    f"values, found {have}",
-                    node.name,
-                )
+        """The structural checks between an array and its children: O(1) per array."""
         rule = node.rule
         if not length:
             return
