@@ -209,6 +209,15 @@ class RecordBatch:
         self._columns = columns
         self._num_rows = num_rows
 
+    @classmethod
+    def _trusted(cls, schema: t.Schema, columns: Sequence[Array], num_rows: int) -> RecordBatch:
+        """A batch from parts already known to agree (the IPC reader's loaded columns)."""
+        self = cls.__new__(cls)
+        self._schema = schema
+        self._columns = tuple(columns)
+        self._num_rows = num_rows
+        return self
+
     # -- construction ------------------------------------------------------------------
 
     @classmethod

@@ -54,6 +54,7 @@ class LoadContext:
 
 
 MAX_DEPTH = 64
+_VECTOR_CHECK = 32  # from this many nodes or buffers, check them with numpy
 PARALLEL_BODY_SIZE = 1 << 20  # compressed bodies from this size decompress on the pool
 
 
@@ -177,28 +178,41 @@ class _BodyLoader:
         self.body_len = body_len = len(body)
         self.body_offset = body_offset
         self.ctx = ctx
-        # every node and buffer is checked in two vectorized passes, not one by one
-        if len(nodes):
-            lengths, nulls = nodes[:, 0], nodes[:, 1]
-            bad = (lengths < 0) | (nulls < 0) | (nulls > lengths)
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise self.error(
-                    E.MetadataError,
-                    f"expected 0 <= null_count <= length in FieldNode {i}, "
-                    f"found length {int(lengths[i])}, null_count {int(nulls[i])}",
-                    "",
-                )
-        # the first buffer outside the body; the walk raises when it reaches it, so that
-        # the error names the field it belongs to
-        self.first_bad_buffer = len(buffers)
-        if len(buffers):
-            offs, lens = buffers[:, 0], buffers[:, 1]
-            bad = (offs < 0) | (lens < 0) | (offs > body_len) | (lens > body_len - offs)
-            if bad.any():
-                self.first_bad_buffer = int(np.argmax(bad))
         self.nodes: list[list[int]] = nodes.tolist() if len(nodes) else []
         self.buffer_specs: list[list[int]] = buffers.tolist() if len(buffers) else []
+        # every node and buffer is checked once here (vectorized for wide batches; numpy's
+        # per-call cost loses to a plain loop for a handful)
+        if len(nodes) > _VECTOR_CHECK:
+            lengths, nulls = nodes[:, 0], nodes[:, 1]
+            bad_nodes = (lengths < 0) | (nulls < 0) | (nulls > lengths)
+            bad_node = int(np.argmax(bad_nodes)) if bad_nodes.any() else -1
+        else:
+            bad_node = next(
+                (i for i, (n, z) in enumerate(self.nodes) if n < 0 or z < 0 or z > n), -1
+            )
+        if bad_node >= 0:
+            n, z = self.nodes[bad_node]
+            raise self.error(
+                E.MetadataError,
+                f"expected 0 <= null_count <= length in FieldNode {bad_node}, "
+                f"found length {n}, null_count {z}",
+                "",
+            )
+        # the first buffer outside the body; the walk raises when it reaches it, so that
+        # the error names the field it belongs to
+        if len(buffers) > _VECTOR_CHECK:
+            offs, lens = buffers[:, 0], buffers[:, 1]
+            bad = (offs < 0) | (lens < 0) | (offs > body_len) | (lens > body_len - offs)
+            self.first_bad_buffer = int(np.argmax(bad)) if bad.any() else len(buffers)
+        else:
+            self.first_bad_buffer = next(
+                (
+                    i
+                    for i, (o, n) in enumerate(self.buffer_specs)
+                    if o < 0 or n < 0 or o + n > body_len
+                ),
+                len(buffers),
+            )
         self.variadic = list(batch.variadic_buffer_counts)
         self.body = np.frombuffer(body, dtype=np.uint8) if body_len else empty_buffer()
         self.v4 = ctx.version < V5

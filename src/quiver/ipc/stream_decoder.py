@@ -110,20 +110,24 @@ class BatchLoader:
         self.memo = DictionaryMemo(
             self.full_schema, schema_msg.dictionary_ids, file_format=file_format
         )
+        self._ctx: LoadContext | None = None
         self.swap = schema_msg.endianness == "big" and options.ensure_native_endian
         # data kept in big-endian order cannot be checked with native arithmetic: such
         # batches are for passing through (e.g. rewriting), not for value conversion
         self.kept_foreign = schema_msg.endianness == "big" and not options.ensure_native_endian
 
     def context(self, raw: RawMessage, *, for_batch: bool = False) -> LoadContext:
-        """The load context of one message."""
+        """The load context of one message (one object reused for plain batches)."""
         memo: Any = self.memo
         if self.swap and for_batch:
             # batches are swapped whole, dictionaries included, but the memo holds native
             # dictionaries (deltas are concatenated natively): hand the loader big-endian
             # copies so that the whole-column swap gives native ones back
             memo = _BigEndianMemo(self.memo)
-        return LoadContext(
+        elif self._ctx is not None and self._ctx.version == raw.message.version:
+            self._ctx.message_index = raw.index
+            return self._ctx
+        ctx = LoadContext(
             version=raw.message.version,
             dictionaries=memo,
             dictionary_ids=self.schema_msg.dictionary_ids,
@@ -133,6 +137,9 @@ class BatchLoader:
             message_index=raw.index,
             threads=self.options.use_threads,
         )
+        if memo is self.memo:
+            self._ctx = ctx
+        return ctx
 
     def dictionary(self, raw: RawMessage) -> None:
         """Apply one DictionaryBatch message."""
@@ -162,7 +169,7 @@ class BatchLoader:
 
             cols = [swap_array_to_native(c) for c in cols]
         self._validate(cols, raw)
-        return RecordBatch(self.schema, cols, header.length)
+        return RecordBatch._trusted(self.schema, cols, header.length)
 
     def _validate(self, cols: list[Array], raw: RawMessage) -> None:
         # the structural level runs inside the body loader (O(1) checks per array)
