@@ -215,7 +215,7 @@ class _Writer:
         if self._closed:
             raise E.ArrowInvalidArgument("expected an open writer, found it closed")
         schema, columns = _columns_of(batch)
-        if not schema.equals(self.schema):
+        if schema is not self.schema and not schema.equals(self.schema):
             raise E.ArrowInvalidArgument(
                 f"expected batches of the writer's schema\n{self.schema}\nfound\n{schema}"
             )
