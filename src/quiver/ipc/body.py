@@ -353,6 +353,16 @@ class _BodyLoader:
             if not load:
                 return None
             body = self.body
+            if k - j == 2:  # validity + values: most columns
+                (o0, n0), (o1, n1) = self.buffer_specs[j:k]
+                per, extra, div, _ = node.sizes[1]
+                pair = [body[o0 : o0 + n0] if null_count else None, body[o1 : o1 + n1]]
+                if length and (
+                    n1 < (length + extra) * per // div
+                    or (null_count and n0 < (length + 7) >> 3)
+                ):
+                    self._check_sizes(node, length, pair)  # raises, naming the buffer
+                return node.array_class(node.dtype, length, pair, (), null_count, 0, None)
             bufs: list[np.ndarray | None] = [
                 body[o : o + n] for o, n in self.buffer_specs[j:k]
             ]
