@@ -66,6 +66,7 @@ class PlanNode:
     """
 
     __slots__ = (
+        "_all_pairs",
         "array_class",
         "children",
         "dictionary_id",
@@ -507,6 +508,10 @@ def load_record_batch(
     wanted = None if columns is None else set(columns)
     if loader.codec is not None and ctx.threads and len(body) >= PARALLEL_BODY_SIZE:
         loader.predecompress(plan, wanted)
+    if loader.codec is None and wanted is None and _all_pairs(plan):
+        flat = _load_pairs(plan, loader, batch.length)
+        if flat is not None:
+            return flat
     out: list[Array] = []
     for i, node in enumerate(plan):
         arr = loader.load(node, wanted is None or i in wanted)
@@ -519,6 +524,45 @@ def load_record_batch(
                     node.name,
                 )
             out.append(arr)
+    return out
+
+
+def _all_pairs(plan: Sequence[PlanNode]) -> bool:
+    """Whether every column is a plain two-buffer leaf (cached on the plan's first node)."""
+    if not plan:
+        return False
+    head = plan[0]
+    flag = getattr(head, "_all_pairs", None)
+    if flag is None:
+        flag = all(n.leaf and n.nbuf == 2 for n in plan)
+        head._all_pairs = flag  # type: ignore[attr-defined]
+    return flag
+
+
+def _load_pairs(plan: Sequence[PlanNode], loader: _BodyLoader, length: int) -> list[Array] | None:
+    """All columns of a batch of plain fixed-width / boolean leaves, in one tight loop.
+
+    Returns None at the first thing out of the ordinary; the general walk then loads the
+    batch again and reports the problem with its field path.
+    """
+    nodes = loader.nodes
+    specs = loader.buffer_specs
+    if len(nodes) < len(plan) or loader.first_bad_buffer < 2 * len(plan):
+        return None
+    body = loader.body
+    out: list[Array] = []
+    append = out.append
+    j = 0
+    for node, (n, z) in zip(plan, nodes):
+        (o0, n0), (o1, n1) = specs[j], specs[j + 1]
+        j += 2
+        per, extra, div, _ = node.sizes[1]
+        if n != length or (n and (n1 < (n + extra) * per // div or (z and n0 < (n + 7) >> 3))):
+            return None
+        pair = [body[o0 : o0 + n0] if z else None, body[o1 : o1 + n1]]
+        append(node.array_class(node.dtype, n, pair, (), z, 0, None))
+    loader.i_node = len(plan)
+    loader.i_buf = j
     return out
 
 
