@@ -181,3 +181,32 @@ def test_full_validation_catches_non_monotonic_offsets() -> None:
         list(ipc.open_stream(bytes(data), validate="full"))
     assert info.value.field_path and info.value.field_path.startswith("s")
     assert info.value.message_index == 1
+
+
+def test_string_offsets_past_the_data_are_a_body_error_naming_the_column() -> None:
+    batch = qv.record_batch({"n": qv.array([1, 2, 3]), "s": qv.array(["ab", "cd", "ef"])})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue())
+    pos = data.find(struct.pack("<iiii", 0, 2, 4, 6))
+    data[pos + 12 : pos + 16] = struct.pack("<i", 600)
+    with pytest.raises(qv.BodyError) as info:
+        list(ipc.open_stream(bytes(data)))
+    assert info.value.field_path == "s" and "found first 0, last 600" in str(info.value)
+
+
+def test_a_short_values_buffer_is_a_body_error_naming_the_column() -> None:
+    batch = qv.record_batch({"a": qv.array([1, 2, 3], qv.int64()), "b": qv.array([1.0, 2.0, 3.0])})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue())
+    # the Buffer vector: a validity, a values, b validity, b values (offset 24, length 24)
+    spec = struct.pack("<8q", 0, 0, 0, 24, 24, 0, 24, 24)
+    pos = data.find(spec)
+    assert pos > 0
+    data[pos + 56 : pos + 64] = struct.pack("<q", 16)
+    with pytest.raises(qv.BodyError) as info:
+        list(ipc.open_stream(bytes(data)))
+    assert info.value.field_path == "b" and "at least 24 bytes" in str(info.value)

@@ -13,6 +13,7 @@ and discards it so that in-memory unions always have the V5 layout.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,7 +67,7 @@ class PlanNode:
     """
 
     __slots__ = (
-        "_all_pairs",
+        "_all_leaves",
         "array_class",
         "children",
         "dictionary_id",
@@ -216,6 +217,7 @@ class _BodyLoader:
             )
         self.variadic = list(batch.variadic_buffer_counts)
         self.body = np.frombuffer(body, dtype=np.uint8) if body_len else empty_buffer()
+        self.body_bytes = body  # for struct reads of single offsets
         self.v4 = ctx.version < V5
         self.codec = batch.compression.codec if batch.compression is not None else None
         # compressed bodies hold far more rows per byte; allow a generous codec ratio
@@ -508,8 +510,8 @@ def load_record_batch(
     wanted = None if columns is None else set(columns)
     if loader.codec is not None and ctx.threads and len(body) >= PARALLEL_BODY_SIZE:
         loader.predecompress(plan, wanted)
-    if loader.codec is None and wanted is None and _all_pairs(plan):
-        flat = _load_pairs(plan, loader, batch.length)
+    if loader.codec is None and not ctx.big_endian and wanted is None and _all_leaves(plan):
+        flat = _load_leaves(plan, loader, batch.length)
         if flat is not None:
             return flat
     out: list[Array] = []
@@ -527,40 +529,58 @@ def load_record_batch(
     return out
 
 
-def _all_pairs(plan: Sequence[PlanNode]) -> bool:
-    """Whether every column is a plain two-buffer leaf (cached on the plan's first node)."""
+def _all_leaves(plan: Sequence[PlanNode]) -> bool:
+    """Whether every column is a plain leaf: fixed width, boolean, binary or string
+    (cached on the plan's first node)."""
     if not plan:
         return False
     head = plan[0]
-    flag = getattr(head, "_all_pairs", None)
+    flag = getattr(head, "_all_leaves", None)
     if flag is None:
-        flag = all(n.leaf and n.nbuf == 2 for n in plan)
-        head._all_pairs = flag  # type: ignore[attr-defined]
+        flag = all(n.leaf and n.nbuf in (2, 3) for n in plan)
+        head._all_leaves = flag  # type: ignore[attr-defined]
     return flag
 
 
-def _load_pairs(plan: Sequence[PlanNode], loader: _BodyLoader, length: int) -> list[Array] | None:
-    """All columns of a batch of plain fixed-width / boolean leaves, in one tight loop.
+_OFFSET_READERS = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
+
+
+def _load_leaves(plan: Sequence[PlanNode], loader: _BodyLoader, length: int) -> list[Array] | None:
+    """All columns of a batch of plain leaves, in one tight loop with the same checks.
 
     Returns None at the first thing out of the ordinary; the general walk then loads the
     batch again and reports the problem with its field path.
     """
     nodes = loader.nodes
     specs = loader.buffer_specs
-    if len(nodes) < len(plan) or loader.first_bad_buffer < 2 * len(plan):
+    if len(nodes) < len(plan):
         return None
     body = loader.body
+    raw = loader.body_bytes
+    limit = loader.first_bad_buffer
     out: list[Array] = []
     append = out.append
     j = 0
     for node, (n, z) in zip(plan, nodes):
-        (o0, n0), (o1, n1) = specs[j], specs[j + 1]
-        j += 2
-        per, extra, div, _ = node.sizes[1]
-        if n != length or (n and (n1 < (n + extra) * per // div or (z and n0 < (n + 7) >> 3))):
+        nbuf = node.nbuf
+        if j + nbuf > limit or n != length:
             return None
-        pair = [body[o0 : o0 + n0] if z else None, body[o1 : o1 + n1]]
-        append(node.array_class(node.dtype, n, pair, (), z, 0, None))
+        (o0, n0), (o1, n1) = specs[j], specs[j + 1]
+        per, extra, div, _ = node.sizes[1]
+        if n and (n1 < (n + extra) * per // div or (z and n0 < (n + 7) >> 3)):
+            return None
+        if nbuf == 2:
+            bufs = [body[o0 : o0 + n0] if z else None, body[o1 : o1 + n1]]
+        else:  # binary / string: first and last offsets within the data
+            o2, n2 = specs[j + 2]
+            if n:
+                read = _OFFSET_READERS[per]
+                first, last = read(raw, o1)[0], read(raw, o1 + n * per)[0]
+                if first < 0 or last < first or last > n2:
+                    return None
+            bufs = [body[o0 : o0 + n0] if z else None, body[o1 : o1 + n1], body[o2 : o2 + n2]]
+        j += nbuf
+        append(node.array_class(node.dtype, n, bufs, (), z, 0, None))
     loader.i_node = len(plan)
     loader.i_buf = j
     return out
