@@ -283,3 +283,24 @@ def test_batches_without_columns_keep_their_row_count(fmt: str) -> None:
         w.write_batch(batch)
     got = list(_open(sink.getvalue().to_pybytes(), fmt))
     assert [b.num_rows for b in got] == [3]
+
+
+def test_stream_writer_hands_each_message_to_the_sink_at_once() -> None:
+    class Pipe:
+        def __init__(self) -> None:
+            self.received = bytearray()
+
+        def write(self, data) -> int:
+            self.received += bytes(data)
+            return len(data)
+
+    pipe = Pipe()
+    batch = qv.record_batch({"a": qv.array([1, 2, 3])})
+    w = ipc.new_stream(pipe, batch.schema)
+    w.write_batch(batch)
+    # before close (no EOS yet), the reader on the other end already has the batch
+    dec = ipc.StreamDecoder()
+    dec.feed(bytes(pipe.received))
+    assert dec.next_batch().to_pylist() == batch.to_pylist()
+    w.close()
+    assert bytes(pipe.received).endswith(b"\xff\xff\xff\xff\x00\x00\x00\x00")

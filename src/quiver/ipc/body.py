@@ -24,7 +24,7 @@ from .. import errors as E
 from .. import types as t
 from ..array import Array
 from ..array.base import array_class_for
-from ..buffers import empty_buffer, pack_bits, padded, unpack_bits
+from ..buffers import empty_buffer, pack_bits, unpack_bits
 from ..layout import BufferSpec, Layout, layout_of, required_bytes
 from . import metadata as md
 
@@ -734,17 +734,27 @@ def layout_body(
     parts: list[Any] = []
     pos = 0
     zeros = b"\x00" * 8
+    rows: list[tuple[int, int]] = []
     for i, buf in enumerate(buffers):
         if buf is None or len(buf) == 0:
-            specs[i] = (pos, 0)
+            rows.append((pos, 0))
             continue
-        pieces = [buf] if compressed is None else compressed[i]
-        size = sum(len(memoryview(p).cast("B")) if not isinstance(p, np.ndarray) else p.nbytes
-                   for p in pieces)
-        specs[i] = (pos, size)
-        parts.extend(pieces)
-        pad = padded(size) - size
+        if compressed is None:
+            size = buf.nbytes
+            parts.append(buf)
+        else:
+            pieces = compressed[i]
+            size = sum(_nbytes(p) for p in pieces)
+            parts.extend(pieces)
+        rows.append((pos, size))
+        pad = -size % 8
         if pad:
             parts.append(zeros[:pad])
         pos += size + pad
+    if rows:
+        specs[:] = rows
     return specs, parts, pos
+
+
+def _nbytes(part: Any) -> int:
+    return part.nbytes if isinstance(part, np.ndarray) else memoryview(part).nbytes

@@ -103,35 +103,25 @@ class _Sink:
                 f"expected a path or a writable file object as sink, found {type(sink).__name__}"
             )
         self.position = 0
-        self._pending: list[Any] = []
-        self._pending_size = 0
 
-    def write(self, data: Any) -> None:
-        n = data.nbytes if isinstance(data, np.ndarray) else len(data)
-        if n == 0:
-            return
-        self.position += n
-        if n < _SMALL_WRITE:
-            self._pending.append(data)
-            self._pending_size += n
-            if self._pending_size >= _SMALL_WRITE:
-                self.flush()
-            return
-        self.flush()
-        self._f.write(data)
+    def write(self, data: bytes) -> None:
+        """Write one piece now."""
+        if data:
+            self._f.write(data)
+            self.position += len(data)
 
-    def flush(self) -> None:
-        if self._pending:
-            pending = self._pending
-            self._pending = []
-            self._pending_size = 0
-            if len(pending) == 1:
-                self._f.write(pending[0])
-            else:
-                self._f.write(b"".join(pending))
+    def write_message(self, framed: bytes, parts: list[Any], body_length: int) -> None:
+        """Write one whole message: small ones in a single call, large ones piece by piece
+        (the buffer views go to the sink as they are, never concatenated)."""
+        if body_length < _SMALL_WRITE:
+            self._f.write(b"".join([framed, *parts]) if parts else framed)
+        else:
+            self._f.write(framed)
+            for p in parts:
+                self._f.write(p)
+        self.position += len(framed) + body_length
 
     def close(self) -> None:
-        self.flush()
         if self._owns:
             self._f.close()
         elif hasattr(self._f, "flush"):
@@ -183,9 +173,7 @@ class _Writer:
     def _write_message(self, message: md.Message, parts: list[Any], body_length: int) -> md.Block:
         start = self._sink.position
         framed = frame_message(md.encode_message(message))
-        self._sink.write(framed)
-        for p in parts:
-            self._sink.write(p)
+        self._sink.write_message(framed, parts, body_length)
         return md.Block(start, len(framed), body_length)
 
     def _record_batch_message(self, length: int, columns: list[Any]) -> tuple[Any, list[Any], int]:
