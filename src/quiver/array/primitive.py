@@ -172,11 +172,17 @@ def _pandas() -> Any:
 def _timestamps(raw: np.ndarray, unit: str, tz: str | None) -> Any:
     pd = _pandas() if unit == "ns" else None
     if pd is not None:  # pyarrow's rule: nanosecond timestamps become pandas Timestamps
-        idx = pd.to_datetime(raw.astype(np.int64, copy=False), unit="ns")
-        if tz is not None:
-            # quiver resolves (and rejects) the zone name; pandas only converts
-            idx = idx.tz_localize("UTC").tz_convert(resolve_tz(tz))
-        return idx.tolist()
+        zone = resolve_tz(tz) if tz is not None else None  # quiver checks the zone name
+        try:
+            idx = pd.to_datetime(raw.astype(np.int64, copy=False), unit="ns")
+            if zone is not None:
+                idx = idx.tz_localize("UTC").tz_convert(zone)
+            return idx.tolist()
+        except (ValueError, OverflowError) as exc:  # pandas' out-of-bounds errors
+            raise ArrowInvalid(
+                f"expected nanosecond timestamps that pandas can represent in {tz}, "
+                f"found one out of range ({exc})"
+            ) from None
     us = _to_micros(raw, unit, "timestamp")
     tzinfo = resolve_tz(tz) if tz is not None else None
     if isinstance(tzinfo, _dt.timezone):
@@ -224,7 +230,12 @@ def _times(raw: np.ndarray, unit: str) -> list[Any]:
 def _durations(raw: np.ndarray, unit: str) -> Any:
     pd = _pandas() if unit == "ns" else None
     if pd is not None:  # pyarrow's rule: nanosecond durations become pandas Timedeltas
-        return pd.to_timedelta(raw.astype(np.int64, copy=False), unit="ns").tolist()
+        try:
+            return pd.to_timedelta(raw.astype(np.int64, copy=False), unit="ns").tolist()
+        except (ValueError, OverflowError) as exc:
+            raise ArrowInvalid(
+                f"expected nanosecond durations that pandas can represent, found ({exc})"
+            ) from None
     us = _to_micros(raw, unit, "duration")
     out = us.view("m8[us]").astype(object)
     nat = us == np.iinfo(np.int64).min  # numpy reads this value as NaT; it is a real duration
