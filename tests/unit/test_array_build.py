@@ -292,3 +292,65 @@ def test_array_likes_go_through_numpy() -> None:
             return np.array([1, 2], dtype=np.int16)
 
     assert qv.array(Wrapper()).type == qv.int16()
+
+
+STRING_EDGE_CASES = [
+    ["a", None, "bc", None],
+    [None, "a"],
+    ["a", None],
+    [None],
+    [""],
+    ["", None, ""],
+    ["\x01", None, "\x01"],  # a value that looks like the marker of a None
+    [None, "\x01", "a\x01b", "\x01\x01", None],
+    ["a\x00b", None, "\x00"],  # NUL bytes inside values
+    ["é", None, "日本語", "", "\U0001f600"],
+    ["x" * 20, None, "y"],
+]
+
+
+@pytest.mark.parametrize("values", STRING_EDGE_CASES, ids=repr)
+@pytest.mark.parametrize("kind", ["string", "large_string", "binary", "large_binary",
+                                  "string_view", "binary_view"])
+def test_string_and_binary_buffers_match_pyarrow(values: list, kind: str) -> None:
+    if "binary" in kind:
+        values = [None if v is None else v.encode("utf-8") for v in values]
+    dtype = getattr(qv, kind)()
+    got = qv.array(values, dtype)
+    got.validate(full=True)
+    expected = pa.array(values, getattr(pa, kind)())
+    assert got.to_pylist() == expected.to_pylist() == values
+    assert got.null_count == expected.null_count
+    if "view" not in kind:  # offsets and data are canonical, byte for byte
+        offs = np.frombuffer(expected.buffers()[1], got.value_offsets().dtype)
+        assert got.value_offsets().tolist() == offs[: len(values) + 1].tolist()
+        data = expected.buffers()[2]
+        assert got.buffers[2].tobytes() == (b"" if data is None else data.to_pybytes())
+    if kind == "string" and any(v is not None for v in values):
+        inferred = qv.array(values)
+        assert inferred.type == qv.string()
+        assert inferred.to_pylist() == values
+
+
+def test_string_building_keeps_its_errors_and_mixed_kinds() -> None:
+    with pytest.raises(ArrowInvalid, match="UTF-8"):
+        qv.array(["a", None, "\ud800"])
+    with pytest.raises(ArrowInvalid, match="UTF-8"):
+        qv.array([None, "\ud800"], qv.string())
+    with pytest.raises(ArrowTypeError, match="convertible to string"):
+        qv.array(["a", None, 1], qv.string())
+    with pytest.raises(ArrowInvalid, match="expected values of one kind"):
+        qv.array(["a", None, 1])
+    # bytes-like values in binary, text in binary, bytes in strings
+    assert qv.array([bytearray(b"ab"), None, memoryview(b"c")], qv.binary()).to_pylist() == [
+        b"ab", None, b"c"]
+    assert qv.array(["é", None, b"x"], qv.binary()).to_pylist() == [b"\xc3\xa9", None, b"x"]
+    assert qv.array([b"x", None, "y"], qv.string()).to_pylist() == ["x", None, "y"]
+    # None late in a long list, and a str subclass
+    many = [f"v{i}" for i in range(1000)] + [None]
+    assert qv.array(many).to_pylist() == many
+
+    class S(str):
+        pass
+
+    assert qv.array([S("ab"), None]).to_pylist() == ["ab", None]

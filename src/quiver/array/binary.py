@@ -15,6 +15,8 @@ prefix, an int32 buffer index and an int32 offset into that variadic data buffer
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,15 @@ import numpy as np
 from .. import types as t
 from ..errors import ArrowInvalid
 from .base import Array, make_array, register_array_class, typed_view
-from .primitive import finish
+
+
+def _with_nulls(values: list[Any], mask: np.ndarray | None) -> list[Any]:
+    """``values`` (a fresh list) with None where ``mask`` is False, set in place by one
+    C-level ``map`` over the null slots only."""
+    if mask is not None:
+        nulls = np.flatnonzero(~mask).tolist()
+        deque(map(values.__setitem__, nulls, itertools.repeat(None)), maxlen=0)
+    return values
 
 
 def _decode_all(chunks: list[bytes], what: str) -> list[str]:
@@ -47,7 +57,13 @@ def _split_at(raw: np.ndarray, cuts: np.ndarray, is_string: bool) -> list[Any] |
         return None
     if (raw == 0).any():
         return None
-    joined = np.insert(raw, cuts.astype(np.intp), 0).tobytes()
+    # a NUL after each piece but the last: the piece bytes go everywhere else, in order
+    k = len(cuts)
+    out = np.zeros(len(raw) + k, dtype=np.uint8)
+    keep = np.ones(len(out), dtype=bool)
+    keep[cuts.astype(np.intp) + np.arange(k, dtype=np.intp)] = False
+    out[keep] = raw
+    joined = out.tobytes()
     if not is_string:
         return joined.split(b"\x00")
     try:
@@ -127,7 +143,7 @@ class _OffsetBinaryArray(Array):
     def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """``bytes`` (binary) or ``str`` (string) values, None for nulls."""
         vals, mask = self._chunks()
-        return finish(vals, mask)
+        return _with_nulls(vals, mask)
 
 
 @register_array_class(t.BinaryType)
@@ -217,7 +233,7 @@ class _ViewBinaryArray(Array):
     def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """``bytes`` (binary_view) or ``str`` (string_view) values, None for nulls."""
         vals, mask = self._chunks()
-        return finish(vals, mask)
+        return _with_nulls(vals, mask)
 
 
 @register_array_class(t.BinaryViewType)

@@ -570,14 +570,112 @@ class _MixedKinds(Exception):
     """Internal: a fast path met values of another kind and must hand over."""
 
 
-def _encoded(values: list[Any], dtype: t.DataType, is_string: bool,
-             strict: bool = False) -> tuple[Any, np.ndarray, np.ndarray | None]:
+def _joined(values: list[Any],
+            is_string: bool) -> tuple[bytes, np.ndarray, np.ndarray | None] | None:
+    """(all bytes joined, the ``len(values) + 1`` offsets, valid mask or None), or
+    None where this fast path does not apply and :func:`_encoded` must do the work.
+
+    The values are joined once with a NUL separator, None becoming a one-byte marker
+    (``\\x01``), and encoded once; numpy then finds the separators (so no ``len`` per value)
+    and the markers standing alone between two separators (so no ``is None`` per value).
+    A value that is itself ``"\\x01"`` looks like a marker, so the slots of the markers found
+    are looked up (C-level, one per marker) to keep only the real Nones.  It does not apply
+    to an empty list, values of another kind, values holding NUL bytes, or text that is not
+    valid UTF-8.
+    """
+    n = len(values)
+    if n == 0:
+        return None
+    sep = "\x00" if is_string else b"\x00"
+    has_none = False
+    try:
+        joined = sep.join(values)  # fails on the first None or value of another kind
+    except TypeError:
+        has_none = True
+        if is_string:
+            filled = ["\x01" if v is None else v for v in values]
+        else:
+            filled = [b"\x01" if v is None else v for v in values]
+        try:
+            joined = sep.join(filled)
+        except TypeError:
+            return None
+        del filled
+    if is_string:
+        try:
+            blob = joined.encode("ascii") if joined.isascii() else joined.encode("utf-8")
+        except UnicodeError:
+            return None
+    else:
+        blob = bytes(joined)
+    del joined
+    buf = np.frombuffer(blob, np.uint8)
+    size = len(buf)
+    # int32 arithmetic while the bytes allow it (the common, non-large case needs no cast)
+    odt = np.int32 if size <= np.iinfo(np.int32).max else np.int64
+    offs = np.empty(n + 1, dtype=odt)
+    offs[0] = 0
+    if not has_none:
+        seps = np.flatnonzero(buf == 0)  # the end of every value but the last
+        if len(seps) != n - 1:  # NUL bytes inside the values
+            return None
+        # each end less the separators before it
+        np.subtract(seps, np.arange(n - 1, dtype=seps.dtype), out=offs[1:n], casting="unsafe")
+        offs[n] = size - (n - 1)
+        return blob.translate(None, b"\x00"), offs, None
+    # the separators and the \x01 bytes (markers, and any in the data), in order
+    pos = np.flatnonzero(buf <= 1)
+    is_sep = buf[pos] == 0
+    if np.count_nonzero(is_sep) != n - 1:  # NUL bytes inside the values
+        return None
+    at = np.flatnonzero(~is_sep)  # where the \x01 bytes are in ``pos``
+    ones = pos[at]
+    slots = at - np.arange(len(at))  # the value holding each: separators before it
+    before = buf[np.maximum(ones - 1, 0)]
+    after = buf[np.minimum(ones + 1, size - 1)]
+    is_mark = ((ones == 0) | (before == 0)) & ((ones == size - 1) | (after == 0))
+    if not is_mark.all():
+        slots = slots[is_mark]
+    if not len(slots):  # cannot happen: a None was met
+        return None
+    picked = operator.itemgetter(*slots.tolist())(values)
+    picked = picked if len(slots) > 1 else (picked,)
+    if picked.count(None) != len(slots):  # some values are "\x01" themselves
+        is_none = np.fromiter(map(operator.is_, picked, itertools.repeat(None)), bool,
+                              len(slots))
+        is_mark[is_mark] = is_none
+        slots = slots[is_none]
+    valid = np.ones(n, dtype=bool)
+    valid[slots] = False
+    if is_mark.all():  # every \x01 byte is a marker: drop them all
+        data: Any = blob.translate(None, b"\x00\x01")
+    else:  # keep the \x01 bytes of the data
+        keep = np.ones(len(pos), dtype=bool)
+        keep[at[~is_mark]] = False
+        pos, is_sep = pos[keep], is_sep[keep]
+        gone = np.zeros(size, dtype=bool)
+        gone[pos] = True
+        data = buf[~gone].tobytes()
+    # each end less the bytes dropped before it (every entry of ``pos`` is dropped)
+    kept_before = np.subtract(pos, np.arange(len(pos), dtype=pos.dtype), out=pos)
+    offs[1:n] = kept_before[is_sep]
+    offs[n] = size - len(pos)
+    return data, offs, valid
+
+
+def _encoded(values: list[Any], dtype: t.DataType, is_string: bool, strict: bool = False,
+             try_joined: bool = True) -> tuple[Any, np.ndarray, np.ndarray | None]:
     """(all bytes joined, byte length of each value, valid mask or None).
 
     One C-level ``join`` does the work when every value is of the expected kind (``str``
     for strings, bytes-like for binary); other kinds are converted one by one, or, with
-    ``strict``, raise :class:`_MixedKinds`.
+    ``strict``, raise :class:`_MixedKinds`.  :func:`_joined` is tried first unless
+    ``try_joined`` is False (the caller tried it already).
     """
+    fast = _joined(values, is_string) if try_joined else None
+    if fast is not None:
+        data, offs, valid = fast
+        return data, np.diff(offs).astype(np.int64), valid
     n = len(values)
     empty: Any = "" if is_string else b""
     valid = None
@@ -650,19 +748,33 @@ def _as_bytes(v: Any, dtype: t.DataType) -> bytes:
 def _offsets(lengths: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
     offs = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offs[1:])
-    if not large and offs[-1] > np.iinfo(np.int32).max:
+    return _narrow_offsets(offs, large, dtype)
+
+
+def _narrow_offsets(offs: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
+    """int32/int64 offsets as the type's offsets (int32 unless ``large``), checking the
+    range."""
+    if large:
+        return offs.astype(np.int64, copy=False)
+    if offs[-1] > np.iinfo(np.int32).max:
         raise ArrowInvalid(
             f"expected at most 2**31-1 bytes or elements for {dtype}, found {int(offs[-1])}; "
             "use the large_ variant"
         )
-    return offs if large else offs.astype(np.int32)
+    return offs.astype(np.int32, copy=False)
 
 
 def _build_binary(values: list[Any], dtype: t.DataType, checked: bool = False,
                   strict: bool = False) -> Array:
-    data, lengths, valid = _encoded(values, dtype, isinstance(dtype, t.StringType), strict)
+    is_string = isinstance(dtype, t.StringType)
+    fast = _joined(values, is_string)
+    if fast is not None:
+        data, offs, valid = fast
+        offs = _narrow_offsets(offs, dtype.large, dtype)  # type: ignore[attr-defined]
+    else:
+        data, lengths, valid = _encoded(values, dtype, is_string, strict, try_joined=False)
+        offs = _offsets(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
     bitmap, nulls = _bitmap(valid)
-    offs = _offsets(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
     return make_array(dtype, len(values), (bitmap, as_buffer(offs), as_buffer(data)), (), nulls)
 
 
