@@ -358,6 +358,20 @@ class RecordBatch:
         """``{name: values}`` with Python values (later duplicate names win, like pyarrow)."""
         return {f.name: c.to_pylist() for f, c in zip(self._schema.fields, self._columns)}
 
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, built with numpy and pandas (not through pyarrow)."""
+        from .interop.numpy_pandas import batch_to_pandas
+
+        return batch_to_pandas(self)
+
+    @classmethod
+    def from_pandas(cls, df: Any, *, preserve_index: bool = False) -> Any:
+        """From a pandas DataFrame (numpy-backed columns are viewed, not copied)."""
+        from .interop.numpy_pandas import batch_from_pandas
+
+        batch = batch_from_pandas(df, preserve_index=preserve_index)
+        return batch if cls is RecordBatch else Table.from_batches([batch])
+
     def to_pylist(self) -> list[dict[str, Any]]:
         """One dict per row, like pyarrow."""
         names = self._schema.names
@@ -851,6 +865,20 @@ class Table:
         """``{name: values}`` over all batches."""
         return {f.name: self.column(i).to_pylist() for i, f in enumerate(self._schema.fields)}
 
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, built with numpy and pandas (not through pyarrow)."""
+        from .interop.numpy_pandas import batch_to_pandas
+
+        return batch_to_pandas(self)
+
+    @classmethod
+    def from_pandas(cls, df: Any, *, preserve_index: bool = False) -> Any:
+        """From a pandas DataFrame (numpy-backed columns are viewed, not copied)."""
+        from .interop.numpy_pandas import batch_from_pandas
+
+        batch = batch_from_pandas(df, preserve_index=preserve_index)
+        return batch if cls is RecordBatch else Table.from_batches([batch])
+
     def to_pylist(self) -> list[dict[str, Any]]:
         """One dict per row over all batches, like pyarrow."""
         out: list[dict[str, Any]] = []
@@ -1008,15 +1036,29 @@ def _is_rows(data: Any) -> bool:
     return isinstance(data, list) and bool(data) and isinstance(data[0], Mapping)
 
 
+def _is_pandas_frame(data: Any) -> bool:
+    return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas")
+
+
 def record_batch(
     data: Any,
     names: Sequence[str] | None = None,
     schema: t.Schema | None = None,
     metadata: Any = None,
 ) -> RecordBatch:
-    """A RecordBatch from a dict of columns, a list of arrays plus names, or a list of rows."""
+    """A RecordBatch from a dict of columns, a list of arrays plus names, a list of rows, a
+    pandas DataFrame, or any object speaking the Arrow PyCapsule protocol (zero-copy)."""
     if isinstance(data, RecordBatch):
         return data
+    if _is_pandas_frame(data):
+        from .interop.numpy_pandas import batch_from_pandas
+
+        return batch_from_pandas(data)
+    if hasattr(data, "__arrow_c_array__") or hasattr(data, "__arrow_c_stream__"):
+        # interop sits above this module; it is imported only for such objects
+        from .interop import import_batch
+
+        return import_batch(data)
     if isinstance(data, Mapping):
         return RecordBatch.from_pydict(data, schema, metadata)
     if _is_rows(data):
@@ -1039,6 +1081,12 @@ def table(
         return data
     if isinstance(data, RecordBatch):
         return Table(data.schema, [data])
+    if _is_pandas_frame(data):
+        return Table.from_batches([record_batch(data)])
+    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
+        from .interop import import_table
+
+        return import_table(data)
     if isinstance(data, (list, tuple)) and data and all(isinstance(b, RecordBatch) for b in data):
         return Table.from_batches(list(data), schema)
     return Table.from_batches([record_batch(data, names, schema, metadata)])
