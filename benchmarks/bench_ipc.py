@@ -1,5 +1,7 @@
 """IPC benchmarks: quiver against pyarrow in the same run, as ratios (quiver / pyarrow).
 
+Each pair of measurements alternates quiver and pyarrow runs and keeps the minimum of each.
+
 Targets (issue "IPC: the stream and file formats"): memory-mapped read <= 1.0, file write
 to disk <= 1.1, stream write to memory <= 1.2, per-batch read and write <= 4, wide read
 <= 2.5 us per column per batch.  Each figure is the best (minimum) of several repeats,
@@ -31,6 +33,18 @@ def best(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+def paired(ours: Callable[[], object], theirs: Callable[[], object], repeat: int):
+    """Minimum times of two functions measured alternately, so that both see the same
+    machine (page cache, other load) as far as possible."""
+    qs, ps = [], []
+    for _ in range(repeat):
+        for fn, acc in ((ours, qs), (theirs, ps)):
+            t0 = time.perf_counter()
+            fn()
+            acc.append(time.perf_counter() - t0)
+    return min(qs), min(ps)
 
 
 def make_table(rows: int) -> pa.Table:
@@ -91,7 +105,7 @@ def main() -> None:
         with pipc.new_stream(sink, table.schema) as w:
             w.write_table(table)
 
-    row("stream write to memory", best(q_stream, repeat), best(p_stream, repeat))
+    row("stream write to memory", *paired(q_stream, p_stream, repeat))
 
     with tempfile.TemporaryDirectory() as tmp:
         qpath = os.path.join(tmp, "q.arrow")
@@ -106,7 +120,7 @@ def main() -> None:
             with pipc.new_file(ppath, table.schema) as w:
                 w.write_table(table)
 
-        row("file write to disk", best(q_file, repeat), best(p_file, repeat))
+        row("file write to disk", *paired(q_file, p_file, repeat))
 
         def q_mmap() -> None:
             with ipc.open_file(ppath, memory_map=True) as r:
@@ -121,7 +135,7 @@ def main() -> None:
                 for i in range(r.num_record_batches):
                     total += int(np.asarray(r.get_batch(i).column(0)).sum())
 
-        row("memory-mapped read + sum one column", best(q_mmap, repeat), best(p_mmap, repeat))
+        row("memory-mapped read + sum one column", *paired(q_mmap, p_mmap, repeat))
 
         for codec in ("lz4", "zstd"):
             cq = os.path.join(tmp, f"q-{codec}.arrow")
@@ -137,7 +151,7 @@ def main() -> None:
                 with pipc.new_file(cp, table.schema, options=opts) as w:
                     w.write_table(table)
 
-            row(f"{codec} file write", best(q_cw, repeat), best(p_cw, repeat))
+            row(f"{codec} file write", *paired(q_cw, p_cw, repeat))
 
             def q_cr(cp=cp) -> None:
                 with ipc.open_file(cp) as r:
@@ -149,7 +163,7 @@ def main() -> None:
                 for i in range(r.num_record_batches):
                     r.get_batch(i)
 
-            row(f"{codec} file read", best(q_cr, repeat), best(p_cr, repeat))
+            row(f"{codec} file read", *paired(q_cr, p_cr, repeat))
             qs, ps = os.path.getsize(cq), os.path.getsize(cp)
             print(f"{codec + ' compressed size':<44} quiver {qs:>12,d} B  pyarrow {ps:>12,d} B"
                   f"  ratio {qs / ps:>6.3f}")
@@ -175,7 +189,7 @@ def main() -> None:
 
     us = 1e6 / nsmall
     row(f"write {nsmall} batches of 100 rows (per batch)",
-        best(q_small_write, repeat), best(p_small_write, repeat), "us", us)
+        *paired(q_small_write, p_small_write, repeat), "us", us)
     data = q_small_write()
 
     def q_small_read() -> None:
@@ -187,7 +201,7 @@ def main() -> None:
             pass
 
     row(f"read {nsmall} batches of 100 rows (per batch)",
-        best(q_small_read, repeat), best(p_small_read, repeat), "us", us)
+        *paired(q_small_read, p_small_read, repeat), "us", us)
 
     three = pa.table({"a": np.arange(100), "b": np.arange(100.0), "c": np.arange(100) % 2 == 0})
     sink = pa.BufferOutputStream()
@@ -204,7 +218,7 @@ def main() -> None:
         for _ in pipc.open_stream(pa.py_buffer(three_data)):
             pass
 
-    row("read 3-column batches (per batch)", best(q_three, repeat), best(p_three, repeat),
+    row("read 3-column batches (per batch)", *paired(q_three, p_three, repeat),
         "us", us)
 
     # -- wide batches: the per-batch cost, with the one-time schema decode subtracted
@@ -228,8 +242,9 @@ def main() -> None:
     def p_wide_schema() -> None:
         pipc.open_stream(pa.py_buffer(wide_data))
 
-    q_cost = best(q_wide, repeat) - best(q_wide_schema, repeat)
-    p_cost = best(p_wide, repeat) - best(p_wide_schema, repeat)
+    q_all, p_all = paired(q_wide, p_wide, repeat)
+    q_schema, p_schema = paired(q_wide_schema, p_wide_schema, repeat)
+    q_cost, p_cost = q_all - q_schema, p_all - p_schema
     row(f"read {ncols}-column batches (per column per batch)", q_cost, p_cost, "us",
         1e6 / (ncols * nwide))
 
