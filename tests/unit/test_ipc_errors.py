@@ -210,3 +210,17 @@ def test_a_short_values_buffer_is_a_body_error_naming_the_column() -> None:
     with pytest.raises(qv.BodyError) as info:
         list(ipc.open_stream(bytes(data)))
     assert info.value.field_path == "b" and "at least 24 bytes" in str(info.value)
+
+
+def test_nesting_and_field_limits_are_the_callers_to_raise() -> None:
+    deep = pa.array([[[[1]]]])
+    data = _stream(pa.table({"d": deep}))
+    assert list(ipc.open_stream(data))
+    with pytest.raises(qv.LimitExceeded, match="nested"):
+        ipc.open_stream(data, limits=IpcLimits(max_depth=2))
+    wide = _stream(pa.table({f"c{i}": [i] for i in range(50)}))
+    with pytest.raises(qv.LimitExceeded, match="fields"):
+        ipc.open_stream(wide, limits=IpcLimits(max_fields=10))
+    with pytest.raises(qv.LimitExceeded):
+        ipc.open_file(_file(pa.table({f"c{i}": [i] for i in range(50)})),
+                      limits=IpcLimits(max_fields=10))

@@ -58,6 +58,15 @@ class IpcLimits:
     max_dictionary_size: int = 16 * 1024**3
     max_unbacked_rows: int = 1 << 24
 
+    def metadata_limits(self) -> md.MetadataLimits:
+        """The limits the flatbuffer metadata decoder applies, taken from these."""
+        return md.MetadataLimits(
+            max_depth=self.max_depth,
+            max_fields=self.max_fields,
+            max_nodes=self.max_buffers,
+            max_buffers=self.max_buffers,
+        )
+
 
 DEFAULT_LIMITS = IpcLimits()
 
@@ -95,6 +104,7 @@ class MessageDecoder:
 
     def __init__(self, *, limits: IpcLimits = DEFAULT_LIMITS, base_offset: int = 0) -> None:
         self.limits = limits
+        self._metadata_limits = limits.metadata_limits()
         self._chunks: deque[memoryview] = deque()
         self._avail = 0
         self._pos = base_offset  # absolute offset of the first unconsumed byte
@@ -236,7 +246,7 @@ class MessageDecoder:
         n = self._need
         meta = self._take(n)
         try:
-            message = md.decode_message(meta, base_offset=start)
+            message = md.decode_message(meta, base_offset=start, limits=self._metadata_limits)
         except E.ArrowError as exc:
             exc.locate(message_index=self._index, offset=start)
             raise

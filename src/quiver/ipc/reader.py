@@ -214,7 +214,10 @@ class RecordBatchFileReader:
                 f"found {footer_len}",
                 offset=footer_end,
             )
-        footer = md.decode_footer(buf[footer_start:footer_end], base_offset=footer_start)
+        self._metadata_limits = self.options.limits.metadata_limits()
+        footer = md.decode_footer(
+            buf[footer_start:footer_end], base_offset=footer_start, limits=self._metadata_limits
+        )
         self._footer = footer
         self._data_end = footer_start
         self._loader = BatchLoader(footer.schema, self.options, file_format=True)
@@ -256,8 +259,11 @@ class RecordBatchFileReader:
                 offset=meta_start - 4,
             )
         try:
-            message = md.decode_message(buf[meta_start : meta_start + length],
-                                        base_offset=meta_start)
+            message = md.decode_message(
+                buf[meta_start : meta_start + length],
+                base_offset=meta_start,
+                limits=self._metadata_limits,
+            )
         except E.ArrowError as exc:
             exc.locate(offset=meta_start)
             raise
