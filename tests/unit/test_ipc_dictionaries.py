@@ -218,3 +218,34 @@ def test_pyarrow_delta_streams_read_in_quiver(seq):
             w.write_batch(pa.record_batch([arr], schema=schema))
     expected = [[None if k is None else v[k] for k in i] for i, v in seq]
     assert values_of(sink.getvalue().to_pybytes()) == expected
+
+
+def test_unify_dictionaries_turns_a_file_replacement_into_a_delta() -> None:
+    data = write(
+        [batch([0, 1], ["a", "b"]), batch([0, 1, None], ["c", "a"]), batch([0], ["b"])],
+        fmt="file",
+        unify_dictionaries=True,
+    )
+    assert values_of(data, "file") == pyarrow_values_of(data, "file") == [
+        ["a", "b"], ["c", "a", None], ["b"]
+    ]
+    reader = ipc.open_file(data)
+    assert len(reader.footer.dictionaries) == 2  # the first dictionary and one delta
+    assert reader.get_batch(2).column(0).dictionary.to_pylist() == ["a", "b", "c"]
+
+
+def test_unify_dictionaries_refuses_nested_dictionaries_by_name() -> None:
+    inner = qv.dictionary(qv.int32(), qv.string())
+    schema = qv.schema([qv.field("l", qv.list_(inner))])
+
+    def listed(values: list[str]) -> qv.RecordBatch:
+        d = encoded([0], values)
+        offsets = qv.array([0, 1], qv.int32())
+        arr = make_array(schema.field("l").type, 1, [None, offsets.buffers[1]], [d], 0)
+        return qv.RecordBatch(schema, [arr])
+
+    with pytest.raises(qv.NotSupported, match="nested"):
+        sink = ipc.BufferOutputStream()
+        with ipc.new_file(sink, schema, unify_dictionaries=True) as w:
+            w.write_batch(listed(["a"]))
+            w.write_batch(listed(["z"]))

@@ -181,20 +181,26 @@ class DictionaryWriter:
         *,
         file_format: bool,
         emit_deltas: bool,
+        unify: bool = False,
     ) -> None:
         self.ids = assign_dictionary_ids(schema)
         self.file_format = file_format
         self.emit_deltas = emit_deltas
+        self.unify = unify
         self._last: dict[int, Array] = {}
 
-    def batches_for(self, columns: Sequence[Array]) -> list[tuple[int, Array, bool]]:
-        """(id, values, is_delta) for each dictionary batch to write before ``columns``."""
+    def batches_for(
+        self, columns: Sequence[Array]
+    ) -> tuple[list[tuple[int, Array, bool]], dict[int, Array]]:
+        """The dictionary batches to write before ``columns`` as (id, values, is_delta),
+        and the columns that unification re-encoded (by position)."""
         if not self.ids:
-            return []
+            return [], {}
         found: list[tuple[Path, Array]] = []
         for i, col in enumerate(columns):
             _find_dictionaries(col, (i,), found)
         out: list[tuple[int, Array, bool]] = []
+        recoded: dict[int, Array] = {}
         for path, values in found:
             did = self.ids[path]
             last = self._last.get(did)
@@ -208,17 +214,102 @@ class DictionaryWriter:
                 and _same_values(last, values.slice(0, len(last)))
             ):
                 out.append((did, values.slice(len(last)), True))
+            elif self.file_format and self.unify:
+                unified, column = _unify(last, columns, path)
+                if len(unified) > len(last):
+                    out.append((did, unified.slice(len(last)), True))
+                recoded[path[0]] = column
+                values = unified
             elif self.file_format:
                 raise E.DictionaryError(
                     f"expected dictionary id {did} (path {path}) to keep its values or grow "
                     "by a delta, found different values: the IPC file format forbids "
-                    "dictionary replacement; write a stream, or give every batch the same "
-                    "dictionary (or one that extends it, with emit_dictionary_deltas=True)"
+                    "dictionary replacement; write a stream, give every batch the same "
+                    "dictionary (or one that extends it, with emit_dictionary_deltas=True), "
+                    "or pass unify_dictionaries=True"
                 )
             else:
                 out.append((did, values, False))
             self._last[did] = values
-        return out
+        return out, recoded
+
+
+def _unify(last: Array, columns: Sequence[Array], path: Path) -> tuple[Array, Array]:
+    """The dictionary ``last`` extended by the new values of the column at ``path``, and
+    that column re-encoded against it (the file format's alternative to replacement)."""
+    import numpy as np
+
+    from ..array import make_array
+    from ..array.build import array as build_array
+    from ..layout import storage_numpy_dtype
+
+    if len(path) != 1:
+        raise E.NotSupported(
+            f"unify_dictionaries re-encodes top-level dictionary columns; the dictionary at "
+            f"path {path} is nested: write a stream instead, or one dictionary for all batches"
+        )
+    column = columns[path[0]]
+    dtype = column.type
+    st: Any = t.storage_of(dtype)  # a DictionaryType: _find_dictionaries found it as one
+    old_values = last.to_pylist()
+    new_values = column.dictionary.to_pylist()  # type: ignore[union-attr]
+    position = {}
+    for i, v in enumerate(old_values):
+        position.setdefault(_key(v), i)
+    additions = []
+    mapping = np.empty(len(new_values), dtype=np.int64)
+    for i, v in enumerate(new_values):  # per dictionary entry, not per row
+        k = _key(v)
+        if k not in position:
+            position[k] = len(old_values) + len(additions)
+            additions.append(v)
+        mapping[i] = position[k]
+    unified = last
+    if additions:
+        from ..array.concat import concat_arrays
+
+        unified = concat_arrays([last, build_array(additions, st.value_type)])
+    index_dtype = storage_numpy_dtype(st.index_type)
+    n, off = len(column), column.offset
+    idx = column.buffers[1].view(index_dtype)[off : off + n].astype(np.int64)
+    valid = np.ones(n, dtype=bool) if not column.null_count else None
+    if valid is None:
+        from ..buffers import unpack_bits
+
+        valid = unpack_bits(column.buffers[0], off, n)
+    safe = np.where(valid, idx, 0)
+    if len(mapping) == 0:
+        remapped = np.zeros(n, dtype=index_dtype)
+    else:
+        if safe.size and (safe.min() < 0 or safe.max() >= len(mapping)):
+            raise E.ArrowInvalid(
+                f"expected dictionary indices below {len(mapping)}, found one out of range",
+                field_path=str(path),
+            )
+        remapped = mapping[safe].astype(index_dtype)
+    if len(unified) - 1 > np.iinfo(index_dtype).max:
+        raise E.DictionaryError(
+            f"expected the unified dictionary to fit index type {st.index_type}, found "
+            f"{len(unified)} values"
+        )
+    validity = None
+    if column.null_count:
+        from ..buffers import pack_bits
+
+        validity = pack_bits(valid)
+    recoded = make_array(
+        dtype, n, [validity, remapped.view(np.uint8)], (), column.null_count, 0, unified
+    )
+    return unified, recoded
+
+
+def _key(value: Any) -> Any:
+    """A hashable key for a dictionary value (lists and dicts by their repr)."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("unhashable", repr(value))
+    return (type(value).__name__, value)
 
 
 def dictionary_field_type(schema: t.Schema, path: Path) -> Any:

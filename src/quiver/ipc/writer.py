@@ -35,6 +35,9 @@ class IpcWriteOptions:
     ``compression``: None, ``"lz4"`` (LZ4 frame) or ``"zstd"``; ``compression_level``: the
     codec's level (None: its default); ``emit_dictionary_deltas``: write a delta when a
     dictionary grows by appending (otherwise a replacement, streams only);
+    ``unify_dictionaries``: in the file format, where a replacement would be needed,
+    extend the dictionary with a delta instead and re-encode the batch's indices
+    (top-level dictionary columns);
     ``use_threads``: compress buffers on a thread pool; ``metadata_version``: ``"V5"``
     (default) or ``"V4"``.
     """
@@ -42,6 +45,7 @@ class IpcWriteOptions:
     compression: str | None = None
     compression_level: int | None = None
     emit_dictionary_deltas: bool = False
+    unify_dictionaries: bool = False
     use_threads: bool = True
     metadata_version: str = "V5"
 
@@ -156,7 +160,10 @@ class _Writer:
         self.version = V5 if options.metadata_version == "V5" else V4
         self._sink = _Sink(sink)
         self._dicts = DictionaryWriter(
-            schema, file_format=file_format, emit_deltas=options.emit_dictionary_deltas
+            schema,
+            file_format=file_format,
+            emit_deltas=options.emit_dictionary_deltas,
+            unify=options.unify_dictionaries,
         )
         self._codec = _CODECS[options.compression] if options.compression else None
         self._closed = False
@@ -207,7 +214,10 @@ class _Writer:
             raise E.ArrowInvalidArgument(
                 f"expected batches of the writer's schema\n{self.schema}\nfound\n{schema}"
             )
-        for did, values, is_delta in self._dicts.batches_for(columns):
+        messages, recoded = self._dicts.batches_for(columns)
+        for i, column in recoded.items():
+            columns[i] = column
+        for did, values, is_delta in messages:
             header, parts, body_length = self._record_batch_message(len(values), [values])
             msg = md.Message(self.version, md.DictionaryBatch(did, header, is_delta), body_length)
             self._dict_blocks.append(self._write_message(msg, parts, body_length))
