@@ -354,3 +354,19 @@ def test_string_building_keeps_its_errors_and_mixed_kinds() -> None:
         pass
 
     assert qv.array([S("ab"), None]).to_pylist() == ["ab", None]
+
+
+@pytest.mark.parametrize("kind", ["string", "binary"])
+def test_long_string_and_binary_lists_match_pyarrow(kind: str) -> None:
+    values = [None if i % 7 == 0 else f"v{i}" * (i % 5) for i in range(10_000)]
+    values[-1] = None
+    values[5000] = "\x01"
+    if kind == "binary":
+        values = [None if v is None else v.encode() for v in values]
+        values[4097] = bytearray(b"ba")
+    got = qv.array(values)
+    expected = pa.array(values)
+    assert got.type == from_pyarrow_type(expected.type)
+    assert got.to_pylist() == expected.to_pylist()
+    assert got.buffers[0].tobytes() == expected.buffers()[0].to_pybytes()
+    assert got.buffers[2].tobytes() == expected.buffers()[2].to_pybytes()

@@ -570,6 +570,15 @@ class _MixedKinds(Exception):
     """Internal: a fast path met values of another kind and must hand over."""
 
 
+def _join(sep: Any, items: list[Any]) -> Any:
+    """``sep.join(items)``; bytes are joined 4096 at a time and the pieces joined again,
+    which is several times faster for long lists (``bytes.join`` keeps a buffer view per
+    item, and a million of them leave the CPU caches)."""
+    if isinstance(sep, str) or len(items) <= 4096:
+        return sep.join(items)
+    return sep.join([sep.join(items[i : i + 4096]) for i in range(0, len(items), 4096)])
+
+
 def _joined(values: list[Any],
             is_string: bool) -> tuple[bytes, np.ndarray, np.ndarray | None] | None:
     """(all bytes joined, the ``len(values) + 1`` offsets, valid mask or None), or
@@ -589,7 +598,7 @@ def _joined(values: list[Any],
     sep = "\x00" if is_string else b"\x00"
     has_none = False
     try:
-        joined = sep.join(values)  # fails on the first None or value of another kind
+        joined = _join(sep, values)  # fails on the first None or value of another kind
     except TypeError:
         has_none = True
         if is_string:
@@ -597,7 +606,7 @@ def _joined(values: list[Any],
         else:
             filled = [b"\x01" if v is None else v for v in values]
         try:
-            joined = sep.join(filled)
+            joined = _join(sep, filled)
         except TypeError:
             return None
         del filled
