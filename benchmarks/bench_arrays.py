@@ -1,7 +1,8 @@
 """Array benchmarks, side by side with pyarrow in the same run (median of several repeats).
 
-Builds 1M int64 and 1M short strings from Python lists and from numpy, converts back with
-``to_pylist``, runs full validation and slices.  Prints quiver's time, pyarrow's and their
+Builds 1M int64 and 1M short strings from Python lists and from numpy (and, for reference,
+non-ASCII strings and binary values with nulls), converts back with ``to_pylist``, runs full
+validation and slices.  Prints quiver's time, pyarrow's and their
 ratio.  Targets: within 3x of pyarrow for building from lists; from-numpy and slicing O(1)
 (the 10x larger input must not take 10x longer).
 
@@ -58,6 +59,8 @@ def main() -> None:
     ints_null = [None if i % 10 == 0 else i for i in range(n)]
     strs = [f"s{i % 1000}" for i in range(n)]
     strs_null = [None if i % 10 == 0 else s for i, s in enumerate(strs)]
+    text_null = [None if i % 10 == 0 else f"é{i % 1000}" for i in range(n)]
+    bytes_null = [None if s is None else s.encode() for s in strs_null]
     np_ints = np.arange(n, dtype=np.int64)
     np_big = np.arange(10 * n, dtype=np.int64)
 
@@ -67,6 +70,10 @@ def main() -> None:
                          ("short strings", strs), ("short strings with nulls", strs_null)]:
         row(f"build {name} from list", median_time(lambda v=values: qv.array(v), r),
             median_time(lambda v=values: pa.array(v), r), "target <= 3x")
+    for name, values in [("non-ASCII strings with nulls", text_null),
+                         ("binary with nulls", bytes_null)]:
+        row(f"build {name}", median_time(lambda v=values: qv.array(v), r),
+            median_time(lambda v=values: pa.array(v), r))
     row("build int64 from numpy", median_time(lambda: qv.array(np_ints), r),
         median_time(lambda: pa.array(np_ints), r))
     row("build int64 from numpy (10x rows)", median_time(lambda: qv.array(np_big), r),
