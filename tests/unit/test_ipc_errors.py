@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.ipc as ipc
-from quiver.ipc.decoder import END, NEED_DATA, IpcLimits
+from quiver.ipc import metadata as md
+from quiver.ipc.decoder import END, NEED_DATA, IpcLimits, MessageDecoder
 from quiver.ipc.stream_decoder import StreamDecoder
 
 
@@ -224,3 +225,72 @@ def test_nesting_and_field_limits_are_the_callers_to_raise() -> None:
     with pytest.raises(qv.LimitExceeded):
         ipc.open_file(_file(pa.table({f"c{i}": [i] for i in range(50)})),
                       limits=IpcLimits(max_fields=10))
+
+
+def _rewrite_batch(data: bytes, fn) -> bytes:
+    """``data`` with its first RecordBatch header replaced by ``fn(header)`` (same body)."""
+    from quiver.ipc.framing import EOS, frame_message
+
+    dec = MessageDecoder()
+    dec.feed(data)
+    dec.feed_eof()
+    out, done = [], False
+    while (raw := dec.next_message()) is not END:
+        msg = raw.message
+        if isinstance(msg.header, md.RecordBatch) and not done:
+            msg = md.Message(msg.version, fn(msg.header), msg.body_length, msg.custom_metadata)
+            done = True
+        out.append(frame_message(md.encode_message(msg)) + bytes(raw.body))
+    return b"".join(out) + EOS
+
+
+def test_null_children_cannot_claim_rows_the_body_does_not_back() -> None:
+    table = pa.table({"l": pa.array([[None, None], None], pa.list_(pa.null()))})
+    big = 2**31 - 1
+
+    def claim(rb):
+        nodes = rb.nodes.copy()
+        nodes[1] = (big, big)  # the null child claims 2**31 - 1 values
+        return md.RecordBatch(rb.length, nodes, rb.buffers, rb.compression)
+
+    data = bytearray(_rewrite_batch(_stream(table), claim))
+    off = data.rfind(struct.pack("<iii", 0, 2, 2))  # the list's offsets, in the body
+    data[off + 4 : off + 12] = struct.pack("<ii", big, big)
+    with pytest.raises(qv.LimitExceeded, match="max_unbacked_rows") as info:
+        list(ipc.open_stream(bytes(data)))
+    assert info.value.field_path == "l.item"
+
+
+def test_v4_run_end_encoded_columns_cross_with_pyarrow_both_ways() -> None:
+    ree = pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()), pa.array(["a", None]))
+    table = pa.table({"r": ree})
+    sink = pa.BufferOutputStream()
+    opts = pipc.IpcWriteOptions(metadata_version=pipc.MetadataVersion.V4)
+    with pipc.new_stream(sink, table.schema, options=opts) as w:
+        w.write_table(table)
+    batch = next(iter(ipc.open_stream(sink.getvalue().to_pybytes())))
+    assert batch.column(0).to_pylist() == ["a", "a", None]
+    out = ipc.BufferOutputStream()
+    with ipc.new_stream(out, batch.schema, metadata_version="V4") as w:
+        w.write_batch(batch)
+    assert pipc.open_stream(pa.py_buffer(out.getvalue())).read_all().equals(table)
+
+
+def test_v4_union_with_top_level_nulls_is_refused_like_arrow_cpp() -> None:
+    union = pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()),
+                                      [pa.array([1, 2]), pa.array(["a", "b"])])
+    table = pa.table({"u": union})
+    sink = pa.BufferOutputStream()
+    opts = pipc.IpcWriteOptions(metadata_version=pipc.MetadataVersion.V4)
+    with pipc.new_stream(sink, table.schema, options=opts) as w:
+        w.write_table(table)
+
+    def with_nulls(rb):
+        nodes, buffers = rb.nodes.copy(), rb.buffers.copy()
+        nodes[0] = (2, 1)  # one null in the union itself
+        buffers[0] = (0, 1)  # and a 1-byte validity bitmap (V4's first union buffer)
+        return md.RecordBatch(rb.length, nodes, buffers, rb.compression)
+
+    data = _rewrite_batch(sink.getvalue().to_pybytes(), with_nulls)
+    with pytest.raises(qv.NotSupported, match="top-level nulls in a V4"):
+        list(ipc.open_stream(data))

@@ -19,9 +19,9 @@ import numpy as np
 
 from .. import types as t
 from ..buffers import pack_bits, unpack_bits
-from ..errors import ArrowInvalidArgument, NotSupported
+from ..errors import ArrowInvalid, ArrowInvalidArgument, NotSupported
 from ..layout import layout_of, storage_numpy_dtype
-from .base import Array, make_array
+from .base import Array, make_array, typed_view
 
 
 def _validity(arrays: Sequence[Array]) -> np.ndarray | None:
@@ -42,7 +42,15 @@ def _offsets(a: Array, width: int) -> np.ndarray:
     buf = a.buffers[1]
     if buf is None or len(a) == 0:
         return np.zeros(1, dtype=dt)
-    return buf.view(dt)[a.offset : a.offset + len(a) + 1]
+    return typed_view(buf, dt, a.offset, len(a) + 1, "offsets")
+
+
+def _fits(total: int, width: int) -> None:
+    if width == 4 and total > np.iinfo(np.int32).max:
+        raise ArrowInvalid(
+            f"expected concatenated values to fit 32-bit offsets, found {total} values; "
+            "use the large_ variant of the type"
+        )
 
 
 def concat_arrays(arrays: Sequence[Array]) -> Array:
@@ -81,6 +89,7 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
         for a in arrays:
             o = _offsets(a, w)
             start, end = int(o[0]), int(o[-1])
+            _fits(base + end - start, w)
             offs.append((o[1:] - start + base).astype(f"<i{w}"))
             datas.append(a.buffers[2][start:end] if a.buffers[2] is not None else np.zeros(0))
             base += end - start
@@ -106,6 +115,7 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
         for a in arrays:
             o = _offsets(a, w)
             start, end = int(o[0]), int(o[-1])
+            _fits(base + end - start, w)
             offs.append((o[1:] - start + base).astype(f"<i{w}"))
             kids.append(a.children[0].slice(start, end - start))
             base += end - start
@@ -138,7 +148,7 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
         lut[list(codes)] = np.arange(len(codes))
         for a in arrays:
             ids = a.buffers[0][a.offset : a.offset + len(a)]
-            offs = a.buffers[1].view("<i4")[a.offset : a.offset + len(a)].astype(np.int64)
+            offs = typed_view(a.buffers[1], "<i4", a.offset, len(a), "offsets").astype(np.int64)
             child_idx = lut[ids.astype(np.int64) & 127]
             offs = offs + np.asarray(child_base, dtype=np.int64)[child_idx]
             ids_parts.append(ids)
@@ -161,7 +171,7 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
         dt = storage_numpy_dtype(storage.run_end_type)  # type: ignore[attr-defined]
         for a in arrays:
             re, vals = _slice_run_end(a, a.offset, len(a))
-            e = re.buffers[1].view(dt)[re.offset : re.offset + len(re)].astype(np.int64)
+            e = typed_view(re.buffers[1], dt, re.offset, len(re), "run ends").astype(np.int64)
             ends_parts.append(e + base)
             value_parts.append(vals)
             base += len(a)
@@ -173,9 +183,9 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
         dt = np.dtype(f"<i{w}")
         offs, sizes, base = [], [], 0
         for a in arrays:
-            o = a.buffers[1].view(dt)[a.offset : a.offset + len(a)]
+            o = typed_view(a.buffers[1], dt, a.offset, len(a), "offsets")
             offs.append((o.astype(np.int64) + base).astype(dt))
-            sizes.append(a.buffers[2].view(dt)[a.offset : a.offset + len(a)])
+            sizes.append(typed_view(a.buffers[2], dt, a.offset, len(a), "sizes"))
             base += len(a.children[0])
         child = concat_arrays([a.children[0] for a in arrays])
         bufs = [validity, np.concatenate(offs).view(np.uint8), np.concatenate(sizes).view(np.uint8)]

@@ -23,7 +23,7 @@ import numpy as np
 from .. import errors as E
 from .. import types as t
 from ..array import Array
-from ..array.base import array_class_for
+from ..array.base import array_class_for, typed_view
 from ..buffers import empty_buffer, pack_bits, unpack_bits
 from ..layout import BufferSpec, Layout, layout_of, required_bytes
 from . import metadata as md
@@ -51,7 +51,8 @@ class LoadContext:
     message_index: int | None = None
     threads: bool = True
     max_unbacked_rows: int = 1 << 24
-    big_endian: bool = False  # buffers are still in big-endian order while checked
+    big_endian: bool = False  # the source's buffers are big-endian
+    swap: bool = False  # convert them to native order as they are sliced
 
 
 MAX_DEPTH = 64
@@ -83,6 +84,8 @@ class PlanNode:
         "rule",
         "sizes",
         "specs",
+        "unbacked",
+        "v4_validity",
         "variadic",
     )
 
@@ -111,6 +114,13 @@ class PlanNode:
         self.variadic = lay.variadic
         self.rule = lay.children
         self.is_union = isinstance(storage, t.UnionType)
+        # V4 gives every type but null a validity buffer; V5 dropped it for the types whose
+        # layout has none (unions, run-end encoded)
+        self.v4_validity = not lay.has_validity and not isinstance(storage, t.NullType)
+        # types whose length no buffer of their own backs: their lengths share one budget
+        self.unbacked = isinstance(storage, (t.NullType, t.RunEndEncodedType)) or (
+            isinstance(storage, t.StructType) and not storage.fields
+        )
         self.list_size = getattr(storage, "list_size", 0)
         self.array_class = array_class_for(dtype)
         # per buffer: (kind, bytes per slot, extra slot) so that the bytes a buffer needs
@@ -135,7 +145,8 @@ class PlanNode:
             not self.children
             and self.dictionary_id is None
             and not self.variadic
-            and not self.is_union
+            and not self.v4_validity
+            and not self.unbacked
             and self.rule == "none"
         )
 
@@ -234,6 +245,8 @@ class _BodyLoader:
         self.i_buf = 0
         self.i_var = 0
         self.big_endian = ctx.big_endian
+        self.swap = ctx.swap
+        self.unbacked_budget = limit  # rows that null / run-end encoded arrays may claim
         self._decompressed: dict[int, np.ndarray] = {}
 
     def predecompress(self, plan: Sequence[PlanNode], wanted: set[int] | None) -> None:
@@ -348,9 +361,19 @@ class _BodyLoader:
             )
         self.i_node = i + 1
         length, null_count = self.nodes[i]  # checked for all nodes in __init__
+        if node.unbacked:
+            self.unbacked_budget -= length
+            if self.unbacked_budget < 0:
+                raise self.error(
+                    E.LimitExceeded,
+                    f"expected arrays without buffers (null, run-end encoded) to claim at most "
+                    f"8 rows per body byte plus IpcLimits.max_unbacked_rows in all, found "
+                    f"{length} more here",
+                    node.name,
+                )
         j = self.i_buf
         k = j + node.nbuf
-        if node.leaf and self.codec is None and k <= self.first_bad_buffer:
+        if node.leaf and self.codec is None and not self.swap and k <= self.first_bad_buffer:
             # the hot path of small batches and wide schemas: a plain leaf, uncompressed
             self.i_buf = k
             if not load:
@@ -378,9 +401,23 @@ class _BodyLoader:
                 )
             return node.array_class(node.dtype, length, bufs, (), null_count, 0, None)
         name = node.name
-        if node.is_union and self.v4:
-            self.next_buffer(name, False)  # V4 unions carry a validity buffer; V5 dropped it
+        if node.v4_validity and self.v4:
+            # V4 gave unions and run-end encoded arrays a validity buffer; V5 dropped it
+            v4_bitmap = self.next_buffer(name, load)
+            if load and null_count and v4_bitmap is not None and len(v4_bitmap):
+                raise self.error(
+                    E.NotSupported,
+                    f"expected no top-level nulls in a V4 {node.dtype} array (quiver keeps the "
+                    f"V5 layout, which has no validity bitmap for it), found {null_count}",
+                    name,
+                )
+        if node.v4_validity:
+            null_count = 0  # no validity bitmap at this level (V5 layout): no nulls here
         bufs = [self.next_buffer(name, load) for _ in range(node.nbuf)]
+        if self.swap and load:
+            from .endian import swap_buffer_to_native
+
+            bufs = [swap_buffer_to_native(s, b) for s, b in zip(node.specs, bufs)]
         if node.variadic:
             n = self.next_variadic(name)
             bufs.extend(self.next_buffer(name, load) for _ in range(n))
@@ -459,7 +496,7 @@ class _BodyLoader:
                     node.name,
                 )
             width = run_ends.type.byte_width
-            order = ">" if self.big_endian else "<"
+            order = ">" if self.big_endian and not self.swap else "<"
             last = int(run_ends.buffers[1][(len(run_ends) - 1) * width :][:width]
                        .view(f"{order}i{width}")[0])
             if last < length:
@@ -473,7 +510,7 @@ class _BodyLoader:
         self, node: PlanNode, offsets: np.ndarray | None, width: int, length: int, limit: int
     ) -> None:
         assert offsets is not None  # required_bytes made it at least (length + 1) * width
-        order = ">" if self.big_endian else "<"
+        order = ">" if self.big_endian and not self.swap else "<"
         typed = offsets[: (length + 1) * width].view(f"{order}i{width}")
         first, last = int(typed[0]), int(typed[length])
         if first < 0 or last < first or last > limit:
@@ -658,8 +695,8 @@ class _Assembler:
                     emit.append((offs - start if start else offs).view(np.uint8))
             else:  # fixed-width values, views, type ids, dense offsets, list-view buffers
                 emit.append(None if buf is None else buf[off * w : (off + n) * w])
-        if self.v4 and isinstance(storage, t.UnionType):
-            emit.insert(0, None)  # V4 unions carry a (here always absent) validity buffer
+        if self.v4 and not lay.has_validity and not isinstance(storage, t.NullType):
+            emit.insert(0, None)  # V4 unions and run-end arrays carry an (absent) validity
         if lay.variadic:
             data_bufs = bufs[len(lay.buffers) :]
             emit.extend(data_bufs)
@@ -693,7 +730,7 @@ def _slice_run_end(arr: Array, off: int, n: int) -> list[Array]:
     from ..layout import storage_numpy_dtype
 
     dt = storage_numpy_dtype(run_ends.type)
-    ends = run_ends.buffers[1].view(dt)[run_ends.offset : run_ends.offset + len(run_ends)]
+    ends = typed_view(run_ends.buffers[1], dt, run_ends.offset, len(run_ends), "run ends")
     if n == 0:  # no runs at all: run ends must be positive, so none may remain
         return [run_ends.slice(0, 0), values.slice(0, 0)]
     first = int(np.searchsorted(ends, off, side="right"))
@@ -709,8 +746,8 @@ def _last_run_end(run_ends: Array) -> int:
     from ..layout import storage_numpy_dtype
 
     dt = storage_numpy_dtype(run_ends.type)
-    ends = run_ends.buffers[1].view(dt)
-    return int(ends[run_ends.offset + len(run_ends) - 1])
+    return int(typed_view(run_ends.buffers[1], dt, run_ends.offset + len(run_ends) - 1, 1,
+                          "run ends")[0])
 
 
 def assemble(columns: Sequence[Array], version: int = V5) -> Assembled:

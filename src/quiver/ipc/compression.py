@@ -165,30 +165,96 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     return dec
 
 
+#: when a buffer's declared length is not plausible for its payload, the codecs produce
+#: output in pieces of at most this many bytes, so memory follows the real output and not
+#: the (untrusted) declared length
+DECOMPRESS_CHUNK = 1 << 20
+#: one codec call, with the output allocated at the declared length up front, only for a
+#: declared length of at most DECOMPRESS_CHUNK, or of at most ONE_SHOT_MAX that is also at
+#: most ONE_SHOT_RATIO times the payload: an LZ4 block can't expand more than ~255x, and a
+#: larger zstd ratio (runs of one byte) still decodes, only in pieces
+ONE_SHOT_MAX = 64 << 20
+ONE_SHOT_RATIO = {LZ4_FRAME: 256, ZSTD: 1 << 15}
+LZ4_INPUT_CHUNK = 1 << 18
+
+
+def _one_shot(name: str, payload_size: int, declared: int) -> bool:
+    return declared <= DECOMPRESS_CHUNK or (
+        declared <= ONE_SHOT_MAX and declared <= payload_size * ONE_SHOT_RATIO[name]
+    )
+
+
+def _more_error(declared: int, where: str) -> CompressionError:
+    return CompressionError(f"expected {declared} uncompressed bytes, found more{_where(where)}")
+
+
+def _joined(pieces: list[bytes]) -> bytes:
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def _lz4_decompress(payload: np.ndarray, declared: int, step: int, where: str) -> bytes:
+    dec = lz4.frame.LZ4FrameDecompressor()
+    pieces: list[bytes] = []
+    total = 0
+    # the whole payload in one go for a single call; in pieces otherwise (python-lz4 copies
+    # the input it has not consumed on every call that stops at max_length)
+    feed = payload.nbytes if step >= declared else LZ4_INPUT_CHUNK
+    pos = 0
+    while True:
+        data: Any = b""
+        if pos < payload.nbytes and (pos == 0 or dec.needs_input):
+            data = payload[pos : pos + feed]
+            pos += data.nbytes
+        # at ``declared`` a complete frame still has its end mark to read; ask for one
+        # more byte, which only a frame holding more than declared can produce
+        want = min(step, declared - total) if total < declared else 1
+        piece = dec.decompress(data, max_length=want)
+        if piece:
+            total += len(piece)
+            if total > declared:
+                raise _more_error(declared, where)
+            pieces.append(piece)
+        if dec.eof:
+            break
+        if not piece and not len(data) and (dec.needs_input or total >= declared):
+            break  # no progress and no input left: a truncated frame, reported below
+    if not dec.eof:
+        raise CompressionError(
+            f"expected a complete LZ4 frame of {declared} uncompressed bytes, found "
+            f"a truncated frame ({total} bytes decoded){_where(where)}"
+        )
+    unused = len(dec.unused_data or b"") + payload.nbytes - pos
+    if unused:
+        raise CompressionError(
+            f"expected one LZ4 frame, found {unused} bytes after its end{_where(where)}"
+        )
+    return _joined(pieces) if pieces else b""
+
+
+def _zstd_stream(payload: np.ndarray, declared: int, step: int, where: str) -> bytes:
+    # ZSTD_decompress (Arrow C++) accepts concatenated frames; read across them, in
+    # pieces of at most ``step`` bytes and never more than one byte past ``declared``
+    reader = _zstd_decompressor().stream_reader(payload, read_across_frames=True)
+    pieces: list[bytes] = []
+    total = 0
+    while True:
+        want = min(step, declared - total) if total < declared else 1
+        piece = reader.read(want)
+        if not piece:
+            break
+        total += len(piece)
+        if total > declared:
+            raise _more_error(declared, where)
+        pieces.append(piece)
+    return _joined(pieces) if pieces else b""
+
+
 def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> bytes:
+    one_shot = _one_shot(name, payload.nbytes, declared)
+    step = declared if one_shot else DECOMPRESS_CHUNK
     try:
         if name == LZ4_FRAME:
-            dec = lz4.frame.LZ4FrameDecompressor()
-            out = dec.decompress(payload, max_length=declared)
-            if len(out) == declared and not dec.eof:
-                # a frame that holds exactly ``declared`` bytes still has its end mark to
-                # read; anything it would still produce is more than declared
-                more = dec.decompress(b"", max_length=1)
-                if more:
-                    raise CompressionError(
-                        f"expected {declared} uncompressed bytes, found more{_where(where)}"
-                    )
-            if not dec.eof:
-                raise CompressionError(
-                    f"expected a complete LZ4 frame of {declared} uncompressed bytes, found "
-                    f"a truncated frame ({len(out)} bytes decoded){_where(where)}"
-                )
-            if dec.unused_data:
-                raise CompressionError(
-                    f"expected one LZ4 frame, found {len(dec.unused_data)} bytes after its "
-                    f"end{_where(where)}"
-                )
-            return out
+            return _lz4_decompress(payload, declared, step, where)
         # the zstandard package allocates whatever a frame header claims, ignoring
         # max_output_size; so look at the header first
         content_size = zstandard.frame_content_size(payload)
@@ -197,17 +263,13 @@ def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -
                 f"expected a zstd frame of at most {declared} bytes, found a frame header "
                 f"claiming {content_size}{_where(where)}"
             )
-        out = _zstd_decompressor().decompress(payload, max_output_size=declared)
-        if len(out) < declared:
-            # ZSTD_decompress (Arrow C++) accepts concatenated frames; decompress() stops
-            # after the first, so read across frames, still bounded by ``declared``
-            reader = _zstd_decompressor().stream_reader(payload, read_across_frames=True)
-            out = reader.read(declared)
-            if len(out) == declared and reader.read(1):
-                raise CompressionError(
-                    f"expected {declared} uncompressed bytes, found more{_where(where)}"
-                )
-        return out
+        if one_shot:
+            # allocates the frame's content size (checked above) or else ``declared``
+            out = _zstd_decompressor().decompress(payload, max_output_size=declared)
+            if len(out) == declared:
+                return out
+            # fewer bytes: decompress() stops after the first frame, so read across frames
+        return _zstd_stream(payload, declared, step, where)
     except CompressionError:
         raise
     except (RuntimeError, ValueError, zstandard.ZstdError) as exc:

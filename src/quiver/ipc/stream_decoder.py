@@ -116,40 +116,28 @@ class BatchLoader:
         # batches are for passing through (e.g. rewriting), not for value conversion
         self.kept_foreign = schema_msg.endianness == "big" and not options.ensure_native_endian
 
-    def context(self, raw: RawMessage, *, for_batch: bool = False) -> LoadContext:
-        """The load context of one message (one object reused for plain batches)."""
-        memo: Any = self.memo
-        if self.swap and for_batch:
-            # batches are swapped whole, dictionaries included, but the memo holds native
-            # dictionaries (deltas are concatenated natively): hand the loader big-endian
-            # copies so that the whole-column swap gives native ones back
-            memo = _BigEndianMemo(self.memo)
-        elif self._ctx is not None and self._ctx.version == raw.message.version:
-            self._ctx.message_index = raw.index
-            return self._ctx
-        ctx = LoadContext(
+    def context(self, raw: RawMessage) -> LoadContext:
+        """The load context of one message (one object, reused while the version holds)."""
+        ctx = self._ctx
+        if ctx is not None and ctx.version == raw.message.version:
+            ctx.message_index = raw.index
+            return ctx
+        ctx = self._ctx = LoadContext(
             version=raw.message.version,
-            dictionaries=memo,
+            dictionaries=self.memo,
             dictionary_ids=self.schema_msg.dictionary_ids,
             max_decompressed_size=self.options.limits.max_decompressed_size,
             max_unbacked_rows=self.options.limits.max_unbacked_rows,
             big_endian=self.swap or self.kept_foreign,
+            swap=self.swap,  # big-endian buffers become native as the loader slices them
             message_index=raw.index,
             threads=self.options.use_threads,
         )
-        if memo is self.memo:
-            self._ctx = ctx
         return ctx
 
     def dictionary(self, raw: RawMessage) -> None:
         """Apply one DictionaryBatch message."""
-        header = raw.message.header
-        self.memo.apply(header, raw.body, raw.body_offset, self.context(raw))
-        if self.swap:
-            from .endian import swap_array_to_native
-
-            did = header.id
-            self.memo._values[did] = swap_array_to_native(self.memo._values[did])
+        self.memo.apply(raw.message.header, raw.body, raw.body_offset, self.context(raw))
 
     def record_batch(self, raw: RawMessage) -> Any:
         """Build one RecordBatch from its message."""
@@ -161,13 +149,9 @@ class BatchLoader:
             header,
             raw.body,
             raw.body_offset,
-            self.context(raw, for_batch=True),
+            self.context(raw),
             columns=self.columns,
         )
-        if self.swap:
-            from .endian import swap_array_to_native
-
-            cols = [swap_array_to_native(c) for c in cols]
         self._validate(cols, raw)
         return RecordBatch._trusted(self.schema, cols, header.length)
 
@@ -183,17 +167,6 @@ class BatchLoader:
             except E.ArrowError as exc:
                 exc.locate(message_index=raw.index, offset=raw.offset)
                 raise
-
-
-class _BigEndianMemo:
-    def __init__(self, memo: DictionaryMemo) -> None:
-        self._memo = memo
-
-    def get(self, dictionary_id: int) -> Array | None:
-        from .endian import swap_array_from_native
-
-        native = self._memo.get(dictionary_id)
-        return None if native is None else swap_array_from_native(native)
 
 
 class StreamDecoder:
