@@ -356,7 +356,7 @@ class RecordBatch:
 
     def to_pydict(self) -> dict[str, list[Any]]:
         """``{name: values}`` with Python values (later duplicate names win, like pyarrow)."""
-        return {f.name: c.to_pylist() for f, c in zip(self._schema.fields, self._columns)}
+        return {f.name: _column_values(f, c) for f, c in zip(self._schema.fields, self._columns)}
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, built with numpy and pandas (not through pyarrow)."""
@@ -375,7 +375,7 @@ class RecordBatch:
     def to_pylist(self) -> list[dict[str, Any]]:
         """One dict per row, like pyarrow."""
         names = self._schema.names
-        values = [c.to_pylist() for c in self._columns]
+        values = [_column_values(f, c) for f, c in zip(self._schema.fields, self._columns)]
         if not values:
             return [{} for _ in range(self._num_rows)]
         return [dict(zip(names, row)) for row in zip(*values)]
@@ -1034,6 +1034,17 @@ def _one_line(schema: t.Schema) -> str:
 
 def _is_rows(data: Any) -> bool:
     return isinstance(data, list) and bool(data) and isinstance(data[0], Mapping)
+
+
+def _column_values(f: t.Field, column: Array) -> list[Any]:
+    """``column.to_pylist()``; a conversion error names the column it came from."""
+    try:
+        return column.to_pylist()
+    except ArrowError as exc:
+        path = exc.field_path
+        exc.field_path = None
+        exc.locate(field_path=f"{f.name}.{path}" if path else f.name)
+        raise
 
 
 def _is_pandas_frame(data: Any) -> bool:

@@ -294,3 +294,17 @@ def test_v4_union_with_top_level_nulls_is_refused_like_arrow_cpp() -> None:
     data = _rewrite_batch(sink.getvalue().to_pybytes(), with_nulls)
     with pytest.raises(qv.NotSupported, match="top-level nulls in a V4"):
         list(ipc.open_stream(data))
+
+
+def test_a_conversion_error_from_a_batch_names_the_column() -> None:
+    batch = qv.record_batch({"ok": qv.array([1]), "s": qv.array(["x"])})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue())
+    pos = data.rfind(b"x")
+    data[pos] = 0xFF  # invalid UTF-8, which only the full level or conversion sees
+    got = next(iter(ipc.open_stream(bytes(data))))
+    with pytest.raises(qv.ArrowInvalid) as info:
+        got.to_pylist()
+    assert info.value.field_path == "s"
