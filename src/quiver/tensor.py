@@ -154,13 +154,19 @@ def check_geometry(
     for i, s in enumerate(strides):
         if int(s) < 0:
             raise error(f"expected stride {i} >= 0, found {s}", offset=offset)
-    count = math.prod(int(d) for d in shape)
+    # numpy multiplies the non-zero dimensions and the item size into an intp even when
+    # another dimension is 0 (np.zeros((2**62, 0)) is "array is too big"), so bound that
+    # product, not the element count
+    count = math.prod(int(d) for d in shape if int(d))
     if count * itemsize > _MAX_NBYTES:
         raise error(
-            f"expected a {what} of at most {_MAX_NBYTES} bytes, found shape {tuple(shape)} "
-            f"({count} elements of {itemsize} bytes)",
+            f"expected a {what} whose non-zero dimensions span at most {_MAX_NBYTES} bytes, "
+            f"found shape {tuple(shape)} ({count} x {itemsize} bytes)",
             offset=offset,
         )
+    for i, s in enumerate(strides):
+        if int(s) > _MAX_NBYTES:
+            raise error(f"expected stride {i} <= {_MAX_NBYTES}, found {s}", offset=offset)
     need = strided_extent(shape, strides, itemsize)
     if need > available:
         raise error(

@@ -319,3 +319,129 @@ def test_gold_compressed_buffers_equal_the_uncompressed_stream(codec: str, name:
     packed = _stream_buffers(SUPPLEMENT / name, codec)
     assert len(packed) == len(plain) > 50
     assert packed == plain
+
+
+# --------------------------------------------------------------------------------------
+# a declared length far beyond what the payload can produce is never allocated up front
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_huge_declared_length_under_the_limit_is_not_allocated(codec: str) -> None:
+    import tracemalloc
+
+    raw = _ints(1000)
+    _, payload = c.compress_buffer(codec, raw)
+    claimed = 3 << 30  # ~100 bytes of payload claiming 3 GiB, under a 4 GiB limit
+    stored = _prefixed(claimed, bytes(payload))
+    tracemalloc.start()
+    try:
+        with pytest.raises(CompressionError, match=f"expected {claimed} uncompressed bytes"):
+            c.decompress_buffer(codec, stored, max_uncompressed=4 << 30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_piecewise_decoding_stops_just_past_the_declared_length(monkeypatch, codec) -> None:
+    import tracemalloc
+
+    # 32 MiB of real output (a zstd frame without a content size, so only decoding tells),
+    # 3 MiB declared: decoding in 1 MiB pieces stops early instead of producing all of it
+    monkeypatch.setattr(c, "ONE_SHOT_MAX", 0)
+    raw = np.zeros(32 << 20, np.uint8)
+    if codec == "zstd":
+        payload = zstandard.ZstdCompressor(write_content_size=False).compress(raw)
+    else:
+        payload = bytes(c.compress_buffer(codec, raw)[1])
+    tracemalloc.start()
+    try:
+        with pytest.raises(CompressionError, match="expected 3145728 uncompressed bytes, found"):
+            c.decompress_buffer(codec, _prefixed(3 << 20, payload), max_uncompressed=1 << 30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 12 << 20
+
+
+def test_plausible_ratio_decides_one_call_or_pieces() -> None:
+    mib = 1 << 20
+    assert c._one_shot("lz4_frame", 100, mib)  # small: always one call
+    assert c._one_shot("lz4_frame", 40_000, 8 * mib)  # 210x: lz4 reaches ~255x
+    assert not c._one_shot("lz4_frame", 4_000, 8 * mib)
+    assert c._one_shot("zstd", 300, 8 * mib)  # 28000x: zstd reaches ~32500x
+    assert not c._one_shot("zstd", 100, 8 * mib)
+    assert not c._one_shot("zstd", 64 * mib, 65 * mib)  # big: in pieces
+
+
+@pytest.fixture
+def in_pieces(monkeypatch):
+    """Force the piecewise decoders on small buffers (pieces of 64 output / 16 input bytes)."""
+    monkeypatch.setattr(c, "ONE_SHOT_MAX", 0)
+    monkeypatch.setattr(c, "DECOMPRESS_CHUNK", 64)
+    monkeypatch.setattr(c, "LZ4_INPUT_CHUNK", 16)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("n", [9, 64, 65, 1000, 100_000])
+def test_piecewise_decoding_round_trips(in_pieces, codec: str, n: int) -> None:
+    for raw in (_ints(n // 8 + 1), np.zeros(n, np.uint8)):
+        stored = _stored(c.compress_buffer(codec, raw))
+        if int.from_bytes(stored[:8].tobytes(), "little", signed=True) == -1:
+            continue
+        out = c.decompress_buffer(codec, stored, max_uncompressed=1 << 20)
+        assert out.tobytes() == raw.tobytes()
+        assert not out.flags.writeable
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("delta", [1, -1, -64, 1000])
+def test_piecewise_decoding_rejects_lying_lengths(in_pieces, codec: str, delta: int) -> None:
+    raw = _ints(1000)
+    _, payload = c.compress_buffer(codec, raw)
+    with pytest.raises(CompressionError, match="expected"):
+        c.decompress_buffer(
+            codec, _prefixed(raw.nbytes + delta, bytes(payload)), max_uncompressed=1 << 20
+        )
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_piecewise_decoding_rejects_truncated_payload(in_pieces, codec: str) -> None:
+    raw = _ints(1000)
+    _, payload = c.compress_buffer(codec, raw)
+    with pytest.raises(CompressionError):
+        c.decompress_buffer(
+            codec, _prefixed(raw.nbytes, bytes(payload)[:-7]), max_uncompressed=1 << 20
+        )
+
+
+def test_piecewise_lz4_rejects_bytes_after_the_frame(in_pieces) -> None:
+    raw = _ints(1000)
+    payload = lz4.frame.compress(raw, store_size=False) + b"junk" * 20
+    with pytest.raises(CompressionError, match="expected one LZ4 frame, found 80 bytes"):
+        c.decompress_buffer("lz4", _prefixed(raw.nbytes, payload), max_uncompressed=1 << 20)
+
+
+def test_piecewise_zstd_reads_concatenated_frames(in_pieces) -> None:
+    comp = zstandard.ZstdCompressor(level=1)
+    payload = comp.compress(b"a" * 1000) + comp.compress(b"b" * 500)
+    out = c.decompress_buffer("zstd", _prefixed(1500, payload), max_uncompressed=1 << 20)
+    assert out.tobytes() == b"a" * 1000 + b"b" * 500
+    with pytest.raises(CompressionError, match="expected 1400 uncompressed bytes, found more"):
+        c.decompress_buffer("zstd", _prefixed(1400, payload), max_uncompressed=1 << 20)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(min_size=8, max_size=300))
+def test_piecewise_arbitrary_bytes_decode_or_raise_format_error(codec: str, data: bytes) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(c, "ONE_SHOT_MAX", 0)
+        mp.setattr(c, "DECOMPRESS_CHUNK", 64)
+        mp.setattr(c, "LZ4_INPUT_CHUNK", 16)
+        try:
+            out = c.decompress_buffer(codec, np.frombuffer(data, np.uint8), max_uncompressed=4096)
+        except FormatError:
+            return
+    assert out.nbytes <= max(4096, len(data))

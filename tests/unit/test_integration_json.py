@@ -185,6 +185,39 @@ def test_rejects_decimal_precision_beyond_its_width_as_metadata_error() -> None:
         parse_json(d)
 
 
+@pytest.mark.parametrize(
+    ("jtype", "key"),
+    [
+        ({"name": "decimal", "precision": 5, "scale": 2**63, "bitWidth": 64}, "scale"),
+        ({"name": "decimal", "precision": 5, "scale": 2**31}, "scale"),
+        ({"name": "decimal", "precision": 5, "scale": -(2**31) - 1}, "scale"),
+        ({"name": "decimal", "precision": 2**64, "scale": 0}, "precision"),
+        ({"name": "decimal", "precision": 5, "scale": 0, "bitWidth": 2**64}, "bitWidth"),
+        ({"name": "fixedsizebinary", "byteWidth": 2**63}, "byteWidth"),
+    ],
+)
+def test_type_parameters_beyond_int32_are_metadata_errors(jtype: dict, key: str) -> None:
+    # Schema.fbs declares these as 32-bit ints; a huge decimal scale used to fail later,
+    # in to_pylist, with decimal.InvalidOperation
+    with pytest.raises(MetadataError, match=rf"expected .*'{key}' in -2\*\*31..2\*\*31-1"):
+        parse_json(doc([fld("d", jtype)]))
+
+
+def test_fixed_size_list_size_beyond_int32_is_a_metadata_error() -> None:
+    d = doc([fld("l", {"name": "fixedsizelist", "listSize": 2**63}, [fld("x", INT32)])])
+    with pytest.raises(MetadataError, match="'listSize' in -2"):
+        parse_json(d)
+
+
+@pytest.mark.parametrize("scale", [2**31 - 1, -(2**31)])
+def test_decimal_scale_at_the_int32_limits_reads(scale: int) -> None:
+    d = one_column({"name": "decimal", "precision": 5, "scale": scale, "bitWidth": 64},
+                   {"count": 1, "VALIDITY": [1], "DATA": ["12345"]})
+    assert parse_json(d).batches[0].columns[0].to_pylist() == [
+        decimal.Decimal(f"12345E{-scale}")
+    ]
+
+
 # --------------------------------------------------------------------------------------
 # values
 
@@ -289,6 +322,20 @@ def test_views_inline_short_values_and_reference_long_ones() -> None:
     assert back["VIEWS"][1] == {"SIZE": 16, "PREFIX_HEX": "61626364", "BUFFER_INDEX": 1,
                                 "OFFSET": 3}
     assert back["VIEWS"][0] == {"SIZE": 2, "INLINED": "hi"}
+
+
+def test_lone_surrogate_in_strings_is_a_format_error() -> None:
+    # "\\ud800" is valid JSON but no Unicode string; it used to escape as UnicodeEncodeError
+    view = one_column({"name": "utf8view"}, {"count": 1, "VALIDITY": [1],
+                                            "VIEWS": [{"SIZE": 1, "INLINED": "\ud800"}],
+                                            "VARIADIC_DATA_BUFFERS": []})
+    plain = one_column(UTF8, {"count": 1, "VALIDITY": [1], "OFFSET": [0, 1],
+                              "DATA": ["\ud800"]})
+    for d in (view, plain):
+        with pytest.raises(FormatError, match="lone surrogate"):
+            parse_json(d)
+        with pytest.raises(FormatError, match="lone surrogate"):
+            loads(json.dumps(d))
 
 
 def test_rejects_view_pointing_outside_its_buffer() -> None:

@@ -247,6 +247,52 @@ def test_huge_claimed_shape_is_rejected_without_allocating() -> None:
         it.read_tensor(_message(hdr, bytes(8)))
 
 
+@pytest.mark.parametrize(
+    ("typ", "shape"),
+    [(qv.int64(), (1 << 62, 0)), (qv.int8(), (0, 1 << 62, 2)), (qv.int16(), ((1 << 63) - 1, 0))],
+)
+def test_empty_tensor_too_big_for_numpy_is_body_error(typ, shape) -> None:
+    # size 0, but numpy still multiplies the non-zero dimensions by the item size
+    hdr = md.Tensor(typ, shape, (), (), 0, 0)
+    with pytest.raises(BodyError, match="non-zero dimensions span at most") as e:
+        it.read_tensor(_message(hdr, b""))
+    assert e.value.offset is not None
+    with pytest.raises(ArrowInvalid, match="non-zero dimensions span at most"):
+        Tensor(b"", typ, shape)
+
+
+def test_empty_tensor_at_numpys_size_limit_reads() -> None:
+    shape = ((1 << 63) - 1, 0)
+    t = it.read_tensor(_message(md.Tensor(qv.int8(), shape, (), (), 0, 0), b""))
+    arr = np.asarray(t)
+    assert arr.shape == shape and arr.size == 0
+
+
+def test_stride_beyond_int64_is_invalid() -> None:
+    with pytest.raises(ArrowInvalid, match=r"expected stride 0 <= 9223372036854775807"):
+        Tensor(bytes(8), qv.int8(), (1,), (1 << 64,))
+
+
+def test_metadata_decoding_bugs_are_not_masked_as_metadata_errors(monkeypatch) -> None:
+    # decode_message reports malformed bytes as FormatError itself; anything else is a bug
+    data = _pa_bytes(np.arange(4, dtype=np.int32))
+
+    def broken(*args, **kwargs):
+        raise IndexError("a bug")
+
+    monkeypatch.setattr(md, "decode_message", broken)
+    with pytest.raises(IndexError, match="a bug"):
+        it.read_tensor(data)
+
+
+def test_metadata_errors_carry_the_message_offset() -> None:
+    data = bytearray(_pa_bytes(np.arange(4, dtype=np.int32)))
+    data[8:12] = (0x7FFFFFF0).to_bytes(4, "little")  # the root table offset, out of bounds
+    with pytest.raises(MetadataError) as e:
+        it.read_tensor(bytes(data))
+    assert e.value.offset is not None
+
+
 def test_zero_strides_broadcast_within_data_reads() -> None:
     hdr = md.Tensor(qv.int64(), (3, 4), (), (0, 0), 0, 8)
     t = it.read_tensor(_message(hdr, (7).to_bytes(8, "little")))

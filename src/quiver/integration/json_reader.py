@@ -159,6 +159,20 @@ def _need(obj: Any, key: str, kind: type | tuple[type, ...], where: str, what: s
     return value
 
 
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _int32(obj: Any, key: str, path: str, what: str, default: int | None = None) -> int:
+    """An int parameter of a type, bounded like its Schema.fbs field (a 32-bit ``int``)."""
+    if default is not None and key not in obj:
+        return default
+    value = _need(obj, key, int, path, what)
+    if not _INT32_MIN <= value <= _INT32_MAX:
+        raise MetadataError(f"expected {what} key {key!r} in -2**31..2**31-1 (an int32), "
+                            f"found {value}", field_path=path or None)
+    return value
+
+
 def _schema_error(exc: ArrowError, path: str) -> MetadataError:
     return MetadataError(exc.reason, field_path=path)
 
@@ -227,11 +241,11 @@ def _type_from_json(
             _PRECISIONS.get(_need(obj, "precision", str, path, "floatingpoint type"), 0)
         )
     if name == "fixedsizebinary":
-        return t.FixedSizeBinaryType(_need(obj, "byteWidth", int, path, "fixedsizebinary type"))
+        return t.FixedSizeBinaryType(_int32(obj, "byteWidth", path, "fixedsizebinary type"))
     if name == "decimal":
-        width = _need(obj, "bitWidth", int, path, "decimal type") if "bitWidth" in obj else 128
-        precision = _need(obj, "precision", int, path, "decimal type")
-        scale = _need(obj, "scale", int, path, "decimal type") if "scale" in obj else 0
+        width = _int32(obj, "bitWidth", path, "decimal type", default=128)
+        precision = _int32(obj, "precision", path, "decimal type")
+        scale = _int32(obj, "scale", path, "decimal type", default=0)
         return t.DecimalType(width, precision, scale)
     if name == "date":
         return t.DateType(_unit(_DATE_UNITS, obj.get("unit"), "date", path))
@@ -252,7 +266,7 @@ def _type_from_json(
         return _LIST_TYPES[name](children[0])
     if name == "fixedsizelist":
         _n_children(children, 1, name, path)
-        size = _need(obj, "listSize", int, path, "fixedsizelist type")
+        size = _int32(obj, "listSize", path, "fixedsizelist type")
         return t.FixedSizeListType(children[0], size)
     if name == "struct":
         return t.StructType(children)
@@ -392,8 +406,12 @@ def _hex_bytes(values: list[Any], path: str, what: str) -> list[bytes]:
 def _utf8_bytes(values: list[Any], path: str, what: str) -> list[bytes]:
     try:
         return [v.encode("utf-8") for v in values]
-    except (AttributeError, UnicodeEncodeError):
+    except AttributeError:
         raise FormatError(f"expected strings in {what}, found a non-string entry",
+                          field_path=path) from None
+    except UnicodeEncodeError as exc:
+        raise FormatError(f"expected valid Unicode strings in {what}, found a lone "
+                          f"surrogate {exc.object[exc.start:exc.end]!r}",
                           field_path=path) from None
 
 
@@ -501,7 +519,10 @@ def _views(
         sizes[i] = size
         if size <= 12:
             value = _need(v, "INLINED", str, path, f"view {i}")
-            raw = value.encode("utf-8") if is_text else _hex_bytes([value], path, "INLINED")[0]
+            if is_text:
+                raw = _utf8_bytes([value], path, f"INLINED of view {i}")[0]
+            else:
+                raw = _hex_bytes([value], path, "INLINED")[0]
             if len(raw) != size:
                 raise FormatError(f"expected view {i} to inline {size} bytes, found {len(raw)}",
                                   field_path=path)

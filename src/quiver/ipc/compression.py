@@ -15,10 +15,15 @@ byte-identical output; zstd decompresses at pyarrow's speed, lz4 at 65-85% of it
 python-lz4 build, not the wrapper: lz4.frame.decompress alone measures the same).
 
 Safety: the uncompressed length a buffer declares is checked against a caller's limit
-*before* anything is allocated, and the decompressors are bounded by that length (zstd
-frames that state a larger content size are rejected up front, because the zstandard
-package would otherwise trust the frame header), so a lying length is an error and never
-a huge allocation.
+*before* anything is allocated, and the decompressors never produce more than one byte past
+it (zstd frames that state a larger content size are rejected up front, because the
+zstandard package would otherwise trust the frame header).  Within the limit the length is
+still untrusted: the output is allocated at the declared length in one codec call only when
+that length is small (<= 1 MiB), or at most 64 MiB and reachable from the payload at the
+codec's physical maximum ratio (lz4 ~255x, zstd ~32500x).  Otherwise the codec runs in
+1 MiB pieces, so memory follows the real output: a 100-byte buffer claiming 3.9 GiB costs
+about 1 MiB and a CompressionError, not a 3.9 GiB allocation.  (zstd allocates its output
+once half of the declared length has really been produced.)
 
 Both libraries release the GIL, so many buffers are (de)compressed on a small shared
 thread pool when the total is large enough to pay for the hand-off.
@@ -171,10 +176,13 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
 DECOMPRESS_CHUNK = 1 << 20
 #: one codec call, with the output allocated at the declared length up front, only for a
 #: declared length of at most DECOMPRESS_CHUNK, or of at most ONE_SHOT_MAX that is also at
-#: most ONE_SHOT_RATIO times the payload: an LZ4 block can't expand more than ~255x, and a
-#: larger zstd ratio (runs of one byte) still decodes, only in pieces
+#: most ONE_SHOT_RATIO times the payload.  The ratios are what the formats can physically
+#: reach (measured on zeros, every level: lz4 frame 243-255x, zstd 32404-32546x; a zstd
+#: block of at most 128 KiB costs at least 4 bytes), so real data always qualifies and a
+#: length that only a lie could reach is never allocated before it is produced.
 ONE_SHOT_MAX = 64 << 20
 ONE_SHOT_RATIO = {LZ4_FRAME: 256, ZSTD: 1 << 15}
+#: compressed bytes handed to the LZ4 decompressor per call when decoding in pieces
 LZ4_INPUT_CHUNK = 1 << 18
 
 
@@ -192,22 +200,47 @@ def _joined(pieces: list[bytes]) -> bytes:
     return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
-def _lz4_decompress(payload: np.ndarray, declared: int, step: int, where: str) -> bytes:
+def _lz4_check_end(
+    dec: lz4.frame.LZ4FrameDecompressor, total: int, unfed: int, declared: int, where: str
+) -> None:
+    if not dec.eof:
+        raise CompressionError(
+            f"expected a complete LZ4 frame of {declared} uncompressed bytes, found "
+            f"a truncated frame ({total} bytes decoded){_where(where)}"
+        )
+    unused = len(dec.unused_data or b"") + unfed
+    if unused:
+        raise CompressionError(
+            f"expected one LZ4 frame, found {unused} bytes after its end{_where(where)}"
+        )
+
+
+def _lz4_one_shot(payload: np.ndarray, declared: int, where: str) -> bytes:
+    dec = lz4.frame.LZ4FrameDecompressor()
+    out = dec.decompress(payload, max_length=declared)
+    if len(out) == declared and not dec.eof and dec.decompress(b"", max_length=1):
+        # a frame that holds exactly ``declared`` bytes still has its end mark to read;
+        # anything it would still produce is more than declared
+        raise _more_error(declared, where)
+    _lz4_check_end(dec, len(out), 0, declared, where)
+    return out
+
+
+def _lz4_chunked(payload: np.ndarray, declared: int, where: str) -> bytes:
     dec = lz4.frame.LZ4FrameDecompressor()
     pieces: list[bytes] = []
     total = 0
-    # the whole payload in one go for a single call; in pieces otherwise (python-lz4 copies
-    # the input it has not consumed on every call that stops at max_length)
-    feed = payload.nbytes if step >= declared else LZ4_INPUT_CHUNK
     pos = 0
     while True:
+        # input in pieces too: python-lz4 copies the input it has not consumed on every
+        # call that stops at max_length
         data: Any = b""
         if pos < payload.nbytes and (pos == 0 or dec.needs_input):
-            data = payload[pos : pos + feed]
+            data = payload[pos : pos + LZ4_INPUT_CHUNK]
             pos += data.nbytes
         # at ``declared`` a complete frame still has its end mark to read; ask for one
         # more byte, which only a frame holding more than declared can produce
-        want = min(step, declared - total) if total < declared else 1
+        want = min(DECOMPRESS_CHUNK, declared - total) if total < declared else 1
         piece = dec.decompress(data, max_length=want)
         if piece:
             total += len(piece)
@@ -216,45 +249,58 @@ def _lz4_decompress(payload: np.ndarray, declared: int, step: int, where: str) -
             pieces.append(piece)
         if dec.eof:
             break
-        if not piece and not len(data) and (dec.needs_input or total >= declared):
+        if not piece and not len(data) and (pos >= payload.nbytes or not dec.needs_input):
             break  # no progress and no input left: a truncated frame, reported below
-    if not dec.eof:
-        raise CompressionError(
-            f"expected a complete LZ4 frame of {declared} uncompressed bytes, found "
-            f"a truncated frame ({total} bytes decoded){_where(where)}"
-        )
-    unused = len(dec.unused_data or b"") + payload.nbytes - pos
-    if unused:
-        raise CompressionError(
-            f"expected one LZ4 frame, found {unused} bytes after its end{_where(where)}"
-        )
+    _lz4_check_end(dec, total, payload.nbytes - pos, declared, where)
     return _joined(pieces) if pieces else b""
 
 
-def _zstd_stream(payload: np.ndarray, declared: int, step: int, where: str) -> bytes:
+def _zstd_stream(payload: np.ndarray, declared: int, step: int, where: str) -> Any:
     # ZSTD_decompress (Arrow C++) accepts concatenated frames; read across them, in
-    # pieces of at most ``step`` bytes and never more than one byte past ``declared``
+    # pieces of at most ``step`` bytes, until at least half of ``declared`` has really come
+    # out; then the output is allocated once at ``declared`` (at most twice what the codec
+    # has already produced) and the rest is read straight into it, so large buffers pay
+    # for copying only their first half.  Never more than one byte past ``declared``.
     reader = _zstd_decompressor().stream_reader(payload, read_across_frames=True)
     pieces: list[bytes] = []
     total = 0
-    while True:
-        want = min(step, declared - total) if total < declared else 1
-        piece = reader.read(want)
+    while total * 2 < declared:
+        piece = reader.read(min(step, declared - total))
         if not piece:
-            break
+            return _joined(pieces) if pieces else b""
         total += len(piece)
-        if total > declared:
-            raise _more_error(declared, where)
         pieces.append(piece)
-    return _joined(pieces) if pieces else b""
+    if total == declared:
+        if reader.read(1):
+            raise _more_error(declared, where)
+        return _joined(pieces)
+    out = np.empty(declared + 1, dtype=np.uint8)
+    view = memoryview(out)
+    pos = 0
+    for piece in pieces:
+        view[pos : pos + len(piece)] = piece
+        pos += len(piece)
+    pieces.clear()
+    while pos <= declared:
+        n = reader.readinto(view[pos:])
+        if not n:
+            break
+        pos += n
+    if pos > declared:
+        raise _more_error(declared, where)
+    result = out[:pos]
+    result.flags.writeable = False
+    return result
 
 
-def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> bytes:
+def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
     one_shot = _one_shot(name, payload.nbytes, declared)
     step = declared if one_shot else DECOMPRESS_CHUNK
     try:
         if name == LZ4_FRAME:
-            return _lz4_decompress(payload, declared, step, where)
+            if one_shot:
+                return _lz4_one_shot(payload, declared, where)
+            return _lz4_chunked(payload, declared, where)
         # the zstandard package allocates whatever a frame header claims, ignoring
         # max_output_size; so look at the header first
         content_size = zstandard.frame_content_size(payload)

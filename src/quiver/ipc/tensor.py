@@ -144,15 +144,13 @@ def _source_message(source: Any) -> tuple[md.Message, np.ndarray, int]:
 
 
 def _decode(meta: Any, base_offset: int) -> md.Message:
+    # decode_message itself turns malformed bytes into FormatError subclasses, as for the
+    # stream and file readers; any other exception escaping it is a bug, left unmasked
     try:
         return md.decode_message(meta, base_offset=base_offset)
-    except ArrowError:
+    except ArrowError as exc:
+        exc.locate(offset=base_offset)
         raise
-    except (IndexError, KeyError, ValueError, OverflowError, RecursionError) as exc:
-        raise MetadataError(
-            f"expected a well-formed Message flatbuffer, found {type(exc).__name__}: {exc}",
-            offset=base_offset,
-        ) from None
 
 
 def _buffer_message(buf: np.ndarray) -> tuple[md.Message, np.ndarray, int]:
