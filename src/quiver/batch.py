@@ -157,7 +157,27 @@ def _columns_from_rows(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) 
 # RecordBatch
 
 
-class RecordBatch:
+class _PandasConversions:
+    """``to_pandas`` / ``from_pandas`` for RecordBatch and Table (numpy and pandas only)."""
+
+    __slots__ = ()
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, built with numpy and pandas (not through pyarrow)."""
+        from .interop.numpy_pandas import batch_to_pandas
+
+        return batch_to_pandas(self)
+
+    @classmethod
+    def from_pandas(cls, df: Any, *, preserve_index: bool = False) -> Any:
+        """From a pandas DataFrame (numpy-backed columns are viewed, not copied)."""
+        from .interop.numpy_pandas import batch_from_pandas
+
+        batch = batch_from_pandas(df, preserve_index=preserve_index)
+        return batch if cls is RecordBatch else Table.from_batches([batch])
+
+
+class RecordBatch(_PandasConversions):
     """A schema and equal-length columns (quiver Arrays), like ``pyarrow.RecordBatch``.
 
     ``num_rows`` is needed only for a batch without columns (IPC allows those).
@@ -357,20 +377,6 @@ class RecordBatch:
     def to_pydict(self) -> dict[str, list[Any]]:
         """``{name: values}`` with Python values (later duplicate names win, like pyarrow)."""
         return {f.name: _column_values(f, c) for f, c in zip(self._schema.fields, self._columns)}
-
-    def to_pandas(self) -> Any:
-        """A pandas DataFrame, built with numpy and pandas (not through pyarrow)."""
-        from .interop.numpy_pandas import batch_to_pandas
-
-        return batch_to_pandas(self)
-
-    @classmethod
-    def from_pandas(cls, df: Any, *, preserve_index: bool = False) -> Any:
-        """From a pandas DataFrame (numpy-backed columns are viewed, not copied)."""
-        from .interop.numpy_pandas import batch_from_pandas
-
-        batch = batch_from_pandas(df, preserve_index=preserve_index)
-        return batch if cls is RecordBatch else Table.from_batches([batch])
 
     def to_pylist(self) -> list[dict[str, Any]]:
         """One dict per row, like pyarrow."""
@@ -703,7 +709,7 @@ def chunked_array(arrays: Sequence[Any], type: t.DataType | None = None) -> Chun
 # Table
 
 
-class Table:
+class Table(_PandasConversions):
     """A schema and a list of record batches of that schema, like ``pyarrow.Table``.
 
     >>> tbl = Table.from_batches([record_batch({"n": [1, 2]}), record_batch({"n": [3]})])
@@ -864,20 +870,6 @@ class Table:
     def to_pydict(self) -> dict[str, list[Any]]:
         """``{name: values}`` over all batches."""
         return {f.name: self.column(i).to_pylist() for i, f in enumerate(self._schema.fields)}
-
-    def to_pandas(self) -> Any:
-        """A pandas DataFrame, built with numpy and pandas (not through pyarrow)."""
-        from .interop.numpy_pandas import batch_to_pandas
-
-        return batch_to_pandas(self)
-
-    @classmethod
-    def from_pandas(cls, df: Any, *, preserve_index: bool = False) -> Any:
-        """From a pandas DataFrame (numpy-backed columns are viewed, not copied)."""
-        from .interop.numpy_pandas import batch_from_pandas
-
-        batch = batch_from_pandas(df, preserve_index=preserve_index)
-        return batch if cls is RecordBatch else Table.from_batches([batch])
 
     def to_pylist(self) -> list[dict[str, Any]]:
         """One dict per row over all batches, like pyarrow."""
