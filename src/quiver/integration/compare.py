@@ -261,7 +261,8 @@ def value_at(arr: Array, i: int) -> Any:
         return _typed(arr.buffers[1], nd)[p].item()
     if isinstance(st, t.DecimalType):
         raw = bytes(_fixed_rows(arr, st.width // 8)[p])
-        return decimal.Decimal(int.from_bytes(raw, "little", signed=True)).scaleb(-st.scale)
+        # an explicit exponent, like to_pylist: scaleb's default context limits scales
+        return decimal.Decimal(f"{int.from_bytes(raw, 'little', signed=True)}E{-st.scale}")
     if isinstance(st, t.IntervalType):
         raw = _fixed_rows(arr, st.bit_width // 8)[p]
         if st.unit == "year_month":
