@@ -34,6 +34,7 @@ from . import metadata as md
 from .framing import MAGIC
 
 _I32 = struct.Struct("<i")
+_PREFIX_PAIR = struct.Struct("<ii").unpack_from
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +188,10 @@ class MessageDecoder:
 
     def next_message(self) -> RawMessage | Any:
         """The next complete message, ``NEED_DATA``, or ``END``."""
+        if self._state == _PREFIX and self._chunks:
+            whole = self._whole_message()
+            if whole is not None:
+                return whole
         while True:
             if self._state == _FINISHED:
                 return END
@@ -201,6 +206,41 @@ class MessageDecoder:
             result = _STEPS[self._state](self)
             if result is not None:
                 return result
+
+    def _whole_message(self) -> RawMessage | None:
+        """The fast path: a message lying whole in the first chunk, taken in one step.
+
+        Anything unusual (a legacy prefix, EOS, a length over a limit, metadata that does
+        not decode) returns None, and the step-by-step machine handles it, errors included.
+        """
+        first = self._chunks[0]
+        size = len(first)
+        if size < 8:
+            return None
+        marker, n = _PREFIX_PAIR(first, 0)
+        if marker != -1 or n <= 0 or n > self.limits.max_metadata_size or size < 8 + n:
+            return None
+        start = self._pos
+        try:
+            message = md.decode_message(
+                first[8 : 8 + n], base_offset=start + 8, limits=self._metadata_limits
+            )
+        except E.ArrowError:
+            return None
+        body_length = message.body_length
+        end = 8 + n + body_length
+        if body_length < 0 or body_length > self.limits.max_body_size or size < end:
+            return None
+        body = first[8 + n : end]
+        if size == end:
+            self._chunks.popleft()
+        else:
+            self._chunks[0] = first[end:]
+        self._avail -= end
+        self._pos = start + end
+        out = RawMessage(self._index, start, message, body, start + 8 + n)
+        self._index += 1
+        return out
 
     def _step_prefix(self) -> None:
         self._msg_start = self._pos
