@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as pipc
@@ -304,3 +306,62 @@ def test_stream_writer_hands_each_message_to_the_sink_at_once() -> None:
     assert dec.next_batch().to_pylist() == batch.to_pylist()
     w.close()
     assert bytes(pipe.received).endswith(b"\xff\xff\xff\xff\x00\x00\x00\x00")
+
+
+def test_file_reader_reads_only_the_blocks_it_needs(tmp_path) -> None:
+    schema = qv.schema([qv.field("i", qv.int64())])
+    path = tmp_path / "many.arrow"
+    with ipc.new_file(path, schema) as w:
+        for i in range(50):
+            w.write_batch(qv.record_batch({"i": qv.array(list(range(i, i + 1000)))}))
+    data = path.read_bytes()
+
+    class Counting(io.RawIOBase):
+        """A seekable source without a file descriptor, counting the bytes handed out."""
+
+        def __init__(self) -> None:
+            self.pos, self.handed = 0, 0
+
+        def readable(self) -> bool:
+            return True
+
+        def seekable(self) -> bool:
+            return True
+
+        def seek(self, pos: int, whence: int = 0) -> int:
+            self.pos = pos if whence == 0 else len(data) + pos
+            return self.pos
+
+        def read(self, n: int = -1) -> bytes:
+            out = data[self.pos :] if n < 0 else data[self.pos : self.pos + n]
+            self.pos += len(out)
+            self.handed += len(out)
+            return out
+
+    src = Counting()
+    reader = ipc.open_file(src)
+    assert reader.get_batch(42).column(0).to_pylist()[:2] == [42, 43]
+    assert 0 < src.handed < len(data) / 10
+
+
+def test_file_reader_over_an_unseekable_source_reads_it_whole() -> None:
+    import io as _io
+
+    batch = qv.record_batch({"i": qv.array([1, 2])})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, batch.schema) as w:
+        w.write_batch(batch)
+
+    class Pipe(_io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self._data = data
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, n: int = -1) -> bytes:
+            n = len(self._data) if n < 0 else n
+            out, self._data = self._data[:n], self._data[n:]
+            return out
+
+    assert ipc.open_file(Pipe(sink.getvalue())).get_batch(0).to_pylist() == batch.to_pylist()

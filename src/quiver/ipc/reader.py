@@ -10,6 +10,7 @@ then decodes record batch blocks on demand (random access with :meth:`get_batch`
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import struct
@@ -156,6 +157,43 @@ class RecordBatchStreamReader:
         self.close()
 
 
+class _RandomAccess:
+    """Positional reads: views of a whole buffer or map, or copies of just the bytes asked
+    for from a seekable file (like pyarrow's readers, which never read a file whole)."""
+
+    def __init__(self, whole: memoryview | None, f: Any) -> None:
+        self._whole = whole
+        self._file = f
+        self._fd: int | None = None
+        if whole is not None:
+            self.size = len(whole)
+            return
+        try:
+            self._fd = f.fileno() if hasattr(os, "pread") else None
+            if self._fd is None:
+                raise AttributeError("no positional reads here")
+            self.size = os.fstat(self._fd).st_size
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            self._fd = None
+            self.size = f.seek(0, os.SEEK_END)
+
+    def read(self, offset: int, n: int) -> memoryview:
+        """``n`` bytes from ``offset`` (bounds are the caller's; short reads raise)."""
+        if self._whole is not None:
+            return self._whole[offset : offset + n]
+        if self._fd is not None:
+            data = os.pread(self._fd, n, offset)
+        else:
+            self._file.seek(offset)
+            data = self._file.read(n)
+        if len(data) != n:
+            raise E.TruncatedError(
+                f"expected {n} bytes at this offset, found {len(data)} (the file changed?)",
+                offset=offset,
+            )
+        return memoryview(data)
+
+
 class RecordBatchFileReader:
     """Reads the IPC file format: footer, dictionaries, random access to batches."""
 
@@ -170,37 +208,36 @@ class RecordBatchFileReader:
         self.options = _options(options, kwargs)
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
-        if whole is None:
-            if hasattr(f, "seek") and hasattr(f, "seekable") and f.seekable():
-                f.seek(0)
-            whole = memoryview(f.read())
-        self._buf = whole
+        if whole is None and not (hasattr(f, "seekable") and f.seekable()):
+            whole = memoryview(f.read())  # a pipe: the footer is at the end, read it all
+        self._src = _RandomAccess(whole, f)
         self._read_footer()
 
     def _read_footer(self) -> None:
-        buf = self._buf
-        n = len(buf)
+        src = self._src
+        n = src.size
         if n < len(MAGIC) * 2 + 2 + 4:
             raise E.TruncatedError(
                 f"expected an IPC file of at least {len(MAGIC) * 2 + 6} bytes, found {n}",
                 offset=0,
             )
-        if bytes(buf[: len(MAGIC)]) != MAGIC:
+        head = bytes(src.read(0, len(MAGIC)))
+        if head != MAGIC:
             hint = ""
-            if bytes(buf[:4]) == b"\xff\xff\xff\xff":
+            if head[:4] == b"\xff\xff\xff\xff":
                 hint = "; this looks like an IPC stream: open it with quiver.ipc.open_stream"
             raise E.FramingError(
-                f"expected the file magic b'ARROW1' at the start, found {bytes(buf[:6])!r}"
-                + hint,
+                f"expected the file magic b'ARROW1' at the start, found {head!r}" + hint,
                 offset=0,
             )
-        if bytes(buf[n - len(MAGIC) :]) != MAGIC:
+        trailer = bytes(src.read(n - FILE_TRAILER_SIZE, FILE_TRAILER_SIZE))
+        if trailer[4:] != MAGIC:
             raise E.FramingError(
-                f"expected the file magic b'ARROW1' at the end, found {bytes(buf[n - 6:])!r} "
+                f"expected the file magic b'ARROW1' at the end, found {trailer[4:]!r} "
                 "(truncated file, or a stream with a file header)",
                 offset=n - len(MAGIC),
             )
-        (footer_len,) = _I32.unpack_from(buf, n - FILE_TRAILER_SIZE)
+        (footer_len,) = _I32.unpack_from(trailer, 0)
         footer_end = n - FILE_TRAILER_SIZE
         footer_start = footer_end - footer_len
         if footer_len <= 0 or footer_start < 8:
@@ -216,7 +253,9 @@ class RecordBatchFileReader:
             )
         self._metadata_limits = self.options.limits.metadata_limits()
         footer = md.decode_footer(
-            buf[footer_start:footer_end], base_offset=footer_start, limits=self._metadata_limits
+            src.read(footer_start, footer_len),
+            base_offset=footer_start,
+            limits=self._metadata_limits,
         )
         self._footer = footer
         self._data_end = footer_start
@@ -233,7 +272,6 @@ class RecordBatchFileReader:
             self._loader.dictionary(raw)
 
     def _raw(self, block: md.Block, index: int, what: str) -> RawMessage:
-        buf = self._buf
         start = block.offset
         meta_end = start + block.meta_data_length
         body_end = meta_end + block.body_length
@@ -249,9 +287,11 @@ class RecordBatchFileReader:
                 f"bodyLength {block.body_length}",
                 offset=start,
             )
-        (first,) = _I32.unpack_from(buf, start)
+        # one read of the whole block: a view of a buffer or map, a copy from a file
+        buf = self._src.read(start, body_end - start)
+        (first,) = _I32.unpack_from(buf, 0)
         meta_start = start + 8 if first == -1 else start + 4
-        (length,) = _I32.unpack_from(buf, meta_start - 4)
+        (length,) = _I32.unpack_from(buf, meta_start - 4 - start)
         if length < 0 or meta_start + length > meta_end:
             raise E.FramingError(
                 f"expected metadata of at most {meta_end - meta_start} bytes in {what} block "
@@ -260,7 +300,7 @@ class RecordBatchFileReader:
             )
         try:
             message = md.decode_message(
-                buf[meta_start : meta_start + length],
+                buf[meta_start - start : meta_start - start + length],
                 base_offset=meta_start,
                 limits=self._metadata_limits,
             )
@@ -273,8 +313,8 @@ class RecordBatchFileReader:
                 f"found {message.body_length}",
                 offset=meta_start,
             )
-        raw = RawMessage(index, start, message, buf[meta_end : meta_end + message.body_length],
-                         meta_end)
+        body = buf[meta_end - start : meta_end - start + message.body_length]
+        raw = RawMessage(index, start, message, body, meta_end)
         _check_version(message, raw)
         return raw
 
@@ -339,7 +379,7 @@ class RecordBatchFileReader:
     def close(self) -> None:
         """Release the source (closes a file this reader opened)."""
         if self._file is not None:
-            self._buf = memoryview(b"")
+            self._src = _RandomAccess(memoryview(b""), None)
             try:
                 self._file.close()
             finally:
