@@ -9,7 +9,6 @@ one.  Data is always written in little-endian order, metadata version V5 by defa
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 from dataclasses import dataclass
@@ -63,27 +62,37 @@ class IpcWriteOptions:
 class BufferOutputStream:
     """An in-memory sink, like pyarrow's; ``getvalue()`` returns the bytes written.
 
-    Each written piece is copied once into the stream's buffer.
+    Body buffers are copied exactly once: the stream keeps the written pieces (the writers
+    hand it views of the arrays' buffers) and joins them into one ``bytes`` on
+    ``getvalue()``.  So the arrays written must not be modified before then; quiver's own
+    buffers read from IPC are read-only anyway.
     """
 
     def __init__(self) -> None:
-        self._io = io.BytesIO()
+        self._parts: list[Any] = []
+        self._size = 0
 
     def write(self, data: Any) -> int:
-        """Append bytes; returns how many."""
-        return self._io.write(data)
+        """Append bytes (kept by reference until ``getvalue``); returns how many."""
+        n = data.nbytes if isinstance(data, (np.ndarray, memoryview)) else len(data)
+        if n:
+            self._parts.append(data if not isinstance(data, bytearray) else bytes(data))
+            self._size += n
+        return n
 
     def tell(self) -> int:
         """Bytes written so far."""
-        return self._io.tell()
+        return self._size
 
     def getvalue(self) -> bytes:
-        """Everything written, as bytes."""
-        return self._io.getvalue()
+        """Everything written, as bytes (the one copy)."""
+        if len(self._parts) != 1 or not isinstance(self._parts[0], bytes):
+            self._parts = [b"".join(self._parts)]
+        return self._parts[0] if self._parts else b""
 
     def getbuffer(self) -> memoryview:
-        """Everything written, as a memoryview (no copy)."""
-        return self._io.getbuffer()
+        """Everything written, as a memoryview."""
+        return memoryview(self.getvalue())
 
     def close(self) -> None:
         """Nothing to release; present for file-object compatibility."""
