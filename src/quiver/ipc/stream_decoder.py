@@ -44,8 +44,10 @@ class IpcReadOptions:
     """Reader options.
 
     ``columns``: names or indices to load (others are skipped without decoding);
-    ``validate``: ``"none"``, ``"structural"`` (default: buffer counts and sizes, O(1) per
-    array) or ``"full"`` (offsets, UTF-8, indices, ... O(rows));
+    ``validate``: ``"structural"`` (default: buffer bounds and sizes, first and last
+    offsets, child lengths, O(1) per array) or ``"full"`` (also every offset, UTF-8 string,
+    dictionary index, union code, run end, view: O(rows)); ``"none"`` is accepted and
+    means the structural level, whose checks guard memory access and always run;
     ``ensure_native_endian``: swap big-endian data to native order (default) or keep
     it as written (such arrays are not validated and are meant for passing through, not
     for value conversion); ``use_threads``: decompress buffers on a thread pool;
