@@ -194,9 +194,10 @@ class _ViewBinaryArray(Array):
             raise ArrowInvalid(f"expected non-negative view lengths, found {int(lens.min())}")
         inline = lens <= 12
         data = self.data_buffers
-        # one blob: the views' bytes, then every data buffer; starts index into it
+        # one blob: the views' bytes, then the data buffers these views use (only those:
+        # a slice of one row must not copy every buffer); starts index into it
         raw_views = self._buffers[1][self._offset * 16 : (self._offset + n) * 16]
-        bases = np.cumsum([len(raw_views)] + [len(d) for d in data], dtype=np.int64)
+        parts = [raw_views]
         starts = np.arange(n, dtype=np.int64) * 16 + 4
         outline = ~inline
         if outline.any():
@@ -208,13 +209,19 @@ class _ViewBinaryArray(Array):
                 raise ArrowInvalid(
                     f"expected view buffer indices below {len(data)}, found {bad}"
                 )
-            sizes = np.diff(bases)
+            sizes = np.array([len(d) for d in data], dtype=np.int64)
             if (off < 0).any() or (off + olen > sizes[idx]).any():
                 raise ArrowInvalid(
                     "expected views within their data buffers, found one past the end"
                 )
-            starts[outline] = bases[idx] + off
-        pieces = np.concatenate([raw_views, *data]) if data else raw_views
+            base_of = np.zeros(len(data), dtype=np.int64)
+            pos = len(raw_views)
+            for used in np.unique(idx).tolist():  # per data buffer, not per row
+                base_of[used] = pos
+                pos += len(data[used])
+                parts.append(data[used])
+            starts[outline] = base_of[idx] + off
+        pieces = np.concatenate(parts) if len(parts) > 1 else raw_views
         total = int(lens.sum())
         # gather every value's bytes into one contiguous run, then split it once
         src = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
