@@ -16,7 +16,7 @@ False
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,6 +54,8 @@ class Layout:
     buffers: tuple[BufferSpec, ...]
     variadic: bool = False
     children: str = "none"
+    # a validity bitmap plus one fixed-width or bit buffer, no children (derived)
+    leaf_pair: bool = field(init=False, default=False, compare=False)
 
     @property
     def has_validity(self) -> bool:
@@ -64,6 +66,17 @@ class Layout:
     def num_buffers(self) -> int:
         """Number of fixed (non-variadic) buffers."""
         return len(self.buffers)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "leaf_pair",
+            len(self.buffers) == 2
+            and self.buffers[0].kind == "validity"
+            and self.buffers[1].kind in ("values", "bits")
+            and self.children == "none"
+            and not self.variadic,
+        )
 
 
 VALIDITY = BufferSpec("validity")

@@ -667,12 +667,30 @@ class _Assembler:
     def add(self, arr: Array) -> None:
         """Append ``arr`` (any offset) in pre-order, normalising it to offset 0."""
         dtype = arr.type
-        storage = t.storage_of(dtype)
-        lay = layout_of(storage)
+        lay = layout_of(dtype)
         off, n = arr.offset, len(arr)
         null_count = arr.null_count
         self.out.nodes.append((n, null_count))
         bufs = arr.buffers
+        if lay.leaf_pair and off % 8 == 0 and len(bufs) == 2:
+            # the common leaf: validity + fixed-width values or bits, byte-aligned offset
+            spec = lay.buffers[1]
+            values = bufs[1]
+            if values is not None:
+                if spec.kind == "bits":
+                    values = values[off >> 3 : (off + n + 7) >> 3]
+                else:
+                    w = spec.byte_width
+                    values = values[off * w : (off + n) * w]
+            validity = bufs[0]
+            if null_count and validity is not None:
+                validity = validity[off >> 3 : (off + n + 7) >> 3]
+            else:
+                validity = None
+            self.out.buffers.append(validity)
+            self.out.buffers.append(values)
+            return
+        storage = t.storage_of(dtype)
         rule = lay.children
         emit: list[np.ndarray | None] = []
         start = end = 0  # the value range that rebased offsets select
