@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from . import types as t
-from .array.base import Array
+from .array.base import Array, slice_bounds
 from .array.equal import array_equals
 from .array.validate import validate_array
 from .errors import (
@@ -84,17 +84,6 @@ def _column_index(schema: t.Schema, key: int | str, what: str = "column") -> int
     if not -n <= i < n:
         raise ArrowIndexError(f"expected a {what} index below {n}, found {key}")
     return i % n
-
-
-def _slice_bounds(num_rows: int, offset: int, length: int | None) -> tuple[int, int]:
-    """(offset, length) clamped like pyarrow's slice."""
-    if not isinstance(offset, int) or offset < 0:
-        raise ArrowInvalidArgument(f"expected a non-negative slice offset, found {offset!r}")
-    if length is not None and (not isinstance(length, int) or length < 0):
-        raise ArrowInvalidArgument(f"expected a non-negative slice length, found {length!r}")
-    offset = min(offset, num_rows)
-    avail = num_rows - offset
-    return offset, avail if length is None else min(length, avail)
 
 
 def _format_value(value: Any) -> str:
@@ -390,7 +379,7 @@ class RecordBatch(_PandasConversions):
 
     def slice(self, offset: int = 0, length: int | None = None) -> RecordBatch:
         """Rows ``offset .. offset + length`` without copying (clamped like pyarrow)."""
-        offset, length = _slice_bounds(self._num_rows, offset, length)
+        offset, length = slice_bounds(self._num_rows, offset, length)
         return RecordBatch(
             self._schema, [c.slice(offset, length) for c in self._columns], length
         )
@@ -612,7 +601,7 @@ class ChunkedArray:
 
     def slice(self, offset: int = 0, length: int | None = None) -> ChunkedArray:
         """Values ``offset .. offset + length`` without copying."""
-        offset, length = _slice_bounds(self._length, offset, length)
+        offset, length = slice_bounds(self._length, offset, length)
         out = []
         start = 0
         for c in self._chunks:
@@ -882,7 +871,7 @@ class Table(_PandasConversions):
 
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
         """Rows ``offset .. offset + length`` without copying."""
-        offset, length = _slice_bounds(self._num_rows, offset, length)
+        offset, length = slice_bounds(self._num_rows, offset, length)
         out = []
         start = 0
         for b in self._batches:

@@ -492,3 +492,10 @@ def test_run_end_encoded_from_children() -> None:
         children=[qv.array([2, 4], qv.int32()), qv.array(["a", None])],
     )
     assert ree.to_pylist() == ["a", None, None]
+
+
+def test_slice_rejects_a_length_that_is_not_an_int_with_quivers_error() -> None:
+    with pytest.raises(qv.ArrowInvalidArgument, match="slice length"):
+        qv.array([1, 2, 3]).slice(0, "2")  # type: ignore[arg-type]
+    with pytest.raises(qv.ArrowInvalidArgument, match="slice length"):
+        qv.record_batch({"a": qv.array([1])}).slice(0, "2")  # type: ignore[arg-type]

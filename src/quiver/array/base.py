@@ -141,15 +141,7 @@ class Array:
 
     def slice(self, offset: int = 0, length: int | None = None) -> Array:
         """A zero-copy view of ``length`` values from ``offset`` (clamped like pyarrow)."""
-        if not isinstance(offset, (int, np.integer)) or offset < 0:
-            raise ArrowInvalidArgument(f"expected a non-negative slice offset, found {offset!r}")
-        offset = min(int(offset), self._length)
-        avail = self._length - offset
-        if length is None:
-            length = avail
-        elif length < 0:
-            raise ArrowInvalidArgument(f"expected a non-negative slice length, found {length}")
-        length = min(int(length), avail)
+        offset, length = slice_bounds(self._length, offset, length)
         null_count = -1
         if self._null_count == 0 or (length == self._length and offset == 0):
             null_count = self._null_count
@@ -402,6 +394,17 @@ def typed_view(buf: np.ndarray, dtype: Any, start: int, count: int, what: str) -
     if len(buf) < hi:
         raise ArrowInvalid(f"expected a {what} buffer of at least {hi} bytes, found {len(buf)}")
     return buf[lo:hi].view(dt)
+
+
+def slice_bounds(size: int, offset: Any, length: Any) -> tuple[int, int]:
+    """``(offset, length)`` of a slice of ``size`` items, clamped like pyarrow's."""
+    if not isinstance(offset, (int, np.integer)) or offset < 0:
+        raise ArrowInvalidArgument(f"expected a non-negative slice offset, found {offset!r}")
+    if length is not None and (not isinstance(length, (int, np.integer)) or length < 0):
+        raise ArrowInvalidArgument(f"expected a non-negative slice length, found {length!r}")
+    offset = min(int(offset), size)
+    avail = size - offset
+    return offset, avail if length is None else min(int(length), avail)
 
 
 def array_class_for(dtype: t.DataType) -> type[Array]:
