@@ -86,6 +86,20 @@ def _column_index(schema: t.Schema, key: int | str, what: str = "column") -> int
     return i % n
 
 
+def _window(parts: Sequence[Any], offset: int, length: int) -> list[Any]:
+    """The pieces of ``parts`` (chunks or batches) that rows ``offset .. offset+length``
+    of their concatenation cover, each sliced without copying."""
+    out = []
+    start = 0
+    for part in parts:
+        end = start + len(part)
+        lo, hi = max(offset, start), min(offset + length, end)
+        if hi > lo:
+            out.append(part.slice(lo - start, hi - lo))
+        start = end
+    return out
+
+
 def _format_value(value: Any) -> str:
     if value is None:
         return "null"
@@ -602,15 +616,7 @@ class ChunkedArray:
     def slice(self, offset: int = 0, length: int | None = None) -> ChunkedArray:
         """Values ``offset .. offset + length`` without copying."""
         offset, length = slice_bounds(self._length, offset, length)
-        out = []
-        start = 0
-        for c in self._chunks:
-            end = start + len(c)
-            lo, hi = max(offset, start), min(offset + length, end)
-            if hi > lo:
-                out.append(c.slice(lo - start, hi - lo))
-            start = end
-        return ChunkedArray(out, self._type)
+        return ChunkedArray(_window(self._chunks, offset, length), self._type)
 
     def __getitem__(self, key: int | slice) -> Any:
         if isinstance(key, slice):
@@ -872,15 +878,7 @@ class Table(_PandasConversions):
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
         """Rows ``offset .. offset + length`` without copying."""
         offset, length = slice_bounds(self._num_rows, offset, length)
-        out = []
-        start = 0
-        for b in self._batches:
-            end = start + b.num_rows
-            lo, hi = max(offset, start), min(offset + length, end)
-            if hi > lo:
-                out.append(b.slice(lo - start, hi - lo))
-            start = end
-        return Table(self._schema, out)
+        return Table(self._schema, _window(self._batches, offset, length))
 
     def select(self, columns: Iterable[int | str]) -> Table:
         """A table of the given columns (by index or name), in that order."""
