@@ -53,6 +53,27 @@ def _fits(total: int, width: int) -> None:
         )
 
 
+def run_end_window(arr: Array, off: int, n: int) -> list[Array]:
+    """The children (run ends, values) of a run-end encoded array's rows ``off .. off+n``,
+    rebased to start at 0: what writing or concatenating a sliced one needs."""
+    run_ends, values = arr.children
+    dt = storage_numpy_dtype(run_ends.type)
+    if off == 0 and (
+        len(run_ends) == 0
+        or int(typed_view(run_ends.buffers[1], dt, run_ends.offset + len(run_ends) - 1, 1,
+                          "run ends")[0]) == n
+    ):
+        return [run_ends, values]
+    if n == 0:  # no runs at all: run ends must be positive, so none may remain
+        return [run_ends.slice(0, 0), values.slice(0, 0)]
+    ends = typed_view(run_ends.buffers[1], dt, run_ends.offset, len(run_ends), "run ends")
+    first = int(np.searchsorted(ends, off, side="right"))
+    last = int(np.searchsorted(ends, off + n - 1, side="right"))
+    new_ends = np.minimum(ends[first : last + 1].astype(np.int64) - off, n).astype(dt)
+    rebased = make_array(run_ends.type, len(new_ends), [None, new_ends.view(np.uint8)], (), 0, 0)
+    return [rebased, values.slice(first, len(new_ends))]
+
+
 def concat_arrays(arrays: Sequence[Array]) -> Array:
     """One array holding the values of ``arrays`` in order (all of the same type)."""
     if not arrays:
@@ -165,12 +186,10 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
             0,
         )
     if lay.children == "run_end":
-        from ..ipc.body import _slice_run_end
-
         ends_parts, value_parts, base = [], [], 0
         dt = storage_numpy_dtype(storage.run_end_type)  # type: ignore[attr-defined]
         for a in arrays:
-            re, vals = _slice_run_end(a, a.offset, len(a))
+            re, vals = run_end_window(a, a.offset, len(a))
             e = typed_view(re.buffers[1], dt, re.offset, len(re), "run ends").astype(np.int64)
             ends_parts.append(e + base)
             value_parts.append(vals)

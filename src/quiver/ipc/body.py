@@ -23,7 +23,8 @@ import numpy as np
 from .. import errors as E
 from .. import types as t
 from ..array import Array
-from ..array.base import array_class_for, typed_view
+from ..array.base import array_class_for
+from ..array.concat import run_end_window
 from ..buffers import empty_buffer, pack_bits, unpack_bits
 from ..layout import BufferSpec, Layout, layout_of, required_bytes
 from . import metadata as md
@@ -737,35 +738,8 @@ class _Assembler:
             size = storage.list_size  # type: ignore[attr-defined]
             return [kids[0].slice(off * size, n * size)]
         if rule == "run_end":
-            return _slice_run_end(arr, off, n)
+            return run_end_window(arr, off, n)
         return list(kids)  # dense unions and list views keep whole children
-
-
-def _slice_run_end(arr: Array, off: int, n: int) -> list[Array]:
-    run_ends, values = arr.children
-    if off == 0 and (len(run_ends) == 0 or _last_run_end(run_ends) == n):
-        return [run_ends, values]
-    from ..layout import storage_numpy_dtype
-
-    dt = storage_numpy_dtype(run_ends.type)
-    ends = typed_view(run_ends.buffers[1], dt, run_ends.offset, len(run_ends), "run ends")
-    if n == 0:  # no runs at all: run ends must be positive, so none may remain
-        return [run_ends.slice(0, 0), values.slice(0, 0)]
-    first = int(np.searchsorted(ends, off, side="right"))
-    last = int(np.searchsorted(ends, off + n - 1, side="right"))
-    new_ends = np.minimum(ends[first : last + 1].astype(np.int64) - off, n).astype(dt)
-    from ..array import make_array as _mk
-
-    re = _mk(run_ends.type, len(new_ends), [None, new_ends.view(np.uint8)], (), 0, 0)
-    return [re, values.slice(first, len(new_ends))]
-
-
-def _last_run_end(run_ends: Array) -> int:
-    from ..layout import storage_numpy_dtype
-
-    dt = storage_numpy_dtype(run_ends.type)
-    return int(typed_view(run_ends.buffers[1], dt, run_ends.offset + len(run_ends) - 1, 1,
-                          "run ends")[0])
 
 
 def assemble(columns: Sequence[Array], version: int = V5) -> Assembled:
