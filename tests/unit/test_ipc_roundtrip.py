@@ -365,3 +365,15 @@ def test_file_reader_over_an_unseekable_source_reads_it_whole() -> None:
             return out
 
     assert ipc.open_file(Pipe(sink.getvalue())).get_batch(0).to_pylist() == batch.to_pylist()
+
+
+def test_file_batches_come_with_their_message_metadata() -> None:
+    table = pa.table({"a": [1, 2]})
+    sink = pa.BufferOutputStream()
+    with pipc.new_file(sink, table.schema) as w:
+        w.write_batch(table.to_batches()[0], custom_metadata={"part": "one"})
+        w.write_batch(table.to_batches()[0])
+    reader = ipc.open_file(sink.getvalue().to_pybytes())
+    batch, meta = reader.get_batch_with_custom_metadata(0)
+    assert batch.column(0).to_pylist() == [1, 2] and meta.get("part") == b"one"
+    assert reader.get_batch_with_custom_metadata(-1)[1] is None

@@ -345,6 +345,12 @@ class RecordBatchFileReader:
 
     def get_batch(self, i: int) -> Any:
         """The ``i``-th record batch (random access)."""
+        return self.get_batch_with_custom_metadata(i)[0]
+
+    get_record_batch = get_batch
+
+    def get_batch_with_custom_metadata(self, i: int) -> tuple[Any, t.KeyValueMetadata | None]:
+        """The ``i``-th batch and its message's custom metadata (one read of the block)."""
         n = self.num_record_batches
         if not isinstance(i, int) or not -n <= i < n:
             raise E.ArrowIndexError(f"expected a batch index below {n}, found {i!r}")
@@ -356,15 +362,7 @@ class RecordBatchFileReader:
                 f"found {type(raw.message.header).__name__}",
                 offset=raw.offset,
             )
-        return self._loader.record_batch(raw)
-
-    get_record_batch = get_batch
-
-    def get_batch_with_custom_metadata(self, i: int) -> tuple[Any, t.KeyValueMetadata | None]:
-        """The ``i``-th batch and its message's custom metadata."""
-        batch = self.get_batch(i)
-        raw = self._raw(self._footer.record_batches[i], i, "record batch")
-        return batch, raw.message.custom_metadata
+        return self._loader.record_batch(raw), raw.message.custom_metadata
 
     def __iter__(self) -> Iterator[Any]:
         for i in range(self.num_record_batches):
