@@ -508,9 +508,8 @@ class _BodyLoader:
                 )
 
     def _check_offsets(
-        self, node: PlanNode, offsets: np.ndarray | None, width: int, length: int, limit: int
+        self, node: PlanNode, offsets: np.ndarray, width: int, length: int, limit: int
     ) -> None:
-        assert offsets is not None  # required_bytes made it at least (length + 1) * width
         order = ">" if self.big_endian and not self.swap else "<"
         typed = offsets[: (length + 1) * width].view(f"{order}i{width}")
         first, last = int(typed[0]), int(typed[length])
@@ -629,9 +628,7 @@ def load_single(
 ) -> Array:
     """The one column of a DictionaryBatch's record batch."""
     loader = _BodyLoader(batch, body, body_offset, ctx)
-    arr = loader.load(node, True)
-    assert arr is not None  # load=True always builds the array
-    return arr
+    return loader.load(node, True)  # type: ignore[return-value]  # load=True builds it
 
 
 # ======================================================================================

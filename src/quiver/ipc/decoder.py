@@ -314,7 +314,6 @@ class MessageDecoder:
         body_offset = self._pos
         body = self._take(self._need) if self._need else memoryview(b"")
         msg = self._message
-        assert msg is not None  # set by _step_metadata, which always precedes this step
         out = RawMessage(self._index, self._msg_start, msg, body, body_offset)
         self._index += 1
         self._message = None

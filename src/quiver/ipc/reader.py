@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import errors as E
 from .. import types as t
+from ..batch import Table
 from . import metadata as md
 from .decoder import END, NEED_DATA, RawMessage
 from .framing import FILE_TRAILER_SIZE, MAGIC
@@ -140,8 +141,6 @@ class RecordBatchStreamReader:
 
     def read_all(self) -> Any:
         """All remaining batches as a Table."""
-        from ..batch import Table
-
         return Table.from_batches(list(self), schema=self._schema)
 
     def close(self) -> None:
@@ -370,8 +369,6 @@ class RecordBatchFileReader:
 
     def read_all(self) -> Any:
         """All batches as a Table."""
-        from ..batch import Table
-
         return Table.from_batches(list(self), schema=self.schema)
 
     def close(self) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 from .. import errors as E
 from .. import types as t
 from ..array import Array
+from ..batch import RecordBatch
 from . import metadata as md
 from .body import V4, V5, LoadContext, compile_plan, load_record_batch
 from .decoder import DEFAULT_LIMITS, END, NEED_DATA, IpcLimits, MessageDecoder, RawMessage
@@ -143,8 +144,6 @@ class BatchLoader:
 
     def record_batch(self, raw: RawMessage) -> Any:
         """Build one RecordBatch from its message."""
-        from ..batch import RecordBatch
-
         header = raw.message.header
         cols = load_record_batch(
             self.plan,
