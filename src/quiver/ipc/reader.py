@@ -24,7 +24,7 @@ from ..batch import Table
 from . import metadata as md
 from .decoder import END, NEED_DATA, RawMessage
 from .framing import FILE_TRAILER_SIZE, MAGIC
-from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder, _check_version
+from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
 _I32 = struct.Struct("<i")
@@ -313,9 +313,8 @@ class RecordBatchFileReader:
                 offset=meta_start,
             )
         body = buf[meta_end - start : meta_end - start + message.body_length]
-        raw = RawMessage(index, start, message, body, meta_end)
-        _check_version(message, raw)
-        return raw
+        # metadata.decode_message has already refused versions other than V4 and V5
+        return RawMessage(index, start, message, body, meta_end)
 
     @property
     def schema(self) -> t.Schema:

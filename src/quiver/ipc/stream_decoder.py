@@ -33,7 +33,7 @@ from .. import types as t
 from ..array import Array
 from ..batch import RecordBatch
 from . import metadata as md
-from .body import V4, V5, LoadContext, compile_plan, load_record_batch
+from .body import LoadContext, compile_plan, load_record_batch
 from .decoder import DEFAULT_LIMITS, END, NEED_DATA, IpcLimits, MessageDecoder, RawMessage
 from .dictionaries import DictionaryMemo
 
@@ -239,7 +239,6 @@ class StreamDecoder:
         self.num_messages += 1
         msg = raw.message
         header = msg.header
-        _check_version(msg, raw)
         if self._loader is None:
             if not isinstance(header, md.SchemaMessage):
                 raise E.FormatError(
@@ -279,12 +278,3 @@ def _kind(header: Any) -> str:
         md.SparseTensor: "a SparseTensor message",
     }
     return names.get(type(header), "a message with no header")
-
-
-def _check_version(msg: md.Message, raw: RawMessage) -> None:
-    if msg.version not in (V4, V5):
-        raise E.NotSupported(
-            f"expected metadata version V4 or V5, found V{msg.version + 1}",
-            offset=raw.offset,
-            message_index=raw.index,
-        )
