@@ -144,10 +144,11 @@ def _layout_of(dtype: t.DataType) -> Layout:
     return make(dtype)
 
 
-def required_bytes(spec: BufferSpec, lay: Layout, end: int) -> int:
+def required_bytes(spec: BufferSpec, lay: Layout, end: int, length: int | None = None) -> int:
     """Bytes buffer ``spec`` of layout ``lay`` needs for slots ``0 .. end`` (offset+length).
 
-    Variable-size data buffers need what their offsets say, so they report 0 here.
+    Variable-size data buffers need what their offsets say, so they report 0 here; an
+    array of ``length`` 0 (default: ``end``) needs no offsets at all.
 
     >>> from quiver import types as t
     >>> lay = layout_of(t.string())
@@ -162,7 +163,7 @@ def required_bytes(spec: BufferSpec, lay: Layout, end: int) -> int:
         # dense union offsets are one per slot
         if lay.children in ("views", "dense"):
             return end * spec.byte_width
-        return (end + 1) * spec.byte_width if end else 0
+        return (end + 1) * spec.byte_width if (end if length is None else length) else 0
     if kind == "data":
         return 0
     return end * spec.byte_width  # values, views, sizes, type ids

@@ -44,9 +44,9 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
-from ..buffers import bitmap_bytes, count_set_bits, unpack_bits
+from ..buffers import count_set_bits, unpack_bits
 from ..errors import ArrowError, ArrowInvalid
-from ..layout import BufferSpec, Layout, layout_of
+from ..layout import BufferSpec, Layout, layout_of, required_bytes
 from .base import Array
 
 __all__ = ["ragged_indices", "validate_array", "view_slices"]
@@ -286,7 +286,7 @@ class _Walk:
         for i, buf in enumerate(bufs):
             spec = lay.buffers[i] if i < n else BufferSpec("data")
             if buf is None:
-                if spec.kind == "validity" or self._needed(spec, lay, end, len(array)) == 0:
+                if spec.kind == "validity" or required_bytes(spec, lay, end, len(array)) == 0:
                     continue
                 raise _fail(f"expected buffer {i} ({spec.kind}), found none", path)
             if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8 or buf.ndim != 1:
@@ -300,7 +300,7 @@ class _Walk:
                     f"found {found}",
                     path,
                 )
-            need = self._needed(spec, lay, end, len(array))
+            need = required_bytes(spec, lay, end, len(array))
             if buf.size < need:
                 raise _fail(
                     f"buffer {i} ({spec.kind}) too small: expected at least {need} bytes, "
@@ -308,24 +308,6 @@ class _Walk:
                     path,
                 )
         return bufs
-
-    @staticmethod
-    def _needed(spec: BufferSpec, lay: Layout, end: int, length: int) -> int:
-        """Bytes buffer ``spec`` needs to hold slots ``0 .. end`` (offset + length)."""
-        kind = spec.kind
-        if kind in ("validity", "bits"):
-            return bitmap_bytes(end)
-        if kind == "offsets":
-            # list and binary offsets delimit ranges (one more than slots); list-view and
-            # dense union offsets are one per slot
-            if lay.children in ("views", "dense"):
-                return end * spec.byte_width
-            return (end + 1) * spec.byte_width if length else 0
-        if kind == "views":
-            return end * 16
-        if kind == "data":
-            return 0  # sized by the offsets, checked as a leaf
-        return end * spec.byte_width  # values, sizes, type_ids
 
     def _check_null_count(
         self, array: Array, storage: t.DataType, lay: Layout, bufs: list, path: str
