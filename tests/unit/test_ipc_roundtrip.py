@@ -377,3 +377,11 @@ def test_file_batches_come_with_their_message_metadata() -> None:
     batch, meta = reader.get_batch_with_custom_metadata(0)
     assert batch.column(0).to_pylist() == [1, 2] and meta.get("part") == b"one"
     assert reader.get_batch_with_custom_metadata(-1)[1] is None
+
+
+def test_buffer_output_stream_takes_bytes_like_objects_only() -> None:
+    sink = ipc.BufferOutputStream()
+    assert sink.write(b"ab") == 2 and sink.write(np.arange(2, dtype="<i4")) == 8
+    assert sink.tell() == 10 and sink.getvalue()[:2] == b"ab"
+    with pytest.raises(qv.ArrowTypeError, match="bytes-like"):
+        sink.write(5)

@@ -74,7 +74,12 @@ class BufferOutputStream:
 
     def write(self, data: Any) -> int:
         """Append bytes (kept by reference until ``getvalue``); returns how many."""
-        n = data.nbytes if isinstance(data, (np.ndarray, memoryview)) else len(data)
+        try:
+            n = memoryview(data).nbytes
+        except TypeError:
+            raise E.ArrowTypeError(
+                f"expected a bytes-like object to write, found {type(data).__name__}"
+            ) from None
         if n:
             self._parts.append(data if not isinstance(data, bytearray) else bytes(data))
             self._size += n
