@@ -88,13 +88,15 @@ END: Any = _Sentinel("END")
 
 @dataclass(frozen=True, slots=True)
 class RawMessage:
-    """One decoded message: its index and absolute offset, metadata, and body bytes."""
+    """One decoded message: its index and absolute offset, metadata (decoded and as
+    bytes), and body bytes."""
 
     index: int
     offset: int
     message: md.Message
     body: memoryview
     body_offset: int
+    metadata: memoryview
 
 
 _PREFIX, _LENGTH, _METADATA, _BODY, _FINISHED = range(5)
@@ -116,6 +118,7 @@ class MessageDecoder:
         self._msg_start = base_offset
         self._meta_len = 0
         self._message: md.Message | None = None
+        self._meta = memoryview(b"")
         self.legacy = False  # True once a message without continuation marker was seen
 
     # -- input -------------------------------------------------------------------------
@@ -149,6 +152,26 @@ class MessageDecoder:
     def position(self) -> int:
         """Absolute offset of the next byte the decoder will consume."""
         return self._pos
+
+    # -- the steady-state fast path (quiver.ipc.steady) ------------------------------------
+
+    def first_chunk(self) -> memoryview | None:
+        """The first unconsumed chunk when the decoder stands between two messages."""
+        if self._state == _PREFIX and self._chunks:
+            return self._chunks[0]
+        return None
+
+    def skip_message(self, n: int) -> None:
+        """Consume one message of ``n`` bytes lying whole at the start of the first chunk
+        (decoded by the caller from :meth:`first_chunk`)."""
+        first = self._chunks[0]
+        if len(first) == n:
+            self._chunks.popleft()
+        else:
+            self._chunks[0] = first[n:]
+        self._avail -= n
+        self._pos += n
+        self._index += 1
 
     # -- buffer management ---------------------------------------------------------------
 
@@ -221,10 +244,9 @@ class MessageDecoder:
         if marker != -1 or n <= 0 or n > self.limits.max_metadata_size or size < 8 + n:
             return None
         start = self._pos
+        meta = first[8 : 8 + n]
         try:
-            message = md.decode_message(
-                first[8 : 8 + n], base_offset=start + 8, limits=self._metadata_limits
-            )
+            message = md.decode_message(meta, base_offset=start + 8, limits=self._metadata_limits)
         except E.ArrowError:
             return None
         body_length = message.body_length
@@ -238,7 +260,7 @@ class MessageDecoder:
             self._chunks[0] = first[end:]
         self._avail -= end
         self._pos = start + end
-        out = RawMessage(self._index, start, message, body, start + 8 + n)
+        out = RawMessage(self._index, start, message, body, start + 8 + n, meta)
         self._index += 1
         return out
 
@@ -304,6 +326,7 @@ class MessageDecoder:
                 message_index=self._index,
             )
         self._meta_len = n
+        self._meta = meta
         self._message = message
         self._state, self._need = _BODY, message.body_length
         if message.body_length == 0:
@@ -314,7 +337,7 @@ class MessageDecoder:
         body_offset = self._pos
         body = self._take(self._need) if self._need else memoryview(b"")
         msg = self._message
-        out = RawMessage(self._index, self._msg_start, msg, body, body_offset)
+        out = RawMessage(self._index, self._msg_start, msg, body, body_offset, self._meta)
         self._index += 1
         self._message = None
         self._state, self._need = _PREFIX, 4

@@ -992,6 +992,86 @@ def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | No
     )
 
 
+
+@dataclass(frozen=True, slots=True)
+class RecordBatchShape:
+    """Where the per-batch numbers sit in one writer's RecordBatch messages.
+
+    A writer that sends batch after batch of one schema produces metadata whose bytes
+    differ only in four places: the Message's ``bodyLength``, the RecordBatch's
+    ``length``, and the contents of the FieldNode and Buffer struct vectors.  When a later
+    message has the same size and the same bytes everywhere else, every vtable and offset
+    is the same, so those numbers are read straight from their known positions (one
+    ``struct`` call) instead of walking the flatbuffer again.
+
+    ``match(buf, pos)`` returns ``(body_length, length, nodes, buffers)`` (``nodes`` and
+    ``buffers`` flat tuples of ``length, null_count`` and ``offset, length`` pairs), or
+    None when the message differs in any other byte or holds a negative number; the
+    general decoder then handles it, errors included.
+    """
+
+    size: int
+    fixed: struct.Struct  # the bytes outside the four places, as strings
+    fixed_bytes: tuple[bytes, ...]
+    numbers: struct.Struct  # the four places, as int64s, with pad bytes between
+    slots: tuple[int, int, slice, slice]  # body_length, length, nodes, buffers in numbers
+
+    def match(self, buf: Any, pos: int) -> tuple[int, int, tuple, tuple] | None:
+        """The numbers of the message at ``buf[pos : pos + size]`` (see the class)."""
+        if self.fixed.unpack_from(buf, pos) != self.fixed_bytes:
+            return None
+        values = self.numbers.unpack_from(buf, pos)
+        if values and min(values) < 0:
+            return None
+        i_body, i_length, nodes, buffers = self.slots
+        return values[i_body], values[i_length], values[nodes], values[buffers]
+
+
+def record_batch_shape(buf: Any) -> RecordBatchShape | None:
+    """The :class:`RecordBatchShape` of a RecordBatch message's metadata bytes, or None.
+
+    None when the message is not a plain RecordBatch message (custom metadata, an absent
+    ``bodyLength``/``length``/vector, anything the fast decoder does not take, places that
+    overlap): such messages always go through the general decoder.
+    """
+    buf = bytes(buf)
+    size = len(buf)
+    message = _fast_record_batch_message(buf, _DEFAULT_LIMITS)
+    if message is None:
+        return None
+    root = _u32(buf, 0)[0]
+    _, _, o_header, o_body, _, _ = _fast_vtable(buf, size, root)  # type: ignore[misc]
+    p = root + o_header
+    rb = p + _u32(buf, p)[0]
+    o_length, o_nodes, o_buffers, _, _, _ = _fast_vtable(buf, size, rb)  # type: ignore[misc]
+    if not (o_body and o_length and o_nodes and o_buffers):
+        return None
+    places = [(root + o_body, 1, "body"), (rb + o_length, 1, "length")]
+    for field, name in ((rb + o_nodes, "nodes"), (rb + o_buffers, "buffers")):
+        vec = field + _u32(buf, field)[0]
+        places.append((vec + 4, 2 * _u32(buf, vec)[0], name))
+    places.sort()
+    fixed_fmt, numbers_fmt, slots = ["<"], ["<"], {}
+    at = count = 0
+    for start, n, name in places:
+        if start < at:
+            return None  # overlapping places: not something a writer produces
+        fixed_fmt.append(f"{start - at}s{8 * n}x")
+        numbers_fmt.append(f"{start - at}x{n}q")
+        slots[name] = count if n == 1 and name in ("body", "length") else slice(count, count + n)
+        count += n
+        at = start + 8 * n
+    fixed_fmt.append(f"{size - at}s")
+    fixed = struct.Struct("".join(fixed_fmt))
+    return RecordBatchShape(
+        size,
+        fixed,
+        fixed.unpack_from(buf, 0),
+        struct.Struct("".join(numbers_fmt)),
+        (slots["body"], slots["length"], slots["nodes"], slots["buffers"]),  # type: ignore[arg-type]
+    )
+
+
 def decode_message(
     buf: Any, *, base_offset: int = 0, limits: MetadataLimits | None = None
 ) -> Message:
@@ -1563,6 +1643,7 @@ __all__ = [
     "Message",
     "MetadataLimits",
     "RecordBatch",
+    "RecordBatchShape",
     "SchemaMessage",
     "SparseMatrixIndexCSX",
     "SparseTensor",
@@ -1575,5 +1656,6 @@ __all__ = [
     "encode_footer",
     "encode_message",
     "encode_schema",
+    "record_batch_shape",
     "version_name",
 ]

@@ -36,8 +36,10 @@ from . import metadata as md
 from .body import LoadContext, compile_plan, load_record_batch
 from .decoder import DEFAULT_LIMITS, END, NEED_DATA, IpcLimits, MessageDecoder, RawMessage
 from .dictionaries import DictionaryMemo
+from .steady import SteadyBatches
 
 VALIDATION_LEVELS = ("none", "structural", "full")
+_STEADY_TRIES = 4  # record batches read the general way that may set up the fast path
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +144,28 @@ class BatchLoader:
         """Apply one DictionaryBatch message."""
         self.memo.apply(raw.message.header, raw.body, raw.body_offset, self.context(raw))
 
+    def steady(self, raw: RawMessage) -> SteadyBatches | None:
+        """The fast path for later messages shaped like ``raw`` (a RecordBatch message
+        just loaded), or None when this reader's options or the message rule it out."""
+        msg = raw.message
+        if (
+            self.options.validate == "full"
+            or self.columns is not None
+            or self.swap
+            or self.kept_foreign
+            or msg.custom_metadata is not None
+            or msg.header.compression is not None
+        ):
+            return None
+        limits = self.options.limits
+        return SteadyBatches.build(
+            raw.metadata,
+            self.plan,
+            self.schema,
+            max_body_size=limits.max_body_size,
+            max_unbacked_rows=limits.max_unbacked_rows,
+        )
+
     def record_batch(self, raw: RawMessage) -> Any:
         """Build one RecordBatch from its message."""
         header = raw.message.header
@@ -181,6 +205,8 @@ class StreamDecoder:
         self.num_messages = 0
         self.num_dictionary_batches = 0
         self.num_record_batches = 0
+        self._steady: SteadyBatches | None = None
+        self._steady_tries = _STEADY_TRIES
 
     def feed(self, data: Any) -> None:
         """Give the decoder more bytes."""
@@ -223,6 +249,17 @@ class StreamDecoder:
 
     def next_batch(self) -> Any:
         """The next RecordBatch, ``NEED_DATA`` or ``END``."""
+        steady = self._steady
+        if steady is not None:
+            first = self._messages.first_chunk()
+            if first is not None:
+                got = steady.take(first)
+                if got is not None:
+                    self._messages.skip_message(got[1])
+                    self.num_messages += 1
+                    self.num_record_batches += 1
+                    self.custom_metadata = None
+                    return got[0]
         while True:
             raw = self._messages.next_message()
             if raw is NEED_DATA:
@@ -256,6 +293,10 @@ class StreamDecoder:
             batch = self._loader.record_batch(raw)
             self.custom_metadata = msg.custom_metadata
             self.num_record_batches += 1
+            if self._steady_tries:
+                # the first few batches read the general way may set up the fast path
+                self._steady_tries -= 1
+                self._steady = self._loader.steady(raw) or self._steady
             return batch
         raise E.FormatError(
             f"expected a DictionaryBatch or RecordBatch message, found {_kind(header)}"

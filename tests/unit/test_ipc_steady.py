@@ -1,0 +1,230 @@
+"""The steady-state fast path (quiver.ipc.steady): taken when it should be, and never
+different from the general path, for good input and for every corruption of a message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as pipc
+import pytest
+
+import quiver as qv
+import quiver.ipc as ipc
+from quiver import errors as E
+from quiver.ipc import stream_decoder
+from quiver.ipc.steady import SteadyBatches
+
+
+def _pa_stream(batches: list[pa.RecordBatch], **kwargs) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, batches[0].schema, **kwargs) as w:
+        for b in batches:
+            w.write_batch(b)
+    return sink.getvalue().to_pybytes()
+
+
+def _leaf_batches(n: int = 6) -> list[pa.RecordBatch]:
+    rng = np.random.default_rng(1)
+    out = []
+    for k in range(n):
+        rows = 5 + k % 3  # lengths differ from batch to batch: numbers, not shape
+        ints = rng.integers(-50, 50, rows)
+        out.append(
+            pa.record_batch(
+                {
+                    "i": pa.array([None if v % 7 == 0 else int(v) for v in ints], pa.int64()),
+                    "f": pa.array(rng.random(rows), pa.float32()),
+                    "s": pa.array([None if v % 5 == 0 else f"s{v}" for v in ints]),
+                    "ls": pa.array([f"x{v}" * (k + 1) for v in ints], pa.large_string()),
+                    "b": pa.array(ints > 0),
+                    "bin": pa.array([bytes([k]) * (k % 4) for _ in ints], pa.binary()),
+                    "fsb": pa.array([b"ab"] * rows, pa.binary(2)),
+                    "d": pa.array([1] * rows, pa.decimal128(5, 2)),
+                    "ts": pa.array(ints, pa.timestamp("ms", "UTC")),
+                }
+            )
+        )
+    return out
+
+
+class _Spy:
+    """Counts the fast path's hits."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.hits = 0
+        take = SteadyBatches.take
+
+        def counting(steady: SteadyBatches, chunk: memoryview):
+            got = take(steady, chunk)
+            self.hits += got is not None
+            return got
+
+        monkeypatch.setattr(SteadyBatches, "take", counting)
+
+
+def _outcome(data: bytes, **kwargs) -> object:
+    """The batches read, or the error raised (class, message, where)."""
+    try:
+        with ipc.open_stream(data, **kwargs) as r:
+            return [(b.to_pylist(), b.schema) for b in r]
+    except E.ArrowError as exc:
+        return (type(exc), str(exc), exc.offset, exc.message_index, exc.field_path)
+
+
+def _general(data: bytes, monkeypatch: pytest.MonkeyPatch, **kwargs) -> object:
+    with monkeypatch.context() as m:
+        m.setattr(stream_decoder, "_STEADY_TRIES", 0)
+        return _outcome(data, **kwargs)
+
+
+def test_fast_path_reads_what_pyarrow_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
+    batches = _leaf_batches()
+    data = _pa_stream(batches)
+    spy = _Spy(monkeypatch)
+    got = list(ipc.open_stream(data))
+    assert spy.hits == len(batches) - 1  # all but the first, which sets the path up
+    assert [b.to_pylist() for b in got] == [b.to_pylist() for b in batches]
+    assert _outcome(data) == _general(data, monkeypatch)
+
+
+def test_fast_path_reads_what_quiver_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
+    batches = [qv.record_batch(b) for b in _leaf_batches()]
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    data = bytes(sink.getvalue())
+    spy = _Spy(monkeypatch)
+    got = list(ipc.open_stream(data))
+    assert spy.hits == len(batches) - 1
+    assert all(a.equals(b) for a, b in zip(got, batches))
+
+
+def test_buffers_are_views_of_the_source() -> None:
+    data = _pa_stream(_leaf_batches())
+    src = np.frombuffer(data, np.uint8)
+    lo = src.__array_interface__["data"][0]
+    last = list(ipc.open_stream(data))[-1]
+    for col in last.columns:
+        for buf in col.buffers:
+            if buf is not None and buf.nbytes:
+                addr = buf.__array_interface__["data"][0]
+                assert lo <= addr and addr + buf.nbytes <= lo + len(data)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"validate": "full"},
+        {"columns": ["s", "b"]},
+    ],
+)
+def test_options_that_rule_it_out(monkeypatch: pytest.MonkeyPatch, kwargs: dict) -> None:
+    data = _pa_stream(_leaf_batches())
+    spy = _Spy(monkeypatch)
+    assert _outcome(data, **kwargs) == _general(data, monkeypatch, **kwargs)
+    assert spy.hits == 0
+
+
+@pytest.mark.parametrize(
+    "batches",
+    [
+        # nested, dictionary, view and null columns are not plain leaves
+        [pa.record_batch({"l": pa.array([[1], [2, 3]])})] * 3,
+        [pa.record_batch({"d": pa.array(["a", "b"]).dictionary_encode()})] * 3,
+        [pa.record_batch({"v": pa.array(["a", "b"], pa.string_view())})] * 3,
+        [pa.record_batch({"n": pa.nulls(2)})] * 3,
+    ],
+    ids=["list", "dictionary", "view", "null"],
+)
+def test_schemas_that_rule_it_out(monkeypatch: pytest.MonkeyPatch, batches: list) -> None:
+    data = _pa_stream(batches)
+    spy = _Spy(monkeypatch)
+    assert _outcome(data) == _general(data, monkeypatch)
+    assert spy.hits == 0
+
+
+def test_compressed_and_custom_metadata_messages_go_the_general_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    batches = _leaf_batches(4)
+    data = _pa_stream(batches, options=pipc.IpcWriteOptions(compression="lz4"))
+    spy = _Spy(monkeypatch)
+    assert _outcome(data) == _general(data, monkeypatch)
+    assert spy.hits == 0
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, batches[0].schema) as w:
+        for k, b in enumerate(batches):
+            w.write_batch(b, custom_metadata={"k": str(k)})
+    data = sink.getvalue().to_pybytes()
+    with ipc.open_stream(data) as r:
+        for k, _ in enumerate(r):
+            assert r.custom_metadata == qv.KeyValueMetadata({"k": str(k)})
+    assert spy.hits == 0
+
+
+def test_a_different_message_in_between_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of another shape (no nulls: no validity buffer length) is read the general
+    way, and the fast path picks up again after it."""
+    batches = _leaf_batches(3)
+    odd = pa.record_batch(
+        {name: pa.array([], col.type) for name, col in zip(batches[0].schema.names,
+                                                              batches[0].columns)}
+    )
+    data = _pa_stream([*batches, odd, *batches])
+    spy = _Spy(monkeypatch)
+    assert _outcome(data) == _general(data, monkeypatch)
+    assert spy.hits >= 4
+
+
+def _message_spans(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each encapsulated message of a stream."""
+    spans, pos = [], 0
+    while pos + 8 <= len(data):
+        n = int.from_bytes(data[pos + 4 : pos + 8], "little", signed=True)
+        if n == 0:
+            break
+        msg = ipc.metadata.decode_message(data[pos + 8 : pos + 8 + n])
+        end = pos + 8 + n + msg.body_length
+        spans.append((pos, end))
+        pos = end
+    return spans
+
+
+def test_every_corruption_of_a_later_message_reads_as_the_general_path_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Flip each byte of the fourth message (a RecordBatch the fast path would take):
+    the fast path and the general path give the same batches or the same error."""
+    batches = [
+        pa.record_batch({"i": pa.array([1, None, 3], pa.int32()), "s": pa.array(["a", "bc", None])})
+    ] * 4
+    data = _pa_stream(batches)
+    start, end = _message_spans(data)[3]
+    taken = 0
+    spy = _Spy(monkeypatch)
+    for pos in range(start, end):
+        for flip in (0x01, 0x80, 0xFF):
+            bad = bytearray(data)
+            bad[pos] ^= flip
+            bad = bytes(bad)
+            before = spy.hits
+            fast = _outcome(bad)
+            taken += spy.hits - before == 3
+            assert fast == _general(bad, monkeypatch), (pos - start, flip)
+    assert taken  # some corruptions (e.g. in values) still take the fast path
+
+
+def test_split_feeds_give_the_same_batches() -> None:
+    data = _pa_stream(_leaf_batches())
+    whole = [b.to_pylist() for b in ipc.open_stream(data)]
+    dec = ipc.StreamDecoder()
+    got = []
+    for i in range(0, len(data), 97):
+        dec.feed(data[i : i + 97])
+        while (b := dec.next_batch()) is not ipc.NEED_DATA and b is not ipc.END:
+            got.append(b.to_pylist())
+    dec.feed_eof()
+    while (b := dec.next_batch()) is not ipc.END:
+        got.append(b.to_pylist())
+    assert got == whole
