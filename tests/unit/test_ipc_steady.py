@@ -11,8 +11,16 @@ import pytest
 import quiver as qv
 import quiver.ipc as ipc
 from quiver import errors as E
-from quiver.ipc import stream_decoder
+from quiver.array.base import array_class_for, unchecked_new_source
+from quiver.ipc import steady, stream_decoder
 from quiver.ipc.steady import SteadyBatches
+
+
+@pytest.fixture(autouse=True, params=["compiled", "loop"])
+def take_variant(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with the generated ``take`` and with the loop over the plan."""
+    monkeypatch.setattr(steady, "COMPILE_MAX_COLUMNS", 256 if request.param == "compiled" else 0)
+    return request.param
 
 
 def _pa_stream(batches: list[pa.RecordBatch], **kwargs) -> bytes:
@@ -52,14 +60,22 @@ class _Spy:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.hits = 0
-        take = SteadyBatches.take
+        build = SteadyBatches.build.__func__  # type: ignore[attr-defined]
 
-        def counting(steady: SteadyBatches, chunk: memoryview):
-            got = take(steady, chunk)
-            self.hits += got is not None
-            return got
+        def counting_build(cls: type, *args, **kwargs):
+            steady = build(cls, *args, **kwargs)
+            if steady is not None:
+                take = steady.take
 
-        monkeypatch.setattr(SteadyBatches, "take", counting)
+                def counting(chunk: memoryview):
+                    got = take(chunk)
+                    self.hits += got is not None
+                    return got
+
+                steady.take = counting
+            return steady
+
+        monkeypatch.setattr(SteadyBatches, "build", classmethod(counting_build))
 
 
 def _outcome(data: bytes, **kwargs) -> object:
@@ -228,3 +244,28 @@ def test_split_feeds_give_the_same_batches() -> None:
     while (b := dec.next_batch()) is not ipc.END:
         got.append(b.to_pylist())
     assert got == whole
+
+
+def test_unchecked_new_source_builds_what_the_constructor_builds() -> None:
+    dtype = qv.int32()
+    cls = array_class_for(dtype)
+    bufs = (None, np.arange(3, dtype=np.int32).view(np.uint8))
+    names = {"_object_new": object.__new__, "C": cls, "D": dtype, "B": bufs}
+    exec(unchecked_new_source("a", "C", "D", "3", "B", "0"), names)
+    made, built = names["a"], cls(dtype, 3, bufs, (), 0, 0, None)
+    assert type(made) is cls
+    for slot in ("_type", "_length", "_buffers", "_children", "_null_count", "_offset",
+                 "_dictionary"):
+        assert getattr(made, slot) == getattr(built, slot) or slot == "_buffers"
+    assert made.buffers is bufs
+    assert made.to_pylist() == [0, 1, 2] == built.to_pylist()
+
+
+def test_array_classes_keep_the_slots_unchecked_new_source_sets() -> None:
+    """unchecked_new_source sets Array's slots; no subclass may add slots or an __init__."""
+    from quiver.array.base import _ARRAY_CLASSES, Array
+
+    for cls in set(_ARRAY_CLASSES.values()):
+        for klass in cls.__mro__[: cls.__mro__.index(Array)]:
+            assert "__init__" not in vars(klass), klass
+            assert vars(klass).get("__slots__", ()) == (), klass

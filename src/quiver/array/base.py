@@ -407,6 +407,28 @@ def slice_bounds(size: int, offset: Any, length: Any) -> tuple[int, int]:
     return offset, avail if length is None else min(int(length), avail)
 
 
+def unchecked_new_source(
+    target: str, cls: str, dtype: str, length: str, buffers: str, null_count: str
+) -> str:
+    """Python statements (one per line, no indent) that bind ``target`` to an Array built
+    like ``cls(dtype, length, buffers, (), null_count, 0, None)`` but without the
+    ``__init__`` call; the arguments are names or expressions in the caller's code.
+
+    For generated hot paths (quiver.ipc.steady), which save a call frame per array this
+    way; kept here, next to the slots it sets.  ``buffers`` must be a tuple.
+    """
+    return (
+        f"{target} = _object_new({cls})\n"
+        f"{target}._type = {dtype}\n"
+        f"{target}._length = {length}\n"
+        f"{target}._buffers = {buffers}\n"
+        f"{target}._children = ()\n"
+        f"{target}._null_count = {null_count}\n"
+        f"{target}._offset = 0\n"
+        f"{target}._dictionary = None\n"
+    )
+
+
 def array_class_for(dtype: t.DataType) -> type[Array]:
     """The registered Array subclass for ``dtype`` (what :func:`make_array` builds)."""
     return _ARRAY_CLASSES.get(dtype.__class__, Array)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import struct
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,23 +156,25 @@ class MessageDecoder:
 
     # -- the steady-state fast path (quiver.ipc.steady) ------------------------------------
 
-    def first_chunk(self) -> memoryview | None:
-        """The first unconsumed chunk when the decoder stands between two messages."""
-        if self._state == _PREFIX and self._chunks:
-            return self._chunks[0]
-        return None
-
-    def skip_message(self, n: int) -> None:
-        """Consume one message of ``n`` bytes lying whole at the start of the first chunk
-        (decoded by the caller from :meth:`first_chunk`)."""
-        first = self._chunks[0]
-        if len(first) == n:
-            self._chunks.popleft()
-        else:
-            self._chunks[0] = first[n:]
-        self._avail -= n
-        self._pos += n
-        self._index += 1
+    def whole_messages(self, take: Any) -> Iterator[Any]:
+        """Yield ``take(chunk)[0]`` for each message lying whole at the start of the first
+        chunk, for as long as ``take`` accepts one (returns ``(item, message bytes)``
+        rather than None); used by the steady-state fast path (quiver.ipc.steady)."""
+        chunks = self._chunks
+        while self._state == _PREFIX and chunks:
+            first = chunks[0]
+            got = take(first)
+            if got is None:
+                return
+            item, n = got
+            if len(first) == n:
+                chunks.popleft()
+            else:
+                chunks[0] = first[n:]
+            self._avail -= n
+            self._pos += n
+            self._index += 1
+            yield item
 
     # -- buffer management ---------------------------------------------------------------
 

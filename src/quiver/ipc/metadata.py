@@ -1004,10 +1004,11 @@ class RecordBatchShape:
     is the same, so those numbers are read straight from their known positions (one
     ``struct`` call) instead of walking the flatbuffer again.
 
-    ``match(buf, pos)`` returns ``(body_length, length, nodes, buffers)`` (``nodes`` and
-    ``buffers`` flat tuples of ``length, null_count`` and ``offset, length`` pairs), or
-    None when the message differs in any other byte or holds a negative number; the
-    general decoder then handles it, errors included.
+    ``fixed.unpack_from(buf)`` gives the bytes outside the four places, to compare with
+    ``fixed_bytes``; ``numbers.unpack_from(buf)`` gives the numbers in byte order, which
+    ``slots`` maps: the index of ``bodyLength`` and ``length``, and the slices of the
+    FieldNode (``length, null_count`` pairs) and Buffer (``offset, length`` pairs) values.
+    A reader must still refuse negative numbers, as the general decoder does.
     """
 
     size: int
@@ -1015,16 +1016,6 @@ class RecordBatchShape:
     fixed_bytes: tuple[bytes, ...]
     numbers: struct.Struct  # the four places, as int64s, with pad bytes between
     slots: tuple[int, int, slice, slice]  # body_length, length, nodes, buffers in numbers
-
-    def match(self, buf: Any, pos: int) -> tuple[int, int, tuple, tuple] | None:
-        """The numbers of the message at ``buf[pos : pos + size]`` (see the class)."""
-        if self.fixed.unpack_from(buf, pos) != self.fixed_bytes:
-            return None
-        values = self.numbers.unpack_from(buf, pos)
-        if values and min(values) < 0:
-            return None
-        i_body, i_length, nodes, buffers = self.slots
-        return values[i_body], values[i_length], values[nodes], values[buffers]
 
 
 def record_batch_shape(buf: Any) -> RecordBatchShape | None:

@@ -136,8 +136,10 @@ class RecordBatchStreamReader:
         return batch
 
     def __iter__(self) -> Iterator[Any]:
+        decoder = self._decoder
         while True:
-            batch = self._pull(self._decoder.next_batch)
+            yield from decoder.steady_batches()  # batch after batch of one shape, fast
+            batch = self._pull(decoder.next_batch)
             if batch is END:
                 return
             yield batch

@@ -19,25 +19,32 @@ would refuse.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import types as t
+from ..array.base import unchecked_new_source
 from ..batch import RecordBatch
 from . import metadata as md
 from .body import PlanNode
 
 _PREFIX = struct.Struct("<ii").unpack_from
 _OFFSET_READERS = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
-_new = object.__new__
+# schemas up to this many columns get generated straight-line code, wider ones a loop
+COMPILE_MAX_COLUMNS = 256
 
 
 class SteadyBatches:
-    """Reads RecordBatch messages of one known shape (see the module docstring)."""
+    """Reads RecordBatch messages of one known shape (see the module docstring).
 
-    __slots__ = ("columns", "head", "max_body", "max_unbacked", "prefix", "schema", "shape")
+    ``take(chunk)`` returns the batch at the start of ``chunk`` and the bytes its message
+    spans, or None.  It is one function made for the plan: generated straight-line code
+    for schemas of up to :data:`COMPILE_MAX_COLUMNS` columns, a loop over the plan beyond.
+    """
+
+    __slots__ = ("take",)
 
     def __init__(
         self,
@@ -48,18 +55,10 @@ class SteadyBatches:
         max_body_size: int,
         max_unbacked_rows: int,
     ) -> None:
-        self.shape = shape
-        self.schema = schema
-        self.prefix = (-1, shape.size)
-        self.head = 8 + shape.size
-        self.max_body = max_body_size
-        self.max_unbacked = max_unbacked_rows
-        cols = []
-        for node in plan:
-            per, extra, div, _ = node.sizes[1]
-            reader = _OFFSET_READERS[per] if node.nbuf == 3 else None
-            cols.append((node.array_class, node.dtype, node.nbuf == 3, per, extra, div, reader))
-        self.columns = tuple(cols)
+        make = _take_compiled if len(plan) <= COMPILE_MAX_COLUMNS else _take_loop
+        self.take: Callable[[memoryview], tuple[RecordBatch, int] | None] = make(
+            shape, plan, schema, max_body_size, max_unbacked_rows
+        )
 
     @classmethod
     def build(
@@ -94,24 +93,56 @@ class SteadyBatches:
             max_unbacked_rows=max_unbacked_rows,
         )
 
-    def take(self, chunk: memoryview) -> tuple[RecordBatch, int] | None:
-        """The batch at the start of ``chunk`` and the bytes it spans, or None."""
-        head = self.head
+
+# -- the two makers of ``take`` --------------------------------------------------------
+#
+# Both read the numbers of a message whose prefix and fixed bytes match the shape (all
+# >= 0, counts fixed by the shape) and return None at the first thing the general path
+# would refuse: a body beyond the chunk or the limits, a batch length beyond what the body
+# can back, a column length other than the batch's, a null count above it, a buffer outside
+# the body, a buffer too small for the length, offsets of a binary column that do not
+# start at >= 0 and end inside its data.
+
+
+def _take_loop(
+    shape: md.RecordBatchShape,
+    plan: Sequence[PlanNode],
+    schema: t.Schema,
+    max_body: int,
+    max_unbacked: int,
+) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
+    """``take`` as a loop over the plan (wide schemas; the readable twin of the other)."""
+    fixed, fixed_bytes, numbers = shape.fixed.unpack_from, shape.fixed_bytes, shape.numbers
+    i_body, i_length, node_slice, buffer_slice = shape.slots
+    head = 8 + shape.size
+    prefix = (-1, shape.size)
+    cols = []
+    for node in plan:
+        per, extra, div, _ = node.sizes[1]
+        reader = _OFFSET_READERS[per] if node.nbuf == 3 else None
+        cols.append((node.array_class, node.dtype, node.nbuf == 3, per, extra, div, reader))
+    columns = tuple(cols)
+    unpack = numbers.unpack_from
+
+    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
         size = len(chunk)
-        if size < head or _PREFIX(chunk, 0) != self.prefix:
+        if size < head or _PREFIX(chunk, 0) != prefix or fixed(chunk, 8) != fixed_bytes:
             return None
-        numbers = self.shape.match(chunk, 8)
-        if numbers is None:
+        values = unpack(chunk, 8)
+        if min(values) < 0:
             return None
-        body_len, length, nodes, specs = numbers
+        body_len = values[i_body]
+        length = values[i_length]
         end = head + body_len
-        if size < end or body_len > self.max_body or length > 8 * body_len + self.max_unbacked:
+        if size < end or body_len > max_body or length > 8 * body_len + max_unbacked:
             return None
+        nodes = values[node_slice]
+        specs = values[buffer_slice]
         body = np.frombuffer(chunk, np.uint8, body_len, head)
-        cols = []
-        append = cols.append
+        out = []
+        append = out.append
         i = j = 0
-        for cls, dtype, binary, per, extra, div, read in self.columns:
+        for cls, dtype, binary, per, extra, div, read in columns:
             n = nodes[i]
             z = nodes[i + 1]
             i += 2
@@ -147,4 +178,110 @@ class SteadyBatches:
                 j += 4
                 bufs = (body[o0 : o0 + n0] if z else None, body[o1 : o1 + n1])
             append(cls(dtype, n, bufs, (), z, 0, None))
-        return RecordBatch._trusted(self.schema, cols, length), end
+        return RecordBatch._trusted(schema, out, length), end
+
+    return take
+
+
+def _take_compiled(
+    shape: md.RecordBatchShape,
+    plan: Sequence[PlanNode],
+    schema: t.Schema,
+    max_body: int,
+    max_unbacked: int,
+) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
+    """``take`` as straight-line code generated for this plan and shape.
+
+    The same checks as :func:`_take_loop`, unrolled: one tuple unpack of the numbers into
+    named locals, one condition per kind of check, one tuple display of the arrays.  The
+    generated text holds only local names and ints (positions, limits, the layout's size
+    rules); classes, types, readers and the fixed bytes are passed in by name, never as
+    text.
+    """
+    i_body, i_length, node_slice, buffer_slice = shape.slots
+    head = 8 + shape.size
+    # the message prefix (continuation marker and metadata size) joins the fixed bytes
+    fixed = struct.Struct("<8s" + shape.fixed.format[1:])
+    names: dict[str, Any] = {
+        "_fixed": fixed.unpack_from,
+        "FIXED": (struct.pack("<ii", -1, shape.size), *shape.fixed_bytes),
+        "_numbers": shape.numbers.unpack_from,
+        "_frombuffer": np.frombuffer,
+        "_u8": np.uint8,
+        "_batch": RecordBatch._trusted,
+        "_object_new": object.__new__,
+        "SCHEMA": schema,
+        "_r4": _OFFSET_READERS[4],
+        "_r8": _OFFSET_READERS[8],
+    }
+    count = 2 + (node_slice.stop - node_slice.start) + (buffer_slice.stop - buffer_slice.start)
+    targets = [""] * count  # local names of the numbers, in their byte order
+    targets[i_body] = "body_len"
+    targets[i_length] = "length"
+    same_length, bounds, sizes, offsets, arrays = [], [], [], [], []
+    needs: dict[tuple[int, int, int], str] = {}
+    j = 0
+    for k, node in enumerate(plan):
+        n, z = f"n{k}", f"z{k}"
+        targets[node_slice.start + 2 * k] = n
+        targets[node_slice.start + 2 * k + 1] = z
+        same_length.append(f"{n} != length or {z} > length")
+        o = [f"o{j + m}" for m in range(node.nbuf)]
+        ln = [f"l{j + m}" for m in range(node.nbuf)]
+        for m, (a, b) in enumerate(zip(o, ln)):
+            targets[buffer_slice.start + 2 * (j + m)] = a
+            targets[buffer_slice.start + 2 * (j + m) + 1] = b
+            bounds.append(f"{a} + {b} > body_len")
+        # the bytes the values (or offsets) buffer needs: one local per distinct rule
+        rule = node.sizes[1][:3]
+        per = rule[0]
+        need = needs.setdefault(rule, f"w{len(needs)}")
+        sizes.append(f"{ln[1]} < {need} or ({z} and {ln[0]} < v)")
+        views = [f"body[{o[0]} : {o[0]} + {ln[0]}] if {z} else None"]
+        views += [f"body[{a} : {a} + {b}]" for a, b in zip(o[1:], ln[1:])]
+        if node.nbuf == 3:
+            offsets.append(
+                f"    f = _r{per}(chunk, {head} + {o[1]})[0]\n"
+                f"    g = _r{per}(chunk, {head} + {o[1]} + length * {per})[0]\n"
+                f"    if f < 0 or g < f or g > {ln[2]}:\n"
+                "      return None\n"
+            )
+        names[f"C{k}"] = node.array_class
+        names[f"D{k}"] = node.dtype
+        arrays.append(
+            unchecked_new_source(f"a{k}", f"C{k}", f"D{k}", "length", f"({', '.join(views)},)", z)
+        )
+        j += node.nbuf
+    columns = ", ".join(f"a{k}" for k in range(len(plan)))
+    src = (
+        "def take(chunk):\n"
+        "  size = len(chunk)\n"
+        f"  if size < {head} or _fixed(chunk, 0) != FIXED:\n"
+        "    return None\n"
+        "  values = _numbers(chunk, 8)\n"
+        "  if min(values) < 0:\n"
+        "    return None\n"
+        f"  ({', '.join(targets)},) = values\n"
+        f"  end = {head} + body_len\n"
+        f"  if size < end or body_len > {int(max_body)} "
+        f"or length > 8 * body_len + {int(max_unbacked)}:\n"
+        "    return None\n"
+        f"  if {' or '.join(same_length)}:\n"
+        "    return None\n"
+        f"  if {' or '.join(bounds)}:\n"
+        "    return None\n"
+        "  if length:\n"
+        "    v = (length + 7) >> 3\n"
+        + "".join(
+            f"    {name} = (length + {extra}) * {per} // {div}\n"
+            for (per, extra, div), name in needs.items()
+        )
+        + f"    if {' or '.join(sizes)}:\n"
+        "      return None\n"
+        + "".join(offsets)
+        + f"  body = _frombuffer(chunk, _u8, body_len, {head})\n"
+        + "".join(f"  {line}\n" for text in arrays for line in text.splitlines())
+        + f"  return _batch(SCHEMA, ({columns},), length), end\n"
+    )
+    exec(compile(src, "<quiver.ipc.steady take>", "exec"), names)
+    return names["take"]

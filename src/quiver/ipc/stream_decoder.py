@@ -24,7 +24,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,17 +249,8 @@ class StreamDecoder:
 
     def next_batch(self) -> Any:
         """The next RecordBatch, ``NEED_DATA`` or ``END``."""
-        steady = self._steady
-        if steady is not None:
-            first = self._messages.first_chunk()
-            if first is not None:
-                got = steady.take(first)
-                if got is not None:
-                    self._messages.skip_message(got[1])
-                    self.num_messages += 1
-                    self.num_record_batches += 1
-                    self.custom_metadata = None
-                    return got[0]
+        for batch in self.steady_batches():
+            return batch
         while True:
             raw = self._messages.next_message()
             if raw is NEED_DATA:
@@ -271,6 +262,17 @@ class StreamDecoder:
             batch = self._handle(raw)
             if batch is not None:
                 return batch
+
+    def steady_batches(self) -> Iterator[Any]:
+        """The record batches the steady-state fast path reads from the bytes already fed
+        (none until it is set up; it stops at the first message it does not take)."""
+        if self._steady is None:
+            return
+        for batch in self._messages.whole_messages(self._steady.take):
+            self.num_messages += 1
+            self.num_record_batches += 1
+            self.custom_metadata = None
+            yield batch
 
     def _handle(self, raw: RawMessage) -> Any:
         self.num_messages += 1
