@@ -13,13 +13,17 @@ import quiver.ipc as ipc
 from quiver import errors as E
 from quiver.array.base import array_class_for, unchecked_new_source
 from quiver.ipc import steady, stream_decoder
-from quiver.ipc.steady import SteadyBatches
+from quiver.ipc.decoder import MessageDecoder
 
 
 @pytest.fixture(autouse=True, params=["compiled", "loop"])
 def take_variant(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test runs with the generated ``take`` and with the loop over the plan."""
-    monkeypatch.setattr(steady, "COMPILE_MAX_COLUMNS", 256 if request.param == "compiled" else 0)
+    """Every test runs with the generated ``take`` (from the first batch on) and with the
+    loop over the plan."""
+    if request.param == "compiled":
+        monkeypatch.setattr(steady, "COMPILE_AFTER", 1)
+    else:
+        monkeypatch.setattr(steady, "COMPILE_MAX_COLUMNS", 0)
     return request.param
 
 
@@ -56,26 +60,18 @@ def _leaf_batches(n: int = 6) -> list[pa.RecordBatch]:
 
 
 class _Spy:
-    """Counts the fast path's hits."""
+    """Counts the batches the fast path gives."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.hits = 0
-        build = SteadyBatches.build.__func__  # type: ignore[attr-defined]
+        whole = MessageDecoder.whole_messages
 
-        def counting_build(cls: type, *args, **kwargs):
-            steady = build(cls, *args, **kwargs)
-            if steady is not None:
-                take = steady.take
+        def counting(decoder: MessageDecoder, reader):
+            for item in whole(decoder, reader):
+                self.hits += 1
+                yield item
 
-                def counting(chunk: memoryview):
-                    got = take(chunk)
-                    self.hits += got is not None
-                    return got
-
-                steady.take = counting
-            return steady
-
-        monkeypatch.setattr(SteadyBatches, "build", classmethod(counting_build))
+        monkeypatch.setattr(MessageDecoder, "whole_messages", counting)
 
 
 def _outcome(data: bytes, **kwargs) -> object:
@@ -269,3 +265,29 @@ def test_array_classes_keep_the_slots_unchecked_new_source_sets() -> None:
         for klass in cls.__mro__[: cls.__mro__.index(Array)]:
             assert "__init__" not in vars(klass), klass
             assert vars(klass).get("__slots__", ()) == (), klass
+
+
+def test_the_loop_becomes_compiled_code_and_the_code_is_reused(
+    monkeypatch: pytest.MonkeyPatch, take_variant: str
+) -> None:
+    if take_variant != "compiled":
+        pytest.skip("about the generated code")
+    monkeypatch.setattr(steady, "COMPILE_AFTER", 3)
+    monkeypatch.setattr(steady, "_code_cache", {})
+    batches = _leaf_batches(8)
+    data = _pa_stream(batches)
+
+    def takes(reader) -> str:
+        return reader._decoder._steady.take.__code__.co_filename
+
+    r = ipc.open_stream(data)
+    it = iter(r)
+    next(it), next(it)
+    assert takes(r) != "<quiver.ipc.steady take>"  # the loop (counting) so far
+    rest = list(it)
+    assert takes(r) == "<quiver.ipc.steady take>"
+    assert len(steady._code_cache) == 1
+    assert [b.to_pylist() for b in rest] == [b.to_pylist() for b in batches[2:]]
+    again = ipc.open_stream(data)
+    next(iter(again)), next(iter(again))
+    assert takes(again) == "<quiver.ipc.steady take>"  # cached: compiled at once

@@ -156,14 +156,15 @@ class MessageDecoder:
 
     # -- the steady-state fast path (quiver.ipc.steady) ------------------------------------
 
-    def whole_messages(self, take: Any) -> Iterator[Any]:
-        """Yield ``take(chunk)[0]`` for each message lying whole at the start of the first
-        chunk, for as long as ``take`` accepts one (returns ``(item, message bytes)``
-        rather than None); used by the steady-state fast path (quiver.ipc.steady)."""
+    def whole_messages(self, reader: Any) -> Iterator[Any]:
+        """Yield ``reader.take(chunk)[0]`` for each message lying whole at the start of
+        the first chunk, for as long as ``take`` accepts one (returns ``(item, message
+        bytes)`` rather than None); used by the steady-state fast path (quiver.ipc.steady),
+        whose ``take`` may change from one message to the next."""
         chunks = self._chunks
         while self._state == _PREFIX and chunks:
             first = chunks[0]
-            got = take(first)
+            got = reader.take(first)
             if got is None:
                 return
             item, n = got

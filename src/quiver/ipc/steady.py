@@ -32,16 +32,22 @@ from .body import PlanNode
 
 _PREFIX = struct.Struct("<ii").unpack_from
 _OFFSET_READERS = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
-# schemas up to this many columns get generated straight-line code, wider ones a loop
-COMPILE_MAX_COLUMNS = 256
+# schemas up to this many columns get generated straight-line code once the loop has
+# taken COMPILE_AFTER batches (compiling costs about 0.1-0.2 ms per column, so short
+# streams never pay it); a schema layout compiled before is reused at once
+COMPILE_MAX_COLUMNS = 64
+COMPILE_AFTER = 64
+_CODE_CACHE_SIZE = 32
+_code_cache: dict[tuple, Any] = {}
 
 
 class SteadyBatches:
     """Reads RecordBatch messages of one known shape (see the module docstring).
 
     ``take(chunk)`` returns the batch at the start of ``chunk`` and the bytes its message
-    spans, or None.  It is one function made for the plan: generated straight-line code
-    for schemas of up to :data:`COMPILE_MAX_COLUMNS` columns, a loop over the plan beyond.
+    spans, or None.  It starts as a loop over the plan; for schemas of up to
+    :data:`COMPILE_MAX_COLUMNS` columns it becomes generated straight-line code after
+    :data:`COMPILE_AFTER` batches, or at once when code for the same layout is cached.
     """
 
     __slots__ = ("take",)
@@ -55,10 +61,26 @@ class SteadyBatches:
         max_body_size: int,
         max_unbacked_rows: int,
     ) -> None:
-        make = _take_compiled if len(plan) <= COMPILE_MAX_COLUMNS else _take_loop
-        self.take: Callable[[memoryview], tuple[RecordBatch, int] | None] = make(
-            shape, plan, schema, max_body_size, max_unbacked_rows
-        )
+        args = (shape, plan, schema, max_body_size, max_unbacked_rows)
+        self.take: Callable[[memoryview], tuple[RecordBatch, int] | None]
+        if len(plan) > COMPILE_MAX_COLUMNS:
+            self.take = _take_loop(*args)
+            return
+        key = _code_key(*args)
+        if key in _code_cache:
+            self.take = _take_compiled(*args, key=key)
+            return
+        loop = _take_loop(*args)
+        count = 0
+
+        def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
+            nonlocal count
+            count += 1
+            if count == COMPILE_AFTER:  # later calls go to the compiled take directly
+                self.take = _take_compiled(*args, key=key)
+            return loop(chunk)
+
+        self.take = take
 
     @classmethod
     def build(
@@ -183,23 +205,47 @@ def _take_loop(
     return take
 
 
+def _code_key(
+    shape: md.RecordBatchShape,
+    plan: Sequence[PlanNode],
+    schema: t.Schema,
+    max_body: int,
+    max_unbacked: int,
+) -> tuple:
+    """Everything the generated text of :func:`_take_compiled` depends on (the classes,
+    types and fixed bytes it uses are passed by name, so they are not part of it)."""
+    return (
+        shape.size,
+        shape.fixed.format,
+        shape.numbers.format,
+        shape.slots[:2],
+        (shape.slots[2].start, shape.slots[3].start),
+        tuple((node.nbuf, node.sizes[1][:3]) for node in plan),
+        max_body,
+        max_unbacked,
+    )
+
+
 def _take_compiled(
     shape: md.RecordBatchShape,
     plan: Sequence[PlanNode],
     schema: t.Schema,
     max_body: int,
     max_unbacked: int,
+    *,
+    key: tuple,
 ) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
-    """``take`` as straight-line code generated for this plan and shape.
-
-    The same checks as :func:`_take_loop`, unrolled: one tuple unpack of the numbers into
-    named locals, one condition per kind of check, one tuple display of the arrays.  The
-    generated text holds only local names and ints (positions, limits, the layout's size
-    rules); classes, types, readers and the fixed bytes are passed in by name, never as
-    text.
-    """
-    i_body, i_length, node_slice, buffer_slice = shape.slots
-    head = 8 + shape.size
+    """``take`` as straight-line code generated for this plan and shape (see
+    :func:`_source`), compiled once per :func:`_code_key` and bound to this plan's
+    classes, types and fixed bytes."""
+    code = _code_cache.get(key)
+    if code is None:
+        code = compile(
+            _source(shape, plan, max_body, max_unbacked), "<quiver.ipc.steady take>", "exec"
+        )
+        if len(_code_cache) >= _CODE_CACHE_SIZE:
+            del _code_cache[next(iter(_code_cache))]  # the oldest
+        _code_cache[key] = code
     # the message prefix (continuation marker and metadata size) joins the fixed bytes
     fixed = struct.Struct("<8s" + shape.fixed.format[1:])
     names: dict[str, Any] = {
@@ -214,6 +260,26 @@ def _take_compiled(
         "_r4": _OFFSET_READERS[4],
         "_r8": _OFFSET_READERS[8],
     }
+    for k, node in enumerate(plan):
+        names[f"C{k}"] = node.array_class
+        names[f"D{k}"] = node.dtype
+    exec(code, names)
+    return names["take"]
+
+
+def _source(
+    shape: md.RecordBatchShape, plan: Sequence[PlanNode], max_body: int, max_unbacked: int
+) -> str:
+    """The text of the generated ``take``.
+
+    The same checks as :func:`_take_loop`, unrolled: one tuple unpack of the numbers into
+    named locals, one condition per kind of check, the arrays built without a call frame
+    each.  The text holds only local names and ints (positions, limits, the layout's size
+    rules); classes (``C0``...), types (``D0``...), readers and the fixed bytes are names
+    bound by :func:`_take_compiled`, never text.
+    """
+    i_body, i_length, node_slice, buffer_slice = shape.slots
+    head = 8 + shape.size
     count = 2 + (node_slice.stop - node_slice.start) + (buffer_slice.stop - buffer_slice.start)
     targets = [""] * count  # local names of the numbers, in their byte order
     targets[i_body] = "body_len"
@@ -246,14 +312,12 @@ def _take_compiled(
                 f"    if f < 0 or g < f or g > {ln[2]}:\n"
                 "      return None\n"
             )
-        names[f"C{k}"] = node.array_class
-        names[f"D{k}"] = node.dtype
         arrays.append(
             unchecked_new_source(f"a{k}", f"C{k}", f"D{k}", "length", f"({', '.join(views)},)", z)
         )
         j += node.nbuf
     columns = ", ".join(f"a{k}" for k in range(len(plan)))
-    src = (
+    return (
         "def take(chunk):\n"
         "  size = len(chunk)\n"
         f"  if size < {head} or _fixed(chunk, 0) != FIXED:\n"
@@ -283,5 +347,3 @@ def _take_compiled(
         + "".join(f"  {line}\n" for text in arrays for line in text.splitlines())
         + f"  return _batch(SCHEMA, ({columns},), length), end\n"
     )
-    exec(compile(src, "<quiver.ipc.steady take>", "exec"), names)
-    return names["take"]

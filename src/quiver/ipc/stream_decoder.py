@@ -268,7 +268,7 @@ class StreamDecoder:
         (none until it is set up; it stops at the first message it does not take)."""
         if self._steady is None:
             return
-        for batch in self._messages.whole_messages(self._steady.take):
+        for batch in self._messages.whole_messages(self._steady):
             self.num_messages += 1
             self.num_record_batches += 1
             self.custom_metadata = None
