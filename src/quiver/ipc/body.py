@@ -126,7 +126,7 @@ class PlanNode:
         self.array_class = array_class_for(dtype)
         # per buffer: (kind, bytes per slot, extra slot) so that the bytes a buffer needs
         # for n values are (n * per_slot + extra) // divisor, precomputed from the layout
-        self.sizes = tuple(_size_rule(spec, lay) for spec in lay.buffers)
+        self.sizes = _size_rules(lay)
         self.dictionary_id: int | None = None
         self.children: list[PlanNode] = []
         if isinstance(storage, t.DictionaryType):
@@ -150,6 +150,21 @@ class PlanNode:
             and not self.unbacked
             and self.rule == "none"
         )
+
+
+_SIZE_RULES: dict[int, tuple[Layout, tuple]] = {}
+
+
+def _size_rules(lay: Layout) -> tuple[tuple[int, int, int, bool], ...]:
+    """:func:`_size_rule` of each buffer of ``lay``, computed once per layout object
+    (layout_of keeps one object per type, so a compiled plan reuses them)."""
+    hit = _SIZE_RULES.get(id(lay))
+    if hit is not None and hit[0] is lay:
+        return hit[1]
+    rules = tuple(_size_rule(spec, lay) for spec in lay.buffers)
+    if len(_SIZE_RULES) < 4096:
+        _SIZE_RULES[id(lay)] = (lay, rules)  # the layout kept alive: its id stays its own
+    return rules
 
 
 def _size_rule(spec: BufferSpec, lay: Layout) -> tuple[int, int, int, bool]:
