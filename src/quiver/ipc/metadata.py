@@ -343,7 +343,10 @@ def _int_type(tbl: Table, what: str) -> DataType:
     width = tbl.get(0, I32, 0)
     if width not in (8, 16, 32, 64):
         raise tbl.reader.error(f"expected {what} bitWidth 8/16/32/64, found {width}", tbl.pos)
-    return t.IntegerType(width, tbl.get(1, BOOL, False))
+    return _INTEGER_TYPES[width, bool(tbl.get(1, BOOL, False))]
+
+
+_INTEGER_TYPES = {(w, s): t.IntegerType(w, s) for w in (8, 16, 32, 64) for s in (False, True)}
 
 
 def _need_children(children: tuple[Field, ...], n: int, name: str, tbl: Table) -> None:
@@ -517,6 +520,8 @@ class _SchemaDecoder:
                 offset=tbl.reader.base_offset + tbl.pos,
                 field_path=names or None,
             )
+        if not n:
+            return ()
         return tuple(self.field(ft, (*path, k), names) for k, ft in enumerate(tbl.tables(i)))
 
     def field(self, ft: Table, path: tuple[int, ...], parent: str) -> Field:
@@ -527,15 +532,17 @@ class _SchemaDecoder:
         try:
             nullable = ft.get(1, BOOL, False)
             code = ft.get(2, U8, 0)
-            children = self.fields(ft, 5, path, names) if ft.has(5) else ()
-            metadata = _key_values(ft, 6, self.limits) if ft.has(6) else None
+            present = ft.offsets  # vtable entries: 0 for an absent field
+            count = len(present)
+            children = self.fields(ft, 5, path, names) if count > 5 and present[5] else ()
+            metadata = _key_values(ft, 6, self.limits) if count > 6 and present[6] else None
             leaf = _LEAF_TYPES.get(code)
             if leaf is not None and not children and ft.ref(3):
                 # parameterless types: their (empty) table need not be read
                 typ = leaf
             else:
                 typ = _decode_type(code, ft.table(3) if code else None, children, ft)
-            if ft.has(4):
+            if count > 4 and present[4]:
                 de = ft.table(4)
                 if de is not None:
                     typ = self.dictionary(de, typ, path)
