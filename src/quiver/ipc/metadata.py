@@ -1147,6 +1147,9 @@ _BLOCK_DTYPE = np.dtype(
 )
 
 
+_FEW_BLOCKS = 32  # up to this many Blocks, struct beats numpy's per-call cost
+
+
 def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
     arr = tbl.struct_array(i, _BLOCK_DTYPE)
     if arr is None or not len(arr):
@@ -1156,6 +1159,12 @@ def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
             f"expected at most {limits.max_blocks} Blocks, found {len(arr)}",
             offset=tbl.reader.base_offset + tbl.pos,
         )
+    if len(arr) <= _FEW_BLOCKS:
+        vals = _block_structs(len(arr)).unpack(arr.tobytes())
+        if min(vals) >= 0:
+            return tuple(
+                _block(vals[k], vals[k + 1], vals[k + 2]) for k in range(0, len(vals), 3)
+            )
     offsets = arr["offset"]
     meta = arr["meta_data_length"]
     body = arr["body_length"]
@@ -1167,6 +1176,16 @@ def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
             tbl.pos,
         )
     return tuple(map(_block, offsets.tolist(), meta.tolist(), body.tolist()))
+
+
+_BLOCK_STRUCTS: dict[int, struct.Struct] = {}
+
+
+def _block_structs(n: int) -> struct.Struct:
+    st = _BLOCK_STRUCTS.get(n)
+    if st is None:
+        st = _BLOCK_STRUCTS[n] = struct.Struct("<" + "qi4xq" * n)
+    return st
 
 
 _BLOCK_SLOTS = tuple(
