@@ -496,6 +496,23 @@ def _extension(
     return t.ExtensionType(ext_str, typ, serialized), (rest if len(rest) else None)
 
 
+_FIELD_SLOTS = tuple(getattr(Field, n).__set__ for n in ("name", "type", "nullable", "metadata"))
+
+
+def _new_field(
+    name: str, typ: DataType, nullable: bool, metadata: KeyValueMetadata | None
+) -> Field:
+    # the decoder's values already have the types Field.__post_init__ checks for; setting
+    # the slots directly skips the generic frozen __init__ (a schema of many fields)
+    s0, s1, s2, s3 = _FIELD_SLOTS
+    f = object.__new__(Field)
+    s0(f, name)
+    s1(f, typ)
+    s2(f, bool(nullable))
+    s3(f, metadata)
+    return f
+
+
 class _SchemaDecoder:
     __slots__ = ("dictionary_ids", "limits", "nfields")
 
@@ -550,7 +567,7 @@ class _SchemaDecoder:
             # whose storage is the dictionary type
             if metadata is not None and metadata.get(EXTENSION_NAME_KEY) is not None:
                 typ, metadata = _extension(typ, metadata, ft)
-            return Field(name, typ, nullable, metadata)
+            return _new_field(name, typ, nullable, metadata)
         except ArrowError as exc:
             raise exc.locate(field_path=names or "<unnamed>") from None
 
