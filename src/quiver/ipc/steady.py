@@ -19,6 +19,7 @@ would refuse.
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ COMPILE_MAX_COLUMNS = 64
 COMPILE_AFTER = 64
 _CODE_CACHE_SIZE = 32
 _code_cache: dict[tuple, Any] = {}
+_code_cache_lock = threading.Lock()
 
 
 class SteadyBatches:
@@ -243,9 +245,10 @@ def _take_compiled(
         code = compile(
             _source(shape, plan, max_body, max_unbacked), "<quiver.ipc.steady take>", "exec"
         )
-        if len(_code_cache) >= _CODE_CACHE_SIZE:
-            del _code_cache[next(iter(_code_cache))]  # the oldest
-        _code_cache[key] = code
+        with _code_cache_lock:  # readers on several threads may compile at once
+            while len(_code_cache) >= _CODE_CACHE_SIZE:
+                del _code_cache[next(iter(_code_cache))]  # the oldest
+            _code_cache[key] = code
     # the message prefix (continuation marker and metadata size) joins the fixed bytes
     fixed = struct.Struct("<8s" + shape.fixed.format[1:])
     names: dict[str, Any] = {
