@@ -12,7 +12,7 @@ import quiver as qv
 import quiver.ipc as ipc
 from quiver import errors as E
 from quiver.array.base import array_class_for, unchecked_new_source
-from quiver.ipc import steady, stream_decoder
+from quiver.ipc import steady
 from quiver.ipc.decoder import MessageDecoder
 
 
@@ -85,7 +85,7 @@ def _outcome(data: bytes, **kwargs) -> object:
 
 def _general(data: bytes, monkeypatch: pytest.MonkeyPatch, **kwargs) -> object:
     with monkeypatch.context() as m:
-        m.setattr(stream_decoder, "_STEADY_TRIES", 0)
+        m.setattr(steady, "STEADY_TRIES", 0)
         return _outcome(data, **kwargs)
 
 
@@ -291,3 +291,62 @@ def test_the_loop_becomes_compiled_code_and_the_code_is_reused(
     again = ipc.open_stream(data)
     next(iter(again)), next(iter(again))
     assert takes(again) == "<quiver.ipc.steady take>"  # cached: compiled at once
+
+
+def _file_outcome(data: bytes, **kwargs) -> object:
+    try:
+        with ipc.open_file(data, **kwargs) as r:
+            return [(r.get_batch(i).to_pylist(), r.schema) for i in range(r.num_record_batches)]
+    except E.ArrowError as exc:
+        return (type(exc), str(exc), exc.offset, exc.message_index, exc.field_path)
+
+
+def _pa_file(batches: list[pa.RecordBatch]) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pipc.new_file(sink, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    return sink.getvalue().to_pybytes()
+
+
+def test_file_reader_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from quiver.ipc.stream_decoder import BatchLoader
+
+    batches = _leaf_batches()
+    data = _pa_file(batches)
+    general = BatchLoader.record_batch
+    loads = []
+
+    def counting(loader, raw):
+        loads.append(raw.index)
+        return general(loader, raw)
+
+    monkeypatch.setattr(BatchLoader, "record_batch", counting)
+    fast = _file_outcome(data)
+    assert loads == [0]  # only the first batch went the general way
+    assert [rows for rows, _ in fast] == [b.to_pylist() for b in batches]
+    with monkeypatch.context() as m:
+        m.setattr(steady, "STEADY_TRIES", 0)
+        assert _file_outcome(data) == fast
+    assert len(loads) == 1 + len(batches)
+
+
+def test_every_corruption_of_a_later_file_block_reads_as_the_general_path_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    batches = [
+        pa.record_batch({"i": pa.array([1, None, 3], pa.int32()), "s": pa.array(["a", "bc", None])})
+    ] * 4
+    data = _pa_file(batches)
+    blocks = ipc.open_file(data).footer.record_batches
+    start = blocks[3].offset
+    end = start + blocks[3].meta_data_length + blocks[3].body_length
+    for pos in range(start, end):
+        for flip in (0x01, 0x80, 0xFF):
+            bad = bytearray(data)
+            bad[pos] ^= flip
+            bad = bytes(bad)
+            fast = _file_outcome(bad)
+            with monkeypatch.context() as m:
+                m.setattr(steady, "STEADY_TRIES", 0)
+                assert fast == _file_outcome(bad), (pos - start, flip)

@@ -24,8 +24,10 @@ from .. import errors as E
 from .. import types as t
 from ..batch import Table
 from . import metadata as md
+from . import steady
 from .decoder import END, NEED_DATA, RawMessage
 from .framing import FILE_TRAILER_SIZE, MAGIC
+from .steady import SteadyBatches
 from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
@@ -292,6 +294,8 @@ class RecordBatchFileReader:
         self._footer = footer
         self._data_end = footer_start
         self._loader = BatchLoader(footer.schema, self.options, file_format=True)
+        self._steady: SteadyBatches | None = None
+        self._steady_tries = steady.STEADY_TRIES
         self._next_index = 0
         for i, block in enumerate(footer.dictionaries):
             raw = self._raw(block, i, "dictionary")
@@ -303,10 +307,11 @@ class RecordBatchFileReader:
                 )
             self._loader.dictionary(raw)
 
-    def _raw(self, block: md.Block, index: int, what: str) -> RawMessage:
+    def _block_bytes(self, block: md.Block, index: int, what: str) -> memoryview:
+        """The bytes of one block (checked to lie inside the file data): a view of a
+        buffer or map, a copy from a file."""
         start = block.offset
-        meta_end = start + block.meta_data_length
-        body_end = meta_end + block.body_length
+        body_end = start + block.meta_data_length + block.body_length
         if (
             start < 8
             or block.meta_data_length < 8
@@ -319,8 +324,16 @@ class RecordBatchFileReader:
                 f"bodyLength {block.body_length}",
                 offset=start,
             )
-        # one read of the whole block: a view of a buffer or map, a copy from a file
-        buf = self._src.read(start, body_end - start)
+        return self._src.read(start, body_end - start)
+
+    def _raw(
+        self, block: md.Block, index: int, what: str, buf: memoryview | None = None
+    ) -> RawMessage:
+        """One block's message, decoded (``buf``: its bytes when already read)."""
+        if buf is None:
+            buf = self._block_bytes(block, index, what)
+        start = block.offset
+        meta_end = start + block.meta_data_length
         (first,) = _I32.unpack_from(buf, 0)
         meta_start = start + 8 if first == -1 else start + 4
         (length,) = _I32.unpack_from(buf, meta_start - 4 - start)
@@ -385,14 +398,27 @@ class RecordBatchFileReader:
         if not isinstance(i, int) or not -n <= i < n:
             raise E.ArrowIndexError(f"expected a batch index below {n}, found {i!r}")
         i = i + n if i < 0 else i
-        raw = self._raw(self._footer.record_batches[i], i, "record batch")
+        block = self._footer.record_batches[i]
+        buf = None
+        steady = self._steady
+        if steady is not None and block.meta_data_length == steady.head:
+            # a block shaped like the batches before it: the stream reader's fast path
+            buf = self._block_bytes(block, i, "record batch")
+            got = steady.take(buf)
+            if got is not None:
+                return got[0], None
+        raw = self._raw(block, i, "record batch", buf)
         if not isinstance(raw.message.header, md.RecordBatch):
             raise E.FormatError(
                 f"expected a RecordBatch message at record batch block {i}, "
                 f"found {type(raw.message.header).__name__}",
                 offset=raw.offset,
             )
-        return self._loader.record_batch(raw), raw.message.custom_metadata
+        batch = self._loader.record_batch(raw)
+        if self._steady_tries:
+            self._steady_tries -= 1
+            self._steady = self._loader.steady(raw) or self._steady
+        return batch, raw.message.custom_metadata
 
     def __iter__(self) -> Iterator[Any]:
         for i in range(self.num_record_batches):

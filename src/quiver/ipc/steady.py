@@ -37,6 +37,8 @@ _OFFSET_READERS = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").un
 # taken COMPILE_AFTER batches (compiling costs about 0.1-0.2 ms per column, so short
 # streams never pay it); a schema layout compiled before is reused at once
 COMPILE_MAX_COLUMNS = 64
+# record batches a reader reads the general way that may set up the fast path
+STEADY_TRIES = 4
 COMPILE_AFTER = 64
 _CODE_CACHE_SIZE = 32
 _code_cache: dict[tuple, Any] = {}
@@ -52,7 +54,7 @@ class SteadyBatches:
     :data:`COMPILE_AFTER` batches, or at once when code for the same layout is cached.
     """
 
-    __slots__ = ("take",)
+    __slots__ = ("head", "take")
 
     def __init__(
         self,
@@ -63,6 +65,7 @@ class SteadyBatches:
         max_body_size: int,
         max_unbacked_rows: int,
     ) -> None:
+        self.head = 8 + shape.size  # prefix and metadata: where the body starts
         args = (shape, plan, schema, max_body_size, max_unbacked_rows)
         self.take: Callable[[memoryview], tuple[RecordBatch, int] | None]
         if len(plan) > COMPILE_MAX_COLUMNS:

@@ -33,13 +33,13 @@ from .. import types as t
 from ..array import Array
 from ..batch import RecordBatch
 from . import metadata as md
+from . import steady
 from .body import LoadContext, compile_plan, load_record_batch
 from .decoder import DEFAULT_LIMITS, END, NEED_DATA, IpcLimits, MessageDecoder, RawMessage
 from .dictionaries import DictionaryMemo
 from .steady import SteadyBatches
 
 VALIDATION_LEVELS = ("none", "structural", "full")
-_STEADY_TRIES = 4  # record batches read the general way that may set up the fast path
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +206,7 @@ class StreamDecoder:
         self.num_dictionary_batches = 0
         self.num_record_batches = 0
         self._steady: SteadyBatches | None = None
-        self._steady_tries = _STEADY_TRIES
+        self._steady_tries = steady.STEADY_TRIES
 
     def feed(self, data: Any) -> None:
         """Give the decoder more bytes."""
