@@ -18,8 +18,9 @@ import numpy as np
 
 from .. import errors as E
 from .. import types as t
+from ..batch import RecordBatch
 from . import metadata as md
-from .body import V4, V5, assemble, layout_body
+from .body import V4, V5, assemble, assemble_body, compile_write_plan, layout_body
 from .dictionaries import DictionaryWriter
 from .framing import EOS, FILE_HEADER, MAGIC, frame_message
 
@@ -128,16 +129,17 @@ class _Sink:
             self._f.write(data)
             self.position += len(data)
 
-    def write_message(self, framed: bytes, parts: list[Any], body_length: int) -> None:
-        """Write one whole message: small ones in a single call, large ones piece by piece
-        (the buffer views go to the sink as they are, never concatenated)."""
+    def write_message(self, parts: list[Any], body_length: int) -> None:
+        """Write one whole message, ``parts[0]`` the framed metadata and the rest its body:
+        small ones in a single call, large ones piece by piece (the buffer views go to the
+        sink as they are, never concatenated)."""
         if body_length < _SMALL_WRITE:
-            self._f.write(b"".join([framed, *parts]) if parts else framed)
+            self._f.write(b"".join(parts) if len(parts) > 1 else parts[0])
         else:
-            self._f.write(framed)
+            write = self._f.write
             for p in parts:
-                self._f.write(p)
-        self.position += len(framed) + body_length
+                write(p)
+        self.position += len(parts[0]) + body_length
 
     def close(self) -> None:
         if self._owns:
@@ -184,38 +186,72 @@ class _Writer:
         self._dict_blocks: list[md.Block] = []
         self._batch_blocks: list[md.Block] = []
         self._footer_metadata = t.KeyValueMetadata(metadata) if metadata else None
+        self._plan = compile_write_plan(schema)
+        self._last_template: md.RecordBatchTemplate | None = None
         if file_format:
             self._sink.write(FILE_HEADER)
         schema_msg = md.SchemaMessage(schema, self._dicts.ids, "little", ())
-        self._write_message(md.Message(self.version, schema_msg, 0, None), [], 0)
+        self._write_message(md.Message(self.version, schema_msg, 0, None), [None], 0)
 
     # -- message output --------------------------------------------------------------
 
     def _write_message(self, message: md.Message, parts: list[Any], body_length: int) -> md.Block:
+        """Frame and write ``message``; ``parts[0]`` is a placeholder for its metadata."""
         start = self._sink.position
         framed = frame_message(md.encode_message(message))
-        self._sink.write_message(framed, parts, body_length)
+        parts[0] = framed
+        self._sink.write_message(parts, body_length)
         return md.Block(start, len(framed), body_length)
 
-    def _record_batch_message(self, length: int, columns: list[Any]) -> tuple[Any, list[Any], int]:
-        flat = assemble(columns, self.version)
-        compressed = None
-        if self._codec is not None:
-            from .compression import compress_buffers
+    def _template(self, num_nodes: int, num_buffers: int) -> md.RecordBatchTemplate:
+        """The framed RecordBatch template for these counts (one per writer, usually)."""
+        tmpl = self._last_template
+        if tmpl is None or tmpl.num_nodes != num_nodes or tmpl.num_buffers != num_buffers:
+            base = md.record_batch_template(self.version, num_nodes, num_buffers)
+            # the flatbuffer is a multiple of 8 bytes, so the framing adds no padding after
+            # it and its prefix depends on the size only
+            framed = frame_message(bytes(base.size))
+            tmpl = self._last_template = base.with_prefix(framed[: len(framed) - base.size])
+        return tmpl
 
-            compressed = compress_buffers(
-                self._codec,
-                flat.buffers,
-                level=self.options.compression_level,
-                threads=self.options.use_threads,
+    def _record_batch_message(
+        self, length: int, columns: list[Any], plan: Any = None
+    ) -> tuple[md.RecordBatch, list[Any], int]:
+        """The RecordBatch header of ``columns``, the parts to write (``parts[0]`` a
+        placeholder for the framed metadata) and the body length."""
+        if self._codec is None:
+            if plan is None:
+                plan = ((0, 0),) * len(columns)  # the general walk for every column
+            nodes, specs, parts, body_length, variadic = assemble_body(
+                columns, plan, self.version
             )
+            header = md.RecordBatch(
+                length,
+                np.array(nodes, dtype="<i8").reshape(-1, 2),
+                np.array(specs, dtype="<i8").reshape(-1, 2),
+                None,
+                tuple(variadic),
+            )
+            return header, parts, body_length
+        from .compression import compress_buffers
+
+        flat = assemble(columns, self.version)
+        compressed = compress_buffers(
+            self._codec,
+            flat.buffers,
+            level=self.options.compression_level,
+            threads=self.options.use_threads,
+        )
         specs, parts, body_length = layout_body(flat.buffers, compressed)
         nodes = np.asarray(flat.nodes, dtype="<i8").reshape(-1, 2)
-        comp = md.BodyCompression(self._codec) if self._codec else None
         header = md.RecordBatch(
-            length, nodes, specs, comp, tuple(flat.variadic_buffer_counts)
+            length,
+            nodes,
+            specs,
+            md.BodyCompression(self._codec),
+            tuple(flat.variadic_buffer_counts),
         )
-        return header, parts, body_length
+        return header, [None, *parts], body_length
 
     # -- public API ------------------------------------------------------------------
 
@@ -223,11 +259,45 @@ class _Writer:
         """Write one RecordBatch (and the dictionary batches it needs first)."""
         if self._closed:
             raise E.ArrowInvalidArgument("expected an open writer, found it closed")
-        schema, columns = _columns_of(batch)
+        if type(batch) is RecordBatch:
+            # a quiver RecordBatch's columns have its schema's types, so the writer's
+            # compiled plan applies once the schemas agree
+            schema = batch.schema
+            columns = batch.columns
+            plan = self._plan
+        else:
+            schema, columns = _columns_of(batch)
+            plan = None
         if schema is not self.schema and not schema.equals(self.schema):
             raise E.ArrowInvalidArgument(
                 f"expected batches of the writer's schema\n{self.schema}\nfound\n{schema}"
             )
+        if self._dicts.ids:
+            self._write_dictionaries(columns)
+        num_rows = batch.num_rows
+        if self._codec is None and not custom_metadata:
+            nodes, specs, parts, body_length, variadic = assemble_body(
+                columns, plan or ((0, 0),) * len(columns), self.version
+            )
+            if body_length and not variadic:
+                sink = self._sink
+                start = sink.position
+                tmpl = self._template(len(nodes) >> 1, len(specs) >> 1)
+                parts[0] = tmpl.encode(body_length, num_rows, nodes, specs)
+                sink.write_message(parts, body_length)
+                if self.file_format:
+                    self._batch_blocks.append(
+                        md.Block(start, sink.position - start - body_length, body_length)
+                    )
+                return
+        header, parts, body_length = self._record_batch_message(num_rows, columns, plan)
+        md_custom = t.KeyValueMetadata(custom_metadata) if custom_metadata else None
+        msg = md.Message(self.version, header, body_length, md_custom)
+        self._batch_blocks.append(self._write_message(msg, parts, body_length))
+
+    def _write_dictionaries(self, columns: list[Any]) -> None:
+        """The DictionaryBatch messages ``columns`` need first; unification may re-encode
+        columns in place."""
         messages, recoded = self._dicts.batches_for(columns)
         for i, column in recoded.items():
             columns[i] = column
@@ -235,10 +305,6 @@ class _Writer:
             header, parts, body_length = self._record_batch_message(len(values), [values])
             msg = md.Message(self.version, md.DictionaryBatch(did, header, is_delta), body_length)
             self._dict_blocks.append(self._write_message(msg, parts, body_length))
-        header, parts, body_length = self._record_batch_message(batch.num_rows, columns)
-        md_custom = t.KeyValueMetadata(custom_metadata) if custom_metadata else None
-        msg = md.Message(self.version, header, body_length, md_custom)
-        self._batch_blocks.append(self._write_message(msg, parts, body_length))
 
     def write_table(self, table: Any, max_chunksize: int | None = None) -> None:
         """Write every batch of a Table (split to ``max_chunksize`` rows if given)."""
