@@ -26,6 +26,11 @@ from .framing import EOS, FILE_HEADER, MAGIC, frame_message
 
 _CODECS = {"lz4": "lz4_frame", "lz4_frame": "lz4_frame", "zstd": "zstd"}
 _SMALL_WRITE = 64 * 1024
+# BufferOutputStream copies writes smaller than this into chunks that grow from the first
+# to the largest size; larger writes are kept by reference until getvalue()
+_COPY_BELOW = 64 * 1024
+_FIRST_CHUNK = 64 * 1024
+_MAX_CHUNK = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,44 +66,106 @@ class IpcWriteOptions:
 
 
 class BufferOutputStream:
-    """An in-memory sink, like pyarrow's; ``getvalue()`` returns the bytes written.
+    """An in-memory sink, like pyarrow's; ``getvalue()`` returns what was written as a
+    read-only ``memoryview``.
 
-    Body buffers are copied exactly once: the stream keeps the written pieces (the writers
-    hand it views of the arrays' buffers) and joins them into one ``bytes`` on
-    ``getvalue()``.  So the arrays written must not be modified before then; quiver's own
-    buffers read from IPC are read-only anyway.
+    Large writes (the writers' body buffers) are kept by reference and copied exactly
+    once, on ``getvalue()``, so the arrays written must not be modified before then
+    (quiver's own buffers read from IPC are read-only anyway); small writes are copied
+    into chunks as they come.  ``getvalue()`` copies everything into one numpy allocation
+    (numpy asks the kernel for huge pages for large arrays, so the copy costs far fewer
+    page faults than building a fresh ``bytes``) and returns a read-only memoryview of
+    it, as ``io.BytesIO.getbuffer()`` does (pyarrow's ``getvalue()`` returns a Buffer,
+    not ``bytes`` either).  It supports ``len``, slicing, ``==`` with bytes, ``bytes()``,
+    and every quiver reader and ``pyarrow.py_buffer`` accept it; ``bytes(value)`` makes
+    a ``bytes`` (one more copy).
+
+    >>> sink = BufferOutputStream()
+    >>> sink.write(b"abc"), sink.write(b"de")
+    (3, 2)
+    >>> value = sink.getvalue()
+    >>> len(value), value == b"abcde", bytes(value[1:3]), value.readonly
+    (5, True, b'bc', True)
     """
 
     def __init__(self) -> None:
-        self._parts: list[Any] = []
+        self._parts: list[memoryview] = []  # in order, except the chunk's pending tail
         self._size = 0
+        self._chunk: memoryview | None = None  # where small writes are copied
+        self._chunk_start = 0  # the chunk's bytes from here to _chunk_end are not in _parts
+        self._chunk_end = 0
+        self._value: memoryview | None = None  # the last getvalue(), while still current
 
     def write(self, data: Any) -> int:
-        """Append bytes (kept by reference until ``getvalue``); returns how many."""
+        """Append a bytes-like object (copied if small, else kept by reference until
+        ``getvalue``); returns how many bytes."""
         try:
-            n = memoryview(data).nbytes
+            view = memoryview(data)
         except TypeError:
             raise E.ArrowTypeError(
                 f"expected a bytes-like object to write, found {type(data).__name__}"
             ) from None
-        if n:
-            self._parts.append(data if not isinstance(data, bytearray) else bytes(data))
-            self._size += n
+        n = view.nbytes
+        if not n:
+            return 0
+        if view.format != "B" or view.ndim != 1:
+            view = view.cast("B") if view.c_contiguous else memoryview(view.tobytes())
+        if n < _COPY_BELOW:
+            self._copy(view, n)
+        else:
+            self._seal()
+            self._parts.append(
+                memoryview(bytes(view)) if isinstance(data, bytearray) else view
+            )
+        self._size += n
         return n
+
+    def _copy(self, view: memoryview, n: int) -> None:
+        end = self._chunk_end
+        chunk = self._chunk
+        if chunk is None or end + n > len(chunk):
+            self._seal()
+            size = min(max(2 * len(chunk) if chunk is not None else 0, _FIRST_CHUNK), _MAX_CHUNK)
+            chunk = self._chunk = memoryview(np.empty(max(size, n), dtype=np.uint8))
+            self._chunk_start = end = 0
+        chunk[end : end + n] = view
+        self._chunk_end = end + n
+
+    def _seal(self) -> None:
+        """Move the chunk's pending bytes into ``_parts`` (before a write kept by reference)."""
+        if self._chunk_end > self._chunk_start:
+            self._parts.append(self._chunk[self._chunk_start : self._chunk_end])  # type: ignore[index]
+            self._chunk_start = self._chunk_end
 
     def tell(self) -> int:
         """Bytes written so far."""
         return self._size
 
-    def getvalue(self) -> bytes:
-        """Everything written, as bytes (the one copy)."""
-        if len(self._parts) != 1 or not isinstance(self._parts[0], bytes):
-            self._parts = [b"".join(self._parts)]
-        return self._parts[0] if self._parts else b""
+    def getvalue(self) -> memoryview:
+        """Everything written, as a read-only memoryview (one copy; see the class)."""
+        value = self._value
+        if value is not None and len(value) == self._size:
+            return value
+        self._seal()
+        parts = self._parts
+        if len(parts) == 1 and parts[0].obj is getattr(self._chunk, "obj", None):
+            # all of it sits in the current chunk, whose later writes go past it
+            value = parts[0].toreadonly()
+        else:
+            out = memoryview(np.empty(self._size, dtype=np.uint8))
+            pos = 0
+            for p in parts:
+                n = len(p)
+                out[pos : pos + n] = p
+                pos += n
+            value = out.toreadonly()
+            self._parts = [value]
+        self._value = value
+        return value
 
     def getbuffer(self) -> memoryview:
-        """Everything written, as a memoryview."""
-        return memoryview(self.getvalue())
+        """Everything written, as a memoryview (the same as ``getvalue()``)."""
+        return self.getvalue()
 
     def close(self) -> None:
         """Nothing to release; present for file-object compatibility."""
