@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -754,6 +755,10 @@ _GENERAL, _FIXED, _BITS, _BINARY = 0, 1, 2, 3
 _PAD = tuple(b"\x00" * (-k % 8) for k in range(8))  # the padding after k mod 8 bytes
 _OFFSET_AT = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
 _OFFSET_DTYPES = {4: np.dtype("<i4"), 8: np.dtype("<i8")}
+# length, offset, buffers and null count (-1: unknown) of an Array in one call: the
+# properties cost a Python call each, which is most of a small column's time; no Array
+# class overrides them, except null_count, which is asked for when unknown
+_ARRAY_STATE = attrgetter("_length", "_offset", "_buffers", "_null_count")
 
 
 def compile_write_plan(schema: t.Schema) -> tuple[tuple[int, int], ...]:
@@ -798,57 +803,59 @@ def assemble_body(
     general: _Assembler | None = None
     for col, (kind, w) in zip(columns, plan):
         if kind:
-            n = len(col)
-            off = col.offset
-            b = col.buffers
+            n, off, b, nc = _ARRAY_STATE(col)
             if not off & 7:
-                if kind == _FIXED and len(b) == 2 and b[1] is not None:
+                if nc < 0:
                     nc = col.null_count
-                    values = b[1]
-                    lo = off * w
-                    size = n * w
-                    if lo or values.nbytes != size:
-                        values = values[lo : lo + size]
-                    nodes += (n, nc)
-                    bufs += (
-                        b[0][off >> 3 : (off + n + 7) >> 3] if nc and b[0] is not None else None,
-                        values,
-                    )
-                    continue
-                if kind == _BINARY and len(b) == 3 and b[1] is not None and b[2] is not None:
-                    offsets = b[1]
-                    lo = off * w
-                    hi = lo + (n + 1) * w
-                    if hi <= offsets.nbytes:
-                        read = _OFFSET_AT[w]
-                        start = read(offsets, lo)[0]
-                        end = read(offsets, hi - w)[0]
-                        data = b[2]
-                        if start:  # rebased to start at 0, with the data window they select
-                            offsets = (offsets[lo:hi].view(_OFFSET_DTYPES[w]) - start).view(
-                                np.uint8
-                            )
-                            data = data[start:end]
-                        else:
-                            if lo or hi != offsets.nbytes:
-                                offsets = offsets[lo:hi]
-                            if end != data.nbytes:
-                                data = data[0:end]
-                        nc = col.null_count
+                if kind == _FIXED:
+                    if len(b) == 2 and b[1] is not None:
+                        values = b[1]
+                        lo = off * w
+                        size = n * w
+                        if lo or values.nbytes != size:
+                            values = values[lo : lo + size]
                         nodes += (n, nc)
                         bufs += (
                             b[0][off >> 3 : (off + n + 7) >> 3] if nc and b[0] is not None
                             else None,
-                            offsets,
-                            data,
+                            values,
                         )
                         continue
-                if kind == _BITS and len(b) == 2 and b[1] is not None:
-                    nc = col.null_count
-                    nodes += (n, nc)
+                elif kind == _BINARY:
+                    if len(b) == 3 and b[1] is not None and b[2] is not None:
+                        offsets = b[1]
+                        lo = off * w
+                        hi = lo + (n + 1) * w
+                        if hi <= offsets.nbytes:
+                            read = _OFFSET_AT[w]
+                            start = read(offsets, lo)[0]
+                            end = read(offsets, hi - w)[0]
+                            data = b[2]
+                            if start:  # rebased to start at 0, with the data they select
+                                offsets = offsets[lo:hi].view(_OFFSET_DTYPES[w]) - start
+                                offsets = offsets.view(np.uint8)
+                                data = data[start:end]
+                            else:
+                                if lo or hi != offsets.nbytes:
+                                    offsets = offsets[lo:hi]
+                                if end != data.nbytes:
+                                    data = data[0:end]
+                            nodes += (n, nc)
+                            bufs += (
+                                b[0][off >> 3 : (off + n + 7) >> 3] if nc and b[0] is not None
+                                else None,
+                                offsets,
+                                data,
+                            )
+                            continue
+                elif len(b) == 2 and b[1] is not None:  # _BITS
                     lo = off >> 3
                     hi = (off + n + 7) >> 3
-                    bufs += (b[0][lo:hi] if nc and b[0] is not None else None, b[1][lo:hi])
+                    values = b[1]
+                    if lo or values.nbytes != hi:
+                        values = values[lo:hi]
+                    nodes += (n, nc)
+                    bufs += (b[0][lo:hi] if nc and b[0] is not None else None, values)
                     continue
         if general is None:
             general = _Assembler(version)
