@@ -225,6 +225,25 @@ def _columns_of(batch: Any) -> tuple[t.Schema, list[Any]]:
     return schema, list(columns)
 
 
+def _general_plan(num_columns: int) -> tuple[tuple[int, int], ...]:
+    """A write plan that sends every column through the general walk (for objects that
+    are not quiver RecordBatches, whose columns' types the writer cannot vouch for)."""
+    return ((0, 0),) * num_columns
+
+
+def _plain_header(
+    length: int, nodes: list[int], specs: list[int], variadic: list[int]
+) -> md.RecordBatch:
+    """An uncompressed RecordBatch header from :func:`assemble_body`'s flat lists."""
+    return md.RecordBatch(
+        length,
+        np.array(nodes, dtype="<i8").reshape(-1, 2),
+        np.array(specs, dtype="<i8").reshape(-1, 2),
+        None,
+        tuple(variadic),
+    )
+
+
 class _Writer:
     def __init__(
         self,
@@ -287,19 +306,10 @@ class _Writer:
         """The RecordBatch header of ``columns``, the parts to write (``parts[0]`` a
         placeholder for the framed metadata) and the body length."""
         if self._codec is None:
-            if plan is None:
-                plan = ((0, 0),) * len(columns)  # the general walk for every column
             nodes, specs, parts, body_length, variadic = assemble_body(
-                columns, plan, self.version
+                columns, plan or _general_plan(len(columns)), self.version
             )
-            header = md.RecordBatch(
-                length,
-                np.array(nodes, dtype="<i8").reshape(-1, 2),
-                np.array(specs, dtype="<i8").reshape(-1, 2),
-                None,
-                tuple(variadic),
-            )
-            return header, parts, body_length
+            return _plain_header(length, nodes, specs, variadic), parts, body_length
         from .compression import compress_buffers
 
         flat = assemble(columns, self.version)
@@ -342,22 +352,23 @@ class _Writer:
         if self._dicts.ids:
             self._write_dictionaries(columns)
         num_rows = batch.num_rows
-        if self._codec is None and not custom_metadata:
+        if self._codec is None:
             nodes, specs, parts, body_length, variadic = assemble_body(
-                columns, plan or ((0, 0),) * len(columns), self.version
+                columns, plan or _general_plan(len(columns)), self.version
             )
-            if body_length and not variadic:
+            if body_length and not variadic and not custom_metadata:
+                # the common case: the metadata from the template, in one pack
                 sink = self._sink
                 start = sink.position
                 tmpl = self._template(len(nodes) >> 1, len(specs) >> 1)
                 parts[0] = tmpl.encode(body_length, num_rows, nodes, specs)
                 sink.write_message(parts, body_length)
                 if self.file_format:
-                    self._batch_blocks.append(
-                        md.Block(start, sink.position - start - body_length, body_length)
-                    )
+                    self._batch_blocks.append(md.Block(start, len(parts[0]), body_length))
                 return
-        header, parts, body_length = self._record_batch_message(num_rows, columns, plan)
+            header = _plain_header(num_rows, nodes, specs, variadic)
+        else:
+            header, parts, body_length = self._record_batch_message(num_rows, columns)
         md_custom = t.KeyValueMetadata(custom_metadata) if custom_metadata else None
         msg = md.Message(self.version, header, body_length, md_custom)
         self._batch_blocks.append(self._write_message(msg, parts, body_length))
