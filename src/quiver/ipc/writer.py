@@ -1,10 +1,18 @@
 """Stream and file writers (Columnar spec, "IPC Streaming Format" and "IPC File Format").
 
-A writer flattens each batch with :func:`quiver.ipc.body.assemble` (buffer views, no
-concatenation), emits the DictionaryBatch messages the batch needs (new, delta or
-replacement, see :class:`~quiver.ipc.dictionaries.DictionaryWriter`), then the
-RecordBatch message, and hands the framed metadata and the buffer views to the sink one by
-one.  Data is always written in little-endian order, metadata version V5 by default.
+A writer emits the DictionaryBatch messages a batch needs (new, delta or replacement, see
+:class:`~quiver.ipc.dictionaries.DictionaryWriter`), then the RecordBatch message, and
+hands the framed metadata and the buffer views (never concatenated) to the sink: a small
+message in one write, a large one piece by piece.  Data is always written in
+little-endian order, metadata version V5 by default.
+
+Per schema, the writer compiles once what every batch needs
+(:func:`~quiver.ipc.body.compile_write_plan`): a quiver RecordBatch of plain leaf
+columns is flattened and laid out in one pass (:func:`~quiver.ipc.body.assemble_body`),
+and its metadata comes from a :class:`~quiver.ipc.metadata.RecordBatchTemplate` with the
+framing prefix included, filled by one ``struct.pack``.  Compression, custom metadata,
+view types, empty bodies and objects that are not quiver RecordBatches take the general
+walk and builder, which write the same bytes.
 """
 
 from __future__ import annotations
