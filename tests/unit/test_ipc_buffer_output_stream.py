@@ -1,5 +1,5 @@
-"""BufferOutputStream: small writes copied into chunks, large ones kept by reference,
-one copy on getvalue() into a read-only memoryview that readers accept."""
+"""BufferOutputStream: every write copied once into one growing block; getvalue() a
+read-only memoryview of it that readers accept."""
 
 from __future__ import annotations
 
@@ -28,14 +28,42 @@ def test_interleaved_small_and_large_writes_keep_their_order() -> None:
     assert len(value) == len(expected) and value[3:8] == expected[3:8]
 
 
-def test_many_small_writes_cross_chunk_boundaries() -> None:
+@pytest.mark.parametrize("in_place", [True, False])
+def test_many_small_writes_grow_the_block(in_place: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # in place: mremap on Linux; otherwise (and on other systems) a new block and a copy
+    monkeypatch.setattr(writer_module, "_GROW_IN_PLACE", in_place and writer_module._GROW_IN_PLACE)
     sink = ipc.BufferOutputStream()
     pieces = [bytes([i % 251]) * (1 + i % 4000) for i in range(3000)]
     for p in pieces:
         sink.write(p)
     expected = b"".join(pieces)
-    assert len(expected) > 4 * writer_module._FIRST_CHUNK  # several chunks were used
+    assert len(expected) > 16 * writer_module._FIRST_BLOCK  # the block grew several times
     assert sink.getvalue() == expected
+
+
+def test_a_value_held_while_the_block_grows_keeps_its_bytes() -> None:
+    sink = ipc.BufferOutputStream()
+    sink.write(b"a" * 1000)
+    held = sink.getvalue()  # an export: the block cannot be resized under it
+    first = sink._block
+    sink.write(b"b" * (4 * writer_module._FIRST_BLOCK))
+    assert sink._block is not first  # a new block, the old one kept alive by the value
+    assert held == b"a" * 1000
+    assert sink.getvalue() == b"a" * 1000 + b"b" * (4 * writer_module._FIRST_BLOCK)
+    del held
+    second = sink._block
+    sink.write(b"c" * (16 * writer_module._FIRST_BLOCK))
+    if writer_module._GROW_IN_PLACE:  # nothing exported any more: grown in place
+        assert sink._block is second
+    assert sink.getvalue()[-3:] == b"ccc" and sink.tell() == 1000 + 20 * writer_module._FIRST_BLOCK
+
+
+def test_written_arrays_may_change_after_the_write() -> None:
+    values = np.arange(100_000, dtype=np.uint8)
+    sink = ipc.BufferOutputStream()
+    sink.write(values)
+    values[:] = 0
+    assert sink.getvalue()[:3] == bytes([0, 1, 2])
 
 
 def test_getvalue_is_cached_until_the_next_write() -> None:
@@ -60,14 +88,6 @@ def test_values_of_other_formats_and_layouts_are_written_as_their_bytes() -> Non
     grid = np.arange(200_000, dtype="<i2").reshape(2, -1)  # 2-D and large
     assert sink.write(grid) == 400_000
     assert sink.getvalue() == ints.tobytes() + bytes([0, 2, 4, 6, 8]) + grid.tobytes()
-
-
-def test_a_large_bytearray_is_copied_when_written() -> None:
-    data = bytearray(b"x" * 100_000)
-    sink = ipc.BufferOutputStream()
-    sink.write(data)
-    data[:1] = b"y"
-    assert sink.getvalue()[:1] == b"x"
 
 
 def test_getbuffer_and_empty_stream() -> None:

@@ -17,8 +17,11 @@ walk and builder, which write the same bytes.
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +37,12 @@ from .framing import EOS, FILE_HEADER, MAGIC, frame_message
 
 _CODECS = {"lz4": "lz4_frame", "lz4_frame": "lz4_frame", "zstd": "zstd"}
 _SMALL_WRITE = 64 * 1024
-# BufferOutputStream copies writes smaller than this into chunks that grow from the first
-# to the largest size; larger writes are kept by reference until getvalue()
-_COPY_BELOW = 64 * 1024
-_FIRST_CHUNK = 64 * 1024
-_MAX_CHUNK = 16 * 1024 * 1024
+# BufferOutputStream's memory: private (a shared anonymous map cannot grow: touching the
+# grown part raises SIGBUS), grown in place only where mmap.resize is mremap (Linux)
+_FIRST_BLOCK = 64 * 1024
+_MAP_FLAGS = {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}
+_GROW_IN_PLACE = sys.platform.startswith("linux") and bool(_MAP_FLAGS)
+_MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,20 +77,34 @@ class IpcWriteOptions:
             )
 
 
+def _anonymous_map(size: int) -> mmap.mmap:
+    """Private anonymous memory of ``size`` bytes, with huge pages asked for."""
+    m = mmap.mmap(-1, size, **_MAP_FLAGS)
+    _ask_huge_pages(m)
+    return m
+
+
+def _ask_huge_pages(m: mmap.mmap) -> None:
+    if _MADV_HUGEPAGE is not None:
+        with contextlib.suppress(OSError):  # no transparent huge pages: ordinary ones do
+            m.madvise(_MADV_HUGEPAGE)
+
+
 class BufferOutputStream:
     """An in-memory sink, like pyarrow's; ``getvalue()`` returns what was written as a
-    read-only ``memoryview``.
+    read-only ``memoryview``, without copying it.
 
-    Large writes (the writers' body buffers) are kept by reference and copied exactly
-    once, on ``getvalue()``, so the arrays written must not be modified before then
-    (quiver's own buffers read from IPC are read-only anyway); small writes are copied
-    into chunks as they come.  ``getvalue()`` copies everything into one numpy allocation
-    (numpy asks the kernel for huge pages for large arrays, so the copy costs far fewer
-    page faults than building a fresh ``bytes``) and returns a read-only memoryview of
-    it, as ``io.BytesIO.getbuffer()`` does (pyarrow's ``getvalue()`` returns a Buffer,
-    not ``bytes`` either).  It supports ``len``, slicing, ``==`` with bytes, ``bytes()``,
-    and every quiver reader and ``pyarrow.py_buffer`` accept it; ``bytes(value)`` makes
-    a ``bytes`` (one more copy).
+    Every write is copied once, as it comes, into one growing block of anonymous memory
+    (so the arrays written may change afterwards).  On Linux the block grows in place
+    (``mremap``: neither a copy nor page faults for what is already written) and huge
+    pages are asked for, which makes page faults far cheaper than building a fresh
+    ``bytes``; elsewhere it grows by doubling and copying.
+
+    ``getvalue()`` is a read-only memoryview of the block, as ``io.BytesIO.getbuffer()``
+    gives (pyarrow's ``getvalue()`` returns a Buffer, not ``bytes`` either).  It supports
+    ``len``, slicing, ``==`` with bytes and ``bytes()``, and every quiver reader and
+    ``pyarrow.py_buffer`` accept it; ``bytes(value)`` makes a ``bytes`` (one more copy).
+    Writing after ``getvalue()`` leaves the value unchanged.
 
     >>> sink = BufferOutputStream()
     >>> sink.write(b"abc"), sink.write(b"de")
@@ -97,16 +115,12 @@ class BufferOutputStream:
     """
 
     def __init__(self) -> None:
-        self._parts: list[memoryview] = []  # in order, except the chunk's pending tail
+        self._block: mmap.mmap | None = None
         self._size = 0
-        self._chunk: memoryview | None = None  # where small writes are copied
-        self._chunk_start = 0  # the chunk's bytes from here to _chunk_end are not in _parts
-        self._chunk_end = 0
         self._value: memoryview | None = None  # the last getvalue(), while still current
 
     def write(self, data: Any) -> int:
-        """Append a bytes-like object (copied if small, else kept by reference until
-        ``getvalue``); returns how many bytes."""
+        """Append (copy) a bytes-like object; returns how many bytes."""
         try:
             view = memoryview(data)
         except TypeError:
@@ -116,59 +130,52 @@ class BufferOutputStream:
         n = view.nbytes
         if not n:
             return 0
-        if view.format != "B" or view.ndim != 1:
-            view = view.cast("B") if view.c_contiguous else memoryview(view.tobytes())
-        if n < _COPY_BELOW:
-            self._copy(view, n)
-        else:
-            self._seal()
-            self._parts.append(
-                memoryview(bytes(view)) if isinstance(data, bytearray) else view
-            )
-        self._size += n
+        if not view.c_contiguous:
+            view = memoryview(view.tobytes())
+        elif view.format != "B" or view.ndim != 1:
+            view = view.cast("B")
+        pos = self._size
+        block = self._block
+        if block is None or pos + n > len(block):
+            block = self._grow(pos + n)
+        block[pos : pos + n] = view
+        self._size = pos + n
         return n
 
-    def _copy(self, view: memoryview, n: int) -> None:
-        end = self._chunk_end
-        chunk = self._chunk
-        if chunk is None or end + n > len(chunk):
-            self._seal()
-            size = min(max(2 * len(chunk) if chunk is not None else 0, _FIRST_CHUNK), _MAX_CHUNK)
-            chunk = self._chunk = memoryview(np.empty(max(size, n), dtype=np.uint8))
-            self._chunk_start = end = 0
-        chunk[end : end + n] = view
-        self._chunk_end = end + n
-
-    def _seal(self) -> None:
-        """Move the chunk's pending bytes into ``_parts`` (before a write kept by reference)."""
-        if self._chunk_end > self._chunk_start:
-            self._parts.append(self._chunk[self._chunk_start : self._chunk_end])  # type: ignore[index]
-            self._chunk_start = self._chunk_end
+    def _grow(self, need: int) -> mmap.mmap:
+        """A block of at least ``need`` bytes holding what was written so far."""
+        old = self._block
+        capacity = max(need, _FIRST_BLOCK, 2 * len(old) if old is not None else 0)
+        if old is not None and _GROW_IN_PLACE:
+            self._value = None  # a value still held elsewhere makes resize refuse
+            try:
+                old.resize(capacity)
+            except (BufferError, OSError, SystemError, ValueError):
+                pass  # exported (a getvalue() still alive) or not supported: copy
+            else:
+                _ask_huge_pages(old)
+                return old
+        block = _anonymous_map(capacity)
+        if old is not None and self._size:
+            with memoryview(old) as written:  # slicing the map itself would copy to bytes
+                block[: self._size] = written[: self._size]
+        self._block = block
+        self._value = None
+        return block
 
     def tell(self) -> int:
         """Bytes written so far."""
         return self._size
 
     def getvalue(self) -> memoryview:
-        """Everything written, as a read-only memoryview (one copy; see the class)."""
+        """Everything written, as a read-only memoryview (no copy; see the class)."""
         value = self._value
-        if value is not None and len(value) == self._size:
-            return value
-        self._seal()
-        parts = self._parts
-        if len(parts) == 1 and parts[0].obj is getattr(self._chunk, "obj", None):
-            # all of it sits in the current chunk, whose later writes go past it
-            value = parts[0].toreadonly()
-        else:
-            out = memoryview(np.empty(self._size, dtype=np.uint8))
-            pos = 0
-            for p in parts:
-                n = len(p)
-                out[pos : pos + n] = p
-                pos += n
-            value = out.toreadonly()
-            self._parts = [value]
-        self._value = value
+        if value is None or len(value) != self._size:
+            if self._block is None:
+                value = memoryview(b"")
+            else:
+                value = memoryview(self._block)[: self._size].toreadonly()
+            self._value = value
         return value
 
     def getbuffer(self) -> memoryview:
