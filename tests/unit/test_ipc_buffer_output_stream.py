@@ -115,3 +115,12 @@ def test_value_goes_to_every_reader() -> None:
 def test_refuses_what_is_not_bytes_like() -> None:
     with pytest.raises(qv.ArrowTypeError, match="expected a bytes-like object"):
         ipc.BufferOutputStream().write("text")
+
+
+def test_running_out_of_memory_is_a_memory_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_memory(*args: object, **kw: object) -> None:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(writer_module.mmap, "mmap", no_memory)
+    with pytest.raises(MemoryError, match="expected 65536 bytes of memory"):
+        ipc.BufferOutputStream().write(b"x")

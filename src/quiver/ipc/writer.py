@@ -79,7 +79,12 @@ class IpcWriteOptions:
 
 def _anonymous_map(size: int) -> mmap.mmap:
     """Private anonymous memory of ``size`` bytes, with huge pages asked for."""
-    m = mmap.mmap(-1, size, **_MAP_FLAGS)
+    try:
+        m = mmap.mmap(-1, size, **_MAP_FLAGS)
+    except OSError as exc:  # out of address space or memory: what bytes would raise
+        raise MemoryError(
+            f"expected {size} bytes of memory for a BufferOutputStream, found: {exc}"
+        ) from exc
     _ask_huge_pages(m)
     return m
 
