@@ -321,13 +321,13 @@ class _Writer:
         return tmpl
 
     def _record_batch_message(
-        self, length: int, columns: list[Any], plan: Any = None
+        self, length: int, columns: list[Any]
     ) -> tuple[md.RecordBatch, list[Any], int]:
-        """The RecordBatch header of ``columns``, the parts to write (``parts[0]`` a
-        placeholder for the framed metadata) and the body length."""
+        """The RecordBatch header of ``columns`` (the general walk), the parts to write
+        (``parts[0]`` a placeholder for the framed metadata) and the body length."""
         if self._codec is None:
             nodes, specs, parts, body_length, variadic = assemble_body(
-                columns, plan or _general_plan(len(columns)), self.version
+                columns, _general_plan(len(columns)), self.version
             )
             return _plain_header(length, nodes, specs, variadic), parts, body_length
         from .compression import compress_buffers
