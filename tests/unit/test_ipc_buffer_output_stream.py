@@ -124,3 +124,16 @@ def test_running_out_of_memory_is_a_memory_error(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(writer_module.mmap, "mmap", no_memory)
     with pytest.raises(MemoryError, match="expected 65536 bytes of memory"):
         ipc.BufferOutputStream().write(b"x")
+
+
+def test_arrays_read_from_a_value_survive_later_writes() -> None:
+    batch = qv.record_batch({"a": qv.array(list(range(1000)))})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    (read,) = list(ipc.open_stream(sink.getvalue()))  # zero-copy views of the block
+    with memoryview(sink._block) as block:
+        assert np.shares_memory(read.column(0).buffers[1], np.frombuffer(block, np.uint8))
+    for _ in range(4):  # grow the block well past its size while the views live
+        sink.write(np.full(1 << 20, 0xAB, np.uint8))
+    assert read.column(0).to_pylist() == list(range(1000))
