@@ -9,6 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as pipc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.ipc as ipc
@@ -327,3 +329,23 @@ def test_plain_batches_of_many_sizes_round_trip(rows: int, nulls: bool) -> None:
     got = pipc.open_stream(pa.py_buffer(data)).read_all()
     got.validate(full=True)
     assert got.to_pylist() == batch.to_pylist() * 2
+
+
+PLAIN = _quiver_batch(_plain_table(77, True))
+PLAIN_PLAN = compile_write_plan(PLAIN.schema)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 77), st.integers(0, 77), st.sampled_from(VERSIONS), st.booleans()
+)
+def test_any_window_of_plain_columns_matches_the_general_walk(
+    start: int, length: int, version: int, twice: bool
+) -> None:
+    window = PLAIN.slice(start, length)
+    if twice:  # a slice of a slice: offsets add up
+        window = window.slice(length // 3)
+    columns = window.columns
+    nodes, specs, parts, body_length, variadic = assemble_body(columns, PLAIN_PLAN, version)
+    body = b"".join(bytes(memoryview(p)) for p in parts[1:])
+    assert (nodes, specs, body, body_length, variadic) == _general_body(columns, version)
