@@ -1,5 +1,6 @@
-"""BufferOutputStream: every write copied once into one growing block; getvalue() a
-read-only memoryview of it that readers accept."""
+"""BufferOutputStream: every write copied once, into a bytearray while small and into one
+growing block of anonymous memory after; getvalue() a read-only memoryview that readers
+accept."""
 
 from __future__ import annotations
 
@@ -33,29 +34,41 @@ def test_many_small_writes_grow_the_block(in_place: bool, monkeypatch: pytest.Mo
     # in place: mremap on Linux; otherwise (and on other systems) a new block and a copy
     monkeypatch.setattr(writer_module, "_GROW_IN_PLACE", in_place and writer_module._GROW_IN_PLACE)
     sink = ipc.BufferOutputStream()
-    pieces = [bytes([i % 251]) * (1 + i % 4000) for i in range(3000)]
+    pieces = [bytes([i % 251]) * (1 + i % 4000) for i in range(4000)]
     for p in pieces:
         sink.write(p)
     expected = b"".join(pieces)
-    assert len(expected) > 16 * writer_module._FIRST_BLOCK  # the block grew several times
+    assert len(expected) > 4 * writer_module._MAP_FROM  # the block grew several times
     assert sink.getvalue() == expected
 
 
-def test_a_value_held_while_the_block_grows_keeps_its_bytes() -> None:
+def test_a_small_stream_is_bytes_and_maps_no_memory() -> None:
     sink = ipc.BufferOutputStream()
-    sink.write(b"a" * 1000)
-    held = sink.getvalue()  # an export: the block cannot be resized under it
+    sink.write(b"x" * 1000)
+    value = sink.getvalue()
+    assert sink._block is None and isinstance(value.obj, bytes) and value == b"x" * 1000
+    sink.write(b"y" * writer_module._MAP_FROM)  # past the threshold: into a block
+    assert sink._block is not None
+    assert value == b"x" * 1000
+    assert sink.getvalue() == b"x" * 1000 + b"y" * writer_module._MAP_FROM
+
+
+def test_a_value_held_while_the_block_grows_keeps_its_bytes() -> None:
+    size = writer_module._MAP_FROM
+    sink = ipc.BufferOutputStream()
+    sink.write(b"a" * (size + 1))
+    held = sink.getvalue()  # an export of the block: it cannot be resized under it
     first = sink._block
-    sink.write(b"b" * (4 * writer_module._FIRST_BLOCK))
+    sink.write(b"b" * (4 * size))
     assert sink._block is not first  # a new block, the old one kept alive by the value
-    assert held == b"a" * 1000
-    assert sink.getvalue() == b"a" * 1000 + b"b" * (4 * writer_module._FIRST_BLOCK)
+    assert held == b"a" * (size + 1)
+    assert sink.getvalue() == b"a" * (size + 1) + b"b" * (4 * size)
     del held
     second = sink._block
-    sink.write(b"c" * (16 * writer_module._FIRST_BLOCK))
+    sink.write(b"c" * (16 * size))
     if writer_module._GROW_IN_PLACE:  # nothing exported any more: grown in place
         assert sink._block is second
-    assert sink.getvalue()[-3:] == b"ccc" and sink.tell() == 1000 + 20 * writer_module._FIRST_BLOCK
+    assert sink.getvalue()[-3:] == b"ccc" and sink.tell() == 21 * size + 1
 
 
 def test_written_arrays_may_change_after_the_write() -> None:
@@ -122,12 +135,12 @@ def test_running_out_of_memory_is_a_memory_error(monkeypatch: pytest.MonkeyPatch
         raise OSError(12, "Cannot allocate memory")
 
     monkeypatch.setattr(writer_module.mmap, "mmap", no_memory)
-    with pytest.raises(MemoryError, match="expected 65536 bytes of memory"):
-        ipc.BufferOutputStream().write(b"x")
+    with pytest.raises(MemoryError, match=r"expected \d+ bytes of memory"):
+        ipc.BufferOutputStream().write(bytes(writer_module._MAP_FROM + 1))
 
 
 def test_arrays_read_from_a_value_survive_later_writes() -> None:
-    batch = qv.record_batch({"a": qv.array(list(range(1000)))})
+    batch = qv.record_batch({"a": qv.array(np.arange(writer_module._MAP_FROM // 4))})
     sink = ipc.BufferOutputStream()
     with ipc.new_stream(sink, batch.schema) as w:
         w.write_batch(batch)
@@ -136,4 +149,4 @@ def test_arrays_read_from_a_value_survive_later_writes() -> None:
         assert np.shares_memory(read.column(0).buffers[1], np.frombuffer(block, np.uint8))
     for _ in range(4):  # grow the block well past its size while the views live
         sink.write(np.full(1 << 20, 0xAB, np.uint8))
-    assert read.column(0).to_pylist() == list(range(1000))
+    assert read.column(0).to_pylist() == list(range(writer_module._MAP_FROM // 4))

@@ -37,9 +37,10 @@ from .framing import EOS, FILE_HEADER, MAGIC, frame_message
 
 _CODECS = {"lz4": "lz4_frame", "lz4_frame": "lz4_frame", "zstd": "zstd"}
 _SMALL_WRITE = 64 * 1024
-# BufferOutputStream's memory: private (a shared anonymous map cannot grow: touching the
-# grown part raises SIGBUS), grown in place only where mmap.resize is mremap (Linux)
-_FIRST_BLOCK = 64 * 1024
+# BufferOutputStream's memory from _MAP_FROM bytes on: private (a shared anonymous map
+# cannot grow: touching the grown part raises SIGBUS), grown in place only where
+# mmap.resize is mremap (Linux)
+_MAP_FROM = 1024 * 1024
 _MAP_FLAGS = {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}
 _GROW_IN_PLACE = sys.platform.startswith("linux") and bool(_MAP_FLAGS)
 _MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
@@ -97,19 +98,21 @@ def _ask_huge_pages(m: mmap.mmap) -> None:
 
 class BufferOutputStream:
     """An in-memory sink, like pyarrow's; ``getvalue()`` returns what was written as a
-    read-only ``memoryview``, without copying it.
+    read-only ``memoryview``.
 
-    Every write is copied once, as it comes, into one growing block of anonymous memory
-    (so the arrays written may change afterwards).  On Linux the block grows in place
-    (``mremap``: neither a copy nor page faults for what is already written) and huge
-    pages are asked for, which makes page faults far cheaper than building a fresh
-    ``bytes``; elsewhere it grows by doubling and copying.
+    Every write is copied once, as it comes (so the arrays written may change
+    afterwards).  A small stream lives in a ``bytearray``; from ``_MAP_FROM`` bytes on, in
+    one growing block of anonymous memory: on Linux it grows in place (``mremap``: neither
+    a copy nor page faults for what is already written) and huge pages are asked for,
+    which makes page faults far cheaper than filling a fresh ``bytes``; elsewhere it grows
+    by doubling and copying.
 
-    ``getvalue()`` is a read-only memoryview of the block, as ``io.BytesIO.getbuffer()``
-    gives (pyarrow's ``getvalue()`` returns a Buffer, not ``bytes`` either).  It supports
-    ``len``, slicing, ``==`` with bytes and ``bytes()``, and every quiver reader and
-    ``pyarrow.py_buffer`` accept it; ``bytes(value)`` makes a ``bytes`` (one more copy).
-    Writing after ``getvalue()`` leaves the value unchanged.
+    ``getvalue()`` is a read-only memoryview of the block (no copy), or of a ``bytes``
+    copy of a small stream (so that small values pin no memory map), as
+    ``io.BytesIO.getbuffer()`` gives (pyarrow's ``getvalue()`` returns a Buffer, not
+    ``bytes`` either).  It supports ``len``, slicing, ``==`` with bytes and ``bytes()``,
+    and every quiver reader and ``pyarrow.py_buffer`` accept it; ``bytes(value)`` makes a
+    ``bytes``.  Writing after ``getvalue()`` leaves the value unchanged.
 
     >>> sink = BufferOutputStream()
     >>> sink.write(b"abc"), sink.write(b"de")
@@ -120,7 +123,8 @@ class BufferOutputStream:
     """
 
     def __init__(self) -> None:
-        self._block: mmap.mmap | None = None
+        self._small = bytearray()  # the stream while it is below _MAP_FROM bytes
+        self._block: mmap.mmap | None = None  # the stream from then on
         self._size = 0
         self._value: memoryview | None = None  # the last getvalue(), while still current
 
@@ -141,16 +145,19 @@ class BufferOutputStream:
             view = view.cast("B")
         pos = self._size
         block = self._block
-        if block is None or pos + n > len(block):
-            block = self._grow(pos + n)
-        block[pos : pos + n] = view
+        if block is None and pos + n <= _MAP_FROM:
+            self._small += view
+        else:
+            if block is None or pos + n > len(block):
+                block = self._grow(pos + n)
+            block[pos : pos + n] = view
         self._size = pos + n
         return n
 
     def _grow(self, need: int) -> mmap.mmap:
         """A block of at least ``need`` bytes holding what was written so far."""
         old = self._block
-        capacity = max(need, _FIRST_BLOCK, 2 * len(old) if old is not None else 0)
+        capacity = max(need, 2 * _MAP_FROM, 2 * len(old) if old is not None else 0)
         if old is not None and _GROW_IN_PLACE:
             self._value = None  # a value still held elsewhere makes resize refuse
             try:
@@ -161,7 +168,10 @@ class BufferOutputStream:
                 _ask_huge_pages(old)
                 return old
         block = _anonymous_map(capacity)
-        if old is not None and self._size:
+        if old is None:
+            block[: self._size] = self._small
+            self._small = bytearray()
+        elif self._size:
             with memoryview(old) as written:  # slicing the map itself would copy to bytes
                 block[: self._size] = written[: self._size]
         self._block = block
@@ -173,11 +183,11 @@ class BufferOutputStream:
         return self._size
 
     def getvalue(self) -> memoryview:
-        """Everything written, as a read-only memoryview (no copy; see the class)."""
+        """Everything written, as a read-only memoryview (see the class)."""
         value = self._value
         if value is None or len(value) != self._size:
             if self._block is None:
-                value = memoryview(b"")
+                value = memoryview(bytes(self._small))
             else:
                 value = memoryview(self._block)[: self._size].toreadonly()
             self._value = value
