@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -760,6 +761,144 @@ def assemble(columns: Sequence[Array], version: int = V5) -> Assembled:
     for col in columns:
         a.add(col)
     return a.out
+
+
+# The compiled writer: a plan per schema says, for each top-level column, which of the
+# common leaf layouts it has, so that the per-batch walk handles those columns inline;
+# every other column (nested, unions, views, null, run-end encoded...) takes _Assembler.
+_GENERAL, _FIXED, _BITS, _BINARY = 0, 1, 2, 3
+_PAD = tuple(b"\x00" * (-k % 8) for k in range(8))  # the padding after k mod 8 bytes
+_OFFSET_AT = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
+_OFFSET_DTYPES = {4: np.dtype("<i4"), 8: np.dtype("<i8")}
+# length, offset, buffers and null count (-1: unknown) of an Array in one call: the
+# properties cost a Python call each, which is most of a small column's time; no Array
+# class overrides them, except null_count, which is asked for when unknown
+_ARRAY_STATE = attrgetter("_length", "_offset", "_buffers", "_null_count")
+
+
+def compile_write_plan(schema: t.Schema) -> tuple[tuple[int, int], ...]:
+    """Per top-level field of ``schema``: (kind, byte width) for :func:`assemble_body`.
+
+    Kinds: fixed-width values, bit-packed booleans, binary / string (width: of the
+    offsets), or the general walk (0).
+    """
+    plan = []
+    for f in schema.fields:
+        lay = layout_of(f.type)
+        kinds = [b.kind for b in lay.buffers]
+        if lay.leaf_pair:
+            spec = lay.buffers[1]
+            plan.append((_BITS, 0) if spec.kind == "bits" else (_FIXED, spec.byte_width))
+        elif lay.children == "none" and not lay.variadic and kinds == [
+            "validity", "offsets", "data"
+        ]:
+            plan.append((_BINARY, lay.buffers[1].byte_width))
+        else:
+            plan.append((_GENERAL, 0))
+    return tuple(plan)
+
+
+def assemble_body(
+    columns: Sequence[Array],
+    plan: Sequence[tuple[int, int]],
+    version: int = V5,
+) -> tuple[list[int], list[int], list[Any], int, list[int]]:
+    """:func:`assemble` and :func:`layout_body` (uncompressed) in one pass.
+
+    ``plan`` comes from :func:`compile_write_plan` for the schema whose field types the
+    columns have.  Returns the FieldNodes flat (``[length, null_count, ...]``), the Buffers
+    flat (``[offset, length, ...]``), the parts to write (``parts[0]`` is a placeholder
+    for the framed metadata, so that a small message is one ``join``), the body length
+    and the variadic buffer counts; the same FieldNodes, Buffers and bytes as the general
+    walk.
+    """
+    nodes: list[int] = []
+    bufs: list[np.ndarray | None] = []
+    variadic: list[int] = []
+    general: _Assembler | None = None
+    for col, (kind, w) in zip(columns, plan):
+        if kind:
+            n, off, b, nc = _ARRAY_STATE(col)
+            if not off & 7:
+                if nc < 0:
+                    nc = col.null_count
+                if kind == _FIXED:
+                    if len(b) == 2 and b[1] is not None:
+                        values = b[1]
+                        lo = off * w
+                        size = n * w
+                        if lo or values.nbytes != size:
+                            values = values[lo : lo + size]
+                        nodes += (n, nc)
+                        bufs += (
+                            b[0][off >> 3 : (off + n + 7) >> 3] if nc and b[0] is not None
+                            else None,
+                            values,
+                        )
+                        continue
+                elif kind == _BINARY:
+                    if len(b) == 3 and b[1] is not None and b[2] is not None:
+                        offsets = b[1]
+                        lo = off * w
+                        hi = lo + (n + 1) * w
+                        if hi <= offsets.nbytes:
+                            read = _OFFSET_AT[w]
+                            start = read(offsets, lo)[0]
+                            end = read(offsets, hi - w)[0]
+                            data = b[2]
+                            if start:  # rebased to start at 0, with the data they select
+                                offsets = offsets[lo:hi].view(_OFFSET_DTYPES[w]) - start
+                                offsets = offsets.view(np.uint8)
+                                data = data[start:end]
+                            else:
+                                if lo or hi != offsets.nbytes:
+                                    offsets = offsets[lo:hi]
+                                if end != data.nbytes:
+                                    data = data[0:end]
+                            nodes += (n, nc)
+                            bufs += (
+                                b[0][off >> 3 : (off + n + 7) >> 3] if nc and b[0] is not None
+                                else None,
+                                offsets,
+                                data,
+                            )
+                            continue
+                elif len(b) == 2 and b[1] is not None:  # _BITS
+                    lo = off >> 3
+                    hi = (off + n + 7) >> 3
+                    values = b[1]
+                    if lo or values.nbytes != hi:
+                        values = values[lo:hi]
+                    nodes += (n, nc)
+                    bufs += (b[0][lo:hi] if nc and b[0] is not None else None, values)
+                    continue
+        if general is None:
+            general = _Assembler(version)
+        out = general.out
+        general.add(col)
+        nodes.extend(x for node in out.nodes for x in node)
+        bufs.extend(out.buffers)
+        variadic.extend(out.variadic_buffer_counts)
+        out.nodes.clear()
+        out.buffers.clear()
+        out.variadic_buffer_counts.clear()
+    specs: list[int] = []
+    parts: list[Any] = [None]
+    pos = 0
+    for buf in bufs:
+        if buf is None:
+            specs += (pos, 0)
+            continue
+        size = buf.nbytes
+        specs += (pos, size)
+        if size:
+            parts.append(buf)
+            pad = size & 7
+            if pad:
+                parts.append(_PAD[pad])
+                size += 8 - pad
+            pos += size
+    return nodes, specs, parts, pos, variadic
 
 
 def layout_body(

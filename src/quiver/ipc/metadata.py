@@ -1579,56 +1579,160 @@ def _check_write_version(version: int) -> None:
         raise ArrowInvalidArgument(f"expected metadata version V4 (3) or V5 (4), found {version}")
 
 
-# A plain RecordBatch message (no compression, variadic counts or custom metadata) has a
-# fixed layout, written with one struct.pack (positions in bytes):
-#   0 root offset | 4 Message vtable | 16 Message table (soffset, header ref, bodyLength,
-#   version, header type) | 36 RecordBatch vtable | 48 RecordBatch table (soffset, nodes ref,
-#   length, buffers ref) | 76 nodes count | 80 nodes | +4 pad, buffers count | buffers
-_PLAIN_RB_HEAD = struct.Struct("<I6HiIqhBx5H2xiIqI8xI")
-_PLAIN_RB_COUNT = struct.Struct("<4xI")
-
-
-def _encode_plain_record_batch(version: int, rb: RecordBatch, body_length: int) -> bytes:
-    nodes = _pairs(rb.nodes)
-    buffers = _pairs(rb.buffers)
-    n = nodes.shape[0]
-    head = _PLAIN_RB_HEAD.pack(
-        16,
-        12, 20, 16, 18, 4, 8,
-        12, 28, body_length, version, _H_RECORD_BATCH,
-        10, 24, 8, 4, 16,
-        12, 24, int(rb.length), 20 + 16 * n,
-        n,
-    )  # fmt: skip
-    return b"".join(
-        (head, nodes.tobytes(), _PLAIN_RB_COUNT.pack(buffers.shape[0]), buffers.tobytes())
+def _finish_message(
+    b: Builder, version: int, header_code: int, header: int, body_length: int, custom: Any
+) -> bytes:
+    """Write the Message root table over an encoded header and finish the flatbuffer."""
+    md = _encode_key_values(b, custom)
+    root = b.table(
+        [
+            (0, "<h", version),
+            (1, "<B", header_code, 0),
+            (2, "offset", header),
+            (3, "<q", int(body_length), 0),
+            (4, "offset", md),
+        ]
     )
+    return b.finish(root)
+
+
+def _field_position(buf: bytes, table: int, index: int) -> int:
+    """Where field ``index`` of the table at ``table`` sits (0: absent), from its vtable."""
+    (soffset,) = struct.unpack_from("<i", buf, table)
+    vtable = table - soffset
+    vt_size, _ = struct.unpack_from("<HH", buf, vtable)
+    if 4 + 2 * index >= vt_size:
+        return 0
+    (pos,) = struct.unpack_from("<H", buf, vtable + 4 + 2 * index)
+    return table + pos if pos else 0
+
+
+def _follow(buf: bytes, pos: int) -> int:
+    """The target of the uoffset at ``pos``."""
+    (rel,) = struct.unpack_from("<I", buf, pos)
+    return pos + rel
+
+
+class RecordBatchTemplate:
+    """The Message flatbuffer of a plain RecordBatch, prebuilt for a number of FieldNodes
+    and Buffers.
+
+    "Plain" means no compression, no variadic buffer counts, no custom metadata and a
+    non-zero body length (the general builder leaves a zero bodyLength out, which changes
+    the layout).  The general builder writes one such message once; its fixed structure
+    is kept as bytes and each message fills in only bodyLength, length and the FieldNode
+    and Buffer structs, with one ``struct.pack``.  The result is byte for byte what
+    :func:`encode_message` builds through the general builder for the same message.
+
+    ``prefix`` goes before the flatbuffer (the writer passes the framing prefix, which
+    depends only on the metadata size).
+
+    >>> tmpl = RecordBatchTemplate(V5, 1, 2)
+    >>> meta = tmpl.encode(8, 1, [1, 0], [0, 0, 0, 8])
+    >>> msg = decode_message(meta)
+    >>> msg.body_length, msg.header.length, msg.header.buffers.tolist()
+    (8, 1, [[0, 0], [0, 8]])
+    """
+
+    __slots__ = (
+        "_c0", "_c1", "_c2", "_c3", "_pack", "num_buffers", "num_nodes", "size", "version"
+    )  # fmt: skip
+
+    def __init__(
+        self, version: int, num_nodes: int, num_buffers: int, prefix: bytes = b""
+    ) -> None:
+        _check_write_version(version)
+        if num_nodes < 0 or num_buffers < 0:
+            raise ArrowInvalidArgument(
+                f"expected non-negative FieldNode and Buffer counts, found {num_nodes} "
+                f"and {num_buffers}"
+            )
+        self.version = version
+        self.num_nodes = num_nodes
+        self.num_buffers = num_buffers
+        rb = RecordBatch(
+            1, np.ones((num_nodes, 2), dtype="<i8"), np.ones((num_buffers, 2), dtype="<i8")
+        )
+        b = Builder()
+        buf = _finish_message(b, version, _H_RECORD_BATCH, _encode_record_batch(b, rb), 1, None)
+        self.size = len(buf)
+        root = _follow(buf, 0)
+        body_length_at = _field_position(buf, root, 3)
+        rb_table = _follow(buf, _field_position(buf, root, 2))
+        length_at = _field_position(buf, rb_table, 0)
+        nodes_at = _follow(buf, _field_position(buf, rb_table, 1)) + 4
+        buffers_at = _follow(buf, _field_position(buf, rb_table, 2)) + 4
+        # the order in which the general builder places them (it writes back to front:
+        # nodes first, so they end up last); the one pack below relies on it
+        if not 0 < body_length_at < length_at < buffers_at < nodes_at:
+            raise AssertionError("the RecordBatch template does not match the builder's layout")
+        end_buffers = buffers_at + 16 * num_buffers
+        self._c0 = prefix + buf[:body_length_at]
+        self._c1 = buf[body_length_at + 8 : length_at]
+        self._c2 = buf[length_at + 8 : buffers_at]
+        self._c3 = buf[end_buffers:nodes_at]
+        if buf[nodes_at + 16 * num_nodes :]:
+            raise AssertionError("the RecordBatch template does not end with its FieldNodes")
+        self._pack = struct.Struct(
+            f"<{len(self._c0)}sq{len(self._c1)}sq{len(self._c2)}s{2 * num_buffers}q"
+            f"{len(self._c3)}s{2 * num_nodes}q"
+        ).pack
+
+    def with_prefix(self, prefix: bytes) -> RecordBatchTemplate:
+        """The same template with ``prefix`` written before the flatbuffer."""
+        return RecordBatchTemplate(self.version, self.num_nodes, self.num_buffers, prefix)
+
+    def encode(
+        self, body_length: int, length: int, nodes: Sequence[int], buffers: Sequence[int]
+    ) -> bytes:
+        """The message for ``length`` rows: ``nodes`` flat ``[length, null_count, ...]``,
+        ``buffers`` flat ``[offset, length, ...]`` (pre-order), ``body_length`` > 0."""
+        return self._pack(
+            self._c0, body_length, self._c1, length, self._c2, *buffers, self._c3, *nodes
+        )
+
+
+_TEMPLATES: dict[tuple[int, int, int], RecordBatchTemplate] = {}
+
+
+def record_batch_template(version: int, num_nodes: int, num_buffers: int) -> RecordBatchTemplate:
+    """The (cached) :class:`RecordBatchTemplate` for these counts."""
+    key = (version, num_nodes, num_buffers)
+    found = _TEMPLATES.get(key)
+    if found is None:
+        found = RecordBatchTemplate(version, num_nodes, num_buffers)
+        if len(_TEMPLATES) < 1024:
+            _TEMPLATES[key] = found
+    return found
 
 
 def encode_message(msg: Message) -> bytes:
     """Encode a Message as a flatbuffer (not framed, not padded beyond 8-byte alignment)."""
     _check_write_version(msg.version)
     header = msg.header
+    body_length = int(msg.body_length)
     if (
         type(header) is RecordBatch
+        and body_length > 0
         and header.compression is None
         and not len(header.variadic_buffer_counts)
         and not msg.custom_metadata
     ):
-        return _encode_plain_record_batch(msg.version, header, int(msg.body_length))
+        nodes = _pairs(header.nodes)
+        buffers = _pairs(header.buffers)
+        tmpl = record_batch_template(msg.version, nodes.shape[0], buffers.shape[0])
+        return tmpl.encode(
+            body_length, int(header.length), nodes.ravel().tolist(), buffers.ravel().tolist()
+        )
+    return encode_message_general(msg)
+
+
+def encode_message_general(msg: Message) -> bytes:
+    """:func:`encode_message` through the general builder only (no template shortcut)."""
+    _check_write_version(msg.version)
     b = Builder()
-    code, header = _encode_header(b, header)
-    md = _encode_key_values(b, msg.custom_metadata)
-    root = b.table(
-        [
-            (0, "<h", msg.version),
-            (1, "<B", code, 0),
-            (2, "offset", header),
-            (3, "<q", int(msg.body_length), 0),
-            (4, "offset", md),
-        ]
-    )
-    return b.finish(root)
+    code, header = _encode_header(b, msg.header)
+    return _finish_message(b, msg.version, code, header, msg.body_length, msg.custom_metadata)
 
 
 def encode_schema(schema_msg: SchemaMessage) -> bytes:
@@ -1678,6 +1782,7 @@ __all__ = [
     "MetadataLimits",
     "RecordBatch",
     "RecordBatchShape",
+    "RecordBatchTemplate",
     "SchemaMessage",
     "SparseMatrixIndexCSX",
     "SparseTensor",
@@ -1689,7 +1794,9 @@ __all__ = [
     "decode_schema",
     "encode_footer",
     "encode_message",
+    "encode_message_general",
     "encode_schema",
     "record_batch_shape",
+    "record_batch_template",
     "version_name",
 ]

@@ -1,16 +1,27 @@
 """Stream and file writers (Columnar spec, "IPC Streaming Format" and "IPC File Format").
 
-A writer flattens each batch with :func:`quiver.ipc.body.assemble` (buffer views, no
-concatenation), emits the DictionaryBatch messages the batch needs (new, delta or
-replacement, see :class:`~quiver.ipc.dictionaries.DictionaryWriter`), then the
-RecordBatch message, and hands the framed metadata and the buffer views to the sink one by
-one.  Data is always written in little-endian order, metadata version V5 by default.
+A writer emits the DictionaryBatch messages a batch needs (new, delta or replacement, see
+:class:`~quiver.ipc.dictionaries.DictionaryWriter`), then the RecordBatch message, and
+hands the framed metadata and the buffer views (never concatenated) to the sink: a small
+message in one write, a large one piece by piece.  Data is always written in
+little-endian order, metadata version V5 by default.
+
+Per schema, the writer compiles once what every batch needs
+(:func:`~quiver.ipc.body.compile_write_plan`): a quiver RecordBatch of plain leaf
+columns is flattened and laid out in one pass (:func:`~quiver.ipc.body.assemble_body`),
+and its metadata comes from a :class:`~quiver.ipc.metadata.RecordBatchTemplate` with the
+framing prefix included, filled by one ``struct.pack``.  Compression, custom metadata,
+view types, empty bodies and objects that are not quiver RecordBatches take the general
+walk and builder, which write the same bytes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,13 +29,21 @@ import numpy as np
 
 from .. import errors as E
 from .. import types as t
+from ..batch import RecordBatch
 from . import metadata as md
-from .body import V4, V5, assemble, layout_body
+from .body import V4, V5, assemble, assemble_body, compile_write_plan, layout_body
 from .dictionaries import DictionaryWriter
 from .framing import EOS, FILE_HEADER, MAGIC, frame_message
 
 _CODECS = {"lz4": "lz4_frame", "lz4_frame": "lz4_frame", "zstd": "zstd"}
 _SMALL_WRITE = 64 * 1024
+# BufferOutputStream's memory from _MAP_FROM bytes on: private (a shared anonymous map
+# cannot grow: touching the grown part raises SIGBUS), grown in place only where
+# mmap.resize is mremap (Linux)
+_MAP_FROM = 1024 * 1024
+_MAP_FLAGS = {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}
+_GROW_IN_PLACE = sys.platform.startswith("linux") and bool(_MAP_FLAGS)
+_MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,45 +78,124 @@ class IpcWriteOptions:
             )
 
 
-class BufferOutputStream:
-    """An in-memory sink, like pyarrow's; ``getvalue()`` returns the bytes written.
+def _anonymous_map(size: int) -> mmap.mmap:
+    """Private anonymous memory of ``size`` bytes, with huge pages asked for."""
+    try:
+        m = mmap.mmap(-1, size, **_MAP_FLAGS)
+    except OSError as exc:  # out of address space or memory: what bytes would raise
+        raise MemoryError(
+            f"expected {size} bytes of memory for a BufferOutputStream, found: {exc}"
+        ) from exc
+    _ask_huge_pages(m)
+    return m
 
-    Body buffers are copied exactly once: the stream keeps the written pieces (the writers
-    hand it views of the arrays' buffers) and joins them into one ``bytes`` on
-    ``getvalue()``.  So the arrays written must not be modified before then; quiver's own
-    buffers read from IPC are read-only anyway.
+
+def _ask_huge_pages(m: mmap.mmap) -> None:
+    if _MADV_HUGEPAGE is not None:
+        with contextlib.suppress(OSError):  # no transparent huge pages: ordinary ones do
+            m.madvise(_MADV_HUGEPAGE)
+
+
+class BufferOutputStream:
+    """An in-memory sink, like pyarrow's; ``getvalue()`` returns what was written as a
+    read-only ``memoryview``.
+
+    Every write is copied once, as it comes (so the arrays written may change
+    afterwards).  A small stream lives in a ``bytearray``; from ``_MAP_FROM`` bytes on, in
+    one growing block of anonymous memory: on Linux it grows in place (``mremap``: neither
+    a copy nor page faults for what is already written) and huge pages are asked for,
+    which makes page faults far cheaper than filling a fresh ``bytes``; elsewhere it grows
+    by doubling and copying.
+
+    ``getvalue()`` is a read-only memoryview of the block (no copy), or of a ``bytes``
+    copy of a small stream (so that small values pin no memory map), as
+    ``io.BytesIO.getbuffer()`` gives (pyarrow's ``getvalue()`` returns a Buffer, not
+    ``bytes`` either).  It supports ``len``, slicing, ``==`` with bytes and ``bytes()``,
+    and every quiver reader and ``pyarrow.py_buffer`` accept it; ``bytes(value)`` makes a
+    ``bytes``.  Writing after ``getvalue()`` leaves the value unchanged.
+
+    >>> sink = BufferOutputStream()
+    >>> sink.write(b"abc"), sink.write(b"de")
+    (3, 2)
+    >>> value = sink.getvalue()
+    >>> len(value), value == b"abcde", bytes(value[1:3]), value.readonly
+    (5, True, b'bc', True)
     """
 
     def __init__(self) -> None:
-        self._parts: list[Any] = []
+        self._small = bytearray()  # the stream while it is below _MAP_FROM bytes
+        self._block: mmap.mmap | None = None  # the stream from then on
         self._size = 0
+        self._value: memoryview | None = None  # the last getvalue(), while still current
 
     def write(self, data: Any) -> int:
-        """Append bytes (kept by reference until ``getvalue``); returns how many."""
+        """Append (copy) a bytes-like object; returns how many bytes."""
         try:
-            n = memoryview(data).nbytes
+            view = memoryview(data)
         except TypeError:
             raise E.ArrowTypeError(
                 f"expected a bytes-like object to write, found {type(data).__name__}"
             ) from None
-        if n:
-            self._parts.append(data if not isinstance(data, bytearray) else bytes(data))
-            self._size += n
+        n = view.nbytes
+        if not n:
+            return 0
+        if not view.c_contiguous:
+            view = memoryview(view.tobytes())
+        elif view.format != "B" or view.ndim != 1:
+            view = view.cast("B")
+        pos = self._size
+        block = self._block
+        if block is None and pos + n <= _MAP_FROM:
+            self._small += view
+        else:
+            if block is None or pos + n > len(block):
+                block = self._grow(pos + n)
+            block[pos : pos + n] = view
+        self._size = pos + n
         return n
+
+    def _grow(self, need: int) -> mmap.mmap:
+        """A block of at least ``need`` bytes holding what was written so far."""
+        old = self._block
+        capacity = max(need, 2 * _MAP_FROM, 2 * len(old) if old is not None else 0)
+        if old is not None and _GROW_IN_PLACE:
+            self._value = None  # a value still held elsewhere makes resize refuse
+            try:
+                old.resize(capacity)
+            except (BufferError, OSError, SystemError, ValueError):
+                pass  # exported (a getvalue() still alive) or not supported: copy
+            else:
+                _ask_huge_pages(old)
+                return old
+        block = _anonymous_map(capacity)
+        if old is None:
+            block[: self._size] = self._small
+            self._small = bytearray()
+        elif self._size:
+            with memoryview(old) as written:  # slicing the map itself would copy to bytes
+                block[: self._size] = written[: self._size]
+        self._block = block
+        self._value = None
+        return block
 
     def tell(self) -> int:
         """Bytes written so far."""
         return self._size
 
-    def getvalue(self) -> bytes:
-        """Everything written, as bytes (the one copy)."""
-        if len(self._parts) != 1 or not isinstance(self._parts[0], bytes):
-            self._parts = [b"".join(self._parts)]
-        return self._parts[0] if self._parts else b""
+    def getvalue(self) -> memoryview:
+        """Everything written, as a read-only memoryview (see the class)."""
+        value = self._value
+        if value is None or len(value) != self._size:
+            if self._block is None:
+                value = memoryview(bytes(self._small))
+            else:
+                value = memoryview(self._block)[: self._size].toreadonly()
+            self._value = value
+        return value
 
     def getbuffer(self) -> memoryview:
-        """Everything written, as a memoryview."""
-        return memoryview(self.getvalue())
+        """Everything written, as a memoryview (the same as ``getvalue()``)."""
+        return self.getvalue()
 
     def close(self) -> None:
         """Nothing to release; present for file-object compatibility."""
@@ -128,16 +226,17 @@ class _Sink:
             self._f.write(data)
             self.position += len(data)
 
-    def write_message(self, framed: bytes, parts: list[Any], body_length: int) -> None:
-        """Write one whole message: small ones in a single call, large ones piece by piece
-        (the buffer views go to the sink as they are, never concatenated)."""
+    def write_message(self, parts: list[Any], body_length: int) -> None:
+        """Write one whole message, ``parts[0]`` the framed metadata and the rest its body:
+        small ones in a single call, large ones piece by piece (the buffer views go to the
+        sink as they are, never concatenated)."""
         if body_length < _SMALL_WRITE:
-            self._f.write(b"".join([framed, *parts]) if parts else framed)
+            self._f.write(b"".join(parts) if len(parts) > 1 else parts[0])
         else:
-            self._f.write(framed)
+            write = self._f.write
             for p in parts:
-                self._f.write(p)
-        self.position += len(framed) + body_length
+                write(p)
+        self.position += len(parts[0]) + body_length
 
     def close(self) -> None:
         if self._owns:
@@ -154,6 +253,25 @@ def _columns_of(batch: Any) -> tuple[t.Schema, list[Any]]:
             f"expected a quiver RecordBatch, found {type(batch).__name__}"
         )
     return schema, list(columns)
+
+
+def _general_plan(num_columns: int) -> tuple[tuple[int, int], ...]:
+    """A write plan that sends every column through the general walk (for objects that
+    are not quiver RecordBatches, whose columns' types the writer cannot vouch for)."""
+    return ((0, 0),) * num_columns
+
+
+def _plain_header(
+    length: int, nodes: list[int], specs: list[int], variadic: list[int]
+) -> md.RecordBatch:
+    """An uncompressed RecordBatch header from :func:`assemble_body`'s flat lists."""
+    return md.RecordBatch(
+        length,
+        np.array(nodes, dtype="<i8").reshape(-1, 2),
+        np.array(specs, dtype="<i8").reshape(-1, 2),
+        None,
+        tuple(variadic),
+    )
 
 
 class _Writer:
@@ -184,38 +302,63 @@ class _Writer:
         self._dict_blocks: list[md.Block] = []
         self._batch_blocks: list[md.Block] = []
         self._footer_metadata = t.KeyValueMetadata(metadata) if metadata else None
+        self._plan = compile_write_plan(schema)
+        self._last_template: md.RecordBatchTemplate | None = None
         if file_format:
             self._sink.write(FILE_HEADER)
         schema_msg = md.SchemaMessage(schema, self._dicts.ids, "little", ())
-        self._write_message(md.Message(self.version, schema_msg, 0, None), [], 0)
+        self._write_message(md.Message(self.version, schema_msg, 0, None), [None], 0)
 
     # -- message output --------------------------------------------------------------
 
     def _write_message(self, message: md.Message, parts: list[Any], body_length: int) -> md.Block:
+        """Frame and write ``message``; ``parts[0]`` is a placeholder for its metadata."""
         start = self._sink.position
         framed = frame_message(md.encode_message(message))
-        self._sink.write_message(framed, parts, body_length)
+        parts[0] = framed
+        self._sink.write_message(parts, body_length)
         return md.Block(start, len(framed), body_length)
 
-    def _record_batch_message(self, length: int, columns: list[Any]) -> tuple[Any, list[Any], int]:
-        flat = assemble(columns, self.version)
-        compressed = None
-        if self._codec is not None:
-            from .compression import compress_buffers
+    def _template(self, num_nodes: int, num_buffers: int) -> md.RecordBatchTemplate:
+        """The framed RecordBatch template for these counts (one per writer, usually)."""
+        tmpl = self._last_template
+        if tmpl is None or tmpl.num_nodes != num_nodes or tmpl.num_buffers != num_buffers:
+            base = md.record_batch_template(self.version, num_nodes, num_buffers)
+            # the flatbuffer is a multiple of 8 bytes, so the framing adds no padding after
+            # it and its prefix depends on the size only
+            framed = frame_message(bytes(base.size))
+            tmpl = self._last_template = base.with_prefix(framed[: len(framed) - base.size])
+        return tmpl
 
-            compressed = compress_buffers(
-                self._codec,
-                flat.buffers,
-                level=self.options.compression_level,
-                threads=self.options.use_threads,
+    def _record_batch_message(
+        self, length: int, columns: list[Any]
+    ) -> tuple[md.RecordBatch, list[Any], int]:
+        """The RecordBatch header of ``columns`` (the general walk), the parts to write
+        (``parts[0]`` a placeholder for the framed metadata) and the body length."""
+        if self._codec is None:
+            nodes, specs, parts, body_length, variadic = assemble_body(
+                columns, _general_plan(len(columns)), self.version
             )
+            return _plain_header(length, nodes, specs, variadic), parts, body_length
+        from .compression import compress_buffers
+
+        flat = assemble(columns, self.version)
+        compressed = compress_buffers(
+            self._codec,
+            flat.buffers,
+            level=self.options.compression_level,
+            threads=self.options.use_threads,
+        )
         specs, parts, body_length = layout_body(flat.buffers, compressed)
         nodes = np.asarray(flat.nodes, dtype="<i8").reshape(-1, 2)
-        comp = md.BodyCompression(self._codec) if self._codec else None
         header = md.RecordBatch(
-            length, nodes, specs, comp, tuple(flat.variadic_buffer_counts)
+            length,
+            nodes,
+            specs,
+            md.BodyCompression(self._codec),
+            tuple(flat.variadic_buffer_counts),
         )
-        return header, parts, body_length
+        return header, [None, *parts], body_length
 
     # -- public API ------------------------------------------------------------------
 
@@ -223,11 +366,46 @@ class _Writer:
         """Write one RecordBatch (and the dictionary batches it needs first)."""
         if self._closed:
             raise E.ArrowInvalidArgument("expected an open writer, found it closed")
-        schema, columns = _columns_of(batch)
+        if type(batch) is RecordBatch:
+            # a quiver RecordBatch's columns have its schema's types, so the writer's
+            # compiled plan applies once the schemas agree
+            schema = batch.schema
+            columns = batch.columns
+            plan = self._plan
+        else:
+            schema, columns = _columns_of(batch)
+            plan = None
         if schema is not self.schema and not schema.equals(self.schema):
             raise E.ArrowInvalidArgument(
                 f"expected batches of the writer's schema\n{self.schema}\nfound\n{schema}"
             )
+        if self._dicts.ids:
+            self._write_dictionaries(columns)
+        num_rows = batch.num_rows
+        if self._codec is None:
+            nodes, specs, parts, body_length, variadic = assemble_body(
+                columns, plan or _general_plan(len(columns)), self.version
+            )
+            if body_length and not variadic and not custom_metadata:
+                # the common case: the metadata from the template, in one pack
+                sink = self._sink
+                start = sink.position
+                tmpl = self._template(len(nodes) >> 1, len(specs) >> 1)
+                parts[0] = tmpl.encode(body_length, num_rows, nodes, specs)
+                sink.write_message(parts, body_length)
+                if self.file_format:
+                    self._batch_blocks.append(md.Block(start, len(parts[0]), body_length))
+                return
+            header = _plain_header(num_rows, nodes, specs, variadic)
+        else:
+            header, parts, body_length = self._record_batch_message(num_rows, columns)
+        md_custom = t.KeyValueMetadata(custom_metadata) if custom_metadata else None
+        msg = md.Message(self.version, header, body_length, md_custom)
+        self._batch_blocks.append(self._write_message(msg, parts, body_length))
+
+    def _write_dictionaries(self, columns: list[Any]) -> None:
+        """The DictionaryBatch messages ``columns`` need first; unification may re-encode
+        columns in place."""
         messages, recoded = self._dicts.batches_for(columns)
         for i, column in recoded.items():
             columns[i] = column
@@ -235,10 +413,6 @@ class _Writer:
             header, parts, body_length = self._record_batch_message(len(values), [values])
             msg = md.Message(self.version, md.DictionaryBatch(did, header, is_delta), body_length)
             self._dict_blocks.append(self._write_message(msg, parts, body_length))
-        header, parts, body_length = self._record_batch_message(batch.num_rows, columns)
-        md_custom = t.KeyValueMetadata(custom_metadata) if custom_metadata else None
-        msg = md.Message(self.version, header, body_length, md_custom)
-        self._batch_blocks.append(self._write_message(msg, parts, body_length))
 
     def write_table(self, table: Any, max_chunksize: int | None = None) -> None:
         """Write every batch of a Table (split to ``max_chunksize`` rows if given)."""
