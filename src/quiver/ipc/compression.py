@@ -39,12 +39,14 @@ True
 from __future__ import annotations
 
 import os
+import struct
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import cramjam
+import lz4.block
 import lz4.frame
 import numpy as np
 import zstandard
@@ -294,32 +296,214 @@ def _zstd_stream(payload: np.ndarray, declared: int, step: int, where: str) -> A
     return result
 
 
-def _decompress_into(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
-    """One call straight into an output of exactly ``declared`` bytes (cramjam), or None
-    to let the streaming decoders decide (a zstd body of several frames).
+# --------------------------------------------------------------------------------------
+# LZ4 frames walked block by block (lz4 Frame format description, "General structure")
+#
+# Both Python frame decoders are several times slower than Arrow C++ on the frames Arrow
+# writes (64 KiB linked blocks, no checksums, no content size); incompressible data is
+# stored in such frames as raw blocks, which the libraries copy slowly.  So quiver reads
+# the container itself: raw blocks are copied with numpy (runs of full blocks in one
+# strided copy), compressed blocks go to a block decoder, all straight into the output.
+# A frame with anything this walker does not handle fully (checksums it cannot verify, a
+# dictionary id, bytes after the end mark, a block that fails) gives None, and the
+# library decoders below then decode it or explain the error as before.
 
-    Measured: 2.5x faster than python-lz4's frame decoder and 1.3x faster than
-    zstandard's on 40 MB buffers, on par with Arrow C++ (no intermediate copy).
+_LZ4_MAGIC = b"\x04\x22\x4d\x18"
+#: FLG bits: version 01 required; block checksum, content checksum, reserved, dict id unset
+_LZ4_FLG_MASK = 0xD7
+_LZ4_FLG_WANT = 0x40
+_LZ4_FLG_INDEPENDENT = 0x20
+_LZ4_FLG_CONTENT_SIZE = 0x08
+_LZ4_BLOCK_MAX = {4: 1 << 16, 5: 1 << 18, 6: 1 << 20, 7: 1 << 22}
+#: linked blocks may refer to the previous 64 KiB of output
+_LZ4_WINDOW = 1 << 16
+_LZ4_RAW_BLOCK = 0x80000000
+_u32 = struct.Struct("<I").unpack_from
+#: a linked frame whose compressed blocks could produce more than this many times the
+#: bytes of its raw blocks goes to cramjam's frame decoder instead: on compressed blocks
+#: that is ~25% faster than python-lz4's block decoder with a separate dictionary, while
+#: the walk copies raw blocks ~4x faster; they break even near half and half (measured on
+#: 40 MB buffers, one core)
+LZ4_LINKED_COMPRESSED_RATIO = 1
+
+_XXH_P1, _XXH_P2, _XXH_P3, _XXH_P4, _XXH_P5 = (
+    2654435761,
+    2246822519,
+    3266489917,
+    668265263,
+    374761393,
+)
+_M32 = 0xFFFFFFFF
+
+
+def _xxh32_short(data: bytes) -> int:
+    """XXH32 with seed 0 of fewer than 16 bytes (the LZ4 frame descriptor's checksum)."""
+    h = (_XXH_P5 + len(data)) & _M32
+    i = 0
+    for i in range(0, len(data) - 3, 4):
+        h = (h + int.from_bytes(data[i : i + 4], "little") * _XXH_P3) & _M32
+        h = (((h << 17) | (h >> 15)) & _M32) * _XXH_P4 & _M32
+    for b in data[len(data) & ~3 :]:
+        h = (h + b * _XXH_P5) & _M32
+        h = (((h << 11) | (h >> 21)) & _M32) * _XXH_P1 & _M32
+    h ^= h >> 15
+    h = h * _XXH_P2 & _M32
+    h ^= h >> 13
+    h = h * _XXH_P3 & _M32
+    return h ^ (h >> 16)
+
+
+def _lz4_header(payload: np.ndarray, declared: int) -> tuple[int, int, bool] | None:
+    """(bytes of frame header, block maximum size, linked) of a frame the walk handles."""
+    head = payload[:19].tobytes()  # magic, FLG, BD, content size, header checksum at most
+    if len(head) < 7 or head[:4] != _LZ4_MAGIC:
+        return None
+    flg, bd = head[4], head[5]
+    block_max = _LZ4_BLOCK_MAX.get(bd >> 4)
+    if flg & _LZ4_FLG_MASK != _LZ4_FLG_WANT or bd & 0x8F or block_max is None:
+        return None
+    end = 14 if flg & _LZ4_FLG_CONTENT_SIZE else 6
+    if len(head) <= end or head[end] != (_xxh32_short(head[4:end]) >> 8) & 0xFF:
+        return None
+    if end == 14 and int.from_bytes(head[6:14], "little") != declared:
+        return None
+    return end + 1, block_max, not flg & _LZ4_FLG_INDEPENDENT
+
+
+def _lz4_walk(payload: np.ndarray, declared: int) -> np.ndarray | None:
+    """The ``declared`` bytes of one LZ4 frame, or None (see above)."""
+    if not payload.flags.c_contiguous:
+        return None
+    header = _lz4_header(payload, declared)
+    if header is None:
+        return None
+    pos, block_max, linked = header
+    src = memoryview(payload)
+    n = payload.nbytes
+    stride = block_max + 4
+    # one turn per block: (raw?, start, size, count); back-to-back full raw blocks merge
+    ops: list[list[int]] = []
+    raw_bytes = compressed = 0
+    while True:
+        if pos + 4 > n:
+            return None
+        (word,) = _u32(src, pos)
+        pos += 4
+        if word == 0:
+            break
+        size = word & ~_LZ4_RAW_BLOCK
+        if size > block_max or pos + size > n:
+            return None
+        if word & _LZ4_RAW_BLOCK:
+            raw_bytes += size
+            last = ops[-1] if ops else None
+            if (
+                size == block_max
+                and last is not None
+                and last[0]
+                and last[2] == block_max
+                and last[1] + last[3] * stride == pos
+            ):
+                last[3] += 1
+            else:
+                ops.append([1, pos, size, 1])
+        else:
+            compressed += 1
+            ops.append([0, pos, size, 1])
+        pos += size
+    if pos != n or raw_bytes + compressed * block_max < declared:
+        return None
+    if linked and compressed * block_max > LZ4_LINKED_COMPRESSED_RATIO * raw_bytes:
+        return None
+    out = np.empty(declared, dtype=np.uint8)
+    dst = memoryview(out)
+    o = 0
+    try:
+        for is_raw, start, size, count in ops:
+            if is_raw:
+                if o + size * count > declared:
+                    return None
+                if count == 1:
+                    dst[o : o + size] = src[start : start + size]
+                else:
+                    # the last block is followed by at least the end mark, so the rows of
+                    # stride bytes stay inside the payload
+                    rows = payload[start : start + count * stride].reshape(count, stride)
+                    out[o : o + size * count].reshape(count, size)[...] = rows[:, :size]
+                o += size * count
+            elif o >= declared:
+                return None
+            elif not linked:
+                cap = min(block_max, declared - o)
+                o += cramjam.lz4.decompress_block_into(src[start : start + size], dst[o : o + cap])
+            else:
+                cap = min(block_max, declared - o)
+                window = dst[max(0, o - _LZ4_WINDOW) : o]
+                piece = lz4.block.decompress(
+                    src[start : start + size], uncompressed_size=cap, dict=window
+                )
+                dst[o : o + len(piece)] = piece
+                o += len(piece)
+    except (lz4.block.LZ4BlockError, cramjam.DecompressionError, ValueError):
+        return None
+    if o != declared:
+        return None
+    out.flags.writeable = False  # like every buffer read from IPC
+    return out
+
+
+def _lz4_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray | None:
+    """A frame the walk declined, in one cramjam call straight into an output of exactly
+    ``declared`` bytes, or None to let python-lz4's streaming decoder explain the error.
+
+    Measured: 1.5-2.5x faster than python-lz4's frame decoder on 40 MB buffers.
     """
     out = np.empty(declared, dtype=np.uint8)
-    codec = cramjam.lz4 if name == LZ4_FRAME else cramjam.zstd
     try:
-        written = codec.decompress_into(payload, out)
+        written = cramjam.lz4.decompress_into(payload, out)
     except cramjam.DecompressionError as exc:
         if "whole buffer" in str(exc):  # the output would not fit: more than declared
             raise _more_error(declared, where) from None
-        return None  # corrupt, or something the streaming decoders explain better
+        return None  # corrupt, or something the streaming decoder explains better
     if written != declared:
         return None
     out.flags.writeable = False  # like every buffer read from IPC
     return out
 
 
+def _zstd_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray:
+    """Every frame of ``payload`` read straight into one output of ``declared`` + 1 bytes.
+
+    With the whole frame in hand, a known content size and room for it, libzstd decodes
+    in a single pass into the output (no window buffer, no copy): measured 10-25% faster
+    than cramjam's ``decompress_into`` and 1.3x faster than ``ZstdDecompressor.decompress``
+    (whose fresh ``bytes`` take 4 KiB page faults where numpy's large arrays get huge
+    pages).  The extra byte is how a frame holding more than declared shows itself.
+    """
+    out = np.empty(declared + 1, dtype=np.uint8)
+    view = memoryview(out)
+    # ZSTD_decompress (Arrow C++) accepts concatenated frames; so does this reader
+    reader = _zstd_decompressor().stream_reader(payload, read_across_frames=True)
+    pos = 0
+    while pos <= declared:
+        got = reader.readinto(view[pos:])
+        if not got:
+            break
+        pos += got
+    if pos > declared:
+        raise _more_error(declared, where)
+    result = out[:pos]
+    result.flags.writeable = False  # like every buffer read from IPC
+    return result
+
+
 def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
     one_shot = _one_shot(name, payload.nbytes, declared)
     step = declared if one_shot else DECOMPRESS_CHUNK
-    if one_shot:
-        out = _decompress_into(name, payload, declared, where)
+    if one_shot and name == LZ4_FRAME:
+        out = _lz4_walk(payload, declared)
+        if out is None:
+            out = _lz4_into(payload, declared, where)
         if out is not None:
             return out
     try:
@@ -336,11 +520,7 @@ def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -
                 f"claiming {content_size}{_where(where)}"
             )
         if one_shot:
-            # allocates the frame's content size (checked above) or else ``declared``
-            out = _zstd_decompressor().decompress(payload, max_output_size=declared)
-            if len(out) == declared:
-                return out
-            # fewer bytes: decompress() stops after the first frame, so read across frames
+            return _zstd_into(payload, declared, where)
         return _zstd_stream(payload, declared, step, where)
     except CompressionError:
         raise

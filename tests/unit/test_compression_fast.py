@@ -1,0 +1,239 @@
+"""Tests for the fast decoders of quiver.ipc.compression: the LZ4 frame walk and zstd
+read straight into the output.  Each is checked against the library decoders (python-lz4,
+zstandard, pyarrow) on frames of many shapes, and on truncated and corrupted frames."""
+
+from __future__ import annotations
+
+import lz4.frame
+import numpy as np
+import pyarrow as pa
+import pytest
+import zstandard
+
+from quiver.errors import CompressionError, FormatError
+from quiver.ipc import compression as c
+
+KIB = 1 << 10
+#: sizes around the 64 KiB block boundaries, and odd ones
+SIZES = [0, 1, 7, 64 * KIB - 1, 64 * KIB, 64 * KIB + 1, 3 * 64 * KIB + 5, 300_001]
+
+
+def _prefixed(n: int, payload: bytes) -> np.ndarray:
+    return np.frombuffer(n.to_bytes(8, "little", signed=True) + payload, np.uint8)
+
+
+def _data(kind: str, n: int, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    if kind == "random":
+        return rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+    if kind == "text":
+        words = [b"value-%d," % i for i in range(300)]
+        return b"".join(words[i] for i in rng.integers(0, 300, n // 4 + 1))[:n]
+    # half random, half compressible, in 48 KiB runs: frames of mixed raw and compressed blocks
+    out = bytearray()
+    while len(out) < n:
+        out += _data("random" if len(out) // (48 * KIB) % 2 else "text", 48 * KIB, seed + len(out))
+    return bytes(out[:n])
+
+
+@pytest.fixture(params=["by ratio", "always"])
+def walk(request, monkeypatch) -> str:
+    """Run a test as configured, and again with the walk taking every linked frame."""
+    if request.param == "always":
+        monkeypatch.setattr(c, "LZ4_LINKED_COMPRESSED_RATIO", float("inf"))
+    return request.param
+
+
+def _decode(payload: bytes, n: int) -> np.ndarray:
+    return c.decompress_buffer("lz4", _prefixed(n, payload), max_uncompressed=1 << 30)
+
+
+def test_xxh32_matches_reference_values() -> None:
+    # XXH32 (seed 0) as the reference library (libxxhash) computes it
+    assert c._xxh32_short(b"") == 0x02CC5D05
+    assert c._xxh32_short(b"a") == 0x550D7456
+    assert c._xxh32_short(b"abc") == 0x32D153FF
+    assert c._xxh32_short(b"abcd") == 0xA3643705
+    assert c._xxh32_short(b"Nobody inspects") == 0x9759CD1A
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+@pytest.mark.parametrize("n", SIZES)
+def test_walk_reads_pyarrow_frames(walk: str, kind: str, n: int) -> None:
+    raw = _data(kind, n)
+    payload = pa.compress(raw, "lz4", asbytes=True)
+    if n:
+        walked = c._lz4_walk(np.frombuffer(payload, np.uint8), n)
+        if kind == "random" or n <= 64 * KIB or walk == "always":
+            assert walked is not None  # raw blocks, or one block: the walk takes it
+        if walked is not None:
+            assert walked.tobytes() == raw
+            assert not walked.flags.writeable
+    assert _decode(payload, n).tobytes() == raw
+
+
+@pytest.mark.parametrize(
+    "block_size",
+    [
+        lz4.frame.BLOCKSIZE_MAX64KB,
+        lz4.frame.BLOCKSIZE_MAX256KB,
+        lz4.frame.BLOCKSIZE_MAX1MB,
+        lz4.frame.BLOCKSIZE_MAX4MB,
+    ],
+)
+@pytest.mark.parametrize("linked", [True, False])
+@pytest.mark.parametrize("store_size", [True, False])
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+def test_walk_reads_python_lz4_frames(
+    walk: str, block_size: int, linked: bool, store_size: bool, kind: str
+) -> None:
+    raw = _data(kind, 5 * 64 * KIB + 3, seed=block_size)
+    payload = lz4.frame.compress(
+        raw, block_size=block_size, block_linked=linked, store_size=store_size
+    )
+    walked = c._lz4_walk(np.frombuffer(payload, np.uint8), len(raw))
+    if not linked or kind == "random" or walk == "always":
+        assert walked is not None and walked.tobytes() == raw
+    assert _decode(payload, len(raw)).tobytes() == raw
+
+
+@pytest.mark.parametrize("block_checksum", [True, False])
+@pytest.mark.parametrize("content_checksum", [True, False])
+def test_frames_with_checksums_go_to_the_library(block_checksum, content_checksum) -> None:
+    raw = _data("random", 200_000)
+    payload = lz4.frame.compress(
+        raw, content_checksum=content_checksum, block_checksum=block_checksum, store_size=False
+    )
+    walked = c._lz4_walk(np.frombuffer(payload, np.uint8), len(raw))
+    assert (walked is None) == (block_checksum or content_checksum)
+    assert _decode(payload, len(raw)).tobytes() == raw
+
+
+def test_walk_declines_odd_frames() -> None:
+    raw = _data("random", 100_000)
+    good = bytearray(pa.compress(raw, "lz4", asbytes=True))
+    n = len(raw)
+    assert c._lz4_walk(np.frombuffer(bytes(good), np.uint8), n) is not None
+    # a wrong header checksum, a dictionary id flag, an unknown block size, a content size
+    # other than declared, bytes after the end mark, a strided view
+    for mutate in (
+        lambda b: b.__setitem__(6, b[6] ^ 1),
+        lambda b: b.__setitem__(4, b[4] | 1),
+        lambda b: b.__setitem__(5, 0x30),
+        lambda b: b.extend(b"\0"),
+    ):
+        bad = bytearray(good)
+        mutate(bad)
+        assert c._lz4_walk(np.frombuffer(bytes(bad), np.uint8), n) is None
+    sized = lz4.frame.compress(raw, store_size=True)
+    assert c._lz4_walk(np.frombuffer(sized, np.uint8), n) is not None
+    assert c._lz4_walk(np.frombuffer(sized, np.uint8), n - 1) is None
+    doubled = np.repeat(np.frombuffer(bytes(good), np.uint8), 2)[::2]
+    assert c._lz4_walk(doubled, n) is None
+    assert _decode(bytes(doubled), n).tobytes() == raw
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+@pytest.mark.parametrize("delta", [-1, 1, -70_000, 70_000])
+def test_walk_rejects_lying_lengths(walk: str, kind: str, delta: int) -> None:
+    raw = _data(kind, 200_003)
+    payload = pa.compress(raw, "lz4", asbytes=True)
+    assert c._lz4_walk(np.frombuffer(payload, np.uint8), len(raw) + delta) is None
+    with pytest.raises(CompressionError, match=f"expected {len(raw) + delta} uncompressed"):
+        _decode(payload, len(raw) + delta)
+
+
+def _library(payload: bytes) -> bytes | None:
+    try:
+        return lz4.frame.decompress(payload)
+    except RuntimeError:
+        return None
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+def test_every_truncation_is_a_compression_error(walk: str, kind: str) -> None:
+    raw = _data(kind, 2 * 64 * KIB + 100, seed=3)
+    payload = pa.compress(raw, "lz4", asbytes=True)
+    # every cut in the headers, around each block header, and every 97th byte elsewhere
+    cuts = set(range(0, 40)) | set(range(0, len(payload), 97))
+    pos = 7
+    while pos + 4 <= len(payload):
+        cuts |= set(range(pos - 3, pos + 8))
+        size = int.from_bytes(payload[pos : pos + 4], "little") & 0x7FFFFFFF
+        pos += 4 + size
+    for cut in sorted(x for x in cuts if 0 <= x < len(payload)):
+        with pytest.raises(CompressionError) as info:
+            _decode(payload[:cut], len(raw))
+        assert isinstance(info.value, FormatError)
+        assert "expected" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+def test_flipped_bytes_agree_with_the_library_or_raise(walk: str, kind: str) -> None:
+    raw = _data(kind, 2 * 64 * KIB + 100, seed=5)
+    payload = pa.compress(raw, "lz4", asbytes=True)
+    rng = np.random.default_rng(11)
+    block_heads = []
+    pos = 7
+    while pos + 4 <= len(payload):
+        block_heads.extend(range(pos, pos + 4))
+        pos += 4 + (int.from_bytes(payload[pos : pos + 4], "little") & 0x7FFFFFFF)
+    places = list(range(7)) + block_heads + list(rng.integers(0, len(payload), 150))
+    for place in places:
+        for bit in (0x01, 0x80):
+            bad = bytearray(payload)
+            bad[place] ^= bit
+            want = _library(bytes(bad))
+            try:
+                got = _decode(bytes(bad), len(raw)).tobytes()
+            except CompressionError as exc:
+                assert "expected" in str(exc)
+                continue
+            # quiver accepts only what the library decodes, and then to the same bytes
+            assert got == want, place
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_many_pyarrow_frames_on_the_pool(walk: str, threads: bool) -> None:
+    raws = [
+        _data(k, n, seed=i)
+        for i, (k, n) in enumerate(
+            [("random", 900_000), ("text", 700_000), ("mixed", 500_000), ("random", 1), ("text", 0)]
+        )
+    ]
+    stored = [_prefixed(len(r), pa.compress(r, "lz4", asbytes=True)) if r else None for r in raws]
+    out = c.decompress_buffers("lz4", stored, max_uncompressed=1 << 30, threads=threads)
+    assert [None if o is None else o.tobytes() for o in out] == [r or None for r in raws]
+
+
+# --------------------------------------------------------------------------------------
+# zstd straight into the output
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+@pytest.mark.parametrize("n", SIZES)
+def test_zstd_reads_pyarrow_frames(kind: str, n: int) -> None:
+    raw = _data(kind, n)
+    payload = pa.compress(raw, "zstd", asbytes=True)
+    out = c.decompress_buffer("zstd", _prefixed(n, payload), max_uncompressed=1 << 30)
+    assert out.tobytes() == raw
+    assert n == 0 or not out.flags.writeable
+
+
+@pytest.mark.parametrize("content_size", [True, False])
+@pytest.mark.parametrize("delta", [-1, 1, -5000])
+def test_zstd_rejects_lying_lengths(content_size: bool, delta: int) -> None:
+    raw = _data("mixed", 100_000)
+    payload = zstandard.ZstdCompressor(write_content_size=content_size).compress(raw)
+    with pytest.raises(CompressionError, match=f"expected .*{len(raw) + delta}"):
+        c.decompress_buffer("zstd", _prefixed(len(raw) + delta, payload), max_uncompressed=1 << 30)
+
+
+def test_zstd_every_truncation_is_a_compression_error() -> None:
+    raw = _data("mixed", 300_000)
+    payload = pa.compress(raw, "zstd", asbytes=True)
+    for cut in sorted(set(range(0, 30)) | set(range(0, len(payload), 53))):
+        with pytest.raises(CompressionError):
+            c.decompress_buffer(
+                "zstd", _prefixed(len(raw), payload[:cut]), max_uncompressed=1 << 30
+            )
