@@ -237,3 +237,58 @@ def test_zstd_every_truncation_is_a_compression_error() -> None:
             c.decompress_buffer(
                 "zstd", _prefixed(len(raw), payload[:cut]), max_uncompressed=1 << 30
             )
+
+
+# --------------------------------------------------------------------------------------
+# lz4 compression in pieces, and the pool
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+@pytest.mark.parametrize("n", [c.LZ4_COMPRESS_CHUNK, c.LZ4_COMPRESS_CHUNK + 1, 3_000_001])
+def test_lz4_compressed_in_pieces_is_pyarrows_frame(kind: str, n: int) -> None:
+    raw = np.frombuffer(_data(kind, n), np.uint8)
+    parts = c.compress_buffer("lz4", raw)
+    theirs = pa.compress(raw, "lz4", asbytes=True)
+    if int.from_bytes(bytes(parts[0]), "little", signed=True) == -1:
+        assert len(theirs) >= n and parts[1] is raw
+        return
+    payload = b"".join(bytes(p) for p in parts[1:])
+    assert len(parts) > 2 or n <= c.LZ4_COMPRESS_CHUNK
+    # a match across a piece boundary may be cut: the same size to a few bytes per MB
+    assert abs(len(payload) - len(theirs)) <= 8 * (n >> 20) + 8
+    assert pa.decompress(payload, n, "lz4", asbytes=True) == raw.tobytes()
+    assert lz4.frame.get_frame_info(payload)["content_size"] == 0
+
+
+def test_pool_runs_the_largest_first_and_small_ones_inline(monkeypatch) -> None:
+    from concurrent.futures import Future
+
+    submitted: list[int] = []
+
+    class Pool:
+        def submit(self, fn, i):
+            submitted.append(i)
+            future: Future = Future()
+            future.set_result(fn(i))
+            return future
+
+    monkeypatch.setattr(c, "_pool", lambda workers: Pool())
+    sizes = [10, 5 << 20, 100, 9 << 20, 7 << 20, 3]
+    assert c._run(lambda i: i * 2, sizes, threads=2) == [i * 2 for i in range(6)]
+    assert submitted == [3, 4, 1]
+    submitted.clear()
+    assert c._run(lambda i: i * 2, sizes, threads=1) == [i * 2 for i in range(6)]
+    assert c._run(lambda i: i * 2, [10, 5 << 20, 3], threads=2) == [0, 2, 4]
+    assert submitted == []  # serial, or a single large buffer: no hand-off
+
+
+def test_pool_raises_the_first_failing_buffers_error() -> None:
+    sizes = [1 << 20, 10, 2 << 20, 5]
+
+    def fn(i: int) -> int:
+        if i in (1, 2):
+            raise CompressionError(f"buffer {i}")
+        return i
+
+    with pytest.raises(CompressionError, match="buffer 1"):
+        c._run(fn, sizes, threads=2)
