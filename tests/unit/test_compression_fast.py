@@ -44,6 +44,10 @@ def walk(request, monkeypatch) -> str:
     return request.param
 
 
+def _walk(payload: bytes, n: int) -> np.ndarray | None:
+    return c._lz4_walk(np.frombuffer(payload, np.uint8), n, library_fits=True)
+
+
 def _decode(payload: bytes, n: int) -> np.ndarray:
     return c.decompress_buffer("lz4", _prefixed(n, payload), max_uncompressed=1 << 30)
 
@@ -63,7 +67,7 @@ def test_walk_reads_pyarrow_frames(walk: str, kind: str, n: int) -> None:
     raw = _data(kind, n)
     payload = pa.compress(raw, "lz4", asbytes=True)
     if n:
-        walked = c._lz4_walk(np.frombuffer(payload, np.uint8), n)
+        walked = _walk(payload, n)
         if kind == "random" or n <= 64 * KIB or walk == "always":
             assert walked is not None  # raw blocks, or one block: the walk takes it
         if walked is not None:
@@ -91,7 +95,7 @@ def test_walk_reads_python_lz4_frames(
     payload = lz4.frame.compress(
         raw, block_size=block_size, block_linked=linked, store_size=store_size
     )
-    walked = c._lz4_walk(np.frombuffer(payload, np.uint8), len(raw))
+    walked = _walk(payload, len(raw))
     if not linked or kind == "random" or walk == "always":
         assert walked is not None and walked.tobytes() == raw
     assert _decode(payload, len(raw)).tobytes() == raw
@@ -104,7 +108,7 @@ def test_frames_with_checksums_go_to_the_library(block_checksum, content_checksu
     payload = lz4.frame.compress(
         raw, content_checksum=content_checksum, block_checksum=block_checksum, store_size=False
     )
-    walked = c._lz4_walk(np.frombuffer(payload, np.uint8), len(raw))
+    walked = _walk(payload, len(raw))
     assert (walked is None) == (block_checksum or content_checksum)
     assert _decode(payload, len(raw)).tobytes() == raw
 
@@ -113,7 +117,7 @@ def test_walk_declines_odd_frames() -> None:
     raw = _data("random", 100_000)
     good = bytearray(pa.compress(raw, "lz4", asbytes=True))
     n = len(raw)
-    assert c._lz4_walk(np.frombuffer(bytes(good), np.uint8), n) is not None
+    assert _walk(bytes(good), n) is not None
     # a wrong header checksum, a dictionary id flag, an unknown block size, a content size
     # other than declared, bytes after the end mark, a strided view
     for mutate in (
@@ -124,12 +128,12 @@ def test_walk_declines_odd_frames() -> None:
     ):
         bad = bytearray(good)
         mutate(bad)
-        assert c._lz4_walk(np.frombuffer(bytes(bad), np.uint8), n) is None
+        assert _walk(bytes(bad), n) is None
     sized = lz4.frame.compress(raw, store_size=True)
-    assert c._lz4_walk(np.frombuffer(sized, np.uint8), n) is not None
-    assert c._lz4_walk(np.frombuffer(sized, np.uint8), n - 1) is None
+    assert _walk(sized, n) is not None
+    assert _walk(sized, n - 1) is None
     doubled = np.repeat(np.frombuffer(bytes(good), np.uint8), 2)[::2]
-    assert c._lz4_walk(doubled, n) is None
+    assert c._lz4_walk(doubled, n, library_fits=True) is None
     assert _decode(bytes(doubled), n).tobytes() == raw
 
 
@@ -138,9 +142,45 @@ def test_walk_declines_odd_frames() -> None:
 def test_walk_rejects_lying_lengths(walk: str, kind: str, delta: int) -> None:
     raw = _data(kind, 200_003)
     payload = pa.compress(raw, "lz4", asbytes=True)
-    assert c._lz4_walk(np.frombuffer(payload, np.uint8), len(raw) + delta) is None
+    assert _walk(payload, len(raw) + delta) is None
     with pytest.raises(CompressionError, match=f"expected {len(raw) + delta} uncompressed"):
         _decode(payload, len(raw) + delta)
+
+
+def test_frames_of_raw_blocks_are_walked_past_the_one_call_limit(monkeypatch) -> None:
+    import tracemalloc
+
+    monkeypatch.setattr(c, "ONE_SHOT_MAX", 64 * KIB)
+    monkeypatch.setattr(c, "DECOMPRESS_CHUNK", 64 * KIB)
+    n = 2_000_003
+    raw = _data("random", n)
+    payload = pa.compress(raw, "lz4", asbytes=True)
+    assert not c._one_shot("lz4_frame", len(payload), n)
+    stored = _prefixed(n, payload)
+    tracemalloc.start()
+    try:
+        out = c.decompress_buffer("lz4", stored, max_uncompressed=1 << 30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.tobytes() == raw
+    assert peak < n + (n >> 2)  # the output, no pieces joined
+    assert _walk(payload, n) is not None
+    # compressed blocks prove nothing: past the limit they are decoded in pieces
+    text = _data("text", n)
+    packed = pa.compress(text, "lz4", asbytes=True)
+    assert _walk(packed, n) is None
+    assert _decode(packed, n).tobytes() == text
+
+
+def test_walk_never_allocates_more_than_the_blocks_can_reach() -> None:
+    # 2000 compressed blocks of one byte each reach at most 264 bytes apiece
+    blocks = b"".join(b"\x01\x00\x00\x00\x00" for _ in range(2000))
+    frame = bytes(pa.compress(b"", "lz4", asbytes=True)[:7]) + blocks + b"\0\0\0\0"
+    assert _walk(frame, 0) is None or _walk(frame, 0).nbytes == 0
+    assert _walk(frame, 2000 * 264 + 1) is None
+    with pytest.raises(CompressionError, match="expected"):
+        _decode(frame, 1 << 29)
 
 
 def _library(payload: bytes) -> bytes | None:

@@ -346,6 +346,9 @@ _LZ4_BLOCK_MAX = {4: 1 << 16, 5: 1 << 18, 6: 1 << 20, 7: 1 << 22}
 #: linked blocks may refer to the previous 64 KiB of output
 _LZ4_WINDOW = 1 << 16
 _LZ4_RAW_BLOCK = 0x80000000
+#: an LZ4 block of n bytes decodes to at most ~255 n bytes (each match-length byte adds
+#: 255; a sequence costs at least 3 bytes for at most 19 more)
+_LZ4_BLOCK_EXPANSION = 264
 _u32 = struct.Struct("<I").unpack_from
 #: a linked frame whose compressed blocks could produce more than this many times the
 #: bytes of its raw blocks goes to cramjam's frame decoder instead: on compressed blocks
@@ -398,8 +401,15 @@ def _lz4_header(payload: np.ndarray, declared: int) -> tuple[int, int, bool] | N
     return end + 1, block_max, not flg & _LZ4_FLG_INDEPENDENT
 
 
-def _lz4_walk(payload: np.ndarray, declared: int) -> np.ndarray | None:
-    """The ``declared`` bytes of one LZ4 frame, or None (see above)."""
+def _lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.ndarray | None:
+    """The ``declared`` bytes of one LZ4 frame, or None (see above).
+
+    The output is allocated at ``declared`` up front only when the frame can produce it:
+    raw blocks prove their bytes (they are in the payload), and the rest must pass the
+    rule of one-call decoding (see ``_one_shot``) against the compressed blocks' bytes,
+    so a frame of raw blocks of any size is walked.  ``library_fits``: whether cramjam's
+    frame decoder may take the frame instead (see LZ4_LINKED_COMPRESSED_RATIO).
+    """
     if not payload.flags.c_contiguous:
         return None
     header = _lz4_header(payload, declared)
@@ -411,7 +421,7 @@ def _lz4_walk(payload: np.ndarray, declared: int) -> np.ndarray | None:
     stride = block_max + 4
     # one turn per block: (raw?, start, size, count); back-to-back full raw blocks merge
     ops: list[list[int]] = []
-    raw_bytes = compressed = 0
+    raw_bytes = compressed = packed = reach = 0
     while True:
         if pos + 4 > n:
             return None
@@ -437,11 +447,20 @@ def _lz4_walk(payload: np.ndarray, declared: int) -> np.ndarray | None:
                 ops.append([1, pos, size, 1])
         else:
             compressed += 1
+            packed += size
+            reach += min(block_max, _LZ4_BLOCK_EXPANSION * size)
             ops.append([0, pos, size, 1])
         pos += size
-    if pos != n or raw_bytes + compressed * block_max < declared:
+    unproven = declared - raw_bytes
+    if pos != n or unproven > reach:
         return None
-    if linked and compressed * block_max > LZ4_LINKED_COMPRESSED_RATIO * raw_bytes:
+    if unproven > 0 and not _one_shot(LZ4_FRAME, packed, unproven):
+        return None
+    if (
+        library_fits
+        and linked
+        and compressed * block_max > LZ4_LINKED_COMPRESSED_RATIO * raw_bytes
+    ):
         return None
     out = np.empty(declared, dtype=np.uint8)
     dst = memoryview(out)
@@ -528,9 +547,9 @@ def _zstd_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray:
 def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
     one_shot = _one_shot(name, payload.nbytes, declared)
     step = declared if one_shot else DECOMPRESS_CHUNK
-    if one_shot and name == LZ4_FRAME:
-        out = _lz4_walk(payload, declared)
-        if out is None:
+    if name == LZ4_FRAME:
+        out = _lz4_walk(payload, declared, library_fits=one_shot)
+        if out is None and one_shot:
             out = _lz4_into(payload, declared, where)
         if out is not None:
             return out
