@@ -5,14 +5,23 @@ stored as a little-endian int64 holding the uncompressed length followed by the
 compressed bytes, or as ``-1`` followed by the raw bytes when the writer chose to leave it
 uncompressed.  A zero-length buffer stays zero-length (no prefix), as Arrow C++ writes it.
 
-Codecs: ``lz4_frame`` (the LZ4 *frame* format, never the raw block format) and ``zstd``.
-They come from the ``lz4`` and ``zstandard`` packages, picked by measurement over
-``cramjam`` (8 MB buffers, one core; see ``benchmarks/bench_compression.py``): lz4.frame
-compresses about 5x faster than cramjam's lz4 (cramjam defaults to a slower level) and
-decompresses 1.8-2.8x faster; zstandard is 15-35% faster than cramjam's zstd both ways.
-Against pyarrow's own codecs on the same buffers both compress at 95-100% of its speed with
-byte-identical output; zstd decompresses at pyarrow's speed, lz4 at 65-85% of it (the
-python-lz4 build, not the wrapper: lz4.frame.decompress alone measures the same).
+Codecs: ``lz4_frame`` (the LZ4 *frame* format, never the raw block format) and ``zstd``,
+from the ``lz4``, ``zstandard`` and ``cramjam`` packages, each path picked by measurement
+against pyarrow (40 MB buffers, one core; see ``benchmarks/bench_compression.py``):
+
+- lz4 compress: python-lz4, one call for small buffers, and the streaming compressor fed
+  1 MiB pieces for large ones (one call writes into a fresh ``bytes`` as large as the
+  input, whose page faults cost as much as compressing random data).  Frames as Arrow
+  C++ writes them: 64 KiB linked blocks, no content size, no checksums.
+- lz4 decompress: quiver walks the frame container itself (the frame format spec): raw
+  blocks, which is how frames carry incompressible data, are copied by numpy (~4.5x
+  faster than any Python frame decoder); compressed blocks go to a block decoder, all
+  straight into the output.  Frames the walk does not fully handle (checksums, a
+  dictionary id, mostly compressed linked blocks) go to cramjam's frame decoder, and any
+  error to python-lz4's, which explains it.
+- zstd compress: zstandard (byte-identical to pyarrow, same speed).
+- zstd decompress: zstandard's stream reader straight into the output, which libzstd
+  decodes in a single pass when the frame states its size (10-25% faster than cramjam).
 
 Safety: the uncompressed length a buffer declares is checked against a caller's limit
 *before* anything is allocated, and the decompressors never produce more than one byte past
@@ -20,13 +29,16 @@ it (zstd frames that state a larger content size are rejected up front, because 
 zstandard package would otherwise trust the frame header).  Within the limit the length is
 still untrusted: the output is allocated at the declared length in one codec call only when
 that length is small (<= 1 MiB), or at most 64 MiB and reachable from the payload at the
-codec's physical maximum ratio (lz4 ~255x, zstd ~32500x).  Otherwise the codec runs in
+codec's physical maximum ratio (lz4 ~255x, zstd ~32500x); the LZ4 walk applies that rule
+to what its compressed blocks must still produce, since raw blocks prove their bytes
+(so a frame of raw blocks is walked at any size).  Otherwise the codec runs in
 1 MiB pieces, so memory follows the real output: a 100-byte buffer claiming 3.9 GiB costs
 about 1 MiB and a CompressionError, not a 3.9 GiB allocation.  (zstd allocates its output
 once half of the declared length has really been produced.)
 
-Both libraries release the GIL, so many buffers are (de)compressed on a small shared
-thread pool when the total is large enough to pay for the hand-off.
+All three libraries release the GIL, so many buffers are (de)compressed on a small shared
+thread pool when the total is large enough to pay for the hand-off: the largest first,
+and the small ones on the calling thread meanwhile.
 
 >>> import numpy as np
 >>> raw = np.arange(1000, dtype=np.int64).view(np.uint8)
@@ -331,7 +343,10 @@ def _zstd_stream(payload: np.ndarray, declared: int, step: int, where: str) -> A
 # writes (64 KiB linked blocks, no checksums, no content size); incompressible data is
 # stored in such frames as raw blocks, which the libraries copy slowly.  So quiver reads
 # the container itself: raw blocks are copied with numpy (runs of full blocks in one
-# strided copy), compressed blocks go to a block decoder, all straight into the output.
+# strided copy); compressed blocks go to a block decoder, cramjam's straight into the
+# output for independent blocks, python-lz4's with the previous 64 KiB of output as its
+# dictionary for linked ones (cramjam's has no dictionary).  The header checksum is
+# verified (XXH32 of at most 11 bytes, computed here).
 # A frame with anything this walker does not handle fully (checksums it cannot verify, a
 # dictionary id, bytes after the end mark, a block that fails) gives None, and the
 # library decoders below then decode it or explain the error as before.
