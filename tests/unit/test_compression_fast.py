@@ -166,11 +166,25 @@ def test_frames_of_raw_blocks_are_walked_past_the_one_call_limit(monkeypatch) ->
     assert out.tobytes() == raw
     assert peak < n + (n >> 2)  # the output, no pieces joined
     assert _walk(payload, n) is not None
-    # compressed blocks prove nothing: past the limit they are decoded in pieces
+    # compressed blocks prove nothing: past the limit the output grows with what they
+    # really produce, to at most twice that
     text = _data("text", n)
     packed = pa.compress(text, "lz4", asbytes=True)
-    assert _walk(packed, n) is None
+    assert _walk(packed, n) is None  # cramjam's frame decoder would be faster, if it fit
+    frame = np.frombuffer(packed, np.uint8)
+    tracemalloc.start()
+    try:
+        out = c._lz4_walk(frame, n, library_fits=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out is not None and out.tobytes() == text
+    assert peak < 3 * n + (1 << 20)
     assert _decode(packed, n).tobytes() == text
+    for lie in (n + 1, n + 70_000, 300 * len(packed)):
+        assert c._lz4_walk(frame, lie, library_fits=False) is None
+        with pytest.raises(CompressionError, match=f"expected {lie} uncompressed bytes"):
+            _decode(packed, lie)
 
 
 def test_walk_never_allocates_more_than_the_blocks_can_reach() -> None:
