@@ -347,3 +347,16 @@ def test_pool_raises_the_first_failing_buffers_error() -> None:
 
     with pytest.raises(CompressionError, match="buffer 1"):
         c._run(fn, sizes, threads=2, min_bytes=1 << 16)
+
+
+@pytest.mark.parametrize("level", [0, 3, 9, 12])
+def test_lz4_levels_in_pieces_round_trip_through_pyarrow(level: int) -> None:
+    raw = np.frombuffer(_data("mixed", 2 * c.LZ4_COMPRESS_CHUNK + 12_345, seed=level), np.uint8)
+    parts = c.compress_buffer("lz4", raw, level=level)
+    assert len(parts) > 2
+    payload = b"".join(bytes(p) for p in parts[1:])
+    assert pa.decompress(payload, raw.nbytes, "lz4", asbytes=True) == raw.tobytes()
+    stored = np.frombuffer(b"".join(bytes(p) for p in parts), np.uint8)
+    assert (
+        c.decompress_buffer("lz4", stored, max_uncompressed=raw.nbytes).tobytes() == raw.tobytes()
+    )
