@@ -390,7 +390,6 @@ _M32 = 0xFFFFFFFF
 def _xxh32_short(data: bytes) -> int:
     """XXH32 with seed 0 of fewer than 16 bytes (the LZ4 frame descriptor's checksum)."""
     h = (_XXH_P5 + len(data)) & _M32
-    i = 0
     for i in range(0, len(data) - 3, 4):
         h = (h + int.from_bytes(data[i : i + 4], "little") * _XXH_P3) & _M32
         h = (((h << 17) | (h >> 15)) & _M32) * _XXH_P4 & _M32
@@ -495,6 +494,7 @@ def _lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.n
     o = 0
     try:
         for is_raw, start, size, count in ops:
+            # bytes this op may write; the output grows first if they would not fit
             need = size * count if is_raw else min(block_max, declared - o)
             if o + need > room and o + need <= declared:
                 room = min(declared, max(2 * o, o + need))
@@ -515,13 +515,11 @@ def _lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.n
             elif o >= declared:
                 return None
             elif not linked:
-                cap = min(block_max, declared - o)
-                o += cramjam.lz4.decompress_block_into(src[start : start + size], dst[o : o + cap])
+                o += cramjam.lz4.decompress_block_into(src[start : start + size], dst[o : o + need])
             else:
-                cap = min(block_max, declared - o)
                 window = dst[max(0, o - _LZ4_WINDOW) : o]
                 piece = lz4.block.decompress(
-                    src[start : start + size], uncompressed_size=cap, dict=window
+                    src[start : start + size], uncompressed_size=need, dict=window
                 )
                 dst[o : o + len(piece)] = piece
                 o += len(piece)
