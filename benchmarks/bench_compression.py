@@ -1,14 +1,23 @@
 """Buffer compression benchmarks: quiver.ipc.compression against pyarrow in the same run.
 
-For lz4 (frame) and zstd, on three kinds of 8 MB buffers (sorted int64, repetitive strings,
-random float64), times one-buffer compress and decompress through quiver's functions
-(8-byte prefix included) and through ``pyarrow.compress`` / ``pyarrow.decompress`` on the
-same bytes, and prints MB/s, the time ratio quiver / pyarrow (lower is better, 1.0 = same)
-and the compressed sizes.  A second table times many buffers (a batch of 16 columns of
-512 KB) through ``compress_buffers`` / ``decompress_buffers`` serially and on the thread
-pool.  Each figure is the best (minimum) of several repeats.
+For lz4 (frame) and zstd, on five kinds of 8 MB buffers (sorted int64, small random int64,
+random int64, repetitive strings, random float64), times one-buffer compress through
+``compress_buffer`` and ``pyarrow.compress``, and one-buffer decompress of *pyarrow's*
+payload (what reading a file pyarrow wrote does; pyarrow compresses even when that does
+not pay, so random data arrives as LZ4 frames of raw blocks) through ``decompress_buffer``
+(8-byte prefix included) and ``pyarrow.decompress``; pyarrow's side returns its own
+buffers (no ``asbytes`` copy), as its IPC reader and writer do.  It prints MB/s, the time ratio
+quiver / pyarrow (lower is better, 1.0 = same) and the stored sizes (quiver leaves a
+buffer raw, prefix -1, when compressing does not make it smaller).  A second table times
+a batch's worth of buffers through ``compress_buffers`` / ``decompress_buffers`` serially
+and on the thread pool.  Each figure is the best (minimum) of several repeats.
+
+Read the decompress ratios knowing that pyarrow decodes into memory its pool has used
+before, while quiver returns a fresh numpy array each time, whose first touch costs page
+faults (~3.5 ms per 40 MB here): a floor that a pure-Python library does not get under.
 
 Run: ``python benchmarks/bench_compression.py [--mb 8] [--repeat 5] [--quick]``
+(``--mb 80`` shows buffers past the 64 MiB one-call limit of ``compression.ONE_SHOT_MAX``)
 """
 
 from __future__ import annotations
@@ -37,19 +46,32 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 
 def make_buffers(nbytes: int) -> dict[str, np.ndarray]:
-    """Three kinds of buffers of about ``nbytes`` bytes each."""
+    """Five kinds of buffers of about ``nbytes`` bytes each."""
     rng = np.random.default_rng(42)
     n = nbytes // 8
     ints = np.cumsum(rng.integers(0, 100, n)).astype("<i8").view(np.uint8)
+    small = rng.integers(-1000, 1000, n).astype("<i8").view(np.uint8)
+    wide = rng.integers(0, 1 << 40, n).astype("<i8").view(np.uint8)
     words = np.array([f"value-{i % 5000}-{i % 37}" for i in range(20_000)])
     text = "".join(words[rng.integers(0, len(words), nbytes // 12)]).encode()[:nbytes]
     strings = np.frombuffer(text, np.uint8)
     floats = rng.standard_normal(n).astype("<f8").view(np.uint8)
-    return {"int64_sorted": ints, "strings": strings, "float64_random": floats}
+    return {
+        "int64_sorted": ints,
+        "int64_small": small,
+        "int64_random": wide,
+        "strings": strings,
+        "float64_random": floats,
+    }
 
 
 def _stored(parts: list) -> np.ndarray:
     return np.frombuffer(b"".join(bytes(memoryview(p)) for p in parts), np.uint8)
+
+
+def _prefixed(raw: np.ndarray, payload: bytes) -> np.ndarray:
+    """A stored buffer as Arrow C++ writes it: the uncompressed length, then ``payload``."""
+    return np.frombuffer(raw.nbytes.to_bytes(8, "little") + payload, np.uint8)
 
 
 def one_buffer(bufs: dict[str, np.ndarray], repeat: int) -> None:
@@ -63,18 +85,19 @@ def one_buffer(bufs: dict[str, np.ndarray], repeat: int) -> None:
         pname = PA_NAME[codec]
         for name, buf in bufs.items():
             mb = buf.nbytes / 1e6
-            parts = c.compress_buffer(codec, buf)
-            stored = _stored(parts)
+            stored = _stored(c.compress_buffer(codec, buf))
             theirs = pa.compress(buf, pname, asbytes=True)
             tq_c = best(partial(c.compress_buffer, codec, buf), repeat)
-            tp_c = best(partial(pa.compress, buf, pname, asbytes=True), repeat)
+            tp_c = best(partial(pa.compress, buf, pname), repeat)
+            read = _prefixed(buf, theirs)
             tq_d = best(
-                partial(c.decompress_buffer, codec, stored, max_uncompressed=buf.nbytes), repeat
+                partial(c.decompress_buffer, codec, read, max_uncompressed=buf.nbytes), repeat
             )
-            tp_d = best(partial(pa.decompress, theirs, buf.nbytes, pname, asbytes=True), repeat)
+            tp_d = best(partial(pa.decompress, theirs, buf.nbytes, pname), repeat)
+            out = c.decompress_buffer(codec, read, max_uncompressed=buf.nbytes)
+            assert out.tobytes() == buf.tobytes()
             out = c.decompress_buffer(codec, stored, max_uncompressed=buf.nbytes)
             assert out.tobytes() == buf.tobytes()
-            # quiver leaves a buffer raw (prefix -1) when compression does not pay
             size_q = stored.nbytes
             size_p = len(theirs) + 8
             print(
@@ -84,8 +107,8 @@ def one_buffer(bufs: dict[str, np.ndarray], repeat: int) -> None:
             )
 
 
-def _pa_compress_all(cols: list[np.ndarray], pname: str) -> list[bytes]:
-    return [pa.compress(b, pname, asbytes=True) for b in cols]
+def _pa_compress_all(cols: list[np.ndarray], pname: str) -> list:
+    return [pa.compress(b, pname) for b in cols]
 
 
 def _pa_decompress_all(theirs: list[bytes], cols: list[np.ndarray], pname: str) -> list:
@@ -93,7 +116,8 @@ def _pa_decompress_all(theirs: list[bytes], cols: list[np.ndarray], pname: str) 
 
 
 def many_buffers(bufs: dict[str, np.ndarray], repeat: int) -> None:
-    """A batch's worth of buffers, serial vs the thread pool, vs pyarrow one by one."""
+    """A batch's worth of buffers, serial vs the thread pool, vs pyarrow one by one
+    (pyarrow's payloads are the ones decompressed)."""
     cols = []
     for buf in bufs.values():
         step = max(buf.nbytes // 6, 1)
@@ -103,8 +127,8 @@ def many_buffers(bufs: dict[str, np.ndarray], repeat: int) -> None:
     print(f"{'codec':10} {'mode':8} | {'comp MB/s':>9} {'decomp MB/s':>11}")
     for codec in c.CODECS:
         pname = PA_NAME[codec]
-        packed = c.compress_buffers(codec, cols, threads=False)
-        stored = [_stored(p) for p in packed]
+        theirs = [pa.compress(b, pname, asbytes=True) for b in cols]
+        stored = [_prefixed(b, t) for b, t in zip(cols, theirs)]  # pyarrow's, as read
         limit = 1 << 40
         for mode, threads in [("serial", False), ("threads", True)]:
             tc = best(partial(c.compress_buffers, codec, cols, threads=threads), repeat)
@@ -115,7 +139,6 @@ def many_buffers(bufs: dict[str, np.ndarray], repeat: int) -> None:
                 repeat,
             )
             print(f"{codec:10} {mode:8} | {total / tc:9.0f} {total / td:11.0f}")
-        theirs = [pa.compress(b, pname, asbytes=True) for b in cols]
         tc = best(partial(_pa_compress_all, cols, pname), repeat)
         td = best(partial(_pa_decompress_all, theirs, cols, pname), repeat)
         print(f"{codec:10} {'pyarrow':8} | {total / tc:9.0f} {total / td:11.0f}")
