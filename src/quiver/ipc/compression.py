@@ -775,6 +775,15 @@ def _run(
     return results
 
 
+def run_pooled(
+    fn: Callable[[int], Any], sizes: Sequence[int], *, threads: bool | int, min_bytes: int
+) -> list[Any]:
+    """``[fn(i) for i in range(len(sizes))]`` on the codec thread pool as :func:`_run`
+    schedules it (the items of at least ``min_bytes``, largest first); the readers use it
+    for large positional reads, which release the GIL as the codecs do."""
+    return _run(fn, sizes, threads, min_bytes)
+
+
 def decompress_buffers(
     codec: str,
     buffers: Sequence[Any],
@@ -864,4 +873,5 @@ __all__ = [
     "decompress_buffers",
     "normalize_codec",
     "parts_length",
+    "run_pooled",
 ]
