@@ -1042,6 +1042,47 @@ class RecordBatchShape:
     slots: tuple[int, int, slice, slice]  # body_length, length, nodes, buffers in numbers
 
 
+def _vtable_ranges(buf: bytes, pos: int) -> list[tuple[int, int]]:
+    """The bytes :func:`_fast_vtable` reads for the table at ``pos``."""
+    vt = pos - _i32(buf, pos)[0]
+    vlen = _hh(buf, vt)[0]
+    return [(pos, pos + 4), (vt, vt + 4 + 2 * min((vlen - 4) >> 1, 5))]
+
+
+def _record_batch_structure(buf: bytes, root: int, rb: int) -> list[tuple[int, int]]:
+    """Byte ranges that :func:`_fast_record_batch_message` reads for structure (all but
+    the numbers) in a message it has decoded: root offset, both tables' vtables, the
+    version, header type and header offset, the RecordBatch's reference fields, the vector
+    counts, the compression table and the variadic counts."""
+    size = len(buf)
+    o_version, o_htype, o_header, _, o_custom, _ = _fast_vtable(buf, size, root)  # type: ignore[misc]
+    out = [(0, 4), *_vtable_ranges(buf, root)]
+    out += [
+        (root + o_version, root + o_version + 2),
+        (root + o_htype, root + o_htype + 1),
+        (root + o_header, root + o_header + 4),
+    ]
+    if o_custom:
+        out.append((root + o_custom, root + o_custom + 4))
+    out += _vtable_ranges(buf, rb)
+    fields = _fast_vtable(buf, size, rb)
+    for o in fields[1:5]:  # type: ignore[index]  # nodes, buffers, compression, variadic
+        if o:
+            field = rb + o
+            target = field + _u32(buf, field)[0]
+            out += [(field, field + 4), (target, target + 4)]
+    o_comp, o_variadic = fields[3], fields[4]  # type: ignore[index]
+    if o_comp:
+        ct = rb + o_comp + _u32(buf, rb + o_comp)[0]
+        o_codec, o_method = _fast_vtable(buf, size, ct)[:2]  # type: ignore[index]
+        out += _vtable_ranges(buf, ct)
+        out += [(ct + o_codec, ct + o_codec + 1), (ct + o_method, ct + o_method + 1)]
+    if o_variadic:
+        vec = rb + o_variadic + _u32(buf, rb + o_variadic)[0]
+        out.append((vec + 4, vec + 4 + 8 * _u32(buf, vec)[0]))
+    return out
+
+
 def record_batch_shape(buf: Any) -> RecordBatchShape | None:
     """The :class:`RecordBatchShape` of a RecordBatch message's metadata bytes, or None.
 
@@ -1066,6 +1107,15 @@ def record_batch_shape(buf: Any) -> RecordBatchShape | None:
         vec = field + _u32(buf, field)[0]
         places.append((vec + 4, 2 * _u32(buf, vec)[0], name))
     places.sort()
+    # every byte the fast decoder reads to learn the structure (offsets, vtables, version,
+    # header type, counts, compression, variadic counts) must lie outside the places:
+    # flatbuffers let a crafted table cover other bytes, and a structural byte inside a
+    # place would change with the numbers while the fixed bytes still match
+    structure = _record_batch_structure(buf, root, rb)
+    for start, n, _ in places:
+        end = start + 8 * n
+        if any(a < end and start < b for a, b in structure):
+            return None
     fixed_fmt, numbers_fmt, slots = ["<"], ["<"], {}
     at = count = 0
     for start, n, name in places:

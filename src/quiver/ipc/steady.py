@@ -226,8 +226,8 @@ def _code_key(
         shape.slots[:2],
         (shape.slots[2].start, shape.slots[3].start),
         tuple((node.nbuf, node.sizes[1][:3]) for node in plan),
-        max_body,
-        max_unbacked,
+        _as_int(max_body),
+        _as_int(max_unbacked),
     )
 
 
@@ -271,6 +271,12 @@ def _take_compiled(
         names[f"D{k}"] = node.dtype
     exec(code, names)
     return names["take"]
+
+
+def _as_int(limit: float) -> int:
+    """A limit as an int literal for the generated text (``math.inf`` and other
+    non-ints become a bound no real input reaches)."""
+    return int(min(limit, 1 << 62))
 
 
 def _source(
@@ -333,8 +339,8 @@ def _source(
         "    return None\n"
         f"  ({', '.join(targets)},) = values\n"
         f"  end = {head} + body_len\n"
-        f"  if size < end or body_len > {int(max_body)} "
-        f"or length > 8 * body_len + {int(max_unbacked)}:\n"
+        f"  if size < end or body_len > {_as_int(max_body)} "
+        f"or length > 8 * body_len + {_as_int(max_unbacked)}:\n"
         "    return None\n"
         f"  if {' or '.join(same_length)}:\n"
         "    return None\n"
