@@ -360,3 +360,38 @@ def test_lz4_levels_in_pieces_round_trip_through_pyarrow(level: int) -> None:
     assert (
         c.decompress_buffer("lz4", stored, max_uncompressed=raw.nbytes).tobytes() == raw.tobytes()
     )
+
+
+def _frame_of(blocks: bytes) -> bytes:
+    """An LZ4 frame (independent 64 KiB blocks, no checksums) around ``blocks``."""
+    head = bytearray(b"\x04\x22\x4d\x18" + bytes([0x60, 0x40]))
+    head.append((c._xxh32_short(bytes(head[4:6])) >> 8) & 0xFF)
+    return bytes(head) + blocks + b"\x00\x00\x00\x00"
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    [
+        # 200,000 empty stored blocks, then one byte
+        (b"\x00\x00\x00\x80" * 200_000 + b"\x01\x00\x00\x80x", b"x"),
+        # 100,000 one-byte stored blocks for a declared size of one byte
+        (b"\x01\x00\x00\x80x" * 100_000, None),
+        # 50,000 one-byte compressed blocks (each a literal 'x')
+        (b"\x02\x00\x00\x00\x10x" * 50_000, None),
+    ],
+    ids=["empty", "too-many-raw", "tiny-compressed"],
+)
+def test_frames_of_many_tiny_blocks_are_left_to_the_c_decoders(
+    blocks: bytes, expected: bytes | None
+) -> None:
+    """Found in review: the walk made one Python turn per block before looking at the
+    declared size, so 16 MB of empty blocks took seconds and hundreds of MB.  The walk now
+    declines them; the library decoders give the byte or say the frame holds more."""
+    payload = _frame_of(blocks)
+    assert c._lz4_walk(np.frombuffer(payload, np.uint8), 1, library_fits=False) is None
+    stored = _prefixed(1, payload)
+    if expected is None:
+        with pytest.raises(CompressionError):
+            c.decompress_buffer("lz4", stored, max_uncompressed=1 << 20)
+    else:
+        assert bytes(c.decompress_buffer("lz4", stored, max_uncompressed=1 << 20)) == expected
