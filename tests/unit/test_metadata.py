@@ -944,3 +944,83 @@ def test_footer_without_a_version_field_reads_as_v4():
     footer = decode_footer(b.finish(root))
     assert footer.version == md.V4
     assert footer.schema.schema.names == ["a"]
+
+
+# -- the plain-field fast path of schema decoding -------------------------------------
+
+
+def _every_type_schema_message() -> bytes:
+    """A Schema message (pyarrow) with fields of every type, plain and not."""
+    import pyarrow as pa
+
+    from tests.ipc_cases import all_type_arrays
+
+    fields = [
+        pa.field(f"{name}-ü", arr.type, nullable=k % 2 == 0)
+        for k, (name, arr) in enumerate(all_type_arrays().items())
+    ]
+    fields += [
+        pa.field("tz", pa.timestamp("ns", "Europe/Paris")),
+        pa.field("meta", pa.int8(), metadata={"k": "v"}),
+        pa.field("", pa.float16()),
+        pa.field("d32", pa.date32(), nullable=False),
+    ]
+    return pa.schema(fields).serialize().to_pybytes()
+
+
+def _decoded(data: bytes, *, plain: bool, monkeypatch: pytest.MonkeyPatch) -> object:
+    with monkeypatch.context() as m:
+        if not plain:
+            m.setattr(md, "_plain_field", lambda *args: None)
+        try:
+            n = struct.unpack_from("<i", data, 4)[0]
+            msg = md.decode_message(data[8 : 8 + n])
+            return msg.version, msg.header, msg.body_length, msg.custom_metadata
+        except ArrowError as exc:
+            return type(exc), str(exc), exc.offset, exc.field_path
+
+
+def test_plain_fields_decode_as_the_general_decoder_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _every_type_schema_message()
+    taken = []
+    plain_field = md._plain_field
+
+    def counting(*args):
+        got = plain_field(*args)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(md, "_plain_field", counting)
+    fast = _decoded(data, plain=True, monkeypatch=monkeypatch)
+    assert any(taken) and not all(taken)  # both paths ran
+    general = _decoded(data, plain=False, monkeypatch=monkeypatch)
+    assert fast == general
+    schema = fast[1].schema  # type: ignore[index]
+    assert [f.metadata for f in schema] == [f.metadata for f in general[1].schema]  # type: ignore[index]
+    assert schema.field("tz").type == qt.timestamp("ns", "Europe/Paris")
+
+
+def test_every_byte_flip_of_a_schema_decodes_as_the_general_decoder_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pyarrow as pa
+
+    data = pa.schema(
+        [
+            pa.field("a", pa.int32()),
+            pa.field("b", pa.float64(), nullable=False),
+            pa.field("c", pa.timestamp("us", "UTC")),
+            pa.field("d", pa.string()),
+            pa.field("e", pa.date64()),
+        ]
+    ).serialize().to_pybytes()
+    for pos in range(8, len(data)):
+        for flip in (0x01, 0x80, 0xFF):
+            bad = bytearray(data)
+            bad[pos] ^= flip
+            bad = bytes(bad)
+            assert _decoded(bad, plain=True, monkeypatch=monkeypatch) == _decoded(
+                bad, plain=False, monkeypatch=monkeypatch
+            ), (pos, flip)

@@ -513,6 +513,119 @@ def _new_field(
     return f
 
 
+_VT7 = [struct.Struct(f"<{n}H") for n in range(8)]
+_ZEROS7 = [(0,) * (7 - n) for n in range(8)]
+
+
+def _table_fields(buf: Any, size: int, pos: int, count: int) -> tuple[int, ...] | None:
+    """The first ``count`` (<= 7) field offsets of the table at ``pos`` and its size, when
+    the table and its vtable lie inside the buffer (None otherwise)."""
+    if pos + 4 > size:
+        return None
+    vt = pos - _i32(buf, pos)[0]
+    if vt < 0 or vt + 4 > size:
+        return None
+    vlen, tsize = _hh(buf, vt)
+    if vlen < 4 or vlen & 1 or vt + vlen > size or tsize < 4 or pos + tsize > size:
+        return None
+    nf = min((vlen - 4) >> 1, count)
+    return (*_VT7[nf].unpack_from(buf, vt + 4), *_ZEROS7[nf][: count - nf], tsize)
+
+
+def _target(buf: Any, size: int, pos: int) -> int | None:
+    """Where the reference at ``pos`` points, when that is inside the buffer."""
+    target = pos + _u32(buf, pos)[0]
+    return target if target + 4 <= size else None
+
+
+def _plain_string(buf: Any, size: int, pos: int) -> str | None:
+    """The UTF-8 string referenced at ``pos``, or None when out of bounds or invalid."""
+    s = _target(buf, size, pos)
+    if s is None:
+        return None
+    n = _u32(buf, s)[0]
+    if n > size - s - 4:
+        return None
+    try:
+        return str(buf[s + 4 : s + 4 + n], "utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _plain_field(buf: Any, size: int, pos: int) -> Field | None:
+    """The Field table at ``pos`` when it is plain: no children, no dictionary, no custom
+    metadata, and a parameterless, Int, FloatingPoint, Date or Timestamp type, every
+    reference and scalar in bounds and valid.  None otherwise: the general decoder
+    (``_SchemaDecoder.field``) then decodes it or explains what is wrong."""
+    fields = _table_fields(buf, size, pos, 7)
+    if fields is None:
+        return None
+    o_name, o_null, o_code, o_type, o_dict, o_children, o_meta, tsize = fields
+    if (
+        o_dict
+        or o_meta
+        or not o_code
+        or not o_type
+        or o_name + 4 > tsize
+        or o_null + 1 > tsize
+        or o_code + 1 > tsize
+        or o_type + 4 > tsize
+        or o_children + 4 > tsize
+    ):
+        return None
+    if o_children:
+        vec = _target(buf, size, pos + o_children)
+        if vec is None or _u32(buf, vec)[0]:
+            return None
+    name = _plain_string(buf, size, pos + o_name) if o_name else ""
+    tt = _target(buf, size, pos + o_type)
+    if name is None or tt is None:
+        return None
+    code = buf[pos + o_code]
+    typ = _LEAF_TYPES.get(code)
+    if typ is None:
+        typ = _plain_type(buf, size, code, tt)
+        if typ is None:
+            return None
+    return _new_field(name, typ, bool(o_null and buf[pos + o_null]), None)
+
+
+def _plain_type(buf: Any, size: int, code: int, tt: int) -> DataType | None:
+    """The Int, FloatingPoint, Date or Timestamp type of the table at ``tt`` (as
+    ``_decode_type`` reads it), or None."""
+    if code not in (_INT, _FLOAT, _DATE, _TIMESTAMP):
+        return None
+    fields = _table_fields(buf, size, tt, 2)
+    if fields is None:
+        return None
+    o0, o1, tsize = fields
+    if code == _INT:
+        if o0 + 4 > tsize or o1 + 1 > tsize:
+            return None
+        width = _i32(buf, tt + o0)[0] if o0 else 0
+        if width not in (8, 16, 32, 64):
+            return None
+        return _INTEGER_TYPES[width, bool(o1 and buf[tt + o1])]
+    if o0 + 2 > tsize:
+        return None
+    if code == _FLOAT:
+        p = _h16(buf, tt + o0)[0] if o0 else 0
+        return t.FloatingPointType(_FLOAT_WIDTHS[p]) if 0 <= p < 3 else None
+    if code == _DATE:
+        u = _h16(buf, tt + o0)[0] if o0 else 1
+        return t.DateType("day" if u == 0 else "ms") if u in (0, 1) else None
+    u = _h16(buf, tt + o0)[0] if o0 else 0  # Timestamp
+    if not 0 <= u < 4 or o1 + 4 > tsize:
+        return None
+    tz = _plain_string(buf, size, tt + o1) if o1 else None
+    if o1 and tz is None:
+        return None
+    try:
+        return t.TimestampType(_TIME_UNITS[u], tz)
+    except ArrowError:
+        return None
+
+
 class _SchemaDecoder:
     __slots__ = ("dictionary_ids", "limits", "nfields")
 
@@ -539,7 +652,18 @@ class _SchemaDecoder:
             )
         if not n:
             return ()
-        return tuple(self.field(ft, (*path, k), names) for k, ft in enumerate(tbl.tables(i)))
+        reader = tbl.reader
+        depth = tbl.depth + 1
+        # plain fields (no children, dictionary or metadata; a simple type) decode with a
+        # few struct reads; the rest, and anything odd, through Table (which explains)
+        fast = depth + 1 <= reader.max_depth
+        out = []
+        for k, pos in enumerate(tbl._refs(i) or ()):
+            f = _plain_field(reader.buf, reader.size, pos) if fast else None
+            if f is None:
+                f = self.field(Table(reader, pos, depth), (*path, k), names)
+            out.append(f)
+        return tuple(out)
 
     def field(self, ft: Table, path: tuple[int, ...], parent: str) -> Field:
         name = ft.string(0)
