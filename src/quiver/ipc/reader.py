@@ -313,7 +313,9 @@ class RecordBatchFileReader:
         self._data_end = footer_start
         self._loader = BatchLoader(footer.schema, self.options, file_format=True)
         self._steady: SteadyBatches | None = None
-        self._steady_tries = steady.STEADY_TRIES
+        # setting the fast path up costs tens of microseconds: only for several batches
+        several = len(footer.record_batches) > 1
+        self._steady_tries = steady.STEADY_TRIES if several else 0
         self._next_index = 0
         for i, block in enumerate(footer.dictionaries):
             raw = self._raw(block, i, "dictionary")
