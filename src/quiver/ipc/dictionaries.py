@@ -60,7 +60,9 @@ class DictionaryMemo:
         self.file_format = file_format
         self._types: dict[int, t.DataType] = {}
         self._paths: dict[int, tuple[Path, str]] = {}
-        for path, name, dtype in walk_dictionary_fields(schema):
+        # no ids: no field is dictionary-encoded (the schema decoder gives every such
+        # field an id), so there is nothing to walk
+        for path, name, dtype in walk_dictionary_fields(schema) if dictionary_ids else ():
             did = dictionary_ids.get(path)
             if did is None:
                 continue
