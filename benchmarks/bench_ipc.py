@@ -189,6 +189,7 @@ def main() -> None:
         with pipc.new_stream(sink, small.schema) as w:
             for _ in range(nsmall):
                 w.write_batch(p_batch)
+        sink.getvalue()  # as quiver's side does
 
     us = 1e6 / nsmall
     row(f"write {nsmall} batches of 100 rows (per batch)",
