@@ -33,12 +33,12 @@ from .body import PlanNode
 
 _PREFIX = struct.Struct("<ii").unpack_from
 _OFFSET_READERS = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
+# record batches a reader reads the general way that may set up the fast path
+STEADY_TRIES = 4
 # schemas up to this many columns get generated straight-line code once the loop has
 # taken COMPILE_AFTER batches (compiling costs about 0.1-0.2 ms per column, so short
 # streams never pay it); a schema layout compiled before is reused at once
 COMPILE_MAX_COLUMNS = 64
-# record batches a reader reads the general way that may set up the fast path
-STEADY_TRIES = 4
 COMPILE_AFTER = 64
 _CODE_CACHE_SIZE = 32
 _code_cache: dict[tuple, Any] = {}
