@@ -24,6 +24,7 @@ size gives the same batches or the same error.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections import deque
 from collections.abc import Iterator
@@ -62,12 +63,15 @@ class IpcLimits:
 
     def metadata_limits(self) -> md.MetadataLimits:
         """The limits the flatbuffer metadata decoder applies, taken from these."""
-        return md.MetadataLimits(
-            max_depth=self.max_depth,
-            max_fields=self.max_fields,
-            max_nodes=self.max_buffers,
-            max_buffers=self.max_buffers,
-        )
+        return _metadata_limits(self.max_depth, self.max_fields, self.max_buffers)
+
+
+@functools.lru_cache(maxsize=64)
+def _metadata_limits(max_depth: int, max_fields: int, max_buffers: int) -> md.MetadataLimits:
+    # built once per distinct set of values (a reader opens with these every time)
+    return md.MetadataLimits(
+        max_depth=max_depth, max_fields=max_fields, max_nodes=max_buffers, max_buffers=max_buffers
+    )
 
 
 DEFAULT_LIMITS = IpcLimits()

@@ -42,20 +42,29 @@ def _options(options: IpcReadOptions | None, kwargs: dict[str, Any]) -> IpcReadO
         raise E.ArrowInvalidArgument(
             f"expected either options= or keyword options, found both ({sorted(kwargs)})"
         )
-    return options if options is not None else IpcReadOptions(**kwargs)
+    if options is not None:
+        return options
+    return IpcReadOptions(**kwargs) if kwargs else _DEFAULT_OPTIONS
+
+
+_DEFAULT_OPTIONS = IpcReadOptions()  # frozen: one instance serves every default reader
 
 
 def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, bool]:
-    """(whole-buffer view or None, file object for pulling, whether we own the file)."""
+    """(whole-buffer view or None, file object for pulling, whether the reader opened
+    the source: a file object it must close, or a map of a path it should let go of)."""
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        f = open(path, "rb")  # noqa: SIM115 - owned by the reader, closed in close()
         if memory_map:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                return memoryview(b""), f, True
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            return memoryview(mm), f, True
+            # no file object: the map keeps its own handle, and lives as long as the
+            # arrays viewing it (closing the reader never unmapped it)
+            fd = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            try:
+                if os.fstat(fd).st_size == 0:
+                    return memoryview(b""), None, True
+                return memoryview(mmap.mmap(fd, 0, access=mmap.ACCESS_READ)), None, True
+            finally:
+                os.close(fd)
+        f = open(Path(source), "rb")  # noqa: SIM115 - owned by the reader, closed in close()
         return None, f, True
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
         return memoryview(source).cast("B"), None, False
@@ -260,6 +269,7 @@ class RecordBatchFileReader:
         self.options = _options(options, kwargs)
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
+        self._owns = owns
         if whole is None and not (hasattr(f, "seekable") and f.seekable()):
             whole = memoryview(f.read())  # a pipe: the footer is at the end, read it all
         self._src = _RandomAccess(whole, f, threads=self.options.use_threads)
@@ -450,8 +460,9 @@ class RecordBatchFileReader:
 
     def close(self) -> None:
         """Release the source (closes a file this reader opened)."""
-        if self._file is not None:
+        if self._owns:  # a path's map or file: let it go (batches keep their own views)
             self._src = _RandomAccess(memoryview(b""), None)
+        if self._file is not None:
             try:
                 self._file.close()
             finally:
