@@ -119,17 +119,25 @@ _INTERVAL_SWAP = {"year_month": (4,), "day_time": (4, 4), "month_day_nano": (4, 
 
 
 _CACHE: dict[t.DataType, Layout] = {}
+# the same type objects come back batch after batch (a schema's), and hashing a nested
+# type walks all of it: look them up by identity first (the entry keeps the type alive,
+# so its id stays its own)
+_BY_ID: dict[int, tuple[t.DataType, Layout]] = {}
 
 
 def layout_of(dtype: t.DataType) -> Layout:
     """The physical layout of ``dtype`` (extension types use their storage's)."""
+    hit = _BY_ID.get(id(dtype))
+    if hit is not None and hit[0] is dtype:
+        return hit[1]
     found = _CACHE.get(dtype)
-    if found is not None:
-        return found
-    lay = _layout_of(dtype)
-    if len(_CACHE) < 4096:  # types are immutable values; keep the cache bounded
-        _CACHE[dtype] = lay
-    return lay
+    if found is None:
+        found = _layout_of(dtype)
+        if len(_CACHE) < 4096:  # types are immutable values; keep the cache bounded
+            _CACHE[dtype] = found
+    if len(_BY_ID) < 4096:
+        _BY_ID[id(dtype)] = (dtype, found)
+    return found
 
 
 def _layout_of(dtype: t.DataType) -> Layout:
