@@ -513,25 +513,6 @@ def _new_field(
     return f
 
 
-_VT7 = [struct.Struct(f"<{n}H") for n in range(8)]
-_ZEROS7 = [(0,) * (7 - n) for n in range(8)]
-
-
-def _table_fields(buf: Any, size: int, pos: int, count: int) -> tuple[int, ...] | None:
-    """The first ``count`` (<= 7) field offsets of the table at ``pos`` and its size, when
-    the table and its vtable lie inside the buffer (None otherwise)."""
-    if pos + 4 > size:
-        return None
-    vt = pos - _i32(buf, pos)[0]
-    if vt < 0 or vt + 4 > size:
-        return None
-    vlen, tsize = _hh(buf, vt)
-    if vlen < 4 or vlen & 1 or vt + vlen > size or tsize < 4 or pos + tsize > size:
-        return None
-    nf = min((vlen - 4) >> 1, count)
-    return (*_VT7[nf].unpack_from(buf, vt + 4), *_ZEROS7[nf][: count - nf], tsize)
-
-
 def _target(buf: Any, size: int, pos: int) -> int | None:
     """Where the reference at ``pos`` points, when that is inside the buffer."""
     target = pos + _u32(buf, pos)[0]
@@ -557,7 +538,7 @@ def _plain_field(buf: Any, size: int, pos: int) -> Field | None:
     metadata, and a parameterless, Int, FloatingPoint, Date or Timestamp type, every
     reference and scalar in bounds and valid.  None otherwise: the general decoder
     (``_SchemaDecoder.field``) then decodes it or explains what is wrong."""
-    fields = _table_fields(buf, size, pos, 7)
+    fields = _fast_vtable(buf, size, pos, 7)
     if fields is None:
         return None
     o_name, o_null, o_code, o_type, o_dict, o_children, o_meta, tsize = fields
@@ -595,7 +576,7 @@ def _plain_type(buf: Any, size: int, code: int, tt: int) -> DataType | None:
     ``_decode_type`` reads it), or None."""
     if code not in (_INT, _FLOAT, _DATE, _TIMESTAMP):
         return None
-    fields = _table_fields(buf, size, tt, 2)
+    fields = _fast_vtable(buf, size, tt, 2)
     if fields is None:
         return None
     o0, o1, tsize = fields
@@ -971,11 +952,13 @@ _u32 = struct.Struct("<I").unpack_from
 _i32 = struct.Struct("<i").unpack_from
 _h16 = struct.Struct("<h").unpack_from
 _q64 = struct.Struct("<q").unpack_from
-_VT5 = [struct.Struct(f"<{n}H") for n in range(6)]
+_VT = [struct.Struct(f"<{n}H") for n in range(8)]
+_PAD = [[(0,) * (count - n) for n in range(count + 1)] for count in range(8)]
 
 
-def _fast_vtable(buf: Any, size: int, pos: int) -> tuple[int, ...] | None:
-    """First five field offsets and the table size of the table at ``pos``, if in bounds."""
+def _fast_vtable(buf: Any, size: int, pos: int, count: int = 5) -> tuple[int, ...] | None:
+    """The first ``count`` (<= 7) field offsets (0 for an absent field) and the table size
+    of the table at ``pos``, when the table and its vtable lie inside the buffer."""
     if pos + 4 > size:
         return None
     vt = pos - _i32(buf, pos)[0]
@@ -984,11 +967,8 @@ def _fast_vtable(buf: Any, size: int, pos: int) -> tuple[int, ...] | None:
     vlen, tsize = _hh(buf, vt)
     if vlen < 4 or vlen & 1 or vt + vlen > size or tsize < 4 or pos + tsize > size:
         return None
-    nf = min((vlen - 4) >> 1, 5)
-    return (*_VT5[nf].unpack_from(buf, vt + 4), *_ZEROS[nf], tsize)
-
-
-_ZEROS = [(0,) * (5 - n) for n in range(6)]
+    nf = min((vlen - 4) >> 1, count)
+    return (*_VT[nf].unpack_from(buf, vt + 4), *_PAD[count][nf], tsize)
 
 
 def _fast_pairs(buf: Any, size: int, field: int, limit: int) -> np.ndarray | None:
