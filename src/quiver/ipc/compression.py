@@ -323,21 +323,28 @@ def _zstd_stream(payload: np.ndarray, declared: int, step: int, where: str) -> A
             raise _more_error(declared, where)
         return _joined(pieces)
     out = np.empty(declared + 1, dtype=np.uint8)
-    view = memoryview(out)
     pos = 0
     for piece in pieces:
-        view[pos : pos + len(piece)] = piece
+        out[pos : pos + len(piece)] = np.frombuffer(piece, np.uint8)
         pos += len(piece)
     pieces.clear()
+    return _read_rest(reader, out, pos, declared, where)
+
+
+def _read_rest(reader: Any, out: np.ndarray, pos: int, declared: int, where: str) -> Any:
+    """Read a zstd stream reader to its end into ``out`` (``declared`` + 1 bytes) from
+    ``pos`` on; the bytes read, read-only.  The extra byte of ``out`` is how a frame
+    holding more than declared shows itself (an error)."""
+    view = memoryview(out)
     while pos <= declared:
-        n = reader.readinto(view[pos:])
-        if not n:
+        got = reader.readinto(view[pos:])
+        if not got:
             break
-        pos += n
+        pos += got
     if pos > declared:
         raise _more_error(declared, where)
     result = out[:pos]
-    result.flags.writeable = False
+    result.flags.writeable = False  # like every buffer read from IPC
     return result
 
 
@@ -568,20 +575,9 @@ def _zstd_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray:
     pages).  The extra byte is how a frame holding more than declared shows itself.
     """
     out = np.empty(declared + 1, dtype=np.uint8)
-    view = memoryview(out)
     # ZSTD_decompress (Arrow C++) accepts concatenated frames; so does this reader
     reader = _zstd_decompressor().stream_reader(payload, read_across_frames=True)
-    pos = 0
-    while pos <= declared:
-        got = reader.readinto(view[pos:])
-        if not got:
-            break
-        pos += got
-    if pos > declared:
-        raise _more_error(declared, where)
-    result = out[:pos]
-    result.flags.writeable = False  # like every buffer read from IPC
-    return result
+    return _read_rest(reader, out, 0, declared, where)
 
 
 def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
