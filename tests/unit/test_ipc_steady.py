@@ -92,6 +92,13 @@ def _general(data: bytes, monkeypatch: pytest.MonkeyPatch, **kwargs) -> object:
         return _outcome(data, **kwargs)
 
 
+def _assert_general_only(data: bytes, monkeypatch: pytest.MonkeyPatch, **kwargs) -> None:
+    """``data`` reads as the general path reads it, without the fast path taking a batch."""
+    spy = _Spy(monkeypatch)
+    assert _outcome(data, **kwargs) == _general(data, monkeypatch, **kwargs)
+    assert spy.hits == 0
+
+
 def test_fast_path_reads_what_pyarrow_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
     batches = _leaf_batches()
     data = _pa_stream(batches)
@@ -135,10 +142,7 @@ def test_buffers_are_views_of_the_source() -> None:
     ],
 )
 def test_options_that_rule_it_out(monkeypatch: pytest.MonkeyPatch, kwargs: dict) -> None:
-    data = _pa_stream(_leaf_batches())
-    spy = _Spy(monkeypatch)
-    assert _outcome(data, **kwargs) == _general(data, monkeypatch, **kwargs)
-    assert spy.hits == 0
+    _assert_general_only(_pa_stream(_leaf_batches()), monkeypatch, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -153,10 +157,7 @@ def test_options_that_rule_it_out(monkeypatch: pytest.MonkeyPatch, kwargs: dict)
     ids=["list", "dictionary", "view", "null"],
 )
 def test_schemas_that_rule_it_out(monkeypatch: pytest.MonkeyPatch, batches: list) -> None:
-    data = _pa_stream(batches)
-    spy = _Spy(monkeypatch)
-    assert _outcome(data) == _general(data, monkeypatch)
-    assert spy.hits == 0
+    _assert_general_only(_pa_stream(batches), monkeypatch)
 
 
 def test_compressed_and_custom_metadata_messages_go_the_general_way(
@@ -406,9 +407,7 @@ def test_a_structural_field_inside_a_number_rules_the_shape_out(
     first, second, third = (_crafted_message(n, field) for n in lengths)
     assert md.record_batch_shape(first[8:]) is None
     data = schema_part + first + second + third + b"\xff\xff\xff\xff\x00\x00\x00\x00"
-    spy = _Spy(monkeypatch)
-    assert _outcome(data) == _general(data, monkeypatch)
-    assert spy.hits == 0
+    _assert_general_only(data, monkeypatch)
 
 
 def test_limits_given_as_infinity_work_in_the_generated_code(
