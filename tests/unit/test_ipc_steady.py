@@ -284,7 +284,8 @@ def test_the_loop_becomes_compiled_code_and_the_code_is_reused(
     data = _pa_stream(batches)
 
     def generated(reader) -> bool:
-        return reader._decoder._steady.take.__code__.co_filename == "<quiver.ipc.steady take>"
+        take = reader._decoder._loader.steady_path.take
+        return take.__code__.co_filename == "<quiver.ipc.steady take>"
 
     r = ipc.open_stream(data)
     it = iter(r)

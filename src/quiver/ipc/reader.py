@@ -24,11 +24,9 @@ from .. import errors as E
 from .. import types as t
 from ..batch import Table
 from . import metadata as md
-from . import steady
 from .compression import run_pooled
 from .decoder import END, NEED_DATA, RawMessage
 from .framing import FILE_TRAILER_SIZE, MAGIC
-from .steady import SteadyBatches
 from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
@@ -322,10 +320,9 @@ class RecordBatchFileReader:
         self._footer = footer
         self._data_end = footer_start
         self._loader = BatchLoader(footer.schema, self.options, file_format=True)
-        self._steady: SteadyBatches | None = None
-        # setting the fast path up costs tens of microseconds: only for several batches
-        several = len(footer.record_batches) > 1
-        self._steady_tries = steady.STEADY_TRIES if several else 0
+        if len(footer.record_batches) < 2:
+            # setting the fast path up costs tens of microseconds: only for several batches
+            self._loader.steady_tries = 0
         self._next_index = 0
         for i, block in enumerate(footer.dictionaries):
             raw = self._raw(block, i, "dictionary")
@@ -430,7 +427,7 @@ class RecordBatchFileReader:
         i = i + n if i < 0 else i
         block = self._footer.record_batches[i]
         buf = None
-        steady = self._steady
+        steady = self._loader.steady_path
         if steady is not None and block.meta_data_length == steady.head:
             # a block shaped like the batches before it: the stream reader's fast path
             buf = self._block_bytes(block, i, "record batch")
@@ -444,11 +441,7 @@ class RecordBatchFileReader:
                 f"found {type(raw.message.header).__name__}",
                 offset=raw.offset,
             )
-        batch = self._loader.record_batch(raw)
-        if self._steady_tries:
-            self._steady_tries -= 1
-            self._steady = self._loader.steady(raw) or self._steady
-        return batch, raw.message.custom_metadata
+        return self._loader.record_batch(raw), raw.message.custom_metadata
 
     def __iter__(self) -> Iterator[Any]:
         for i in range(self.num_record_batches):

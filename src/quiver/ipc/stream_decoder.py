@@ -120,6 +120,10 @@ class BatchLoader:
         # data kept in big-endian order cannot be checked with native arithmetic: such
         # batches are for passing through (e.g. rewriting), not for value conversion
         self.kept_foreign = schema_msg.endianness == "big" and not options.ensure_native_endian
+        # the steady-state fast path (quiver.ipc.steady): the first few record batches
+        # read here may set it up; the readers then offer later messages to it first
+        self.steady_path: SteadyBatches | None = None
+        self.steady_tries = steady.STEADY_TRIES
 
     def context(self, raw: RawMessage) -> LoadContext:
         """The load context of one message (one object, reused while the version holds)."""
@@ -144,7 +148,7 @@ class BatchLoader:
         """Apply one DictionaryBatch message."""
         self.memo.apply(raw.message.header, raw.body, raw.body_offset, self.context(raw))
 
-    def steady(self, raw: RawMessage) -> SteadyBatches | None:
+    def _steady_for(self, raw: RawMessage) -> SteadyBatches | None:
         """The fast path for later messages shaped like ``raw`` (a RecordBatch message
         just loaded), or None when this reader's options or the message rule it out."""
         msg = raw.message
@@ -178,6 +182,9 @@ class BatchLoader:
             columns=self.columns,
         )
         self._validate(cols, raw)
+        if self.steady_tries:
+            self.steady_tries -= 1
+            self.steady_path = self._steady_for(raw) or self.steady_path
         return RecordBatch._trusted(self.schema, cols, header.length)
 
     def _validate(self, cols: list[Array], raw: RawMessage) -> None:
@@ -205,8 +212,6 @@ class StreamDecoder:
         self.num_messages = 0
         self.num_dictionary_batches = 0
         self.num_record_batches = 0
-        self._steady: SteadyBatches | None = None
-        self._steady_tries = steady.STEADY_TRIES
 
     def feed(self, data: Any) -> None:
         """Give the decoder more bytes."""
@@ -266,9 +271,9 @@ class StreamDecoder:
     def steady_batches(self) -> Iterator[Any]:
         """The record batches the steady-state fast path reads from the bytes already fed
         (none until it is set up; it stops at the first message it does not take)."""
-        if self._steady is None:
+        if self._loader is None or self._loader.steady_path is None:
             return
-        for batch in self._messages.whole_messages(self._steady):
+        for batch in self._messages.whole_messages(self._loader.steady_path):
             self.num_messages += 1
             self.num_record_batches += 1
             self.custom_metadata = None
@@ -295,10 +300,6 @@ class StreamDecoder:
             batch = self._loader.record_batch(raw)
             self.custom_metadata = msg.custom_metadata
             self.num_record_batches += 1
-            if self._steady_tries:
-                # the first few batches read the general way may set up the fast path
-                self._steady_tries -= 1
-                self._steady = self._loader.steady(raw) or self._steady
             return batch
         raise E.FormatError(
             f"expected a DictionaryBatch or RecordBatch message, found {_kind(header)}"
