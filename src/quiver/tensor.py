@@ -209,10 +209,51 @@ def _ints(values: Sequence[Any], what: str) -> tuple[int, ...]:
         raise ArrowTypeError(f"expected a sequence of ints as {what}, found {values!r}") from None
 
 
-class Tensor:
+class _Dimensioned:
+    """What dense and sparse tensors share: value type, shape, dimension names, data."""
+
+    __slots__ = ("_data", "_dim_names", "_shape", "_type")
+    _data: np.ndarray
+    _dim_names: tuple[str, ...]
+    _shape: tuple[int, ...]
+    _type: t.DataType
+
+    @property
+    def type(self) -> t.DataType:
+        """The value type."""
+        return self._type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Size of each dimension."""
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        """Number of elements (of the dense equivalent, for a sparse tensor)."""
+        return math.prod(self._shape)
+
+    @property
+    def dim_names(self) -> tuple[str, ...]:
+        """Dimension names ('' where unnamed), or () when no dimension is named."""
+        return self._dim_names
+
+    def dim_name(self, i: int) -> str:
+        """The name of dimension ``i`` ('' when unnamed)."""
+        if not -self.ndim <= i < self.ndim:
+            raise ArrowInvalidArgument(f"expected a dimension below {self.ndim}, found {i}")
+        return self._dim_names[i] if self._dim_names else ""
+
+
+class Tensor(_Dimensioned):
     """A dense n-dimensional array of fixed-width numbers over one data buffer."""
 
-    __slots__ = ("_data", "_dim_names", "_shape", "_strides", "_type")
+    __slots__ = ("_strides",)
 
     def __init__(
         self,
@@ -254,17 +295,7 @@ class Tensor:
             arr = np.ascontiguousarray(arr)
         return cls(_base_bytes(arr), typ, arr.shape, arr.strides, dim_names)
 
-    # -- attributes ---------------------------------------------------------------------
-
-    @property
-    def type(self) -> t.DataType:
-        """The value type."""
-        return self._type
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Size of each dimension."""
-        return self._shape
+    # -- attributes (type, shape, ndim, size, dim_names: _Dimensioned) -------------------
 
     @property
     def strides(self) -> tuple[int, ...]:
@@ -272,30 +303,9 @@ class Tensor:
         return self._strides
 
     @property
-    def dim_names(self) -> tuple[str, ...]:
-        """Dimension names ('' where unnamed), or () when no dimension is named."""
-        return self._dim_names
-
-    def dim_name(self, i: int) -> str:
-        """The name of dimension ``i`` ('' when unnamed)."""
-        if not -self.ndim <= i < self.ndim:
-            raise ArrowInvalidArgument(f"expected a dimension below {self.ndim}, found {i}")
-        return self._dim_names[i] if self._dim_names else ""
-
-    @property
     def data(self) -> np.ndarray:
         """The data buffer (uint8) the values live in."""
         return self._data
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions."""
-        return len(self._shape)
-
-    @property
-    def size(self) -> int:
-        """Number of elements."""
-        return math.prod(self._shape)
 
     @property
     def is_mutable(self) -> bool:
@@ -422,10 +432,10 @@ def _check_indptr(indptr: np.ndarray, length: int, total: int, what: str) -> Non
         raise ArrowInvalid(f"expected non-decreasing {what}, found a decrease")
 
 
-class SparseTensor:
+class SparseTensor(_Dimensioned):
     """What the sparse formats share: value type, shape, dimension names, the values."""
 
-    __slots__ = ("_data", "_dim_names", "_shape", "_type")
+    __slots__ = ()
 
     def __init__(
         self, data: Any, shape: Sequence[int], dim_names: Sequence[str | None] | None
@@ -435,37 +445,6 @@ class SparseTensor:
         if not self._shape:
             raise ArrowInvalid("expected a sparse tensor of at least 1 dimension, found 0")
         self._dim_names = _names(dim_names, len(self._shape))
-
-    @property
-    def type(self) -> t.DataType:
-        """The value type."""
-        return self._type
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Size of each dimension."""
-        return self._shape
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions."""
-        return len(self._shape)
-
-    @property
-    def size(self) -> int:
-        """Number of elements of the dense equivalent."""
-        return math.prod(self._shape)
-
-    @property
-    def dim_names(self) -> tuple[str, ...]:
-        """Dimension names, or () when none is named."""
-        return self._dim_names
-
-    def dim_name(self, i: int) -> str:
-        """The name of dimension ``i`` ('' when unnamed)."""
-        if not -self.ndim <= i < self.ndim:
-            raise ArrowInvalidArgument(f"expected a dimension below {self.ndim}, found {i}")
-        return self._dim_names[i] if self._dim_names else ""
 
     @property
     def data(self) -> np.ndarray:
