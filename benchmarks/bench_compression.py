@@ -23,26 +23,15 @@ Run: ``python benchmarks/bench_compression.py [--mb 8] [--repeat 5] [--quick]``
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from functools import partial
 
 import numpy as np
 import pyarrow as pa
+from timing import best
 
 from quiver.ipc import compression as c
 
 PA_NAME = {"lz4_frame": "lz4", "zstd": "zstd"}
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Minimum wall time of ``repeat`` calls."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def make_buffers(nbytes: int) -> dict[str, np.ndarray]:

@@ -15,36 +15,13 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
-from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as pipc
+from timing import paired
 
 import quiver.ipc as ipc
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Minimum wall time of ``repeat`` calls."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
-def paired(ours: Callable[[], object], theirs: Callable[[], object], repeat: int):
-    """Minimum times of two functions measured alternately, so that both see the same
-    machine (page cache, other load) as far as possible."""
-    qs, ps = [], []
-    for _ in range(repeat):
-        for fn, acc in ((ours, qs), (theirs, ps)):
-            t0 = time.perf_counter()
-            fn()
-            acc.append(time.perf_counter() - t0)
-    return min(qs), min(ps)
 
 
 def make_table(rows: int) -> pa.Table:

@@ -15,25 +15,14 @@ from __future__ import annotations
 
 import argparse
 import decimal
-import time
-from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
+from timing import best
 
 from quiver.array.equal import array_equals
 from quiver.array.validate import validate_array
 from quiver.interop.import_ import import_array
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Minimum wall time of ``repeat`` calls."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def cases(rows: int) -> dict[str, pa.Array]:

@@ -1,0 +1,31 @@
+"""Timing helpers shared by the benchmark scripts (run as ``python benchmarks/<script>``,
+which puts this folder first on the import path)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    """Minimum wall time of ``repeat`` calls."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def paired(
+    ours: Callable[[], object], theirs: Callable[[], object], repeat: int
+) -> tuple[float, float]:
+    """Minimum times of two functions measured alternately, so that both see the same
+    machine (page cache, other load) as far as possible."""
+    qs, ps = [], []
+    for _ in range(repeat):
+        for fn, acc in ((ours, qs), (theirs, ps)):
+            t0 = time.perf_counter()
+            fn()
+            acc.append(time.perf_counter() - t0)
+    return min(qs), min(ps)
