@@ -57,6 +57,28 @@ class LoadContext:
     swap: bool = False  # convert them to native order as they are sliced
 
 
+class DeferredBody:
+    """A compressed message body left in its file: slicing gives
+    :class:`~quiver.ipc.compression.StoredRange` objects that the decoders read when they
+    decode them (the file reader's choice for large compressed bodies of files)."""
+
+    __slots__ = ("_offset", "_read", "_size")
+
+    def __init__(self, read: Any, offset: int, size: int) -> None:
+        self._read = read  # read(absolute offset, out array): fills out or raises
+        self._offset = offset
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, where: slice) -> Any:
+        from .compression import StoredRange
+
+        start, stop, _ = where.indices(self._size)
+        return StoredRange(self._read, self._offset + start, max(0, stop - start))
+
+
 MAX_DEPTH = 64
 _VECTOR_CHECK = 32  # from this many nodes or buffers, check them with numpy
 PARALLEL_BODY_SIZE = 1 << 20  # compressed bodies from this size decompress on the pool
@@ -199,7 +221,7 @@ class _BodyLoader:
     def __init__(
         self,
         batch: md.RecordBatch,
-        body: memoryview,
+        body: memoryview | DeferredBody,
         body_offset: int,
         ctx: LoadContext,
     ) -> None:
@@ -244,10 +266,16 @@ class _BodyLoader:
                 len(buffers),
             )
         self.variadic = list(batch.variadic_buffer_counts)
-        self.body = np.frombuffer(body, dtype=np.uint8) if body_len else empty_buffer()
-        self.body_bytes = body  # for struct reads of single offsets
         self.v4 = ctx.version < V5
         self.codec = batch.compression.codec if batch.compression is not None else None
+        self.body: Any
+        if isinstance(body, DeferredBody):
+            if self.codec is None:
+                raise E.ArrowInvalidArgument("expected a DeferredBody for compressed bodies only")
+            self.body = body  # slices are read (and decompressed) later
+        else:
+            self.body = np.frombuffer(body, dtype=np.uint8) if body_len else empty_buffer()
+        self.body_bytes = body  # for struct reads of single offsets (uncompressed bodies)
         # compressed bodies hold far more rows per byte; allow a generous codec ratio
         per_byte = 8 if self.codec is None else 8 * 256
         limit = per_byte * self.body_len + ctx.max_unbacked_rows
@@ -265,6 +293,7 @@ class _BodyLoader:
         self.swap = ctx.swap
         self.unbacked_budget = limit  # rows that null / run-end encoded arrays may claim
         self._decompressed: dict[int, np.ndarray] = {}
+        self.buffer_paths: dict[int, str] | None = None  # filled by predecompress's dry walk
 
     def predecompress(self, plan: Sequence[PlanNode], wanted: set[int] | None) -> None:
         """Decompress the buffers of the wanted columns together, on the thread pool.
@@ -273,11 +302,14 @@ class _BodyLoader:
         buffer range; skipped columns' buffers are not decompressed.
         """
         ranges = []
+        paths: dict[int, str] = {}
+        self.buffer_paths = paths  # the dry walk's next_buffer records each buffer's field
         for i, node in enumerate(plan):
             start = self.i_buf
             self.load(node, False)
             if wanted is None or i in wanted:
                 ranges.extend(range(start, self.i_buf))
+        self.buffer_paths = None
         self.i_node = self.i_buf = self.i_var = 0
         from .compression import decompress_buffers
 
@@ -285,14 +317,26 @@ class _BodyLoader:
         for i in ranges:
             offset, length = self.buffer_specs[i]
             views.append(self.body[offset : offset + length] if length else None)
+
+        def locate(k: int, exc: E.ArrowError) -> None:
+            # the error of one buffer names it as the serial walk (next_buffer) would
+            i = ranges[k]
+            exc.locate(
+                offset=self.body_offset + self.buffer_specs[i][0],
+                message_index=self.ctx.message_index,
+                field_path=paths.get(i) or None,
+            )
+
         try:
             out = decompress_buffers(
                 self.codec,  # type: ignore[arg-type]
                 views,
                 max_uncompressed=self.ctx.max_decompressed_size,
                 threads=self.ctx.threads,
+                names=[f"buffer {i}" for i in ranges],
+                locate=locate,
             )
-        except E.ArrowError as exc:
+        except E.ArrowError as exc:  # the total over the limit: the body as a whole
             exc.locate(offset=self.body_offset, message_index=self.ctx.message_index)
             raise
         self._decompressed = {i: b for i, b in zip(ranges, out) if b is not None}
@@ -315,6 +359,8 @@ class _BodyLoader:
             )
         self.i_buf = i + 1
         offset, length = self.buffer_specs[i]
+        if self.buffer_paths is not None:
+            self.buffer_paths[i] = path
         if i == self.first_bad_buffer:
             raise self.error(
                 E.BodyError,
@@ -552,7 +598,7 @@ class _BodyLoader:
 def load_record_batch(
     plan: Sequence[PlanNode],
     batch: md.RecordBatch,
-    body: memoryview,
+    body: memoryview | DeferredBody,
     body_offset: int,
     ctx: LoadContext,
     *,
@@ -561,7 +607,9 @@ def load_record_batch(
     """The columns of one RecordBatch message (only ``columns`` when given)."""
     loader = _BodyLoader(batch, body, body_offset, ctx)
     wanted = None if columns is None else set(columns)
-    if loader.codec is not None and ctx.threads and len(body) >= PARALLEL_BODY_SIZE:
+    if loader.codec is not None and (
+        (ctx.threads and len(body) >= PARALLEL_BODY_SIZE) or isinstance(body, DeferredBody)
+    ):
         loader.predecompress(plan, wanted)
     if loader.codec is None and not ctx.big_endian and wanted is None and _all_leaves(plan):
         flat = _load_leaves(plan, loader, batch.length)

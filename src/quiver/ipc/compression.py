@@ -64,7 +64,7 @@ import numpy as np
 import zstandard
 
 from ..buffers import as_buffer, empty_buffer
-from ..errors import ArrowInvalidArgument, CompressionError, LimitExceeded
+from ..errors import ArrowError, ArrowInvalidArgument, CompressionError, LimitExceeded
 
 LZ4_FRAME = "lz4_frame"
 ZSTD = "zstd"
@@ -640,6 +640,76 @@ def _as_u8(data: Any) -> np.ndarray:
     return as_buffer(data)
 
 
+class StoredRange:
+    """A stored body buffer still in its file: ``nbytes`` bytes from ``offset`` that
+    ``read(offset, out)`` copies into ``out`` (filling it, or raising).
+
+    The decoders read such a buffer only when they decode it, into a scratch buffer that
+    each worker thread reuses, so a compressed body never has to be read whole into
+    fresh memory first (see :func:`decompress_buffers`).
+    """
+
+    __slots__ = ("_read", "nbytes", "offset")
+
+    def __init__(self, read: Callable[[int, np.ndarray], None], offset: int, nbytes: int) -> None:
+        self._read = read
+        self.offset = offset
+        self.nbytes = nbytes
+
+    def read_into(self, out: np.ndarray, skip: int = 0) -> None:
+        """Fill ``out`` with the bytes from ``skip`` on."""
+        if out.nbytes:
+            self._read(self.offset + skip, out)
+
+    def head(self, n: int) -> np.ndarray:
+        """The first ``n`` bytes (fewer when the range is shorter)."""
+        out = np.empty(min(n, self.nbytes), dtype=np.uint8)
+        self.read_into(out)
+        return out
+
+    def load(self) -> np.ndarray:
+        """All the bytes, in a new read-only array."""
+        out = self.head(self.nbytes)
+        out.flags.writeable = False  # like every buffer read from IPC
+        return out
+
+
+def _decode(name: str, payload: np.ndarray, declared: int, where: str) -> np.ndarray:
+    """The ``declared`` (> 0) bytes that ``payload`` (the bytes after the prefix) holds."""
+    out = _raw_decompress(name, payload, declared, where)
+    if len(out) != declared:
+        raise CompressionError(
+            f"expected {declared} uncompressed bytes, found {len(out)}{_where(where)}"
+        )
+    return np.frombuffer(out, dtype=np.uint8)
+
+
+def _decode_stored(
+    name: str, stored: StoredRange, declared: int, scratch: dict[int, np.ndarray], where: str
+) -> np.ndarray:
+    """One buffer still in its file (prefix already read and checked as ``declared``).
+
+    A compressed payload is read into this thread's scratch array (grown as needed, and
+    reused for the next buffer); the decoders never return a view of their input, so
+    nothing keeps the scratch.  A buffer stored raw (-1) is read into its own array.
+    """
+    if declared == 0:
+        return empty_buffer()
+    size = stored.nbytes - PREFIX_BYTES
+    if declared == UNCOMPRESSED:
+        raw = np.empty(size, dtype=np.uint8)
+        stored.read_into(raw, PREFIX_BYTES)
+        raw.flags.writeable = False  # like every buffer read from IPC
+        return raw
+    me = threading.get_ident()
+    room = scratch.get(me)
+    if room is None or room.nbytes < size:
+        room = scratch[me] = np.empty(size, dtype=np.uint8)
+    payload = room[:size]
+    stored.read_into(payload, PREFIX_BYTES)
+    return _decode(name, payload, declared, where)
+
+
 def decompress_buffer(
     codec: str, data: Any, *, max_uncompressed: int, where: str = ""
 ) -> np.ndarray:
@@ -656,7 +726,7 @@ def decompress_buffer(
     b'abc'
     """
     name = normalize_codec(codec)
-    buf = _as_u8(data)
+    buf = data.load() if isinstance(data, StoredRange) else _as_u8(data)
     if buf.nbytes == 0:
         return buf
     declared = _read_prefix(buf, max_uncompressed, where)
@@ -665,12 +735,7 @@ def decompress_buffer(
         return payload
     if declared == 0:
         return empty_buffer()
-    out = _raw_decompress(name, payload, declared, where)
-    if len(out) != declared:
-        raise CompressionError(
-            f"expected {declared} uncompressed bytes, found {len(out)}{_where(where)}"
-        )
-    return np.frombuffer(out, dtype=np.uint8)
+    return _decode(name, payload, declared, where)
 
 
 def compress_buffer(codec: str, buf: Any, *, level: int | None = None) -> list[Any]:
@@ -795,12 +860,21 @@ def decompress_buffers(
     max_uncompressed: int,
     threads: bool | int = True,
     where: str = "",
+    names: Sequence[str] | None = None,
+    locate: Callable[[int, ArrowError], None] | None = None,
 ) -> list[np.ndarray | None]:
     """Decode many stored buffers (``None`` entries stay ``None``).
 
+    ``names``: what error messages call each buffer (default ``buffer <i>``); ``locate``
+    is called with the index and the error of a failing buffer before it is raised.
+
     ``max_uncompressed`` bounds each buffer and the sum of all of them; every prefix is
     checked before any buffer is decompressed.  ``threads``: True for the shared pool,
-    False for serial, an int for at most that many workers.
+    False for serial, an int for at most that many workers.  A :class:`StoredRange` entry
+    is read only when its turn comes, into a scratch array per thread: the compressed
+    bytes then pass through a few reused arrays instead of one fresh array as large as
+    the whole body, whose page faults cost as much as decoding lz4 (measured on 249 MB
+    of lz4 frames, 8 columns: 106-116 ms instead of 117-126 ms, pyarrow 96-111 ms).
 
     >>> import numpy as np
     >>> raw = np.frombuffer(b"hello" * 100, np.uint8)
@@ -810,13 +884,24 @@ def decompress_buffers(
     [500, None, 500]
     """
     name = normalize_codec(codec)
-    views = [None if b is None else _as_u8(b) for b in buffers]
+    views = [
+        None if b is None else b if isinstance(b, StoredRange) else _as_u8(b) for b in buffers
+    ]
     label = (where + ", ") if where else ""
+    if names is None:
+        names = [f"buffer {i}" for i in range(len(views))]
     sizes = [0] * len(views)
+    prefixes = [0] * len(views)
     for i, v in enumerate(views):
         if v is None or v.nbytes == 0:
             continue
-        declared = _read_prefix(v, max_uncompressed, f"{label}buffer {i}")
+        try:
+            head = v.head(PREFIX_BYTES) if isinstance(v, StoredRange) else v
+            prefixes[i] = declared = _read_prefix(head, max_uncompressed, label + names[i])
+        except ArrowError as exc:
+            if locate is not None:
+                locate(i, exc)
+            raise
         # work follows the output; a raw (-1) buffer is a view, no work at all
         sizes[i] = max(declared, 0)
     total = sum(sizes)
@@ -826,13 +911,24 @@ def decompress_buffers(
             f"found {total}{_where(where)}"
         )
 
+    scratch: dict[int, np.ndarray] = {}  # thread id -> its scratch array, for this call
+
     def one(i: int) -> np.ndarray | None:
         v = views[i]
         if v is None:
             return None
-        return decompress_buffer(
-            name, v, max_uncompressed=max_uncompressed, where=f"{label}buffer {i}"
-        )
+        try:
+            if isinstance(v, StoredRange):
+                if v.nbytes == 0:
+                    return empty_buffer()
+                return _decode_stored(name, v, prefixes[i], scratch, label + names[i])
+            return decompress_buffer(
+                name, v, max_uncompressed=max_uncompressed, where=label + names[i]
+            )
+        except ArrowError as exc:
+            if locate is not None:
+                locate(i, exc)
+            raise
 
     return _run(one, sizes, threads, POOL_MIN_BYTES[name])
 
@@ -868,6 +964,7 @@ __all__ = [
     "PARALLEL_THRESHOLD",
     "POOL_MIN_BYTES",
     "ZSTD",
+    "StoredRange",
     "check_level",
     "codec_from_id",
     "codec_id",

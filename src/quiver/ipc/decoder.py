@@ -99,7 +99,7 @@ class RawMessage:
     index: int
     offset: int
     message: md.Message
-    body: memoryview
+    body: Any  # memoryview; or a DeferredBody from the file reader (compressed, in a file)
     body_offset: int
     metadata: memoryview
 

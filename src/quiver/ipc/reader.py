@@ -24,6 +24,7 @@ from .. import errors as E
 from .. import types as t
 from ..batch import Table
 from . import metadata as md
+from .body import DeferredBody
 from .compression import run_pooled
 from .decoder import END, NEED_DATA, RawMessage
 from .framing import FILE_TRAILER_SIZE, MAGIC
@@ -32,6 +33,9 @@ from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
 _BIG_READ = 1 << 20  # positional reads at least this large go into a numpy allocation
 _READ_PIECE = 8 << 20  # and from twice this size, in pieces of this size on the pool
+# record batch blocks of files from this size have their metadata read first, and a
+# compressed body is left for the decoders to read buffer by buffer (body.DeferredBody)
+_DEFERRED_BODY = 1 << 20
 _I32 = struct.Struct("<i")
 
 
@@ -232,6 +236,16 @@ class _RandomAccess:
         out.flags.writeable = False  # like every buffer read from IPC
         return memoryview(out)
 
+    @property
+    def positional(self) -> bool:
+        """Whether reads are positional reads of a file (safe from several threads)."""
+        return self._fd is not None and hasattr(os, "preadv")
+
+    def read_into(self, offset: int, out: np.ndarray) -> None:
+        """Fill ``out`` with the file's bytes from ``offset`` (positional sources only;
+        a short read raises :class:`TruncatedError`)."""
+        self._fill(out, offset, 0, out.nbytes)
+
     def _fill(self, out: np.ndarray, offset: int, start: int, end: int) -> None:
         """Read the file's bytes ``offset + start .. offset + end`` into ``out[start:end]``."""
         done = start
@@ -337,6 +351,10 @@ class RecordBatchFileReader:
     def _block_bytes(self, block: md.Block, index: int, what: str) -> memoryview:
         """The bytes of one block (checked to lie inside the file data): a view of a
         buffer or map, a copy from a file."""
+        self._check_block(block, index, what)
+        return self._src.read(block.offset, block.meta_data_length + block.body_length)
+
+    def _check_block(self, block: md.Block, index: int, what: str) -> None:
         start = block.offset
         body_end = start + block.meta_data_length + block.body_length
         if (
@@ -351,12 +369,33 @@ class RecordBatchFileReader:
                 f"bodyLength {block.body_length}",
                 offset=start,
             )
-        return self._src.read(start, body_end - start)
+
+    def _raw_deferred(self, block: md.Block, index: int) -> RawMessage:
+        """A large record batch block of a file: the metadata is read now; a compressed
+        body is left in the file for the decoders to read buffer by buffer (see
+        :class:`~quiver.ipc.compression.StoredRange`), any other body is read whole."""
+        self._check_block(block, index, "record batch")
+        meta_bytes = self._src.read(block.offset, block.meta_data_length)
+        raw = self._raw(block, index, "record batch", meta_bytes, body=False)
+        header = raw.message.header
+        length = raw.message.body_length
+        if isinstance(header, md.RecordBatch) and header.compression is not None:
+            body: Any = DeferredBody(self._src.read_into, raw.body_offset, length)
+        else:
+            body = self._src.read(raw.body_offset, length)
+        return RawMessage(raw.index, raw.offset, raw.message, body, raw.body_offset, raw.metadata)
 
     def _raw(
-        self, block: md.Block, index: int, what: str, buf: memoryview | None = None
+        self,
+        block: md.Block,
+        index: int,
+        what: str,
+        buf: memoryview | None = None,
+        *,
+        body: bool = True,
     ) -> RawMessage:
-        """One block's message, decoded (``buf``: its bytes when already read)."""
+        """One block's message, decoded (``buf``: its bytes when already read; with
+        ``body`` false, only its metadata bytes, and the message gets an empty body)."""
         if buf is None:
             buf = self._block_bytes(block, index, what)
         start = block.offset
@@ -384,9 +423,12 @@ class RecordBatchFileReader:
                 f"found {message.body_length}",
                 offset=meta_start,
             )
-        body = buf[meta_end - start : meta_end - start + message.body_length]
+        if body:
+            data = buf[meta_end - start : meta_end - start + message.body_length]
+        else:
+            data = memoryview(b"")
         # metadata.decode_message has already refused versions other than V4 and V5
-        return RawMessage(index, start, message, body, meta_end, meta)
+        return RawMessage(index, start, message, data, meta_end, meta)
 
     @property
     def schema(self) -> t.Schema:
@@ -434,7 +476,10 @@ class RecordBatchFileReader:
             got = steady.take(buf)
             if got is not None:
                 return got[0], None
-        raw = self._raw(block, i, "record batch", buf)
+        if buf is None and block.body_length >= _DEFERRED_BODY and self._src.positional:
+            raw = self._raw_deferred(block, i)
+        else:
+            raw = self._raw(block, i, "record batch", buf)
         if not isinstance(raw.message.header, md.RecordBatch):
             raise E.FormatError(
                 f"expected a RecordBatch message at record batch block {i}, "
