@@ -385,3 +385,29 @@ def test_buffer_output_stream_takes_bytes_like_objects_only() -> None:
     assert sink.tell() == 10 and sink.getvalue()[:2] == b"ab"
     with pytest.raises(qv.ArrowTypeError, match="bytes-like"):
         sink.write(5)
+
+
+def test_readers_take_any_buffer_protocol_source_without_a_copy() -> None:
+    """pyarrow Buffers (what pyarrow's sinks return) and typed numpy arrays work as
+    sources, as views; strided memory is refused with a clear error."""
+    import array as _array
+
+    table = pa.table({"i": np.arange(1000, dtype=np.int64)})
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    data = sink.getvalue()
+    got = ipc.open_stream(data).read_all()
+    assert got.to_pylist() == table.to_pylist()
+    column = np.asarray(got.column(0).chunks[0])
+    assert np.shares_memory(column, np.frombuffer(data, np.uint8))
+    fsink = pa.BufferOutputStream()
+    with pipc.new_file(fsink, table.schema) as w:
+        w.write_table(table)
+    fdata = fsink.getvalue()
+    assert ipc.open_file(fdata).read_all().to_pylist() == table.to_pylist()
+    words = np.frombuffer(fdata, np.uint8).view(np.int16)  # a typed view: cast to bytes
+    assert ipc.open_file(words).read_all().to_pylist() == table.to_pylist()
+    assert ipc.open_stream(_array.array("b", data.to_pybytes())).read_all().num_rows == 1000
+    with pytest.raises(qv.errors.ArrowTypeError, match="contiguous"):
+        ipc.open_stream(np.frombuffer(data, np.uint8)[::2])

@@ -68,23 +68,25 @@ def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, b
                 os.close(fd)
         f = open(Path(source), "rb")  # noqa: SIM115 - owned by the reader, closed in close()
         return None, f, True
-    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
-        return memoryview(source).cast("B"), None, False
-    if hasattr(source, "__buffer__") and not hasattr(source, "read"):
-        return memoryview(source).cast("B"), None, False
-    try:
-        import numpy as np
-
-        if isinstance(source, np.ndarray):
-            return memoryview(source).cast("B"), None, False
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        pass
+    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap, np.ndarray)):
+        return _bytes_view(source), None, False
     if hasattr(source, "read"):
         return None, source, False
+    try:  # anything else with the buffer protocol (pyarrow.Buffer, array.array, ...)
+        return _bytes_view(source), None, False
+    except TypeError:
+        pass
     raise E.ArrowTypeError(
         f"expected a path, a bytes-like object or a readable file object, found "
         f"{type(source).__name__}"
     )
+
+
+def _bytes_view(source: Any) -> memoryview:
+    view = memoryview(source)
+    if not view.c_contiguous:
+        raise E.ArrowTypeError("expected a contiguous bytes-like object, found a strided one")
+    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
 
 
 class RecordBatchStreamReader:
