@@ -298,8 +298,10 @@ def test_zstd_every_truncation_is_a_compression_error() -> None:
 
 
 @pytest.mark.parametrize("kind", ["random", "text", "mixed"])
-@pytest.mark.parametrize("n", [c.LZ4_COMPRESS_CHUNK, c.LZ4_COMPRESS_CHUNK + 1, 3_000_001])
-def test_lz4_compressed_in_pieces_is_pyarrows_frame(kind: str, n: int) -> None:
+@pytest.mark.parametrize(
+    "n", [c.LZ4_COMPRESS_CHUNK, c.LZ4_COMPRESS_CHUNK + 1, 3_000_001, 2 * c.LZ4_BIG_BLOCK + 5]
+)
+def test_large_lz4_buffers_are_frames_of_independent_4mib_blocks(kind: str, n: int) -> None:
     raw = np.frombuffer(_data(kind, n), np.uint8)
     parts = c.compress_buffer("lz4", raw)
     theirs = pa.compress(raw, "lz4", asbytes=True)
@@ -307,11 +309,30 @@ def test_lz4_compressed_in_pieces_is_pyarrows_frame(kind: str, n: int) -> None:
         assert len(theirs) >= n and parts[1] is raw
         return
     payload = b"".join(bytes(p) for p in parts[1:])
-    assert len(parts) > 2 or n <= c.LZ4_COMPRESS_CHUNK
-    # a match across a piece boundary may be cut: the same size to a few bytes per MB
-    assert abs(len(payload) - len(theirs)) <= 8 * (n >> 20) + 8
+    if n <= c.LZ4_COMPRESS_CHUNK:
+        assert payload == theirs  # small buffers: Arrow C++'s frame, byte for byte
+        return
+    info = lz4.frame.get_frame_info(payload)
+    assert info["block_linked"] is False and info["block_size"] == c.LZ4_BIG_BLOCK
+    assert info["content_size"] == 0 and not info["content_checksum"]
+    # a match across a 4 MiB block boundary is lost: the same size to 0.1%
+    assert abs(len(payload) - len(theirs)) <= len(theirs) // 1000 + 64
     assert pa.decompress(payload, n, "lz4", asbytes=True) == raw.tobytes()
-    assert lz4.frame.get_frame_info(payload)["content_size"] == 0
+    assert lz4.frame.decompress(payload) == raw.tobytes()
+    # the walk decodes the frame itself (independent blocks), not a library frame decoder
+    assert _walk(payload, n).tobytes() == raw.tobytes()
+
+
+def test_incompressible_lz4_blocks_are_stored_as_views() -> None:
+    """Blocks that do not compress go out as views of the buffer (no copy)."""
+    raw = np.frombuffer(_data("text", 3 * c.LZ4_BIG_BLOCK) + _data("random", c.LZ4_BIG_BLOCK),
+                        np.uint8)
+    parts = c.compress_buffer("lz4", raw)
+    stored = [p for p in parts if isinstance(p, np.ndarray)]
+    assert len(stored) == 1 and np.shares_memory(stored[0], raw)
+    assert stored[0].nbytes == c.LZ4_BIG_BLOCK
+    payload = b"".join(bytes(p) for p in parts[1:])
+    assert pa.decompress(payload, raw.nbytes, "lz4", asbytes=True) == raw.tobytes()
 
 
 def test_pool_runs_the_largest_first_and_small_ones_inline(monkeypatch) -> None:
