@@ -18,13 +18,19 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 
 def paired(
-    ours: Callable[[], object], theirs: Callable[[], object], repeat: int
+    ours: Callable[[], object],
+    theirs: Callable[[], object],
+    repeat: int,
+    prepare: Callable[[int], object] | None = None,
 ) -> tuple[float, float]:
     """Minimum times of two functions measured alternately, so that both see the same
-    machine (page cache, other load) as far as possible."""
+    machine (page cache, other load) as far as possible.  ``prepare(side)`` runs untimed
+    before every timed call (side 0 before ``ours``, 1 before ``theirs``)."""
     qs, ps = [], []
     for _ in range(repeat):
-        for fn, acc in ((ours, qs), (theirs, ps)):
+        for side, fn, acc in ((0, ours, qs), (1, theirs, ps)):
+            if prepare is not None:
+                prepare(side)
             t0 = time.perf_counter()
             fn()
             acc.append(time.perf_counter() - t0)
