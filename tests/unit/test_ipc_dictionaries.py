@@ -234,18 +234,74 @@ def test_unify_dictionaries_turns_a_file_replacement_into_a_delta() -> None:
     assert reader.get_batch(2).column(0).dictionary.to_pylist() == ["a", "b", "c"]
 
 
-def test_unify_dictionaries_refuses_nested_dictionaries_by_name() -> None:
+def _listed(schema: qv.Schema, values: list[str], indices: list[int | None]) -> qv.RecordBatch:
+    """A batch of one list<dictionary> column: one list of all ``indices``, then an
+    empty list, the lists sliced to start at 1 so that offsets are exercised."""
+    d = encoded(indices, values)
+    offsets = qv.array([0, 0, len(indices), len(indices)], qv.int32())
+    arr = make_array(schema.field("l").type, 3, [None, offsets.buffers[1]], [d], 0)
+    return qv.RecordBatch(schema, [arr.slice(1)])
+
+
+def test_unify_dictionaries_reencodes_nested_dictionaries() -> None:
+    """pyarrow refuses this (a replacement in the file format); quiver unifies a
+    dictionary inside a list like a top-level one: a delta, and re-encoded indices."""
     inner = qv.dictionary(qv.int32(), qv.string())
     schema = qv.schema([qv.field("l", qv.list_(inner))])
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, schema, unify_dictionaries=True) as w:
+        w.write_batch(_listed(schema, ["a", "b"], [0, 1, 1]))
+        w.write_batch(_listed(schema, ["z", "a"], [0, None, 1]))
+        w.write_batch(_listed(schema, ["b"], [0]))
+    data = bytes(sink.getvalue())
+    expected = [[["a", "b", "b"], []], [["z", None, "a"], []], [["b"], []]]
+    reader = ipc.open_file(data)
+    assert [reader.get_batch(i).column(0).to_pylist() for i in range(3)] == expected
+    assert len(reader.footer.dictionaries) == 2  # the first dictionary and one delta
+    theirs = pipc.open_file(pa.py_buffer(data))
+    assert [theirs.get_batch(i).column(0).to_pylist() for i in range(3)] == expected
+    values = theirs.get_batch(2).column(0).values
+    assert values.dictionary.to_pylist() == ["a", "b", "z"]
 
-    def listed(values: list[str]) -> qv.RecordBatch:
-        d = encoded([0], values)
-        offsets = qv.array([0, 1], qv.int32())
-        arr = make_array(schema.field("l").type, 1, [None, offsets.buffers[1]], [d], 0)
+
+def test_unify_dictionaries_reencodes_two_dictionaries_of_one_column() -> None:
+    d = qv.dictionary(qv.int32(), qv.string())  # as encoded() builds them
+    schema = qv.schema([qv.field("s", qv.struct([qv.field("x", d), qv.field("y", d)]))])
+
+    def row(xs: list[str], ys: list[str]) -> qv.RecordBatch:
+        x, y = encoded([0, 1], xs), encoded([1, 0], ys)
+        arr = make_array(schema.field("s").type, 2, [None], [x, y], 0)
         return qv.RecordBatch(schema, [arr])
 
-    with pytest.raises(qv.NotSupported, match="nested"):
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, schema, unify_dictionaries=True) as w:
+        w.write_batch(row(["a", "b"], ["p", "q"]))
+        w.write_batch(row(["c", "a"], ["r", "p"]))
+    data = bytes(sink.getvalue())
+    expected = [
+        [{"x": "a", "y": "q"}, {"x": "b", "y": "p"}],
+        [{"x": "c", "y": "p"}, {"x": "a", "y": "r"}],
+    ]
+    assert [b.column(0).to_pylist() for b in ipc.open_file(data)] == expected
+    theirs = pipc.open_file(pa.py_buffer(data))
+    assert [theirs.get_batch(i).column(0).to_pylist() for i in range(2)] == expected
+
+
+def test_unify_dictionaries_refuses_dictionaries_inside_dictionary_values() -> None:
+    inner = qv.dictionary(qv.int32(), qv.string())
+    outer = qv.dictionary(qv.int32(), qv.list_(inner))
+    schema = qv.schema([qv.field("d", outer)])
+
+    def batch_of(word: str) -> qv.RecordBatch:
+        words = encoded([0], [word])
+        offsets = qv.array([0, 1], qv.int32())
+        lists = make_array(qv.list_(inner), 1, [None, offsets.buffers[1]], [words], 0)
+        idx = qv.array([0], qv.int32())
+        column = make_array(outer, 1, [None, idx.buffers[1]], (), 0, 0, lists)
+        return qv.RecordBatch(schema, [column])
+
+    with pytest.raises(qv.NotSupported, match="inside another dictionary"):
         sink = ipc.BufferOutputStream()
         with ipc.new_file(sink, schema, unify_dictionaries=True) as w:
-            w.write_batch(listed(["a"]))
-            w.write_batch(listed(["z"]))
+            w.write_batch(batch_of("a"))
+            w.write_batch(batch_of("z"))

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import errors as E
 from .. import types as t
-from ..array import Array
+from ..array import Array, make_array
 from . import metadata as md
 from .body import LoadContext, PlanNode, load_single
 
@@ -217,7 +217,9 @@ class DictionaryWriter:
             ):
                 out.append((did, values.slice(len(last)), True))
             elif self.file_format and self.unify:
-                unified, column = _unify(last, columns, path)
+                # an earlier dictionary of the same column may have re-encoded it already
+                current = recoded.get(path[0], columns[path[0]])
+                unified, column = _unify(last, current, path)
                 if len(unified) > len(last):
                     out.append((did, unified.slice(len(last)), True))
                 recoded[path[0]] = column
@@ -236,25 +238,52 @@ class DictionaryWriter:
         return out, recoded
 
 
-def _unify(last: Array, columns: Sequence[Array], path: Path) -> tuple[Array, Array]:
-    """The dictionary ``last`` extended by the new values of the column at ``path``, and
-    that column re-encoded against it (the file format's alternative to replacement)."""
+def _unify(last: Array, column: Array, path: Path) -> tuple[Array, Array]:
+    """The dictionary ``last`` extended by the new values of the dictionary array at
+    ``path`` (top-level, or nested in lists, structs, maps, unions...), and ``column``
+    with that array re-encoded against it (the file format's alternative to
+    replacement)."""
+    # the arrays from the column down to the dictionary array
+    chain = [column]
+    for step in path[1:]:
+        here = chain[-1]
+        if isinstance(t.storage_of(here.type), t.DictionaryType):
+            raise E.NotSupported(
+                f"unify_dictionaries re-encodes dictionary arrays in columns and in nested "
+                f"types, not inside another dictionary's values (path {path}): write a "
+                "stream instead, or one dictionary for all batches"
+            )
+        chain.append(here.children[step])
+    recoded = chain[-1]
+    unified, recoded = _recode(last, recoded, path)
+    # rebuild the parents around the re-encoded child, deepest first
+    for parent, step in zip(reversed(chain[:-1]), reversed(path[1:])):
+        children = list(parent.children)
+        children[step] = recoded
+        recoded = make_array(
+            parent.type,
+            len(parent),
+            parent.buffers,
+            children,
+            parent.null_count,
+            parent.offset,
+            parent.dictionary,
+        )
+    return unified, recoded
+
+
+def _recode(last: Array, arr: Array, path: Path) -> tuple[Array, Array]:
+    """``last`` extended by the values of dictionary array ``arr`` it lacks, and ``arr``
+    re-encoded against it (same length and logical values, offset 0)."""
     import numpy as np
 
-    from ..array import make_array
     from ..array.build import array as build_array
     from ..layout import storage_numpy_dtype
 
-    if len(path) != 1:
-        raise E.NotSupported(
-            f"unify_dictionaries re-encodes top-level dictionary columns; the dictionary at "
-            f"path {path} is nested: write a stream instead, or one dictionary for all batches"
-        )
-    column = columns[path[0]]
-    dtype = column.type
+    dtype = arr.type
     st: Any = t.storage_of(dtype)  # a DictionaryType: _find_dictionaries found it as one
     old_values = last.to_pylist()
-    new_values = column.dictionary.to_pylist()  # type: ignore[union-attr]
+    new_values = arr.dictionary.to_pylist()  # type: ignore[union-attr]
     position = {}
     for i, v in enumerate(old_values):
         position.setdefault(_key(v), i)
@@ -272,13 +301,13 @@ def _unify(last: Array, columns: Sequence[Array], path: Path) -> tuple[Array, Ar
 
         unified = concat_arrays([last, build_array(additions, st.value_type)])
     index_dtype = storage_numpy_dtype(st.index_type)
-    n, off = len(column), column.offset
-    idx = column.buffers[1].view(index_dtype)[off : off + n].astype(np.int64)
-    valid = np.ones(n, dtype=bool) if not column.null_count else None
+    n, off = len(arr), arr.offset
+    idx = arr.buffers[1].view(index_dtype)[off : off + n].astype(np.int64)
+    valid = np.ones(n, dtype=bool) if not arr.null_count else None
     if valid is None:
         from ..buffers import unpack_bits
 
-        valid = unpack_bits(column.buffers[0], off, n)
+        valid = unpack_bits(arr.buffers[0], off, n)
     safe = np.where(valid, idx, 0)
     if len(mapping) == 0:
         remapped = np.zeros(n, dtype=index_dtype)
@@ -295,12 +324,12 @@ def _unify(last: Array, columns: Sequence[Array], path: Path) -> tuple[Array, Ar
             f"{len(unified)} values"
         )
     validity = None
-    if column.null_count:
+    if arr.null_count:
         from ..buffers import pack_bits
 
         validity = pack_bits(valid)
     recoded = make_array(
-        dtype, n, [validity, remapped.view(np.uint8)], (), column.null_count, 0, unified
+        dtype, n, [validity, remapped.view(np.uint8)], (), arr.null_count, 0, unified
     )
     return unified, recoded
 

@@ -60,7 +60,8 @@ class IpcWriteOptions:
     dictionary grows by appending (otherwise a replacement, streams only);
     ``unify_dictionaries``: in the file format, where a replacement would be needed,
     extend the dictionary with a delta instead and re-encode the batch's indices
-    (top-level dictionary columns);
+    (dictionary columns, and dictionaries nested in lists, structs, maps or unions; not
+    those inside another dictionary's values);
     ``use_threads``: compress buffers on a thread pool; ``metadata_version``: ``"V5"``
     (default) or ``"V4"``.
     """
