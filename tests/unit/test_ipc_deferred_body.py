@@ -20,6 +20,7 @@ from quiver.ipc import body, reader
 def deferred(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """Defer bodies from 1 KiB, and record every deferred read as (offset, bytes)."""
     monkeypatch.setattr(reader, "_DEFERRED_BODY", 1024)
+    monkeypatch.setattr(reader, "_DEFERRED_BUFFER", 0)
     reads: list[tuple[int, int]] = []
     real = reader._RandomAccess.read_into
 
@@ -191,3 +192,61 @@ def test_damaged_bodies_fail_as_whole_reads_fail(
         assert got == want, pos
         differed += want != _outcome(clean)
     assert differed > 0  # the flips did reach the decoders
+
+
+def test_zero_length_buffers_of_a_default_size_body(tmp_path: Path) -> None:
+    """An all-empty string column in a body deferred at the default sizes (found in
+    review: its zero-length data buffer came back as a StoredRange)."""
+    rows = 200_000
+    table = pa.table(
+        {
+            "x": np.random.default_rng(0).integers(0, 1 << 60, rows),
+            "s": pa.array([""] * rows),
+        }
+    )
+    path = tmp_path / "t.arrow"
+    _write(path, table, "zstd", chunk=None)
+    for threads in (True, False):
+        with ipc.open_file(path, use_threads=threads) as r:
+            got = r.get_batch(0)
+        assert got.to_pylist() == table.to_batches()[0].to_pylist()
+        for column in got.columns:
+            assert all(b is None or isinstance(b, np.ndarray) for b in column.buffers)
+
+
+def test_an_unused_dense_union_child(tmp_path: Path, deferred: list[tuple[int, int]]) -> None:
+    rows = 20_000
+    union = pa.UnionArray.from_dense(
+        pa.array(np.zeros(rows, np.int8)),
+        pa.array(np.arange(rows, dtype=np.int32)),
+        [pa.array(np.arange(rows) * 3), pa.array([], pa.float64())],
+    )
+    table = pa.table({"u": union})
+    path = tmp_path / "t.arrow"
+    _write(path, table, "lz4", chunk=None)
+    with ipc.open_file(path) as r:
+        got = r.get_batch(0)
+    assert deferred
+    unused = got.column(0).children[1]
+    assert all(b is None or isinstance(b, np.ndarray) for b in unused.buffers)
+    assert pa.record_batch(got).to_pylist() == table.to_batches()[0].to_pylist()
+
+
+@pytest.mark.parametrize("threads", [True, False])
+def test_the_decompressed_size_limit_is_per_buffer_on_every_path(
+    tmp_path: Path, deferred: list[tuple[int, int]], threads: bool
+) -> None:
+    """IpcLimits.max_decompressed_size bounds one buffer: two buffers that each fit read
+    from memory and from a file alike, with or without threads (found in review)."""
+    rows = 300_000
+    table = pa.table({"a": np.arange(rows), "b": np.arange(rows) * 2})  # 2.4 MB each
+    path = tmp_path / "t.arrow"
+    _write(path, table, "zstd", chunk=None)
+    limits = ipc.IpcLimits(max_decompressed_size=2_400_100)
+    want = table.to_pylist()
+    assert _outcome(path.read_bytes(), limits=limits, use_threads=threads) == [want]
+    assert _outcome(path, limits=limits, use_threads=threads) == [want]
+    tight = ipc.IpcLimits(max_decompressed_size=2_000_000)
+    got = _outcome(path, limits=tight, use_threads=threads)
+    assert got == _outcome(path.read_bytes(), limits=tight, use_threads=threads)
+    assert got[0] == "LimitExceeded"

@@ -148,3 +148,86 @@ def test_a_failure_leaves_no_half_message(
     assert got.to_pylist() == batches[1].to_pylist() + batches[0].to_pylist()
     with pa.memory_map(str(path)) as src:
         assert pipc.open_file(src).read_all().num_rows == 7000
+
+
+def test_a_descriptor_opened_to_append_takes_the_general_path(
+    tmp_path: Path, pipelined: list[int]
+) -> None:
+    """A shell's ``>>`` gives a file whose mode says 'wb' but whose descriptor appends:
+    seeking back to write the metadata would append it instead (found in review)."""
+    import os
+
+    batches = _batches()
+    path = tmp_path / "t.arrow"
+    path.write_bytes(b"older bytes")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    with os.fdopen(fd, "wb") as f:
+        assert f.mode == "wb"
+        with ipc.new_stream(f, batches[0].schema, compression="zstd") as w:
+            for b in batches:
+                w.write_batch(b)
+    assert pipelined == []
+    data = path.read_bytes()
+    assert data.startswith(b"older bytes")
+    got = ipc.open_stream(data[len(b"older bytes") :]).read_all()
+    assert got.to_pylist() == [r for b in batches for r in b.to_pylist()]
+
+
+def test_a_file_written_in_the_middle_takes_the_general_path(
+    tmp_path: Path, pipelined: list[int]
+) -> None:
+    """Writing over the start of a longer file: a failed batch must not cut off the
+    bytes after it, so only a writer at the end of its file pipelines."""
+    path = tmp_path / "t.bin"
+    path.write_bytes(bytes(1 << 20))
+    batches = _batches()
+    with open(path, "r+b") as f:
+        f.seek(100)
+        _write(f, batches, "lz4")
+        end = f.tell()
+    assert pipelined == []
+    data = path.read_bytes()
+    assert len(data) == 1 << 20 and end < len(data)  # the rest of the file is still there
+    got = ipc.open_file(data[100:end]).read_all()
+    assert got.to_pylist() == [r for b in batches for r in b.to_pylist()]
+
+
+def test_an_interrupted_batch_does_not_read_as_the_end_of_the_stream(
+    tmp_path: Path, pipelined: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a killed writer leaves (placeholder written, metadata not yet): a reader must
+    report a broken message, not a clean end of stream (zeros read as one)."""
+    batches = _batches()
+    path = tmp_path / "t.arrow"
+
+    class Killed(BaseException):
+        pass
+
+    def die(self: Any, position: int, data: bytes) -> None:
+        raise Killed
+
+    monkeypatch.setattr(writer._Sink, "rewrite", die)
+    monkeypatch.setattr(writer._Sink, "cut", lambda self, position: None)  # no clean-up
+    w = ipc.new_stream(path, batches[0].schema, compression="zstd")
+    with pytest.raises(Killed):
+        w.write_batch(batches[0])
+    w._sink._f.close()
+    with pytest.raises(qv.errors.ArrowError):
+        ipc.open_stream(path).read_all()
+
+
+def test_a_raw_file_that_takes_part_of_each_write(tmp_path: Path) -> None:
+    """io.FileIO may write less than asked and say so: the sink writes the rest."""
+    import io
+
+    class Stingy(io.FileIO):
+        def write(self, data: Any) -> int:
+            return super().write(memoryview(data).cast("B")[:1000])
+
+    batches = _batches()
+    path = tmp_path / "t.arrow"
+    with Stingy(path, "wb") as f:
+        _write(f, batches, "lz4")
+    memory = ipc.BufferOutputStream()
+    _write(memory, batches, "lz4")
+    assert path.read_bytes() == bytes(memory.getvalue())

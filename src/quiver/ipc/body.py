@@ -76,7 +76,9 @@ class DeferredBody:
         from .compression import StoredRange
 
         start, stop, _ = where.indices(self._size)
-        return StoredRange(self._read, self._offset + start, max(0, stop - start))
+        if stop <= start:  # a zero-length buffer: nothing to read (found in review)
+            return empty_buffer()
+        return StoredRange(self._read, self._offset + start, stop - start)
 
 
 MAX_DEPTH = 64
@@ -327,18 +329,16 @@ class _BodyLoader:
                 field_path=paths.get(i) or None,
             )
 
-        try:
-            out = decompress_buffers(
-                self.codec,  # type: ignore[arg-type]
-                views,
-                max_uncompressed=self.ctx.max_decompressed_size,
-                threads=self.ctx.threads,
-                names=[f"buffer {i}" for i in ranges],
-                locate=locate,
-            )
-        except E.ArrowError as exc:  # the total over the limit: the body as a whole
-            exc.locate(offset=self.body_offset, message_index=self.ctx.message_index)
-            raise
+        # max_decompressed_size bounds each buffer, as on the serial path (next_buffer)
+        out = decompress_buffers(
+            self.codec,  # type: ignore[arg-type]
+            views,
+            max_uncompressed=self.ctx.max_decompressed_size,
+            bound_total=False,
+            threads=self.ctx.threads,
+            names=[f"buffer {i}" for i in ranges],
+            locate=locate,
+        )
         self._decompressed = {i: b for i, b in zip(ranges, out) if b is not None}
 
     def error(self, cls: type[E.ArrowError], msg: str, path: str, offset: int | None = None):
@@ -607,9 +607,7 @@ def load_record_batch(
     """The columns of one RecordBatch message (only ``columns`` when given)."""
     loader = _BodyLoader(batch, body, body_offset, ctx)
     wanted = None if columns is None else set(columns)
-    if loader.codec is not None and (
-        (ctx.threads and len(body) >= PARALLEL_BODY_SIZE) or isinstance(body, DeferredBody)
-    ):
+    if loader.codec is not None and ctx.threads and len(body) >= PARALLEL_BODY_SIZE:
         loader.predecompress(plan, wanted)
     if loader.codec is None and not ctx.big_endian and wanted is None and _all_leaves(plan):
         flat = _load_leaves(plan, loader, batch.length)

@@ -690,12 +690,6 @@ class StoredRange:
         self.read_into(out)
         return out
 
-    def load(self) -> np.ndarray:
-        """All the bytes, in a new read-only array."""
-        out = self.head(self.nbytes)
-        out.flags.writeable = False  # like every buffer read from IPC
-        return out
-
 
 def _decode(name: str, payload: np.ndarray, declared: int, where: str) -> np.ndarray:
     """The ``declared`` (> 0) bytes that ``payload`` (the bytes after the prefix) holds."""
@@ -749,7 +743,12 @@ def decompress_buffer(
     b'abc'
     """
     name = normalize_codec(codec)
-    buf = data.load() if isinstance(data, StoredRange) else _as_u8(data)
+    if isinstance(data, StoredRange):  # the prefix is read and checked before the rest
+        if data.nbytes == 0:
+            return empty_buffer()
+        declared = _read_prefix(data.head(PREFIX_BYTES), max_uncompressed, where)
+        return _decode_stored(name, data, declared, {}, where)
+    buf = _as_u8(data)
     if buf.nbytes == 0:
         return buf
     declared = _read_prefix(buf, max_uncompressed, where)
@@ -881,6 +880,7 @@ def decompress_buffers(
     buffers: Sequence[Any],
     *,
     max_uncompressed: int,
+    bound_total: bool = True,
     threads: bool | int = True,
     where: str = "",
     names: Sequence[str] | None = None,
@@ -891,9 +891,10 @@ def decompress_buffers(
     ``names``: what error messages call each buffer (default ``buffer <i>``); ``locate``
     is called with the index and the error of a failing buffer before it is raised.
 
-    ``max_uncompressed`` bounds each buffer and the sum of all of them; every prefix is
-    checked before any buffer is decompressed.  ``threads``: True for the shared pool,
-    False for serial, an int for at most that many workers.  A :class:`StoredRange` entry
+    ``max_uncompressed`` bounds each buffer and, unless ``bound_total`` is false, the sum
+    of all of them; every prefix is checked before any buffer is decompressed.
+    ``threads``: True for the shared pool, False for serial, an int for at most that many
+    workers.  A :class:`StoredRange` entry
     is read only when its turn comes, into a scratch array per thread: the compressed
     bytes then pass through a few reused arrays instead of one fresh array as large as
     the whole body, whose page faults cost as much as decoding lz4 (measured on 249 MB
@@ -928,7 +929,7 @@ def decompress_buffers(
         # work follows the output; a raw (-1) buffer is a view, no work at all
         sizes[i] = max(declared, 0)
     total = sum(sizes)
-    if total > max_uncompressed:
+    if bound_total and total > max_uncompressed:
         raise LimitExceeded(
             f"expected the uncompressed buffers to total <= {max_uncompressed} (the limit), "
             f"found {total}{_where(where)}"

@@ -212,6 +212,23 @@ class BufferOutputStream:
         return False
 
 
+def _nbytes_of(data: Any) -> int:
+    return data.nbytes if isinstance(data, (np.ndarray, memoryview)) else len(data)
+
+
+def _appends(f: Any) -> bool:
+    """Whether writes to ``f`` go to the end of the file whatever its position: a mode
+    with 'a', or a descriptor opened with O_APPEND (a shell's ``>>`` gives stdout mode
+    'wb' with O_APPEND; found in review)."""
+    if "a" in getattr(f, "mode", "a"):
+        return True
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: the mode is all there is
+        return False
+    return bool(fcntl.fcntl(f.fileno(), fcntl.F_GETFL) & os.O_APPEND)
+
+
 class _Sink:
     def __init__(self, sink: Any) -> None:
         if isinstance(sink, (str, os.PathLike)):
@@ -233,10 +250,14 @@ class _Sink:
         f = self._f
         if not isinstance(f, (io.BufferedWriter, io.BufferedRandom, io.FileIO)):
             return None
-        if "a" in getattr(f, "mode", "a"):  # appending: every write goes to the end
-            return None
         try:
-            return f.tell() if f.seekable() else None
+            if not f.seekable() or _appends(f):  # appending: every write goes to the end
+                return None
+            f.flush()
+            at = f.tell()
+            # only at the end of the file: cut() after a failure must not drop bytes that
+            # were there before this writer
+            return at if at == os.fstat(f.fileno()).st_size else None
         except (OSError, ValueError):
             return None
 
@@ -246,7 +267,7 @@ class _Sink:
         assert self.origin is not None
         f = self._f
         f.seek(self.origin + position)
-        f.write(data)
+        self._write_all(data)
         f.seek(self.origin + self.position)
 
     def cut(self, position: int) -> None:
@@ -259,20 +280,32 @@ class _Sink:
 
     def write(self, data: Any) -> None:
         """Write one piece now (bytes, or a 1-d uint8 array)."""
-        if len(data):
-            self._f.write(data)
-            self.position += len(data)
+        n = _nbytes_of(data)
+        if n:
+            self._write_all(data)
+            self.position += n
+
+    def _write_all(self, data: Any) -> None:
+        # buffered files write everything or raise; a raw file (io.FileIO, buffering=0)
+        # may write less, and says how much
+        done = self._f.write(data)
+        if done is not None and done < _nbytes_of(data):
+            view = memoryview(data).cast("B")
+            while done < len(view):
+                more = self._f.write(view[done:])
+                if not more:
+                    raise OSError(f"expected the sink to take {len(view) - done} more bytes")
+                done += more
 
     def write_message(self, parts: list[Any], body_length: int) -> None:
         """Write one whole message, ``parts[0]`` the framed metadata and the rest its body:
         small ones in a single call, large ones piece by piece (the buffer views go to the
         sink as they are, never concatenated)."""
         if body_length < _SMALL_WRITE:
-            self._f.write(b"".join(parts) if len(parts) > 1 else parts[0])
+            self._write_all(b"".join(parts) if len(parts) > 1 else parts[0])
         else:
-            write = self._f.write
             for p in parts:
-                write(p)
+                self._write_all(p)
         self.position += len(parts[0]) + body_length
 
     def close(self) -> None:
@@ -480,10 +513,13 @@ class _Writer:
             return frame_message(md.encode_message(message))
 
         # non-zero numbers: the builder leaves zero scalars out, which changes the size
-        size = len(framed(np.ones((len(flat.buffers), 2), dtype="<i8"), 1))
+        placeholder = framed(np.ones((len(flat.buffers), 2), dtype="<i8"), 1)
+        size = len(placeholder)
         sink = self._sink
         start = sink.position
-        sink.write(bytes(size))
+        # the real framing prefix, then zeros: if the writer dies before the metadata is
+        # written, a reader finds a broken message there, not an end of stream (zeros)
+        sink.write(placeholder[:8] + bytes(size - 8))
         rows: list[tuple[int, int]] = []
         pos = 0
         try:
