@@ -11,10 +11,11 @@ import argparse
 import collections
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from tests.fuzz.harness import InvariantBroken, check, mutations
+from tests.fuzz.harness import InvariantBroken, check, check_path, mutations
 from tests.fuzz.seeds import seed_files
 
 
@@ -31,21 +32,26 @@ def main() -> int:
     deadline = time.monotonic() + args.minutes * 60
     tally: collections.Counter[str] = collections.Counter()
     tried = 0
-    while time.monotonic() < deadline:
-        base = seeds[tried % len(seeds)]
-        for data in mutations(base, rng, 20):
-            tried += 1
-            try:
-                stream, as_file = check(data, chunk=rng.randrange(1, 64))
-            except InvariantBroken as exc:
-                out = Path("fuzz-failures")
-                out.mkdir(exist_ok=True)
-                path = out / f"case-{args.seed}-{tried}.bin"
-                path.write_bytes(data)
-                print(f"INVARIANT BROKEN after {tried} inputs: {exc} (saved {path})")
-                return 1
-            tally[f"stream:{stream.kind}"] += 1
-            tally[f"file:{as_file.kind}"] += 1
+    with tempfile.TemporaryDirectory(prefix="quiver-fuzz-") as where:
+        scratch = Path(where)  # file inputs are also read from a real file here
+        while time.monotonic() < deadline:
+            base = seeds[tried % len(seeds)]
+            for data in mutations(base, rng, 20):
+                tried += 1
+                try:
+                    stream, as_file = check(data, chunk=rng.randrange(1, 64))
+                    if data[:6] == b"ARROW1" and rng.random() < 0.25:
+                        tally["file read from a path too"] += 1
+                        check_path(data, scratch / "input.arrow", pooled=rng.random() < 0.5)
+                except InvariantBroken as exc:
+                    out = Path("fuzz-failures")
+                    out.mkdir(exist_ok=True)
+                    path = out / f"case-{args.seed}-{tried}.bin"
+                    path.write_bytes(data)
+                    print(f"INVARIANT BROKEN after {tried} inputs: {exc} (saved {path})")
+                    return 1
+                tally[f"stream:{stream.kind}"] += 1
+                tally[f"file:{as_file.kind}"] += 1
     print(f"{tried} inputs tried in {args.minutes} min, 0 broke the invariant")
     for key, n in sorted(tally.items()):
         print(f"  {key:<40} {n}")

@@ -7,18 +7,22 @@ memory.  :func:`mutations` is a seeded mutator over valid files (bit flips, int3
 values written over lengths and offsets, deletions, insertions, truncations, splices);
 :func:`check` runs one input through the stream reader, the file reader and the chunked
 sans-IO decoder and returns the outcome, raising :class:`InvariantBroken` when quiver
-lets anything else escape.
+lets anything else escape; :func:`check_path` reads a file input from a real file too,
+which must end as reading it from memory does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import quiver as qv
 import quiver.ipc as ipc
+from quiver.ipc import body, reader
 from quiver.ipc.decoder import END, NEED_DATA
 
 BOUNDARY_INT32 = [0, 1, -1, 7, 8, 255, 256, 0x7FFF, 0x8000, 0xFFFF, 2**31 - 1, -(2**31),
@@ -75,9 +79,40 @@ def read_stream_chunked(data: bytes, chunk: int) -> list:
     return _convert_all(batches())
 
 
-def read_file(data: bytes) -> list:
-    """Every batch of ``data`` read as an IPC file, converted to Python values."""
+def read_file(data: bytes | Path) -> list:
+    """Every batch of ``data`` (or the file at that path) read as an IPC file, converted
+    to Python values."""
     return _convert_all(ipc.open_file(data))
+
+
+@contextlib.contextmanager
+def _deferring(pooled: bool) -> Iterator[None]:
+    """Every compressed record batch body of a file read from a path is left in the file
+    (reader._raw_deferred), and with ``pooled`` every compressed body takes the pooled
+    decode (body.predecompress), whatever their sizes."""
+    saved = (reader._DEFERRED_BODY, reader._DEFERRED_BUFFER, body.PARALLEL_BODY_SIZE)
+    reader._DEFERRED_BODY = reader._DEFERRED_BUFFER = 0
+    if pooled:
+        body.PARALLEL_BODY_SIZE = 0
+    try:
+        yield
+    finally:
+        reader._DEFERRED_BODY, reader._DEFERRED_BUFFER, body.PARALLEL_BODY_SIZE = saved
+
+
+def check_path(data: bytes, path: Path, *, pooled: bool) -> Outcome:
+    """The file invariant through a real file: reading ``data`` from ``path`` (compressed
+    bodies left in the file and read buffer by buffer) ends as reading it from memory."""
+    path.write_bytes(data)
+    with _deferring(pooled):
+        in_memory = _run(lambda: read_file(data))
+        from_path = _run(lambda: read_file(path))  # type: ignore[arg-type]
+    if (in_memory.kind, repr(in_memory.detail)) != (from_path.kind, repr(from_path.detail)):
+        raise InvariantBroken(
+            f"read from memory the file gave {in_memory.kind} ({in_memory.detail}), "
+            f"from a path {from_path.kind} ({from_path.detail})"
+        )
+    return from_path
 
 
 def check(data: bytes, *, chunk: int = 7) -> tuple[Outcome, Outcome]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ARROW_TESTING, require_shared
-from tests.fuzz.harness import check, mutations
+from tests.fuzz.harness import check, check_path, mutations
 from tests.fuzz.seeds import seed_files
 
 MUTANTS_PER_SEED = 40
@@ -67,6 +67,21 @@ def test_mutated_gold_file_decodes_or_raises_arrow_error(path: Path) -> None:
     base = path.read_bytes()
     for data in mutations(base, rng, MUTANTS_PER_SEED):
         check(data, chunk=rng.randrange(1, 64))
+
+
+COMPRESSED_FILES = [p for p in SEEDS if p.suffix == ".arrow_file" and "compress" in p.name]
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+@pytest.mark.parametrize("path", COMPRESSED_FILES, ids=[p.name for p in COMPRESSED_FILES])
+def test_mutated_compressed_files_read_from_a_path_as_from_memory(
+    path: Path, pooled: bool, tmp_path: Path
+) -> None:
+    rng = random.Random(path.name)
+    base = path.read_bytes()
+    assert check_path(base, tmp_path / "f.arrow", pooled=pooled).ok
+    for data in mutations(base, rng, MUTANTS_PER_SEED):
+        check_path(data, tmp_path / "f.arrow", pooled=pooled)
 
 
 FOUND = sorted((Path(__file__).parent / "regressions").glob("*"))
