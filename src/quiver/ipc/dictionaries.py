@@ -254,8 +254,7 @@ def _unify(last: Array, column: Array, path: Path) -> tuple[Array, Array]:
                 "stream instead, or one dictionary for all batches"
             )
         chain.append(here.children[step])
-    recoded = chain[-1]
-    unified, recoded = _recode(last, recoded, path)
+    unified, recoded = _recode(last, chain[-1], path)
     # rebuild the parents around the re-encoded child, deepest first
     for parent, step in zip(reversed(chain[:-1]), reversed(path[1:])):
         children = list(parent.children)

@@ -88,6 +88,8 @@ def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, b
 def _bytes_view(source: Any) -> memoryview:
     """``source``'s bytes as a flat memoryview, without a copy (C-contiguous memory only)."""
     if isinstance(source, np.ndarray):
+        if source.dtype.hasobject:
+            raise E.ArrowTypeError("expected an array of bytes to read, found Python objects")
         if not source.flags.c_contiguous:
             raise E.ArrowTypeError(
                 "expected C-contiguous memory to read, found a strided or Fortran-ordered "

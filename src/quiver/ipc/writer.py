@@ -498,8 +498,9 @@ class _Writer:
         does not depend on those numbers: they are fixed-width structs), then each buffer
         as soon as it is compressed, while the pool compresses the next ones, then the
         metadata over the placeholder.  The bytes are the general path's.  Compressing and
-        writing overlap (249 MB of lz4 output: the write took 183 ms after 183 ms of
-        compressing), and each compressed buffer is let go once written.
+        writing overlap, and each compressed buffer is let go once written (the
+        benchmark's 5M-row batch: lz4 and zstd writes 6-7% faster to tmpfs, 3-4% to an
+        ext4 disk, on 2 cores).
         """
         from .compression import compress_buffers_in_order, parts_length
 
