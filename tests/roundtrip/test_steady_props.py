@@ -48,6 +48,39 @@ def leaf_streams(draw: Any) -> list[qv.RecordBatch]:
     return [base.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
 
 
+def _nested_type(draw: Any, depth: int = 0) -> Any:
+    """A plain leaf, or (up to two levels) a list, large list, struct, fixed-size list or
+    map of such types: what the fast path's nested walk takes."""
+    kind = draw(st.sampled_from(["leaf", "list", "large", "struct", "fixed", "map"]))
+    if depth >= 2 or kind == "leaf":
+        return draw(st.sampled_from(PLAIN_LEAVES))
+    inner = _nested_type(draw, depth + 1)
+    if kind == "list":
+        return qv.list_(inner)
+    if kind == "large":
+        return qv.large_list(inner)
+    if kind == "fixed":
+        return qv.fixed_size_list(inner, draw(st.integers(1, 3)))
+    if kind == "map":
+        return qv.map_(qv.string(), inner)
+    return qv.struct([qv.field("a", inner), qv.field("b", draw(st.sampled_from(PLAIN_LEAVES)))])
+
+
+@st.composite
+def nested_streams(draw: Any) -> list[qv.RecordBatch]:
+    """2-6 consecutive slices of one batch of 1-3 nested columns."""
+    types = [_nested_type(draw) for _ in range(draw(st.integers(1, 3)))]
+    cols = [(qt, draw(st.lists(values_of(qt), max_size=8))) for qt in types]
+    n = min(len(v) for _, v in cols)
+    arrays = [qv.array(v[:n], qt) for qt, v in cols]
+    base = qv.RecordBatch(
+        qv.schema([qv.field(f"c{i}", a.type) for i, a in enumerate(arrays)]), arrays
+    )
+    cuts = sorted(draw(st.lists(st.integers(0, n), min_size=1, max_size=5)))
+    bounds = [0, *cuts, n]
+    return [base.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
+
+
 def _read(data: Any, *, tries: int, compile_after: int) -> tuple[list, int]:
     """The batches read (as Python values) and how many the fast path gave."""
     saved = steady.STEADY_TRIES, steady.COMPILE_AFTER, MessageDecoder.whole_messages
@@ -98,3 +131,13 @@ def test_fast_path_reads_as_the_general_path(batches: list, writer: str) -> None
     assert taken == taken_by_loop
     if sum(1 for b in batches if len(b)) >= 3:
         assert taken  # batches of one shape after the first went the fast way
+
+
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(nested_streams(), st.sampled_from(["quiver", "pyarrow"]))
+def test_fast_path_reads_nested_columns_as_the_general_path(batches: list, writer: str) -> None:
+    test_fast_path_reads_as_the_general_path.hypothesis.inner_test(batches, writer)

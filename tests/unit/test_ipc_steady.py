@@ -62,6 +62,63 @@ def _leaf_batches(n: int = 6) -> list[pa.RecordBatch]:
     return out
 
 
+def _assert_same_arrays(a: qv.Array, b: qv.Array) -> None:
+    """The same class, type, length, null count, offset and buffer bytes, at every level."""
+    assert (type(a), a.type, len(a), a.null_count, a.offset) == (
+        type(b), b.type, len(b), b.null_count, b.offset
+    )
+    assert [None if x is None else bytes(x) for x in a.buffers] == [
+        None if x is None else bytes(x) for x in b.buffers
+    ]
+    assert len(a.children) == len(b.children)
+    for x, y in zip(a.children, b.children):
+        _assert_same_arrays(x, y)
+
+
+def _nested_batches(n: int = 6) -> list[pa.RecordBatch]:
+    """Lists, large lists, maps, structs and fixed-size lists of leaves, nested two deep,
+    with nulls at every level and lengths that differ from batch to batch."""
+    rng = np.random.default_rng(2)
+    out = []
+    for k in range(n):
+        rows = 4 + k % 3
+        ints = [int(v) for v in rng.integers(-9, 9, rows)]
+        out.append(
+            pa.record_batch(
+                {
+                    "l": pa.array(
+                        [None if v == 0 else [v, None, v * 2][: abs(v) % 4] for v in ints],
+                        pa.list_(pa.int64()),
+                    ),
+                    "ll": pa.array(
+                        [[f"s{v}"] * (abs(v) % 3) for v in ints], pa.large_list(pa.string())
+                    ),
+                    "st": pa.array(
+                        [
+                            None if v == 1 else {"a": v, "b": [v > 0, None][: abs(v) % 3]}
+                            for v in ints
+                        ],
+                        pa.struct([("a", pa.int32()), ("b", pa.list_(pa.bool_()))]),
+                    ),
+                    "m": pa.array(
+                        [[(f"k{v}", v)] * (abs(v) % 2) for v in ints],
+                        pa.map_(pa.string(), pa.int64()),
+                    ),
+                    "fl": pa.array(
+                        [None if v < -5 else [float(v), 0.5] for v in ints],
+                        pa.list_(pa.float32(), 2),
+                    ),
+                    "ln": pa.array(
+                        [[[v], [], None][: abs(v) % 4] for v in ints],
+                        pa.list_(pa.list_(pa.int16())),
+                    ),
+                    "i": pa.array(ints, pa.int8()),
+                }
+            )
+        )
+    return out
+
+
 class _Spy:
     """Counts the batches the fast path gives."""
 
@@ -148,13 +205,17 @@ def test_options_that_rule_it_out(monkeypatch: pytest.MonkeyPatch, kwargs: dict)
 @pytest.mark.parametrize(
     "batches",
     [
-        # nested, dictionary, view and null columns are not plain leaves
-        [pa.record_batch({"l": pa.array([[1], [2, 3]])})] * 3,
+        # list views, unions, dictionaries (also nested), views and nulls are not taken
+        [pa.record_batch({"l": pa.array([[1], [2, 3]], pa.list_view(pa.int64()))})] * 3,
+        [pa.record_batch({"u": pa.UnionArray.from_sparse(
+            pa.array([0, 1], pa.int8()), [pa.array([1, 2]), pa.array(["a", "b"])])})] * 3,
+        [pa.record_batch({"ld": pa.ListArray.from_arrays(
+            [0, 1, 2], pa.array(["a", "b"]).dictionary_encode())})] * 3,
         [pa.record_batch({"d": pa.array(["a", "b"]).dictionary_encode()})] * 3,
         [pa.record_batch({"v": pa.array(["a", "b"], pa.string_view())})] * 3,
         [pa.record_batch({"n": pa.nulls(2)})] * 3,
     ],
-    ids=["list", "dictionary", "view", "null"],
+    ids=["list view", "union", "list of dictionary", "dictionary", "view", "null"],
 )
 def test_schemas_that_rule_it_out(monkeypatch: pytest.MonkeyPatch, batches: list) -> None:
     _assert_general_only(_pa_stream(batches), monkeypatch)
@@ -229,6 +290,74 @@ def test_every_corruption_of_a_later_message_reads_as_the_general_path_reads(
             taken += spy.hits - before == 3
             assert fast == _general(bad, monkeypatch), (pos - start, flip)
     assert taken  # some corruptions (e.g. in values) still take the fast path
+
+
+def test_nested_columns_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    batches = _nested_batches()
+    data = _pa_stream(batches)
+    spy = _Spy(monkeypatch)
+    got = list(ipc.open_stream(data))
+    assert spy.hits == len(batches) - 1
+    assert [b.to_pylist() for b in got] == [b.to_pylist() for b in batches]
+    assert _outcome(data) == _general(data, monkeypatch)
+    with monkeypatch.context() as m:
+        m.setattr(steady, "STEADY_TRIES", 0)
+        general = list(ipc.open_stream(data))
+    for fast_batch, general_batch in zip(got, general):
+        for a, b in zip(fast_batch.columns, general_batch.columns):
+            _assert_same_arrays(a, b)
+    # sliced batches (offsets not starting at 0) from quiver's writer
+    sink = ipc.BufferOutputStream()
+    quiver_batches = [qv.record_batch(b).slice(1, 3) for b in batches]
+    with ipc.new_stream(sink, quiver_batches[0].schema) as w:
+        for b in quiver_batches:
+            w.write_batch(b)
+    sliced = bytes(sink.getvalue())
+    spy.hits = 0
+    assert _outcome(sliced) == _general(sliced, monkeypatch)
+    assert spy.hits == len(batches) - 1
+
+
+@pytest.mark.parametrize("kind", ["with nulls", "without nulls"])
+def test_every_corruption_of_a_later_nested_message_reads_as_the_general_path_reads(
+    monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """As for leaves: flip each byte of the fourth message of nested columns."""
+    batch = pa.record_batch(
+        {
+            "l": pa.array([[1, None], None, []], pa.list_(pa.int32())),
+            "st": pa.array(
+                [{"a": 1, "b": ["x"]}, None, {"a": None, "b": []}],
+                pa.struct([("a", pa.int16()), ("b", pa.list_(pa.string()))]),
+            ),
+            "fl": pa.array([[1, 2], None, [3, 4]], pa.list_(pa.int8(), 2)),
+        }
+    )
+    if kind == "without nulls":  # no validity bitmaps: other buffer lengths are zero
+        batch = pa.record_batch(
+            {
+                "l": pa.array([[1, 2], [], [3]], pa.list_(pa.int32())),
+                "st": pa.array(
+                    [{"a": 1, "b": ["x"]}, {"a": 2, "b": []}, {"a": 3, "b": ["yz", "w"]}],
+                    pa.struct([("a", pa.int16()), ("b", pa.list_(pa.string()))]),
+                ),
+                "fl": pa.array([[1, 2], [5, 6], [3, 4]], pa.list_(pa.int8(), 2)),
+            }
+        )
+    data = _pa_stream([batch] * 4)
+    start, end = _message_spans(data)[3]
+    taken = 0
+    spy = _Spy(monkeypatch)
+    for pos in range(start, end):
+        for flip in (0x01, 0x80, 0xFF):
+            bad = bytearray(data)
+            bad[pos] ^= flip
+            bad = bytes(bad)
+            before = spy.hits
+            fast = _outcome(bad)
+            taken += spy.hits - before == 3
+            assert fast == _general(bad, monkeypatch), (pos - start, flip)
+    assert taken
 
 
 def test_split_feeds_give_the_same_batches() -> None:

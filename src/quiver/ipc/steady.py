@@ -28,6 +28,7 @@ import numpy as np
 from .. import types as t
 from ..array.base import unchecked_new_source
 from ..batch import RecordBatch
+from ..errors import ArrowError
 from . import metadata as md
 from .body import PlanNode
 
@@ -68,6 +69,9 @@ class SteadyBatches:
         self.head = 8 + shape.size  # prefix and metadata: where the body starts
         args = (shape, plan, schema, max_body_size, max_unbacked_rows)
         self.take: Callable[[memoryview], tuple[RecordBatch, int] | None]
+        if not all(node.leaf for node in plan):
+            self.take = _take_nested(*args)
+            return
         if len(plan) > COMPILE_MAX_COLUMNS:
             self.take = _take_loop(*args)
             return
@@ -99,17 +103,17 @@ class SteadyBatches:
     ) -> SteadyBatches | None:
         """The fast path for messages shaped like ``metadata`` (bytes of a RecordBatch
         message just read the general way), or None when the plan or the message does not
-        qualify: only plain leaf columns, at least one."""
-        if not plan or not all(n.leaf and n.nbuf in (2, 3) for n in plan):
+        qualify: at least one column, each a plain leaf, or a list, large list, map,
+        struct or fixed-size list of such columns (at any depth)."""
+        if not plan or not all(_qualifies(n) for n in plan):
             return None
         shape = md.record_batch_shape(metadata)
         if shape is None:
             return None
         _, _, nodes, buffers = shape.slots
         # the vector counts are part of the fixed bytes: they hold for every match
-        if (
-            nodes.stop - nodes.start != 2 * len(plan)
-            or buffers.stop - buffers.start != 2 * sum(n.nbuf for n in plan)
+        if nodes.stop - nodes.start != 2 * sum(_count(n, lambda m: 1) for n in plan) or (
+            buffers.stop - buffers.start != 2 * sum(_count(n, lambda m: m.nbuf) for n in plan)
         ):
             return None
         return cls(
@@ -121,7 +125,32 @@ class SteadyBatches:
         )
 
 
-# -- the two makers of ``take`` --------------------------------------------------------
+# the nested layouts the fast path reads: (rule, buffers) of lists, large lists and maps;
+# structs; fixed-size lists.  Each has a validity bitmap and no other special case.
+_NESTED = {("offsets", 2), ("same", 1), ("fixed", 1)}
+
+
+def _qualifies(node: PlanNode) -> bool:
+    if node.leaf:
+        return node.nbuf in (2, 3)
+    return (
+        (node.rule, node.nbuf) in _NESTED
+        and node.has_validity
+        and not node.is_union
+        and not node.unbacked
+        and not node.v4_validity
+        and node.dictionary_id is None
+        and not node.variadic
+        and bool(node.children)
+        and all(_qualifies(c) for c in node.children)
+    )
+
+
+def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
+    return what(node) + sum(_count(c, what) for c in node.children)
+
+
+# -- the makers of ``take`` ------------------------------------------------------------
 #
 # Both read the numbers of a message whose prefix and fixed bytes match the shape (all
 # >= 0, counts fixed by the shape) and return None at the first thing the general path
@@ -205,6 +234,138 @@ def _take_loop(
                 j += 4
                 bufs = (body[o0 : o0 + n0] if z else None, body[o1 : o1 + n1])
             append(cls(dtype, n, bufs, (), z, 0, None))
+        return RecordBatch._trusted(schema, out, length), end
+
+    return take
+
+
+class _Refuse(Exception):
+    """Something the general path would refuse (or report): read the message there."""
+
+
+def _take_nested(
+    shape: md.RecordBatchShape,
+    plan: Sequence[PlanNode],
+    schema: t.Schema,
+    max_body: int,
+    max_unbacked: int,
+) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
+    """``take`` for plans with nested columns (see :func:`_qualifies`): a walk in the
+    message's pre-order that makes the checks of the body loader's ``load``,
+    ``_check_sizes`` and ``_check`` on plain ints.  Leaves are checked as in
+    :func:`_take_loop`; a list or map needs its offsets buffer for ``n + 1`` offsets, the
+    first >= 0 and the last between it and its child's length; a struct needs children of
+    at least its length; a fixed-size list a child of ``n * list_size``; every validity
+    bitmap with nulls needs ``ceil(n / 8)`` bytes."""
+    fixed, fixed_bytes, numbers = shape.fixed.unpack_from, shape.fixed_bytes, shape.numbers
+    i_body, i_length, node_slice, buffer_slice = shape.slots
+    head = 8 + shape.size
+    prefix = (-1, shape.size)
+    unpack = numbers.unpack_from
+
+    def compile_node(node: PlanNode) -> tuple:
+        if node.leaf:
+            per, extra, div, _ = node.sizes[1]
+            reader = _OFFSET_READERS[per] if node.nbuf == 3 else None
+            return ("leaf", node.array_class, node.dtype, node.nbuf, per, extra, div, reader)
+        children = tuple(compile_node(c) for c in node.children)
+        if node.rule == "offsets":
+            per = node.sizes[1][0]
+            return ("list", node.array_class, node.dtype, per, _OFFSET_READERS[per], children)
+        if node.rule == "fixed":
+            return ("fixed", node.array_class, node.dtype, node.list_size, children)
+        return ("struct", node.array_class, node.dtype, children)
+
+    program = tuple(compile_node(node) for node in plan)
+
+    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
+        size = len(chunk)
+        if size < head or _PREFIX(chunk, 0) != prefix or fixed(chunk, 8) != fixed_bytes:
+            return None
+        values = unpack(chunk, 8)
+        if min(values) < 0:
+            return None
+        body_len = values[i_body]
+        length = values[i_length]
+        end = head + body_len
+        if size < end or body_len > max_body or length > 8 * body_len + max_unbacked:
+            return None
+        nodes = values[node_slice]
+        specs = values[buffer_slice]
+        body = np.frombuffer(chunk, np.uint8, body_len, head)
+        at = [0, 0]  # the next FieldNode and Buffer (as indices into the number lists)
+
+        def validity(n: int, z: int) -> Any:
+            j = at[1]
+            o, k = specs[j], specs[j + 1]
+            at[1] = j + 2
+            if z > n or o + k > body_len or (n and z and k < (n + 7) >> 3):
+                raise _Refuse
+            return body[o : o + k] if z else None
+
+        def buffer() -> tuple[int, int]:
+            j = at[1]
+            o, k = specs[j], specs[j + 1]
+            at[1] = j + 2
+            if o + k > body_len:
+                raise _Refuse
+            return o, k
+
+        def load(op: tuple) -> Any:
+            i = at[0]
+            n, z = nodes[i], nodes[i + 1]
+            at[0] = i + 2
+            valid = validity(n, z)
+            kind = op[0]
+            if kind == "leaf":
+                _, cls, dtype, nbuf, per, extra, div, read = op
+                o1, n1 = buffer()
+                if n and n1 < (n + extra) * per // div:
+                    raise _Refuse
+                if nbuf == 3:
+                    o2, n2 = buffer()
+                    if n:
+                        first = read(chunk, head + o1)[0]
+                        last = read(chunk, head + o1 + n * per)[0]
+                        if first < 0 or last < first or last > n2:
+                            raise _Refuse
+                    return cls(
+                        dtype, n, (valid, body[o1 : o1 + n1], body[o2 : o2 + n2]), (), z, 0, None
+                    )
+                return cls(dtype, n, (valid, body[o1 : o1 + n1]), (), z, 0, None)
+            if kind == "list":
+                _, cls, dtype, per, read, (child_op,) = op
+                o1, n1 = buffer()
+                child = load(child_op)
+                if n:
+                    if n1 < (n + 1) * per:
+                        raise _Refuse
+                    first = read(chunk, head + o1)[0]
+                    last = read(chunk, head + o1 + n * per)[0]
+                    if first < 0 or last < first or last > len(child):
+                        raise _Refuse
+                return cls(dtype, n, (valid, body[o1 : o1 + n1]), (child,), z, 0, None)
+            if kind == "fixed":
+                _, cls, dtype, list_size, (child_op,) = op
+                child = load(child_op)
+                if n and len(child) < n * list_size:
+                    raise _Refuse
+                return cls(dtype, n, (valid,), (child,), z, 0, None)
+            _, cls, dtype, child_ops = op
+            children = tuple(load(c) for c in child_ops)
+            if n and any(len(c) < n for c in children):
+                raise _Refuse
+            return cls(dtype, n, (valid,), children, z, 0, None)
+
+        try:
+            out = []
+            for op in program:
+                column = load(op)
+                if len(column) != length:
+                    return None
+                out.append(column)
+        except (_Refuse, ArrowError):  # the general path reads it again and reports
+            return None
         return RecordBatch._trusted(schema, out, length), end
 
     return take
