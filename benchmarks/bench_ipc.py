@@ -232,6 +232,36 @@ def main() -> None:
     row("read 3-column batches (per batch)", *paired(q_three, p_three, repeat),
         "us", us)
 
+    # nested columns (a list, a struct holding a string, a map, and an int64 leaf)
+    rng = np.random.default_rng(3)
+    nested = pa.table(
+        {
+            "l": pa.array([list(range(k % 4)) for k in range(100)], pa.list_(pa.int64())),
+            "st": pa.array(
+                [{"a": k, "b": f"w{k}"} for k in range(100)],
+                pa.struct([("a", pa.int32()), ("b", pa.string())]),
+            ),
+            "m": pa.array([[("k", k)] for k in range(100)], pa.map_(pa.string(), pa.int64())),
+            "i": rng.integers(0, 9, 100),
+        }
+    )
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, nested.schema) as w:
+        for _ in range(nsmall):
+            w.write_table(nested)
+    nested_data = sink.getvalue().to_pybytes()
+
+    def q_nested() -> None:
+        for _ in ipc.open_stream(nested_data):
+            pass
+
+    def p_nested() -> None:
+        for _ in pipc.open_stream(pa.py_buffer(nested_data)):
+            pass
+
+    row("read 100-row nested batches (per batch)", *paired(q_nested, p_nested, repeat),
+        "us", us)
+
     # -- wide batches: the per-batch cost, with the one-time schema decode subtracted
     ncols, nwide = 2_000, 10
     wide = pa.table({f"c{i}": np.arange(10, dtype=np.int64) for i in range(ncols)})

@@ -263,18 +263,27 @@ def _take_nested(
     prefix = (-1, shape.size)
     unpack = numbers.unpack_from
 
+    # every node's place among the FieldNodes and Buffers is fixed by the plan (pre-order):
+    # ops carry them, as indices into the numbers (two per node, two per buffer)
+    counters = [0, 0]
+
     def compile_node(node: PlanNode) -> tuple:
+        i, j = counters
+        counters[0] += 2
+        counters[1] += 2 * node.nbuf
         if node.leaf:
             per, extra, div, _ = node.sizes[1]
             reader = _OFFSET_READERS[per] if node.nbuf == 3 else None
-            return ("leaf", node.array_class, node.dtype, node.nbuf, per, extra, div, reader)
+            return ("leaf", node.array_class, node.dtype, i, j, node.nbuf == 3, per, extra, div,
+                    reader)  # fmt: skip
         children = tuple(compile_node(c) for c in node.children)
         if node.rule == "offsets":
             per = node.sizes[1][0]
-            return ("list", node.array_class, node.dtype, per, _OFFSET_READERS[per], children)
+            return ("list", node.array_class, node.dtype, i, j, per, _OFFSET_READERS[per],
+                    children[0])  # fmt: skip
         if node.rule == "fixed":
-            return ("fixed", node.array_class, node.dtype, node.list_size, children)
-        return ("struct", node.array_class, node.dtype, children)
+            return ("fixed", node.array_class, node.dtype, i, j, node.list_size, children[0])
+        return ("struct", node.array_class, node.dtype, i, j, children)
 
     program = tuple(compile_node(node) for node in plan)
 
@@ -293,49 +302,42 @@ def _take_nested(
         nodes = values[node_slice]
         specs = values[buffer_slice]
         body = np.frombuffer(chunk, np.uint8, body_len, head)
-        at = [0, 0]  # the next FieldNode and Buffer (as indices into the number lists)
-
-        def validity(n: int, z: int) -> Any:
-            j = at[1]
-            o, k = specs[j], specs[j + 1]
-            at[1] = j + 2
-            if z > n or o + k > body_len or (n and z and k < (n + 7) >> 3):
-                raise _Refuse
-            return body[o : o + k] if z else None
-
-        def buffer() -> tuple[int, int]:
-            j = at[1]
-            o, k = specs[j], specs[j + 1]
-            at[1] = j + 2
-            if o + k > body_len:
-                raise _Refuse
-            return o, k
 
         def load(op: tuple) -> Any:
-            i = at[0]
-            n, z = nodes[i], nodes[i + 1]
-            at[0] = i + 2
-            valid = validity(n, z)
-            kind = op[0]
+            kind, cls, dtype, i, j = op[:5]
+            n = nodes[i]
+            z = nodes[i + 1]
+            o0 = specs[j]
+            n0 = specs[j + 1]
+            # the validity bitmap (every kind here has one)
+            if z > n or o0 + n0 > body_len or (n and z and n0 < (n + 7) >> 3):
+                raise _Refuse
+            valid = body[o0 : o0 + n0] if z else None
             if kind == "leaf":
-                _, cls, dtype, nbuf, per, extra, div, read = op
-                o1, n1 = buffer()
-                if n and n1 < (n + extra) * per // div:
+                binary, per, extra, div, read = op[5:]
+                o1 = specs[j + 2]
+                n1 = specs[j + 3]
+                if o1 + n1 > body_len or (n and n1 < (n + extra) * per // div):
                     raise _Refuse
-                if nbuf == 3:
-                    o2, n2 = buffer()
+                if binary:
+                    o2 = specs[j + 4]
+                    n2 = specs[j + 5]
+                    if o2 + n2 > body_len:
+                        raise _Refuse
                     if n:
                         first = read(chunk, head + o1)[0]
                         last = read(chunk, head + o1 + n * per)[0]
                         if first < 0 or last < first or last > n2:
                             raise _Refuse
-                    return cls(
-                        dtype, n, (valid, body[o1 : o1 + n1], body[o2 : o2 + n2]), (), z, 0, None
-                    )
+                    bufs: tuple = (valid, body[o1 : o1 + n1], body[o2 : o2 + n2])
+                    return cls(dtype, n, bufs, (), z, 0, None)
                 return cls(dtype, n, (valid, body[o1 : o1 + n1]), (), z, 0, None)
             if kind == "list":
-                _, cls, dtype, per, read, (child_op,) = op
-                o1, n1 = buffer()
+                per, read, child_op = op[5:]
+                o1 = specs[j + 2]
+                n1 = specs[j + 3]
+                if o1 + n1 > body_len:
+                    raise _Refuse
                 child = load(child_op)
                 if n:
                     if n1 < (n + 1) * per:
@@ -346,15 +348,16 @@ def _take_nested(
                         raise _Refuse
                 return cls(dtype, n, (valid, body[o1 : o1 + n1]), (child,), z, 0, None)
             if kind == "fixed":
-                _, cls, dtype, list_size, (child_op,) = op
+                list_size, child_op = op[5:]
                 child = load(child_op)
                 if n and len(child) < n * list_size:
                     raise _Refuse
                 return cls(dtype, n, (valid,), (child,), z, 0, None)
-            _, cls, dtype, child_ops = op
-            children = tuple(load(c) for c in child_ops)
-            if n and any(len(c) < n for c in children):
-                raise _Refuse
+            children = tuple([load(c) for c in op[5]])
+            if n:
+                for c in children:
+                    if len(c) < n:
+                        raise _Refuse
             return cls(dtype, n, (valid,), children, z, 0, None)
 
         try:
