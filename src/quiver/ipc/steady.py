@@ -3,11 +3,13 @@
 A stream of many small batches spends most of its time on per-message overhead: framing,
 walking the flatbuffer, checking nodes and buffers, building the array objects.  Once a
 RecordBatch message of a schema of plain leaf columns (fixed width, boolean, binary,
-string) has been read the general way, :class:`SteadyBatches` remembers its metadata's
+string), or of lists, large lists, maps, structs and fixed-size lists of them, has been
+read the general way, :class:`SteadyBatches` remembers its metadata's
 :class:`~quiver.ipc.metadata.RecordBatchShape`.  A later message whose prefix and
 metadata bytes match that shape everywhere but the per-batch numbers is read here in one
 function: the numbers come out of one ``struct`` call, the same structural checks as the
-body loader's leaf path run on plain ints, and the arrays are views of the body.
+body loader's run on plain ints, and the arrays are views of the body.  Plans of leaves
+get a loop and then generated code; plans with nested columns a walk (:func:`_take_nested`).
 
 Anything out of the ordinary (another size, other bytes, a negative number, a buffer
 outside the body, a column too short, offsets out of range, a message split across
