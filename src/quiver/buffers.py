@@ -32,6 +32,11 @@ def empty_buffer() -> np.ndarray:
     return _EMPTY
 
 
+def nbytes_of(part: Any) -> int:
+    """The byte length of a bytes-like object or numpy array (a part to write)."""
+    return part.nbytes if isinstance(part, np.ndarray) else memoryview(part).nbytes
+
+
 def as_buffer(obj: Any) -> np.ndarray:
     """View ``obj`` (bytes-like or a contiguous numpy array) as a uint8 buffer, no copy.
 

@@ -26,7 +26,7 @@ from .. import types as t
 from ..array import Array
 from ..array.base import array_class_for
 from ..array.concat import run_end_window
-from ..buffers import empty_buffer, pack_bits, unpack_bits
+from ..buffers import empty_buffer, nbytes_of, pack_bits, unpack_bits
 from ..layout import BufferSpec, Layout, layout_of, required_bytes
 from . import metadata as md
 
@@ -970,7 +970,7 @@ def layout_body(
             parts.append(buf)
         else:
             pieces = compressed[i]
-            size = sum(_nbytes(p) for p in pieces)
+            size = sum(nbytes_of(p) for p in pieces)
             parts.extend(pieces)
         rows.append((pos, size))
         pad = -size % 8
@@ -980,7 +980,3 @@ def layout_body(
     if rows:
         specs[:] = rows
     return specs, parts, pos
-
-
-def _nbytes(part: Any) -> int:
-    return part.nbytes if isinstance(part, np.ndarray) else memoryview(part).nbytes

@@ -64,7 +64,7 @@ import lz4.frame
 import numpy as np
 import zstandard
 
-from ..buffers import as_buffer, empty_buffer
+from ..buffers import as_buffer, empty_buffer, nbytes_of
 from ..errors import ArrowError, ArrowInvalidArgument, CompressionError, LimitExceeded
 
 LZ4_FRAME = "lz4_frame"
@@ -794,7 +794,7 @@ def parts_length(parts: Sequence[Any]) -> int:
     >>> parts_length([b"12345678", b"abc"])
     11
     """
-    return sum(memoryview(p).nbytes for p in parts)
+    return sum(nbytes_of(p) for p in parts)
 
 
 # --------------------------------------------------------------------------------------

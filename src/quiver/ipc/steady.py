@@ -162,27 +162,20 @@ def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
 # start at >= 0 and end inside its data.
 
 
-def _take_loop(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
-    """``take`` as a loop over the plan (wide schemas; the readable twin of the other)."""
-    fixed, fixed_bytes, numbers = shape.fixed.unpack_from, shape.fixed_bytes, shape.numbers
+def _numbers_reader(
+    shape: md.RecordBatchShape, max_body: int, max_unbacked: int
+) -> Callable[[memoryview], tuple[int, int, int, tuple, tuple] | None]:
+    """The first step of both loops' ``take``: for a chunk whose message prefix and fixed
+    bytes match the shape, with every number >= 0, a body inside the chunk and the
+    limits, and a batch length the body can back, ``(length, body length, end of the
+    message, FieldNode numbers, Buffer numbers)``; else None."""
+    fixed, fixed_bytes = shape.fixed.unpack_from, shape.fixed_bytes
+    unpack = shape.numbers.unpack_from
     i_body, i_length, node_slice, buffer_slice = shape.slots
     head = 8 + shape.size
     prefix = (-1, shape.size)
-    cols = []
-    for node in plan:
-        per, extra, div, _ = node.sizes[1]
-        reader = _OFFSET_READERS[per] if node.nbuf == 3 else None
-        cols.append((node.array_class, node.dtype, node.nbuf == 3, per, extra, div, reader))
-    columns = tuple(cols)
-    unpack = numbers.unpack_from
 
-    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
+    def read(chunk: memoryview) -> tuple[int, int, int, tuple, tuple] | None:
         size = len(chunk)
         if size < head or _PREFIX(chunk, 0) != prefix or fixed(chunk, 8) != fixed_bytes:
             return None
@@ -194,8 +187,33 @@ def _take_loop(
         end = head + body_len
         if size < end or body_len > max_body or length > 8 * body_len + max_unbacked:
             return None
-        nodes = values[node_slice]
-        specs = values[buffer_slice]
+        return length, body_len, end, values[node_slice], values[buffer_slice]
+
+    return read
+
+
+def _take_loop(
+    shape: md.RecordBatchShape,
+    plan: Sequence[PlanNode],
+    schema: t.Schema,
+    max_body: int,
+    max_unbacked: int,
+) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
+    """``take`` as a loop over the plan (wide schemas; the readable twin of the other)."""
+    read_numbers = _numbers_reader(shape, max_body, max_unbacked)
+    head = 8 + shape.size
+    cols = []
+    for node in plan:
+        per, extra, div, _ = node.sizes[1]
+        reader = _OFFSET_READERS[per] if node.nbuf == 3 else None
+        cols.append((node.array_class, node.dtype, node.nbuf == 3, per, extra, div, reader))
+    columns = tuple(cols)
+
+    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
+        numbers = read_numbers(chunk)
+        if numbers is None:
+            return None
+        length, body_len, end, nodes, specs = numbers
         body = np.frombuffer(chunk, np.uint8, body_len, head)
         out = []
         append = out.append
@@ -259,11 +277,8 @@ def _take_nested(
     first >= 0 and the last between it and its child's length; a struct needs children of
     at least its length; a fixed-size list a child of ``n * list_size``; every validity
     bitmap with nulls needs ``ceil(n / 8)`` bytes."""
-    fixed, fixed_bytes, numbers = shape.fixed.unpack_from, shape.fixed_bytes, shape.numbers
-    i_body, i_length, node_slice, buffer_slice = shape.slots
+    read_numbers = _numbers_reader(shape, max_body, max_unbacked)
     head = 8 + shape.size
-    prefix = (-1, shape.size)
-    unpack = numbers.unpack_from
 
     # every node's place among the FieldNodes and Buffers is fixed by the plan (pre-order):
     # ops carry them, as indices into the numbers (two per node, two per buffer)
@@ -290,19 +305,10 @@ def _take_nested(
     program = tuple(compile_node(node) for node in plan)
 
     def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
-        size = len(chunk)
-        if size < head or _PREFIX(chunk, 0) != prefix or fixed(chunk, 8) != fixed_bytes:
+        numbers = read_numbers(chunk)
+        if numbers is None:
             return None
-        values = unpack(chunk, 8)
-        if min(values) < 0:
-            return None
-        body_len = values[i_body]
-        length = values[i_length]
-        end = head + body_len
-        if size < end or body_len > max_body or length > 8 * body_len + max_unbacked:
-            return None
-        nodes = values[node_slice]
-        specs = values[buffer_slice]
+        length, body_len, end, nodes, specs = numbers
         body = np.frombuffer(chunk, np.uint8, body_len, head)
 
         def load(op: tuple) -> Any:

@@ -31,6 +31,7 @@ import numpy as np
 from .. import errors as E
 from .. import types as t
 from ..batch import RecordBatch
+from ..buffers import nbytes_of
 from . import metadata as md
 from .body import V4, V5, Assembled, assemble, assemble_body, compile_write_plan, layout_body
 from .dictionaries import DictionaryWriter
@@ -212,10 +213,6 @@ class BufferOutputStream:
         return False
 
 
-def _nbytes_of(data: Any) -> int:
-    return data.nbytes if isinstance(data, (np.ndarray, memoryview)) else len(data)
-
-
 def _appends(f: Any) -> bool:
     """Whether writes to ``f`` go to the end of the file whatever its position: a mode
     with 'a', or a descriptor opened with O_APPEND (a shell's ``>>`` gives stdout mode
@@ -280,7 +277,7 @@ class _Sink:
 
     def write(self, data: Any) -> None:
         """Write one piece now (bytes, or a 1-d uint8 array)."""
-        n = _nbytes_of(data)
+        n = nbytes_of(data)
         if n:
             self._write_all(data)
             self.position += n
@@ -289,7 +286,7 @@ class _Sink:
         # buffered files write everything or raise; a raw file (io.FileIO, buffering=0)
         # may write less, and says how much
         done = self._f.write(data)
-        if done is not None and done < _nbytes_of(data):
+        if done is not None and done < nbytes_of(data):
             view = memoryview(data).cast("B")
             while done < len(view):
                 more = self._f.write(view[done:])
@@ -426,15 +423,21 @@ class _Writer:
             threads=self.options.use_threads,
         )
         specs, parts, body_length = layout_body(flat.buffers, compressed)
+        return self._compressed_header(length, flat, specs), [None, *parts], body_length
+
+    def _compressed_header(
+        self, length: int, flat: Assembled, specs: np.ndarray
+    ) -> md.RecordBatch:
+        """The RecordBatch header of an assembled batch whose compressed buffers lie at
+        ``specs`` (offset, length pairs)."""
         nodes = np.asarray(flat.nodes, dtype="<i8").reshape(-1, 2)
-        header = md.RecordBatch(
+        return md.RecordBatch(
             length,
             nodes,
             specs,
-            md.BodyCompression(self._codec),
+            md.BodyCompression(self._codec),  # type: ignore[arg-type]
             tuple(flat.variadic_buffer_counts),
         )
-        return header, [None, *parts], body_length
 
     # -- public API ------------------------------------------------------------------
 
@@ -504,12 +507,8 @@ class _Writer:
         """
         from .compression import compress_buffers_in_order, parts_length
 
-        nodes = np.asarray(flat.nodes, dtype="<i8").reshape(-1, 2)
-        variadic = tuple(flat.variadic_buffer_counts)
-        compression = md.BodyCompression(self._codec)  # type: ignore[arg-type]
-
         def framed(specs: np.ndarray, body_length: int) -> bytes:
-            header = md.RecordBatch(length, nodes, specs, compression, variadic)
+            header = self._compressed_header(length, flat, specs)
             message = md.Message(self.version, header, body_length, custom)
             return frame_message(md.encode_message(message))
 
