@@ -56,6 +56,29 @@ def quiver_batches(table: pa.Table) -> tuple[object, list, pa.Table]:
     return reader.schema, list(reader), pipc.open_stream(data).read_all()
 
 
+def repeated_stream(table: pa.Table, times: int) -> bytes:
+    """A stream (written by pyarrow) of ``table`` ``times`` over."""
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, table.schema) as w:
+        for _ in range(times):
+            w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def stream_readers(data: bytes) -> tuple[Callable[[], None], Callable[[], None]]:
+    """quiver's and pyarrow's read of every batch of the stream ``data``."""
+
+    def ours() -> None:
+        for _ in ipc.open_stream(data):
+            pass
+
+    def theirs() -> None:
+        for _ in pipc.open_stream(pa.py_buffer(data)):
+            pass
+
+    return ours, theirs
+
+
 def row(name: str, ours: float, theirs: float, unit: str = "s", scale: float = 1.0) -> None:
     print(
         f"{name:<44} quiver {ours * scale:>10.3f} {unit}  pyarrow {theirs * scale:>10.3f} {unit}"
@@ -203,34 +226,12 @@ def main() -> None:
         *paired(q_small_write, p_small_write, repeat), "us", us)
     data = q_small_write()
 
-    def q_small_read() -> None:
-        for _ in ipc.open_stream(data):
-            pass
-
-    def p_small_read() -> None:
-        for _ in pipc.open_stream(pa.py_buffer(data)):
-            pass
-
     row(f"read {nsmall} batches of 100 rows (per batch)",
-        *paired(q_small_read, p_small_read, repeat), "us", us)
+        *paired(*stream_readers(data), repeat), "us", us)
 
     three = pa.table({"a": np.arange(100), "b": np.arange(100.0), "c": np.arange(100) % 2 == 0})
-    sink = pa.BufferOutputStream()
-    with pipc.new_stream(sink, three.schema) as w:
-        for _ in range(nsmall):
-            w.write_table(three)
-    three_data = sink.getvalue().to_pybytes()
-
-    def q_three() -> None:
-        for _ in ipc.open_stream(three_data):
-            pass
-
-    def p_three() -> None:
-        for _ in pipc.open_stream(pa.py_buffer(three_data)):
-            pass
-
-    row("read 3-column batches (per batch)", *paired(q_three, p_three, repeat),
-        "us", us)
+    row("read 3-column batches (per batch)",
+        *paired(*stream_readers(repeated_stream(three, nsmall)), repeat), "us", us)
 
     # nested columns (a list, a struct holding a string, a map, and an int64 leaf)
     rng = np.random.default_rng(3)
@@ -245,31 +246,13 @@ def main() -> None:
             "i": rng.integers(0, 9, 100),
         }
     )
-    sink = pa.BufferOutputStream()
-    with pipc.new_stream(sink, nested.schema) as w:
-        for _ in range(nsmall):
-            w.write_table(nested)
-    nested_data = sink.getvalue().to_pybytes()
-
-    def q_nested() -> None:
-        for _ in ipc.open_stream(nested_data):
-            pass
-
-    def p_nested() -> None:
-        for _ in pipc.open_stream(pa.py_buffer(nested_data)):
-            pass
-
-    row("read 100-row nested batches (per batch)", *paired(q_nested, p_nested, repeat),
-        "us", us)
+    row("read 100-row nested batches (per batch)",
+        *paired(*stream_readers(repeated_stream(nested, nsmall)), repeat), "us", us)
 
     # -- wide batches: the per-batch cost, with the one-time schema decode subtracted
     ncols, nwide = 2_000, 10
     wide = pa.table({f"c{i}": np.arange(10, dtype=np.int64) for i in range(ncols)})
-    sink = pa.BufferOutputStream()
-    with pipc.new_stream(sink, wide.schema) as w:
-        for _ in range(nwide):
-            w.write_table(wide)
-    wide_data = sink.getvalue().to_pybytes()
+    wide_data = repeated_stream(wide, nwide)
 
     def q_wide() -> None:
         list(ipc.open_stream(wide_data))

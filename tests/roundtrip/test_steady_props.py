@@ -32,12 +32,10 @@ def _plain_leaf(qt: Any) -> bool:
 PLAIN_LEAVES = [qt for qt in LEAF_TYPES if _plain_leaf(qt)]
 
 
-@st.composite
-def leaf_streams(draw: Any) -> list[qv.RecordBatch]:
-    """2-6 batches of 1-4 plain leaf columns: consecutive slices of one batch, so that
-    lengths, offsets and null counts differ from batch to batch."""
-    types = draw(st.lists(st.sampled_from(PLAIN_LEAVES), min_size=1, max_size=4))
-    cols = [(qt, draw(st.lists(values_of(qt), max_size=12))) for qt in types]
+def _sliced_batch(draw: Any, types: list[Any], max_rows: int) -> list[qv.RecordBatch]:
+    """One batch of random values of ``types`` (up to ``max_rows`` rows), cut into
+    consecutive slices, so that lengths, offsets and null counts differ between them."""
+    cols = [(qt, draw(st.lists(values_of(qt), max_size=max_rows))) for qt in types]
     n = min(len(v) for _, v in cols)
     arrays = [qv.array(v[:n], qt) for qt, v in cols]
     base = qv.RecordBatch(
@@ -46,6 +44,14 @@ def leaf_streams(draw: Any) -> list[qv.RecordBatch]:
     cuts = sorted(draw(st.lists(st.integers(0, n), min_size=1, max_size=5)))
     bounds = [0, *cuts, n]
     return [base.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
+
+
+@st.composite
+def leaf_streams(draw: Any) -> list[qv.RecordBatch]:
+    """2-6 batches of 1-4 plain leaf columns: consecutive slices of one batch, so that
+    lengths, offsets and null counts differ from batch to batch."""
+    types = draw(st.lists(st.sampled_from(PLAIN_LEAVES), min_size=1, max_size=4))
+    return _sliced_batch(draw, types, max_rows=12)
 
 
 def _nested_type(draw: Any, depth: int = 0) -> Any:
@@ -70,15 +76,7 @@ def _nested_type(draw: Any, depth: int = 0) -> Any:
 def nested_streams(draw: Any) -> list[qv.RecordBatch]:
     """2-6 consecutive slices of one batch of 1-3 nested columns."""
     types = [_nested_type(draw) for _ in range(draw(st.integers(1, 3)))]
-    cols = [(qt, draw(st.lists(values_of(qt), max_size=8))) for qt in types]
-    n = min(len(v) for _, v in cols)
-    arrays = [qv.array(v[:n], qt) for qt, v in cols]
-    base = qv.RecordBatch(
-        qv.schema([qv.field(f"c{i}", a.type) for i, a in enumerate(arrays)]), arrays
-    )
-    cuts = sorted(draw(st.lists(st.integers(0, n), min_size=1, max_size=5)))
-    bounds = [0, *cuts, n]
-    return [base.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
+    return _sliced_batch(draw, types, max_rows=8)
 
 
 def _read(data: Any, *, tries: int, compile_after: int) -> tuple[list, int]:
