@@ -1,0 +1,238 @@
+"""The type policy: which Arrow type Spark reads for each Arrow type a file may hold.
+
+Spark's Python data sources hand their batches to the JVM only when the first batch's
+schema *equals* ``to_arrow_schema(spark_schema, timezone="UTC")``: ``string`` (never large
+or view strings), ``timestamp[us, tz=UTC]`` for TIMESTAMP, ``timestamp[us]`` for
+TIMESTAMP_NTZ, ``time64[ns]`` for TIME, ``duration[us]`` for DayTimeInterval, lists whose
+child is named ``element``, maps of ``key``/``value``.  Nothing is cast on the way.  This
+module says, as one pure function per direction, what each Arrow type becomes:
+
+- :func:`spark_arrow_type` — the Arrow type Spark accepts for an Arrow type (a quiver
+  DataType to a quiver DataType); :mod:`quiver.spark.convert` turns arrays into it.
+- :func:`to_spark_type` — the Spark SQL type of such an Arrow type.
+- :func:`from_spark_type` — the Arrow type quiver writes for a Spark SQL type (used for
+  user schemas).
+
+Like Spark's own file sources, every field Spark sees is nullable (map keys excepted):
+a file that declares a field non-nullable still reads, and a schema merged from files that
+disagree on nullability stays valid.
+
+>>> from quiver import types as t
+>>> str(spark_arrow_type(t.uint32()))
+'int64'
+>>> str(spark_arrow_type(t.timestamp("ns", "Europe/Paris")))
+'timestamp[us, tz=UTC]'
+>>> to_spark_type(spark_arrow_type(t.large_list(t.string_view()))).simpleString()
+'array<string>'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import types as t
+from ..errors import NotSupported
+
+# Spark's decimals hold at most 38 digits (DecimalType.MAX_PRECISION)
+MAX_DECIMAL_PRECISION = 38
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPolicy:
+    """What the source does with values Spark cannot hold.
+
+    ``wide_decimals``: ``"error"`` (default) or ``"string"`` for decimal256 columns of more
+    than 38 digits.  ``invalid_values``: ``"error"`` (default) or ``"null"`` for values
+    outside what Spark can represent (a time of day of 24:00 or later, a timestamp or
+    date outside years 1-9999, a duration that overflows microseconds).
+    """
+
+    wide_decimals: str = "error"
+    invalid_values: str = "error"
+
+    def __post_init__(self) -> None:
+        if self.wide_decimals not in ("error", "string"):
+            raise NotSupported(
+                f"expected wideDecimals=error or string, found {self.wide_decimals!r}"
+            )
+        if self.invalid_values not in ("error", "null"):
+            raise NotSupported(
+                f"expected invalidValues=error or null, found {self.invalid_values!r}"
+            )
+
+
+DEFAULT_POLICY = ReadPolicy()
+
+_INTERVAL_FIELDS = {
+    "month": (("months", t.int32()),),
+    "day_time": (("days", t.int32()), ("milliseconds", t.int32())),
+    "month_day_nano": (("months", t.int32()), ("days", t.int32()), ("nanoseconds", t.int64())),
+}
+
+UNION_TYPE_CODE = "type_code"
+
+
+def _nullable(name: str, dtype: t.DataType, policy: ReadPolicy) -> t.Field:
+    return t.field(name, spark_arrow_type(dtype, policy), nullable=True)
+
+
+def _list_of(value: t.DataType, policy: ReadPolicy) -> t.DataType:
+    return t.list_(_nullable("element", value, policy))
+
+
+def spark_arrow_type(dtype: t.DataType, policy: ReadPolicy = DEFAULT_POLICY) -> t.DataType:
+    """The Arrow type Spark reads for ``dtype`` (the README's type table, as code).
+
+    Raises :class:`~quiver.errors.NotSupported` for a type Spark cannot hold under the
+    policy (a decimal256 of more than 38 digits unless ``wide_decimals="string"``).
+    """
+    if isinstance(dtype, t.ExtensionType):
+        return spark_arrow_type(dtype.storage_type, policy)
+    if isinstance(dtype, (t.NullType, t.BoolType)):
+        return dtype
+    if isinstance(dtype, t.IntegerType):
+        if dtype.signed:
+            return dtype
+        if dtype.width == 64:
+            return t.decimal128(20, 0)
+        return t.int64() if dtype.width == 32 else t.int32() if dtype.width == 16 else t.int16()
+    if isinstance(dtype, t.FloatingPointType):
+        return t.float32() if dtype.width == 16 else dtype
+    if isinstance(dtype, t.DecimalType):
+        if dtype.precision <= MAX_DECIMAL_PRECISION:
+            return t.decimal128(dtype.precision, dtype.scale)
+        if policy.wide_decimals == "string":
+            return t.string()
+        raise NotSupported(
+            f"expected a decimal of at most {MAX_DECIMAL_PRECISION} digits for Spark, found "
+            f"{dtype}; read it as a string with .option('wideDecimals', 'string')"
+        )
+    if isinstance(dtype, t.DateType):
+        return t.date32()
+    if isinstance(dtype, t.TimeType):
+        return t.time64("ns")
+    if isinstance(dtype, t.TimestampType):
+        return t.timestamp("us", "UTC" if dtype.tz else None)
+    if isinstance(dtype, t.DurationType):
+        return t.duration("us")
+    if isinstance(dtype, t.IntervalType):
+        return t.struct([t.field(n, ft, nullable=True) for n, ft in _INTERVAL_FIELDS[dtype.unit]])
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType, t.FixedSizeBinaryType)):
+        return t.binary()
+    if isinstance(dtype, (t.StringType, t.StringViewType)):
+        return t.string()
+    if isinstance(dtype, (t._ListBase, t.FixedSizeListType)):
+        return _list_of(dtype.value_field.type, policy)
+    if isinstance(dtype, t.MapType):
+        key, value = dtype.entries_field.type.fields
+        return t.map_(
+            t.field("key", spark_arrow_type(key.type, policy), nullable=False),
+            _nullable("value", value.type, policy),
+        )
+    if isinstance(dtype, t.StructType):
+        return t.struct([_nullable(f.name, f.type, policy) for f in dtype.fields])
+    if isinstance(dtype, t.UnionType):
+        return t.struct(
+            [t.field(UNION_TYPE_CODE, t.int8(), nullable=True)]
+            + [_nullable(f.name, f.type, policy) for f in dtype.fields]
+        )
+    if isinstance(dtype, t.DictionaryType):
+        return spark_arrow_type(dtype.value_type, policy)
+    if isinstance(dtype, t.RunEndEncodedType):
+        return spark_arrow_type(dtype.value_type, policy)
+    raise NotSupported(f"expected a type Spark can read, found {dtype}")
+
+
+def spark_arrow_schema(schema: t.Schema, policy: ReadPolicy = DEFAULT_POLICY) -> t.Schema:
+    """The schema of the batches the source yields for files of ``schema``."""
+    return t.schema([_nullable(f.name, f.type, policy) for f in schema])
+
+
+def to_spark_type(dtype: t.DataType) -> Any:
+    """The Spark SQL type of a Spark-compatible Arrow type (see :func:`spark_arrow_type`)."""
+    from pyspark.sql import types as st
+
+    if isinstance(dtype, t.NullType):
+        return st.NullType()
+    if isinstance(dtype, t.BoolType):
+        return st.BooleanType()
+    if isinstance(dtype, t.IntegerType) and dtype.signed:
+        return {8: st.ByteType, 16: st.ShortType, 32: st.IntegerType, 64: st.LongType}[
+            dtype.width
+        ]()
+    if isinstance(dtype, t.FloatingPointType) and dtype.width in (32, 64):
+        return st.FloatType() if dtype.width == 32 else st.DoubleType()
+    if isinstance(dtype, t.DecimalType) and dtype.width == 128:
+        return st.DecimalType(dtype.precision, dtype.scale)
+    if isinstance(dtype, t.StringType) and not dtype.large:
+        return st.StringType()
+    if isinstance(dtype, t.BinaryType) and not dtype.large:
+        return st.BinaryType()
+    if isinstance(dtype, t.DateType) and dtype.unit == "day":
+        return st.DateType()
+    if isinstance(dtype, t.TimestampType) and dtype.unit == "us":
+        return st.TimestampType() if dtype.tz else st.TimestampNTZType()
+    if isinstance(dtype, t.TimeType) and dtype.unit == "ns":
+        return st.TimeType(6)
+    if isinstance(dtype, t.DurationType) and dtype.unit == "us":
+        return st.DayTimeIntervalType()
+    if isinstance(dtype, t.ListType):
+        return st.ArrayType(to_spark_type(dtype.value_field.type), True)
+    if isinstance(dtype, t.MapType):
+        key, value = dtype.entries_field.type.fields
+        return st.MapType(to_spark_type(key.type), to_spark_type(value.type), True)
+    if isinstance(dtype, t.StructType):
+        return st.StructType(
+            [st.StructField(f.name, to_spark_type(f.type), True) for f in dtype.fields]
+        )
+    raise NotSupported(f"expected a Spark-compatible Arrow type, found {dtype}")
+
+
+def to_spark_schema(schema: t.Schema) -> Any:
+    """The Spark StructType of a Spark-compatible Arrow schema."""
+    from pyspark.sql import types as st
+
+    return st.StructType([st.StructField(f.name, to_spark_type(f.type), True) for f in schema])
+
+
+def from_spark_type(dtype: Any) -> t.DataType:
+    """The Arrow type of a Spark SQL type, as ``to_arrow_schema(..., timezone="UTC")`` says."""
+    from pyspark.sql import types as st
+
+    simple = {
+        st.NullType: t.null(), st.BooleanType: t.bool_(), st.ByteType: t.int8(),
+        st.ShortType: t.int16(), st.IntegerType: t.int32(), st.LongType: t.int64(),
+        st.FloatType: t.float32(), st.DoubleType: t.float64(), st.StringType: t.string(),
+        st.BinaryType: t.binary(), st.DateType: t.date32(),
+        st.TimestampType: t.timestamp("us", "UTC"), st.TimestampNTZType: t.timestamp("us"),
+        st.DayTimeIntervalType: t.duration("us"),
+    }
+    for cls, arrow in simple.items():
+        if type(dtype) is cls:
+            return arrow
+    if isinstance(dtype, st.CharType | st.VarcharType):
+        return t.string()
+    if type(dtype).__name__ == "TimeType":
+        return t.time64("ns")
+    if isinstance(dtype, st.DecimalType):
+        return t.decimal128(dtype.precision, dtype.scale)
+    if isinstance(dtype, st.ArrayType):
+        return t.list_(t.field("element", from_spark_type(dtype.elementType), nullable=True))
+    if isinstance(dtype, st.MapType):
+        return t.map_(
+            t.field("key", from_spark_type(dtype.keyType), nullable=False),
+            t.field("value", from_spark_type(dtype.valueType), nullable=True),
+        )
+    if isinstance(dtype, st.StructType):
+        return t.struct(
+            [t.field(f.name, from_spark_type(f.dataType), nullable=True) for f in dtype.fields]
+        )
+    raise NotSupported(f"expected a Spark type with an Arrow form, found {dtype.simpleString()}")
+
+
+def from_spark_schema(schema: Any) -> t.Schema:
+    """The Arrow schema (all fields nullable) of a Spark StructType."""
+    return t.schema(
+        [t.field(f.name, from_spark_type(f.dataType), nullable=True) for f in schema.fields]
+    )
