@@ -1,0 +1,418 @@
+"""Planning a read (on the driver) and reading one planned split (on an executor).
+
+Theory of operation
+-------------------
+The driver lists the files (:mod:`quiver.spark.paths`) and reads each one's *layout*:
+for the file format, the footer's record batch Blocks; for a stream, an index of its
+messages read from headers only (:func:`quiver.ipc.index.scan_messages`), bodies never
+touched.  Consecutive record batches of a file are grouped into splits of about
+``maxPartitionBytes``; splits are packed, in order, into Spark partitions of about that
+size, each file also costing ``openCostInBytes`` (Spark's rule, so that many small files
+share a partition and one large file is spread over several).
+
+An executor reads a :class:`Split` with a memory map.  A file-format split reads its
+Blocks through the file reader.  A stream split replays, through quiver's stream
+decoder, the schema message and every dictionary message before its first batch, then
+its own byte range (which holds any dictionary deltas or replacements between its
+batches): the batches decode exactly as a reader of the whole stream would see them.
+Each batch is turned into the Arrow types Spark reads (:mod:`quiver.spark.convert`),
+adapted to the schema Spark asked for, given its partition columns, and handed to
+pyarrow through the Arrow PyCapsule protocol, without a copy.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import types as t
+from ..array import make_array
+from ..array.base import Array
+from ..batch import RecordBatch
+from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
+from ..ipc import index as ipc_index
+from ..ipc.decoder import END
+from ..ipc.reader import open_file
+from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
+from .convert import Where, all_null, take, to_spark_array
+from .paths import DataFile, partition_value
+from .policy import ReadPolicy, spark_arrow_schema
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What the driver knows of one file: its schema and record batch positions.
+
+    ``batches`` holds ``(offset, end)`` of each record batch message; for streams,
+    ``dictionaries`` the ``(offset, end, before)`` of each dictionary message, ``before``
+    being how many record batches precede it, and ``schema_range`` the schema message.
+    """
+
+    file: DataFile
+    schema: t.Schema
+    batches: tuple[tuple[int, int], ...]
+    dictionaries: tuple[tuple[int, int, int], ...] = ()
+    schema_range: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A run of consecutive record batches ``[start, stop)`` of one file."""
+
+    path: str
+    format: str
+    start: int
+    stop: int
+    partition: tuple[tuple[str, str | None], ...]
+    nbytes: int
+    # streams: the byte ranges to replay before the batches, then the batches' range
+    prelude: tuple[tuple[int, int], ...] = ()
+    body: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadJob:
+    """Everything an executor needs besides its splits (pickled with the reader)."""
+
+    schema: t.Schema  # what Spark expects, partition columns included
+    partition_fields: tuple[t.Field, ...]
+    columns: tuple[str, ...] | None  # the data columns to load (None: all)
+    policy: ReadPolicy = field(default_factory=ReadPolicy)
+    validate: str = "structural"
+
+
+# -- the driver: layouts, splits, partitions -------------------------------------------
+
+
+def _pread(fd: int) -> Any:
+    return lambda offset, n: os.pread(fd, n, offset)
+
+
+def read_layout(data_file: DataFile) -> Layout:
+    """The schema and record batch positions of one file, without reading its bodies."""
+    try:
+        if data_file.format == "file":
+            reader = open_file(data_file.path, memory_map=True)
+            try:
+                blocks = tuple(
+                    (b.offset, b.offset + b.meta_data_length + b.body_length)
+                    for b in reader.footer.record_batches
+                )
+                return Layout(data_file, reader.schema, blocks)
+            finally:
+                reader.close()
+        fd = os.open(data_file.path, os.O_RDONLY)
+        try:
+            infos = list(ipc_index.scan_messages(_pread(fd), os.fstat(fd).st_size))
+        finally:
+            os.close(fd)
+    except ArrowError as exc:
+        raise type(exc)(f"{data_file.path}: {exc}") from None
+    if not infos or infos[0].kind != "schema":
+        raise ArrowInvalid(f"{data_file.path}: expected a Schema message first")
+    batches: list[tuple[int, int]] = []
+    dictionaries: list[tuple[int, int, int]] = []
+    for info in infos[1:]:
+        if info.kind == "record_batch":
+            batches.append((info.offset, info.end))
+        elif info.kind == "dictionary":
+            dictionaries.append((info.offset, info.end, len(batches)))
+    return Layout(
+        data_file, infos[0].message.header.schema, tuple(batches), tuple(dictionaries),
+        (infos[0].offset, infos[0].end),
+    )
+
+
+def read_layouts(files: Sequence[DataFile]) -> list[Layout]:
+    """:func:`read_layout` of every file, several at a time (it is mostly waiting on I/O)."""
+    if len(files) <= 1:
+        return [read_layout(f) for f in files]
+    with ThreadPoolExecutor(max_workers=min(16, len(files))) as pool:
+        return list(pool.map(read_layout, files))
+
+
+def splits_of(layout: Layout, max_bytes: int) -> list[Split]:
+    """Consecutive batches of one file grouped into splits of about ``max_bytes``."""
+    out: list[Split] = []
+    f = layout.file
+    batches = layout.batches
+    start = 0
+    while start < len(batches):
+        stop = start + 1
+        while stop < len(batches) and batches[stop][1] - batches[start][0] <= max_bytes:
+            stop += 1
+        nbytes = batches[stop - 1][1] - batches[start][0]
+        if f.format == "file":
+            out.append(Split(f.path, "file", start, stop, f.partition, nbytes))
+        else:
+            # every dictionary message before the first batch, in stream order
+            prelude = (layout.schema_range,) + tuple(
+                (offset, end) for offset, end, before in layout.dictionaries if before <= start
+            )
+            out.append(Split(
+                f.path, "stream", start, stop, f.partition, nbytes, prelude,
+                (batches[start][0], batches[stop - 1][1]),
+            ))
+        start = stop
+    return out
+
+
+def pack(splits: Sequence[Split], max_bytes: int, open_cost: int) -> list[list[Split]]:
+    """Splits packed in order into partitions of about ``max_bytes`` (Spark's rule: each
+    split also costs ``open_cost``)."""
+    partitions: list[list[Split]] = []
+    current: list[Split] = []
+    size = 0
+    for split in splits:
+        cost = split.nbytes + open_cost
+        if current and size + cost > max_bytes:
+            partitions.append(current)
+            current, size = [], 0
+        current.append(split)
+        size += cost
+    if current:
+        partitions.append(current)
+    return partitions
+
+
+def max_split_bytes(total: int, count: int, max_bytes: int, open_cost: int, cores: int) -> int:
+    """Spark's ``maxSplitBytes``: no more than ``max_bytes``, and small enough that the
+    data spreads over ``cores`` tasks."""
+    per_core = (total + count * open_cost) // max(cores, 1)
+    return max(1, min(max_bytes, max(open_cost, per_core)))
+
+
+# -- the executor: reading a split ----------------------------------------------------
+
+
+def _map(path: str) -> memoryview:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return memoryview(mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
+    finally:
+        os.close(fd)
+
+
+def _raw_batches(split: Split, columns: list[str] | None, validate: str) -> Iterator[Any]:
+    if split.format == "file":
+        reader = open_file(split.path, memory_map=True, columns=columns, validate=validate)
+        try:
+            for i in range(split.start, split.stop):
+                yield reader.get_batch(i)
+        finally:
+            reader.close()
+        return
+    data = _map(split.path)
+    decoder = StreamDecoder(IpcReadOptions(columns=columns, validate=validate))
+    for offset, end in split.prelude:
+        decoder.feed(data[offset:end])
+    decoder.feed(data[split.body[0] : split.body[1]])
+    decoder.feed(b"\xff\xff\xff\xff\x00\x00\x00\x00")
+    decoder.feed_eof()
+    while (batch := decoder.next_batch()) is not END:
+        yield batch
+
+
+def _constant(dtype: t.DataType, value: Any, n: int) -> Array:
+    """A column of ``n`` copies of one partition value."""
+    if value is None:
+        return all_null(dtype, n)
+    if isinstance(dtype, t.StringType):
+        data = np.frombuffer(value.encode(), np.uint8)
+        one = make_array(dtype, 1, [None, np.array([0, len(data)], np.int32).view(np.uint8),
+                                    data.copy()], (), 0)
+        return take(one, np.zeros(n, dtype=np.int64))
+    if isinstance(dtype, t.DateType):
+        value = (value - __import__("datetime").date(1970, 1, 1)).days
+    numpy_type = {"int32": np.int32, "int64": np.int64, "double": np.float64,
+                  "date32[day]": np.int32}[str(dtype)]
+    values = np.full(n, value, dtype=numpy_type)
+    return make_array(dtype, n, [None, values.view(np.uint8)], (), 0)
+
+
+_WIDER_INTS = {8: 0, 16: 1, 32: 2, 64: 3}
+
+
+def can_widen(source: t.DataType, target: t.DataType) -> bool:
+    """Whether values of ``source`` become ``target`` without loss (the merge rule)."""
+    if source == target or isinstance(source, t.NullType):
+        return True
+    if isinstance(source, t.IntegerType) and isinstance(target, t.IntegerType):
+        return source.width <= target.width
+    if isinstance(source, t.IntegerType) and isinstance(target, t.FloatingPointType):
+        return target.width == 64 and source.width <= 32
+    if isinstance(source, t.FloatingPointType) and isinstance(target, t.FloatingPointType):
+        return source.width <= target.width
+    if isinstance(source, t.DecimalType) and isinstance(target, t.DecimalType):
+        return source.scale == target.scale and source.precision <= target.precision
+    if type(source) is type(target) and isinstance(source, (t.ListType, t.MapType)):
+        return all(can_widen(a.type, b.type) for a, b in zip(source.fields, target.fields))
+    if isinstance(source, t.StructType) and isinstance(target, t.StructType):
+        names = {f.name: f.type for f in target.fields}
+        return all(f.name in names and can_widen(f.type, names[f.name]) for f in source.fields)
+    return False
+
+
+def adapt(arr: Array, target: t.DataType, where: Where) -> Array:
+    """A Spark-compatible array as ``target`` (equal, or a widening by :func:`can_widen`)."""
+    source = arr.type
+    if source == target:
+        return arr
+    n = len(arr)
+    if isinstance(source, t.NullType):
+        return all_null(target, n)
+    if isinstance(target, (t.IntegerType, t.FloatingPointType)) and can_widen(source, target):
+        width = source.width // 8
+        kind = "f" if isinstance(source, t.FloatingPointType) else "i"
+        values = arr.buffers[1].view(f"<{kind}{width}")[arr.offset : arr.offset + n]
+        out_kind = "f" if isinstance(target, t.FloatingPointType) else "i"
+        wide = values.astype(f"<{out_kind}{target.width // 8}")
+        return make_array(target, n, [_validity_at_zero(arr), wide.view(np.uint8)], (), -1)
+    if isinstance(target, t.DecimalType) and can_widen(source, target):
+        return make_array(target, n, arr.buffers, (), arr.null_count, arr.offset)
+    if isinstance(target, (t.ListType, t.MapType)) and can_widen(source, target):
+        child = adapt(arr.children[0], target.fields[0].type, where)
+        return make_array(target, n, arr.buffers, [child], arr.null_count, arr.offset)
+    if isinstance(target, t.StructType) and isinstance(source, t.StructType):
+        by_name = {f.name: i for i, f in enumerate(source.fields)}
+        children = []
+        for f in target.fields:
+            if f.name in by_name:
+                child = arr.children[by_name[f.name]].slice(arr.offset, n)
+                children.append(adapt(child, f.type, where.child(f.name)))
+            else:
+                children.append(all_null(f.type, n))
+        return make_array(target, n, [_validity_at_zero(arr)], children, -1)
+    raise ArrowInvalid(
+        f"{where.file}: expected column {where.path} of type {target}, found {source}"
+    )
+
+
+def _validity_at_zero(arr: Array) -> np.ndarray | None:
+    from .convert import valid_mask
+
+    mask = valid_mask(arr)
+    return None if mask is None else np.packbits(mask, bitorder="little")
+
+
+def _find(schema: t.Schema, name: str) -> int | None:
+    names = schema.names
+    if name in names:
+        return names.index(name)
+    lowered = [n.lower() for n in names]
+    return lowered.index(name.lower()) if name.lower() in lowered else None
+
+
+def read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
+    """The batches of one split as quiver batches of ``job.schema``'s Arrow types."""
+    partition_names = {f.name for f in job.partition_fields}
+    partition_types = {f.name: f.type for f in job.partition_fields}
+    raw_values = dict(split.partition)
+    wanted = [f.name for f in job.schema.fields if f.name not in partition_names]
+    columns = None
+    for batch_index, batch in enumerate(
+        _raw_batches(split, None if job.columns is None else list(job.columns), job.validate),
+        start=split.start,
+    ):
+        if columns is None:
+            columns = [_find(batch.schema, name) for name in wanted]
+        n = batch.num_rows
+        out: list[Array] = []
+        names = iter(columns)
+        for f in job.schema.fields:
+            if f.name in partition_names:
+                value = partition_value(raw_values.get(f.name), partition_types[f.name])
+                out.append(adapt(_constant(partition_types[f.name], value, n), f.type,
+                                 Where(split.path, f.name)))
+                continue
+            i = next(names)
+            if i is None:
+                out.append(all_null(f.type, n))
+                continue
+            where = Where(f"{split.path}, batch {batch_index}", f.name)
+            arr = to_spark_array(batch.column(i), job.policy, where)
+            out.append(adapt(arr, f.type, where))
+        yield RecordBatch._trusted(job.schema, out, n)
+
+
+# -- schemas ---------------------------------------------------------------------------
+
+
+def spark_schema_of(layout: Layout, policy: ReadPolicy, columns: Sequence[str] | None) -> t.Schema:
+    """The Spark-facing Arrow schema of one file (projected to ``columns``)."""
+    schema = spark_arrow_schema(layout.schema, policy)
+    if columns is None:
+        return schema
+    names = schema.names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise ArrowInvalidArgument(
+            f"{layout.file.path}: expected columns {missing} in the schema, found only "
+            f"{names}"
+        )
+    return t.schema([schema.field(c) for c in columns])
+
+
+def merge_types(a: t.DataType, b: t.DataType, path: str) -> t.DataType:
+    """The narrowest type both ``a`` and ``b`` widen to; an error naming ``path``."""
+    if can_widen(a, b):
+        return b
+    if can_widen(b, a):
+        return a
+    if isinstance(a, t.IntegerType) and isinstance(b, t.FloatingPointType) and a.width <= 32:
+        return t.float64()
+    if isinstance(b, t.IntegerType) and isinstance(a, t.FloatingPointType) and b.width <= 32:
+        return t.float64()
+    if isinstance(a, t.DecimalType) and isinstance(b, t.DecimalType) and a.scale == b.scale:
+        return t.decimal128(max(a.precision, b.precision), a.scale)
+    if isinstance(a, t.StructType) and isinstance(b, t.StructType):
+        return t.struct(merge_fields(a.fields, b.fields, path))
+    if type(a) is type(b) and isinstance(a, (t.ListType, t.MapType)):
+        if isinstance(a, t.ListType):
+            item = merge_types(a.value_field.type, b.value_field.type, path + ".element")
+            return t.list_(t.field("element", item, nullable=True))
+        (ka, va), (kb, vb) = a.entries_field.type.fields, b.entries_field.type.fields
+        return t.map_(
+            t.field("key", merge_types(ka.type, kb.type, path + ".key"), nullable=False),
+            t.field("value", merge_types(va.type, vb.type, path + ".value"), nullable=True),
+        )
+    raise ArrowInvalid(f"expected field {path} of type {a}, found {b}")
+
+
+def merge_fields(
+    a: Sequence[t.Field], b: Sequence[t.Field], path: str = ""
+) -> list[t.Field]:
+    """Fields of ``a`` then new ones of ``b``, types merged by :func:`merge_types`."""
+    out = list(a)
+    index = {f.name: i for i, f in enumerate(out)}
+    for f in b:
+        where = f"{path}.{f.name}" if path else f.name
+        if f.name in index:
+            i = index[f.name]
+            out[i] = t.field(f.name, merge_types(out[i].type, f.type, where), nullable=True)
+        else:
+            index[f.name] = len(out)
+            out.append(f)
+    return out
+
+
+def describe_difference(expected: t.Schema, found: t.Schema) -> str:
+    """The first field where two schemas differ, as "expected X, found Y"."""
+    for e, f in zip(expected.fields, found.fields):
+        if e.name != f.name:
+            return f"expected field {e.name!r}, found {f.name!r}"
+        if not e.type.equals(f.type):
+            return f"expected field {e.name!r} of type {e.type}, found {f.type}"
+    if len(expected) != len(found):
+        extra = [f.name for f in (expected if len(expected) > len(found) else found)][
+            min(len(expected), len(found)) :
+        ]
+        return (f"expected {len(expected)} fields, found {len(found)} (differing: {extra}); "
+                "read with .option('mergeSchema', 'true') to unify them")
+    return "schemas differ in metadata only"

@@ -1,0 +1,226 @@
+"""One write task's files: batches in, Arrow IPC files out, rolled and hive-partitioned.
+
+:class:`TaskFiles` takes the pyarrow batches Spark hands a task, wraps them as quiver
+batches through the Arrow PyCapsule protocol (no copy) and writes them with quiver's
+IPC writer: one open file per partition directory, rolled at ``maxRecordsPerFile``
+rows or ``maxBytesPerFile`` bytes.  Rows are grouped by their ``partitionBy`` values
+with numpy (each row's values as one fixed-width key, ``numpy.unique`` over the keys).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from .. import types as t
+from ..array.base import Array
+from ..batch import RecordBatch
+from ..errors import NotSupported
+from ..interop import import_batch
+from ..ipc.writer import new_file, new_stream
+from .convert import take, valid_mask
+from .paths import HIVE_NULL, escape_partition_text
+
+
+def _extension(options: Any) -> str:
+    return ".arrows" if options.format == "stream" else ".arrow"
+
+
+def _open(path: str, schema: t.Schema, options: Any) -> tuple[Any, Any]:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    f = open(path, "wb")  # noqa: SIM115 - closed by _OpenFile.close
+    make = new_stream if options.format == "stream" else new_file
+    try:
+        writer = make(f, schema, compression=options.compression)
+    except BaseException:
+        f.close()
+        raise
+    return f, writer
+
+
+def write_empty(directory: str, base: str, schema: t.Schema, options: Any) -> str:
+    """Write a file with ``schema`` and no batches (what an empty job leaves)."""
+    path = os.path.join(directory, base + _extension(options))
+    f, writer = _open(path, schema, options)
+    writer.close()
+    f.close()
+    return path
+
+
+@dataclass
+class _OpenFile:
+    relative: str
+    file: Any
+    writer: Any
+    rows: int = 0
+
+
+@dataclass
+class TaskFiles:
+    """The files of one task attempt under ``directory``, named ``base[-cNNN].arrow``."""
+
+    directory: str
+    base: str
+    options: Any
+    _open_files: dict[str, _OpenFile] = field(default_factory=dict)
+    _counts: dict[str, int] = field(default_factory=dict)
+    _done: list[Any] = field(default_factory=list)
+    _schema: t.Schema | None = None
+    _data_columns: list[int] | None = None
+
+    def write(self, pa_batch: Any) -> None:
+        """Write one batch (pyarrow, or anything with ``__arrow_c_array__``)."""
+        batch = pa_batch if isinstance(pa_batch, RecordBatch) else import_batch(pa_batch)
+        if batch.num_rows == 0:
+            return
+        keys = self.options.partition_by
+        if self._schema is None:
+            names = batch.schema.names
+            self._data_columns = [i for i, n in enumerate(names) if n not in keys]
+            self._schema = t.schema([batch.schema.field(i) for i in self._data_columns])
+        data = RecordBatch._trusted(
+            self._schema, [batch.column(i) for i in self._data_columns], batch.num_rows
+        )
+        if not keys:
+            self._append("", data)
+            return
+        key_columns = [batch.column(k) for k in keys]
+        groups, firsts = group_rows(key_columns)
+        if len(firsts) == 1:
+            self._append(_partition_dir(keys, key_columns, int(firsts[0])), data)
+            return
+        order = np.argsort(groups, kind="stable")
+        bounds = np.searchsorted(groups[order], np.arange(len(firsts) + 1))
+        for g, first in enumerate(firsts):
+            rows = order[bounds[g] : bounds[g + 1]]
+            part = RecordBatch._trusted(
+                self._schema, [take(c, rows) for c in data.columns], len(rows)
+            )
+            self._append(_partition_dir(keys, key_columns, int(first)), part)
+
+    def _append(self, directory: str, batch: RecordBatch) -> None:
+        limit = self.options.max_records_per_file
+        start = 0
+        while start < batch.num_rows:
+            current = self._current(directory)
+            room = batch.num_rows - start
+            if limit:
+                room = min(room, limit - current.rows)
+            piece = batch if room == batch.num_rows else batch.slice(start, room)
+            current.writer.write_batch(piece)
+            current.rows += room
+            start += room
+            full = bool(limit) and current.rows >= limit
+            max_bytes = self.options.max_bytes_per_file
+            if full or (max_bytes and current.file.tell() >= max_bytes):
+                self._finish(directory)
+
+    def _current(self, directory: str) -> _OpenFile:
+        current = self._open_files.get(directory)
+        if current is None:
+            count = self._counts.get(directory, 0)
+            self._counts[directory] = count + 1
+            name = self.base + (f"-c{count:03d}" if count else "") + _extension(self.options)
+            relative = os.path.join(directory, name) if directory else name
+            f, writer = _open(os.path.join(self.directory, relative), self._schema, self.options)
+            current = self._open_files[directory] = _OpenFile(relative, f, writer)
+        return current
+
+    def _finish(self, directory: str) -> None:
+        current = self._open_files.pop(directory)
+        current.writer.close()
+        nbytes = current.file.tell()
+        current.file.close()
+        from .source import WrittenFile
+
+        self._done.append(WrittenFile(current.relative, current.rows, nbytes))
+
+    def close(self) -> list[Any]:
+        """Close every open file; the files written, in order."""
+        for directory in list(self._open_files):
+            self._finish(directory)
+        return self._done
+
+    def abort(self) -> None:
+        """Close the files without finishing them (the caller removes the directory)."""
+        for current in self._open_files.values():
+            try:
+                current.file.close()
+            except OSError:
+                pass
+        self._open_files.clear()
+
+
+# -- grouping by partition values ----------------------------------------------------------
+
+
+def _key_bytes(arr: Array) -> np.ndarray:
+    """One fixed-width byte row per value (validity byte first), equal for equal values."""
+    n = len(arr)
+    mask = valid_mask(arr)
+    valid = np.ones(n, np.uint8) if mask is None else mask.astype(np.uint8)
+    dtype = arr.type
+    if isinstance(dtype, (t.StringType, t.BinaryType)):
+        offsets = arr.buffers[1].view(np.int32)[arr.offset : arr.offset + n + 1].astype(np.int64)
+        lengths = (offsets[1:] - offsets[:-1]) * valid
+        width = int(lengths.max()) if n else 0
+        rows = np.zeros((n, 5 + width), dtype=np.uint8)
+        rows[:, 1:5] = lengths.astype("<u4").view(np.uint8).reshape(n, 4)
+        if width:
+            column = np.arange(width)
+            inside = column[None, :] < lengths[:, None]
+            source = offsets[:-1, None] + column[None, :]
+            rows[:, 5:][inside] = arr.buffers[2][source[inside]]
+    elif isinstance(dtype, t.BoolType):
+        from ..buffers import unpack_bits
+
+        rows = np.zeros((n, 2), dtype=np.uint8)
+        rows[:, 1] = unpack_bits(arr.buffers[1], arr.offset, n) & valid.astype(bool)
+    elif t.is_fixed_width(dtype) and not t.is_nested(dtype):
+        width = dtype.byte_width
+        values = arr.buffers[1][arr.offset * width : (arr.offset + n) * width].reshape(n, width)
+        rows = np.zeros((n, 1 + width), dtype=np.uint8)
+        rows[:, 1:] = values * valid[:, None]
+    else:
+        raise NotSupported(f"expected a partitionBy column of a plain type, found {dtype}")
+    rows[:, 0] = valid
+    return rows
+
+
+def group_rows(columns: list[Array]) -> tuple[np.ndarray, np.ndarray]:
+    """A group id per row by the values of ``columns``, and each group's first row."""
+    rows = np.ascontiguousarray(np.concatenate([_key_bytes(c) for c in columns], axis=1))
+    keys = rows.view(np.dtype((np.void, rows.shape[1]))).reshape(-1)
+    _, firsts, groups = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(firsts, kind="stable")  # groups numbered in order of appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[groups.reshape(-1)], firsts[order]
+
+
+def _partition_text(arr: Array, row: int) -> str:
+    value = arr.slice(row, 1).to_pylist()[0]
+    if value is None:
+        return HIVE_NULL
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        tz = arr.type.tz
+        if tz and value.tzinfo is not None:
+            value = value.astimezone(ZoneInfo(tz)).replace(tzinfo=None)
+        return value.isoformat(sep=" ")
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
+
+
+def _partition_dir(keys: tuple[str, ...], columns: list[Array], row: int) -> str:
+    return os.path.join(*(
+        f"{escape_partition_text(k)}={escape_partition_text(_partition_text(c, row))}"
+        for k, c in zip(keys, columns)
+    ))

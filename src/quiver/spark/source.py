@@ -1,0 +1,431 @@
+"""Arrow IPC as a Spark format: ``spark.read.format("arrow")`` and ``df.write.format("arrow")``.
+
+Built on PySpark's Python Data Source API (``pyspark.sql.datasource``, Spark 4).  The
+reader plans on the driver and reads on the executors (:mod:`quiver.spark.plan`); the
+writer streams each task's Arrow batches into quiver's IPC writer and commits through
+the protocol below.
+
+Commit protocol
+---------------
+A task attempt writes under ``<path>/_temporary/<job>/<task>-<attempt>/`` (hive
+directories inside it when ``partitionBy`` is set) and reports its files in its commit
+message.  On the driver, ``commit`` removes the old data files (overwrite only, at that
+moment), moves the reported files into place, writes ``_SUCCESS`` and removes
+``_temporary/<job>``, which takes with it the files of failed, retried or speculative
+attempts that were never reported.  ``abort`` removes ``_temporary/<job>``; nothing of
+the job was visible before, so nothing of it remains.  Readers skip ``_``-prefixed names,
+so a job in progress is never half-visible.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+from .. import types as t
+from ..errors import ArrowInvalidArgument
+from . import plan as P
+from .paths import escape_partition_text, list_files, partition_schema, paths_from_options
+from .policy import (
+    ReadPolicy,
+    from_spark_schema,
+    to_spark_schema,
+)
+
+MiB = 1024 * 1024
+
+
+def _flag(options: Any, key: str, default: bool) -> bool:
+    value = options.get(key.lower())
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ArrowInvalidArgument(f"expected option {key}=true or false, found {value!r}")
+    return text == "true"
+
+
+def _size(options: Any, key: str, default: int) -> int:
+    value = options.get(key.lower())
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    units = {"k": 1024, "m": MiB, "g": 1024 * MiB}
+    scale = 1
+    for suffix in ("kb", "mb", "gb", "k", "m", "g", "b"):
+        if text.endswith(suffix):
+            scale = units.get(suffix[0], 1)
+            text = text[: -len(suffix)]
+            break
+    try:
+        n = int(text) * scale
+    except ValueError:
+        raise ArrowInvalidArgument(f"expected option {key} as a size, found {value!r}") from None
+    if n <= 0:
+        raise ArrowInvalidArgument(f"expected a positive option {key}, found {value!r}")
+    return n
+
+
+def _names(options: Any, key: str) -> tuple[str, ...] | None:
+    value = options.get(key.lower())
+    if value is None or not str(value).strip():
+        return None
+    return tuple(name.strip() for name in str(value).split(",") if name.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """The source's options (Spark lower-cases their keys)."""
+
+    merge_schema: bool = False
+    columns: tuple[str, ...] | None = None
+    max_partition_bytes: int = 128 * MiB
+    open_cost: int = 4 * MiB
+    min_partitions: int = 1
+    infer_partition_types: bool = True
+    policy: ReadPolicy = ReadPolicy()
+    validate: str = "structural"
+
+    @classmethod
+    def parse(cls, options: Any) -> ReadOptions:
+        """Options from Spark's case-insensitive option map."""
+        validate = str(options.get("validate", "structural")).lower()
+        if validate not in ("structural", "full"):
+            raise ArrowInvalidArgument(f"expected validate=structural or full, found {validate!r}")
+        return cls(
+            merge_schema=_flag(options, "mergeSchema", False),
+            columns=_names(options, "columns"),
+            max_partition_bytes=_size(options, "maxPartitionBytes", 128 * MiB),
+            open_cost=_size(options, "openCostInBytes", 4 * MiB),
+            min_partitions=int(options.get("minpartitions", os.cpu_count() or 1)),
+            infer_partition_types=_flag(options, "partitionColumnTypeInference", True),
+            policy=ReadPolicy(
+                wide_decimals=str(options.get("widedecimals", "error")).lower(),
+                invalid_values=str(options.get("invalidvalues", "error")).lower(),
+            ),
+            validate=validate,
+        )
+
+
+class _Dataset:
+    """The files of a read, their layouts and the schema they give (driver side)."""
+
+    def __init__(self, options: Any) -> None:
+        self.options = ReadOptions.parse(options)
+        self.files = list_files(paths_from_options(options))
+        self.partition_fields = tuple(
+            partition_schema(self.files, self.options.infer_partition_types)
+        )
+        self._layouts: list[P.Layout] | None = None
+
+    def layouts(self) -> list[P.Layout]:
+        if self._layouts is None:
+            self._layouts = P.read_layouts(self.files)
+        return self._layouts
+
+    def data_schema(self, every_file: bool) -> t.Schema:
+        """The Spark-facing data schema: of the first file, merged over all files, or
+        checked equal in all files (``every_file``), per ``mergeSchema``."""
+        opts = self.options
+        if not self.files:
+            raise ArrowInvalidArgument("expected at least one Arrow IPC file, found none")
+        if opts.merge_schema:
+            fields: list[t.Field] = []
+            for layout in self.layouts():
+                schema = P.spark_schema_of(layout, opts.policy, None)
+                try:
+                    fields = P.merge_fields(fields, schema.fields)
+                except Exception as exc:
+                    raise type(exc)(f"{layout.file.path}: {exc}") from None
+            schema = t.schema(fields)
+            if opts.columns is not None:
+                missing = [c for c in opts.columns if c not in schema.names]
+                if missing:
+                    raise ArrowInvalidArgument(
+                        f"expected columns {missing} in the schema, found only {schema.names}"
+                    )
+                schema = t.schema([schema.field(c) for c in opts.columns])
+            return schema
+        layouts = self.layouts() if every_file else [P.read_layout(self.files[0])]
+        first = P.spark_schema_of(layouts[0], opts.policy, opts.columns)
+        for layout in layouts[1:]:
+            schema = P.spark_schema_of(layout, opts.policy, opts.columns)
+            if not schema.equals(first):
+                raise ArrowInvalidArgument(
+                    f"{layout.file.path}: its schema differs from {layouts[0].file.path}: "
+                    f"{P.describe_difference(first, schema)}"
+                )
+        return first
+
+    def schema(self, every_file: bool = False) -> t.Schema:
+        """Data columns, then the partition columns not already among them."""
+        data = self.data_schema(every_file)
+        extra = [f for f in self.partition_fields if f.name not in data.names]
+        return t.schema(list(data.fields) + extra)
+
+
+class ArrowDataSource(DataSource):
+    """``spark.read.format("arrow")`` / ``df.write.format("arrow")`` (also ``"quiver"``)."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return "arrow"
+
+    def schema(self) -> Any:
+        """The Spark schema of the dataset (first file, or merged with mergeSchema)."""
+        return to_spark_schema(_Dataset(self.options).schema())
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        """A reader for ``schema`` (the inferred one, or the user's)."""
+        return ArrowReader(self.options, schema)
+
+    def writer(self, schema: Any, overwrite: bool) -> ArrowWriter:
+        """A writer for this job (append, or overwrite when ``overwrite``)."""
+        return ArrowWriter(self.options, schema, overwrite)
+
+
+class QuiverDataSource(ArrowDataSource):
+    """The same source under the name ``quiver``."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return "quiver"
+
+
+class ArrowPartition(InputPartition):
+    """The splits one Spark task reads."""
+
+    def __init__(self, index: int, splits: list[P.Split]) -> None:
+        super().__init__(index)
+        self.splits = splits
+
+
+class ArrowReader(DataSourceReader):
+    """Plans partitions on the driver; reads them on executors as Arrow batches."""
+
+    def __init__(self, options: Any, schema: Any) -> None:
+        self.dataset = _Dataset(options)
+        opts = self.dataset.options
+        target = from_spark_schema(schema)
+        data_names = [f.name for f in target.fields
+                      if f.name not in {p.name for p in self.dataset.partition_fields}]
+        self.job = P.ReadJob(
+            schema=target,
+            partition_fields=self.dataset.partition_fields,
+            columns=tuple(data_names) if opts.columns is not None else None,
+            policy=opts.policy,
+            validate=opts.validate,
+        )
+        self._check_files(target)
+
+    def _check_files(self, target: t.Schema) -> None:
+        """Every file's columns must become the types Spark asked for (or be absent)."""
+        opts = self.dataset.options
+        wanted = {f.name: f.type for f in target.fields}
+        for layout in self.dataset.layouts():
+            schema = P.spark_schema_of(layout, opts.policy, None)
+            if not opts.merge_schema and opts.columns is None:
+                reference = self.dataset.data_schema(every_file=False)
+                names = [f.name for f in reference.fields]
+                if schema.names != names and set(schema.names) != set(names):
+                    raise ArrowInvalidArgument(
+                        f"{layout.file.path}: its schema differs from the first file's: "
+                        f"{P.describe_difference(reference, schema)}"
+                    )
+            for f in schema.fields:
+                if f.name in wanted and not P.can_widen(f.type, wanted[f.name]):
+                    raise ArrowInvalidArgument(
+                        f"{layout.file.path}: expected column {f.name} as {wanted[f.name]} "
+                        f"(the schema Spark was given), found {f.type}, which does not "
+                        "convert without loss"
+                    )
+
+    def partitions(self) -> list[ArrowPartition]:
+        """Batches of every file grouped into splits, packed into partitions."""
+        opts = self.dataset.options
+        layouts = self.dataset.layouts()
+        total = sum(f.size for f in self.dataset.files)
+        limit = P.max_split_bytes(
+            total, len(layouts), opts.max_partition_bytes, opts.open_cost, opts.min_partitions
+        )
+        splits = [s for layout in layouts for s in P.splits_of(layout, limit)]
+        packed = P.pack(splits, limit, opts.open_cost)
+        return [ArrowPartition(i, group) for i, group in enumerate(packed)] or [
+            ArrowPartition(0, [])
+        ]
+
+    def read(self, partition: ArrowPartition) -> Iterator[Any]:
+        """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule)."""
+        import pyarrow as pa
+
+        for split in partition.splits:
+            for batch in P.read_split(split, self.job):
+                yield pa.record_batch(batch)
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """One file a task wrote: its path relative to the attempt directory, rows, bytes."""
+
+    relative: str
+    rows: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class ArrowCommitMessage(WriterCommitMessage):
+    """What a successful task attempt reports: its directory and its files."""
+
+    attempt_dir: str
+    files: tuple[WrittenFile, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """The sink's options."""
+
+    format: str = "file"
+    compression: str | None = None
+    max_records_per_file: int = 0
+    max_bytes_per_file: int = 0
+    partition_by: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, options: Any) -> WriteOptions:
+        """Options from Spark's case-insensitive option map."""
+        fmt = str(options.get("format", "file")).lower()
+        if fmt not in ("file", "stream"):
+            raise ArrowInvalidArgument(f"expected format=file or stream, found {fmt!r}")
+        compression = str(options.get("compression", "none")).lower()
+        if compression in ("lz4_frame", "lz4frame"):
+            compression = "lz4"
+        if compression not in ("none", "uncompressed", "lz4", "zstd"):
+            raise ArrowInvalidArgument(
+                f"expected compression=none, lz4 or zstd, found {compression!r}"
+            )
+        max_records = int(options.get("maxrecordsperfile", 0) or 0)
+        return cls(
+            format=fmt,
+            compression=None if compression in ("none", "uncompressed") else compression,
+            max_records_per_file=max(max_records, 0),
+            max_bytes_per_file=_size(options, "maxBytesPerFile", 1) if options.get(
+                "maxbytesperfile") else 0,
+            partition_by=_names(options, "partitionBy") or (),
+        )
+
+
+def _job_dir(path: str, job: str) -> str:
+    return os.path.join(path, "_temporary", job)
+
+
+def _remove_job_dir(path: str, job: str) -> None:
+    shutil.rmtree(_job_dir(path, job), ignore_errors=True)
+    try:
+        os.rmdir(os.path.join(path, "_temporary"))
+    except OSError:
+        pass  # another job's attempt is still there, or it is already gone
+
+
+class ArrowWriter(DataSourceArrowWriter):
+    """Each task streams its Arrow batches into quiver's IPC writer (see the module doc)."""
+
+    def __init__(self, options: Any, schema: Any, overwrite: bool) -> None:
+        paths = paths_from_options(options)
+        if len(paths) != 1:
+            raise ArrowInvalidArgument(f"expected one output path, found {len(paths)}")
+        self.path = paths[0]
+        self.overwrite = overwrite
+        self.options = WriteOptions.parse(options)
+        self.job = uuid.uuid4().hex[:16]
+        self.arrow_schema = from_spark_schema(schema)
+        names = self.arrow_schema.names
+        missing = [c for c in self.options.partition_by if c not in names]
+        if missing:
+            raise ArrowInvalidArgument(
+                f"expected partitionBy columns among {names}, found {missing}"
+            )
+        if self.options.partition_by and len(self.options.partition_by) == len(names):
+            raise ArrowInvalidArgument("expected at least one column outside partitionBy")
+
+    # executor side
+    def write(self, iterator: Iterator[Any]) -> ArrowCommitMessage:
+        """Write this task's batches under its attempt directory; report the files."""
+        from pyspark import TaskContext
+
+        from .sink import TaskFiles
+
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx is not None else 0
+        attempt = ctx.attemptNumber() if ctx is not None else 0
+        attempt_dir = os.path.join(_job_dir(self.path, self.job), f"task-{task:05d}-{attempt}")
+        files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", self.options)
+        try:
+            for batch in iterator:
+                files.write(batch)
+            written = files.close()
+        except BaseException:
+            files.abort()
+            shutil.rmtree(attempt_dir, ignore_errors=True)
+            raise
+        return ArrowCommitMessage(attempt_dir, tuple(written))
+
+    # driver side
+    def commit(self, messages: list[ArrowCommitMessage | None]) -> None:
+        """Make the reported files visible (replacing the old data on overwrite)."""
+        from .sink import write_empty
+
+        reported = [m for m in messages if m is not None]
+        os.makedirs(self.path, exist_ok=True)
+        if self.overwrite:
+            for name in os.listdir(self.path):
+                if name == "_temporary":
+                    continue
+                target = os.path.join(self.path, name)
+                if os.path.isdir(target) and not os.path.islink(target):
+                    shutil.rmtree(target)
+                else:
+                    os.remove(target)
+        moved = 0
+        for message in reported:
+            for written in message.files:
+                source = os.path.join(message.attempt_dir, written.relative)
+                target = os.path.join(self.path, written.relative)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.replace(source, target)
+                moved += 1
+        if moved == 0 and not self.options.partition_by:
+            # an empty DataFrame still leaves a file that carries its schema
+            write_empty(self.path, f"part-00000-0-{self.job}", self.arrow_schema, self.options)
+        with open(os.path.join(self.path, "_SUCCESS"), "wb"):
+            pass
+        _remove_job_dir(self.path, self.job)
+
+    def abort(self, messages: list[ArrowCommitMessage | None]) -> None:
+        """Remove everything this job wrote (reported or not)."""
+        _remove_job_dir(self.path, self.job)
+
+
+__all__ = [
+    "ArrowDataSource",
+    "ArrowReader",
+    "ArrowWriter",
+    "QuiverDataSource",
+    "escape_partition_text",
+]
