@@ -541,7 +541,6 @@ def _union(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> 
 
 def _dictionary(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
     dtype = arr.type
-    n = len(arr)
     indices = _values(arr, f"<{'i' if dtype.index_type.signed else 'u'}"
                       f"{dtype.index_type.width // 8}").astype(np.int64)
     mask = valid_mask(arr)

@@ -152,8 +152,10 @@ def splits_of(layout: Layout, max_bytes: int) -> list[Split]:
             out.append(Split(f.path, "file", start, stop, f.partition, nbytes))
         else:
             # every dictionary message before the first batch, in stream order
-            prelude = (layout.schema_range,) + tuple(
-                (offset, end) for offset, end, before in layout.dictionaries if before <= start
+            prelude = (
+                layout.schema_range,
+                *((offset, end) for offset, end, before in layout.dictionaries
+                  if before <= start),
             )
             out.append(Split(
                 f.path, "stream", start, stop, f.partition, nbytes, prelude,

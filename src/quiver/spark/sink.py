@@ -9,6 +9,7 @@ with numpy (each row's values as one fixed-width key, ``numpy.unique`` over the 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from dataclasses import dataclass, field
@@ -149,10 +150,8 @@ class TaskFiles:
     def abort(self) -> None:
         """Close the files without finishing them (the caller removes the directory)."""
         for current in self._open_files.values():
-            try:
+            with contextlib.suppress(OSError):
                 current.file.close()
-            except OSError:
-                pass
         self._open_files.clear()
 
 

@@ -19,11 +19,12 @@ so a job in progress is never half-visible.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql.datasource import (
@@ -95,7 +96,7 @@ class ReadOptions:
     open_cost: int = 4 * MiB
     min_partitions: int = 1
     infer_partition_types: bool = True
-    policy: ReadPolicy = ReadPolicy()
+    policy: ReadPolicy = field(default_factory=ReadPolicy)
     validate: str = "structural"
 
     @classmethod
@@ -337,10 +338,9 @@ def _job_dir(path: str, job: str) -> str:
 
 def _remove_job_dir(path: str, job: str) -> None:
     shutil.rmtree(_job_dir(path, job), ignore_errors=True)
-    try:
+    # another job's attempt may still be there, or it is already gone
+    with contextlib.suppress(OSError):
         os.rmdir(os.path.join(path, "_temporary"))
-    except OSError:
-        pass  # another job's attempt is still there, or it is already gone
 
 
 class ArrowWriter(DataSourceArrowWriter):
