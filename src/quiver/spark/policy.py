@@ -65,7 +65,7 @@ class ReadPolicy:
 DEFAULT_POLICY = ReadPolicy()
 
 _INTERVAL_FIELDS = {
-    "month": (("months", t.int32()),),
+    "year_month": (("months", t.int32()),),
     "day_time": (("days", t.int32()), ("milliseconds", t.int32())),
     "month_day_nano": (("months", t.int32()), ("days", t.int32()), ("nanoseconds", t.int64())),
 }
