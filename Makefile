@@ -17,7 +17,7 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m ruff check src tests benchmarks
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 --dist loadgroup -q
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run_all.py

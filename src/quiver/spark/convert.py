@@ -295,12 +295,17 @@ def _time(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> A
     return _fixed(target, np.where(bad, 0, raw) * factor, mask)
 
 
+def _truncate_div(values: np.ndarray, divisor: int) -> np.ndarray:
+    quotient = np.floor_divide(values, divisor)
+    return quotient + ((values < 0) & (quotient * divisor != values))
+
+
 def _scale_to_us(
     raw: np.ndarray, unit: str, mask: np.ndarray | None, invalid: _Invalid, what: str,
     low: int | None = None, high: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    if unit == "ns":
-        us = np.floor_divide(raw, 1000)
+    if unit == "ns":  # truncated toward zero, as Spark converts pandas' nanoseconds
+        us = _truncate_div(raw, 1000)
     else:
         factor = _TO_US[unit]
         limit = np.iinfo(np.int64).max // factor

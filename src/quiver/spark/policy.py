@@ -131,6 +131,12 @@ def spark_arrow_type(dtype: t.DataType, policy: ReadPolicy = DEFAULT_POLICY) -> 
             _nullable("value", value.type, policy),
         )
     if isinstance(dtype, t.StructType):
+        names = [f.name for f in dtype.fields]
+        if len(set(names)) != len(names):
+            raise NotSupported(
+                f"expected distinct field names in a struct for Spark, found duplicate field "
+                f"names {names} in {dtype}"
+            )
         return t.struct([_nullable(f.name, f.type, policy) for f in dtype.fields])
     if isinstance(dtype, t.UnionType):
         return t.struct(
