@@ -21,6 +21,7 @@ from quiver import types as t
 from quiver.interop import import_array
 from quiver.spark.convert import Where, take, to_spark_array
 from quiver.spark.policy import (
+    DEFAULT_POLICY,
     ReadPolicy,
     from_spark_type,
     spark_arrow_type,
@@ -81,7 +82,7 @@ def test_policy_options_are_checked():
         ReadPolicy(invalid_values="clamp")
 
 
-def _convert(pa_arr, policy=ReadPolicy()):
+def _convert(pa_arr, policy=DEFAULT_POLICY):
     out = to_spark_array(import_array(pa_arr), policy, Where("f.arrow", "c"))
     result = pa.array(out)
     result.validate(full=True)
@@ -193,7 +194,7 @@ def test_time_of_day_24_00_names_file_column_and_row():
 
 def test_timestamp_out_of_spark_range_is_an_error_or_null():
     seconds = pa.array([0, 300_000_000_000], pa.timestamp("s"))  # year ~11476
-    with pytest.raises(E.ArrowInvalid, match="row 1.*years 1 to 9999"):
+    with pytest.raises(E.ArrowInvalid, match=r"row 1.*years 1 to 9999"):
         _convert(seconds)
     assert _convert(seconds, ReadPolicy(invalid_values="null")).null_count == 1
     overflow = pa.array([2**62], pa.duration("s"))
