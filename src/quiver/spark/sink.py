@@ -106,19 +106,25 @@ class TaskFiles:
 
     def _append(self, directory: str, batch: RecordBatch) -> None:
         limit = self.options.max_records_per_file
+        max_bytes = self.options.max_bytes_per_file
+        per_row = batch.nbytes / max(batch.num_rows, 1)
         start = 0
         while start < batch.num_rows:
             current = self._current(directory)
             room = batch.num_rows - start
             if limit:
                 room = min(room, limit - current.rows)
+            cut = False
+            if max_bytes:  # rows that fit in what is left of the file, by average row size
+                fit = max(int((max_bytes - current.file.tell()) // max(per_row, 1)), 1)
+                cut = fit < room
+                room = min(room, fit)
             piece = batch if room == batch.num_rows else batch.slice(start, room)
             current.writer.write_batch(piece)
             current.rows += room
             start += room
             full = bool(limit) and current.rows >= limit
-            max_bytes = self.options.max_bytes_per_file
-            if full or (max_bytes and current.file.tell() >= max_bytes):
+            if full or cut or (max_bytes and current.file.tell() >= max_bytes):
                 self._finish(directory)
 
     def _current(self, directory: str) -> _OpenFile:
