@@ -1,110 +1,216 @@
-"""The main job behind ``make run``.
+"""The main job behind ``make run``: a real pipeline on Spark through quiver's Arrow source.
 
-Until the Spark pipeline lands, the job is a small real end-to-end run of quiver on its
-own: it builds a synthetic table of events (integers, floats, strings, a dictionary
-column, timestamps, nested lists), writes it as an Arrow IPC file and stream under
-``out/`` (uncompressed, lz4 and zstd), reads every output back (memory-mapped, with a
-column projection, and through the streaming decoder), validates it fully, checks the
-values survived, and prints what it measured.
+1. generate an events dataset of a few million rows with varied types (integers,
+   decimals, doubles, strings, booleans, timestamps, dates, arrays, maps, structs);
+2. write it with the sink (``df.write.format("arrow")``), zstd-compressed and partitioned
+   by country, and a small countries table as an Arrow stream;
+3. read both back with the source (``spark.read.format("arrow")``), run an aggregation
+   and a join, and check them against the same queries on the generated data;
+4. validate every written file with quiver's own reader at the "full" level;
+5. print a summary: rows, files, bytes and the time of each step.
 
-Run: ``python -m quiver.job [--rows N] [--out DIR]``
+Local Spark (``local[*]``) is the default; ``--master spark://HOST:PORT`` runs the same job
+on a cluster whose executors can see ``--out`` (a shared filesystem).
+
+Run: ``python -m quiver.job [--rows N] [--out DIR] [--master URL]``
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import sys
 import time
 from pathlib import Path
 
-import numpy as np
+JAVA_HINT = (
+    "quiver.job: Spark needs Java 17, and no java was found on PATH or in JAVA_HOME; "
+    "install it with: apt-get install openjdk-17-jre-headless"
+)
 
-from . import ipc
-from . import types as t
+EVENTS_SQL = """
+    id,
+    cast(id % 50000 as int)                                   as user_id,
+    element_at(array('DE','FR','US','CN','BR','IN','JP','NG'),
+               cast(id % 8 as int) + 1)                        as country,
+    element_at(array('click','view','purchase','refund'),
+               cast((id div 8) % 4 as int) + 1)                as kind,
+    cast((id * 37) % 100000 as decimal(12, 2)) / 100           as amount,
+    ((id * 13) % 1000) / 7.0d                                  as price,
+    (id % 3) = 0                                               as flag,
+    timestamp_seconds(1700000000 + id)                         as ts,
+    date_add(date'2024-01-01', cast(id % 365 as int))          as day,
+    array(concat('t', cast(id % 10 as string)),
+          concat('t', cast(id % 7 as string)))                 as tags,
+    map('a', cast(id % 5 as int), 'b', cast(id % 11 as int))   as attrs,
+    named_struct('os', element_at(array('linux','ios','android'),
+                                  cast(id % 3 as int) + 1),
+                 'version', cast(id % 20 as int))              as device
+"""
 
 
-def build_events(rows: int, seed: int = 7):
-    """A synthetic events table as a quiver RecordBatch."""
-    from . import array, record_batch
-    from .array import make_array
+def _java_available() -> bool:
+    home = os.environ.get("JAVA_HOME")
+    return shutil.which("java") is not None or bool(home and Path(home, "bin", "java").exists())
 
-    rng = np.random.default_rng(seed)
-    kinds = array(["click", "view", "purchase", "refund"], t.string())
-    kind_idx = rng.integers(0, 4, rows).astype(np.int8)
-    kind = make_array(
-        t.dictionary(t.int8(), t.string()), rows, [None, kind_idx.view(np.uint8)], (), 0, 0,
-        kinds,
+
+def _session(master: str):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from .spark import register
+
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("quiver-job")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
     )
-    user = rng.integers(1, 50_000, rows).astype(np.int64)
-    amount = np.round(rng.gamma(2.0, 20.0, rows), 2)
-    ts = (1_700_000_000_000_000 + np.cumsum(rng.integers(0, 5_000_000, rows))).astype(np.int64)
-    country = np.array(["DE", "FR", "US", "CN", "BR", "IN", "JP"], dtype=object)
-    sizes = rng.integers(0, 4, rows)
-    offsets = np.zeros(rows + 1, dtype=np.int32)
-    np.cumsum(sizes, out=offsets[1:])
-    tags_values = array(rng.integers(0, 100, int(offsets[-1])).astype(np.int32))
-    tags = make_array(
-        t.list_(t.int32()), rows, [None, offsets.view(np.uint8)], [tags_values], 0, 0
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
     )
-    return record_batch(
-        {
-            "user_id": array(user),
-            "kind": kind,
-            "amount": array(amount),
-            "country": array(list(country[rng.integers(0, len(country), rows)]), t.string()),
-            "ts": array(ts.view("M8[us]")),
-            "tags": tags,
-        }
-    )
+
+
+def _validate(paths: list[Path]) -> tuple[int, int]:
+    """Read every file fully validated with quiver; (rows, batches)."""
+    from . import ipc
+    from .ipc.index import detect_format
+
+    rows = batches = 0
+    for path in paths:
+        with open(path, "rb") as f:
+            kind = detect_format(f.read(8))
+        opener = ipc.open_file if kind == "file" else ipc.open_stream
+        with opener(str(path), validate="full") as reader:
+            for batch in reader:
+                rows += batch.num_rows
+                batches += 1
+    return rows, batches
+
+
+def _step(name: str, times: dict[str, float]):
+    class _Timer:
+        def __enter__(self):
+            self.start = time.perf_counter()
+            print(f"-- {name}", flush=True)
+
+        def __exit__(self, *exc):
+            times[name] = time.perf_counter() - self.start
+
+    return _Timer()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the job; returns a process exit code."""
-    ap = argparse.ArgumentParser(prog="python -m quiver.job", description=__doc__)
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--batch-rows", type=int, default=100_000)
-    ap.add_argument("--out", type=Path, default=Path("out"))
+    ap = argparse.ArgumentParser(prog="python -m quiver.job", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=3_000_000, help="events to generate")
+    ap.add_argument("--out", type=Path, default=Path("out"), help="output directory")
+    ap.add_argument("--master", default="local[*]", help="Spark master URL (local[*])")
     args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    if not _java_available():
+        print(JAVA_HINT, file=sys.stderr)
+        return 1
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("quiver.job: pyspark is not installed; run: pip install -e '.[spark]'",
+              file=sys.stderr)
+        return 1
 
-    t0 = time.perf_counter()
-    batch = build_events(args.rows)
-    print(f"built {batch.num_rows:,} rows x {batch.num_columns} columns "
-          f"in {time.perf_counter() - t0:.2f} s")
-    schema = batch.schema
-    slices = [batch.slice(i, args.batch_rows) for i in range(0, batch.num_rows, args.batch_rows)]
-    ok = True
-    for codec in (None, "lz4", "zstd"):
-        for fmt in ("file", "stream"):
-            suffix = "arrow" if fmt == "file" else "arrows"
-            path = args.out / f"events{'-' + codec if codec else ''}.{suffix}"
-            t0 = time.perf_counter()
-            new = ipc.new_file if fmt == "file" else ipc.new_stream
-            with new(path, schema, compression=codec) as w:
-                for s in slices:
-                    w.write_batch(s)
-            wrote = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            if fmt == "file":
-                reader = ipc.open_file(path, memory_map=True, validate="full")
-            else:
-                reader = ipc.open_stream(path, validate="full")
-            total = 0.0
-            n = 0
-            for b in reader:
-                total += float(np.asarray(b.column("amount")).sum())
-                n += b.num_rows
-            read = time.perf_counter() - t0
-            expected = float(np.asarray(batch.column("amount")).sum())
-            same = n == batch.num_rows and np.isclose(total, expected)
-            ok &= bool(same)
-            size = path.stat().st_size
-            print(f"{path.name:<24} {size / 1e6:8.1f} MB  write {wrote:6.2f} s  "
-                  f"read+validate {read:6.2f} s  {'ok' if same else 'MISMATCH'}")
-    proj = ipc.open_file(args.out / "events-zstd.arrow", columns=["kind", "ts"])
-    first = proj.get_batch(0)
-    print(f"projection {proj.schema.names}: first rows {first.slice(0, 2).to_pylist()}")
+    out = args.out.resolve()
+    events_dir, countries_dir = out / "events", out / "countries"
+    times: dict[str, float] = {}
+    with _step("start Spark", times):
+        spark = _session(args.master)
+    try:
+        from pyspark.sql import functions as F
+
+        with _step(f"generate and write {args.rows:,} events (zstd, partitioned by country)",
+                   times):
+            events = spark.range(0, args.rows).selectExpr(
+                *[e.strip() for e in _split_sql(EVENTS_SQL)]
+            )
+            (events.write.format("arrow").mode("overwrite").option("compression", "zstd")
+             .option("partitionBy", "country").save(str(events_dir)))
+            countries = spark.createDataFrame(
+                [("DE", "Europe"), ("FR", "Europe"), ("US", "Americas"), ("BR", "Americas"),
+                 ("CN", "Asia"), ("IN", "Asia"), ("JP", "Asia"), ("NG", "Africa")],
+                "country string, region string",
+            )
+            (countries.coalesce(1).write.format("arrow").mode("overwrite")
+             .option("format", "stream").save(str(countries_dir)))
+
+        with _step("read back and aggregate by country and kind", times):
+            back = spark.read.format("arrow").load(str(events_dir))
+            by_kind = (back.groupBy("country", "kind")
+                       .agg(F.count("*").alias("n"), F.sum("amount").alias("amount"),
+                            F.avg("price").alias("avg_price"))
+                       .orderBy("country", "kind").collect())
+            expected = (events.groupBy("country", "kind")
+                        .agg(F.count("*").alias("n"), F.sum("amount").alias("amount"),
+                             F.avg("price").alias("avg_price"))
+                        .orderBy("country", "kind").collect())
+        with _step("join with countries and aggregate by region", times):
+            regions = spark.read.format("arrow").load(str(countries_dir))
+            by_region = (back.join(regions, "country").groupBy("region")
+                         .agg(F.count("*").alias("n"), F.countDistinct("user_id").alias("users"))
+                         .orderBy("region").collect())
+        with _step("validate every written file with quiver (full)", times):
+            paths = _files(events_dir) + _files(countries_dir)
+            rows, batches = _validate(paths)
+    finally:
+        spark.stop()
+
+    nbytes = sum(p.stat().st_size for p in paths)
+    same = len(by_kind) == len(expected) and all(
+        tuple(a)[:4] == tuple(b)[:4] and abs(a["avg_price"] - b["avg_price"]) <= 1e-9 * abs(
+            b["avg_price"])
+        for a, b in zip(by_kind, expected)
+    )
+    total = sum(r["n"] for r in by_region)
+    ok = same and total == args.rows and rows == args.rows + 8
+    print()
+    print("region       events    users")
+    for r in by_region:
+        print(f"{r['region']:<10} {r['n']:>8,} {r['users']:>8,}")
+    print()
+    print(f"rows generated   {args.rows:,}")
+    print(f"files written    {len(paths)} ({batches} record batches, {nbytes / 1e6:.1f} MB) "
+          f"under {out}")
+    print(f"rows validated   {rows:,} (events + 8 countries)")
+    print(f"aggregation      {len(by_kind)} groups, "
+          f"{'equal to' if same else 'DIFFERENT FROM'} the query on the generated data")
+    for name, seconds in times.items():
+        print(f"  {seconds:7.2f} s  {name}")
     print("job finished:", "all outputs verified" if ok else "VERIFICATION FAILED")
     return 0 if ok else 1
+
+
+def _split_sql(select_list: str) -> list[str]:
+    """Top-level comma-separated expressions of a select list."""
+    parts, depth, current = [], 0, []
+    for ch in select_list:
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        current.append(ch)
+    parts.append("".join(current))
+    return [p for p in parts if p.strip()]
 
 
 if __name__ == "__main__":
