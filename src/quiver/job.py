@@ -78,7 +78,8 @@ def _session(master: str):
 def _files(root: Path) -> list[Path]:
     return sorted(
         p for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
+        if p.is_file()
+        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
     )
 
 

@@ -25,16 +25,21 @@ ALL_TYPES = """
 """
 
 
+def _read(root, name) -> bytes:
+    with open(os.path.join(root, name), "rb") as f:
+        return f.read()
+
+
 def _all_types_rows():
     return [
         (True, 1, 2, 3, 4, 1.5, 2.5, decimal.Decimal("1.2345"), "héllo", b"\x00\x01",
-         dt.date(2024, 2, 29), dt.datetime(2024, 1, 1, 12, 0, tzinfo=dt.timezone.utc),
+         dt.date(2024, 2, 29), dt.datetime(2024, 1, 1, 12, 0, tzinfo=dt.UTC),
          dt.datetime(2024, 1, 1, 12, 0, 0, 123456), dt.timedelta(days=1, microseconds=7),
          dt.time(23, 59, 59, 999999), [1, None, 3], {"k": 1.0}, (7, ["a", None]), None),
         (None,) * 19,
         (False, -128, -32768, -(2**31), -(2**63), -0.0, float("inf"),
          decimal.Decimal("-9999999999999999.9999"), "", b"", dt.date(1900, 1, 1),
-         dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(9999, 12, 31, 23, 59, 59),
+         dt.datetime(1900, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 12, 31, 23, 59, 59),
          dt.timedelta(days=-3), dt.time(0, 0), [], {}, (None, []), None),
     ]
 
@@ -66,8 +71,7 @@ def test_formats_and_compression(spark, tmp_path, fmt, compression):
     if compression != "none" and batches:
         from quiver.ipc.index import scan_messages
 
-        codecs = {m.compression for m in scan_messages(open(os.path.join(out, files[0]),
-                                                             "rb").read())
+        codecs = {m.compression for m in scan_messages(_read(out, files[0]))
                   if m.kind == "record_batch"}
         assert codecs == {"lz4_frame" if compression == "lz4" else "zstd"}
     assert sorted(r[0] for r in spark.read.format("arrow").load(out).select("id").collect()) \
@@ -132,7 +136,7 @@ def test_injected_task_failure_leaves_previous_data_and_nothing_else(spark, tmp_
 
     out = str(tmp_path / "fail")
     spark.range(0, 5).write.format("arrow").mode("overwrite").save(out)
-    before = {f: open(os.path.join(out, f), "rb").read() for f in data_files(out)}
+    before = {f: _read(out, f) for f in data_files(out)}
 
     @udf("long")
     def boom(x):
@@ -143,7 +147,7 @@ def test_injected_task_failure_leaves_previous_data_and_nothing_else(spark, tmp_
     bad = spark.range(0, 2000, numPartitions=4).select(boom("id").alias("id"))
     with pytest.raises(Exception, match="injected failure"):
         bad.write.format("arrow").mode("overwrite").save(out)
-    assert {f: open(os.path.join(out, f), "rb").read() for f in data_files(out)} == before
+    assert {f: _read(out, f) for f in data_files(out)} == before
     assert not os.path.exists(os.path.join(out, "_temporary"))
     assert sorted(r[0] for r in spark.read.format("arrow").load(out).collect()) == list(range(5))
 
@@ -196,10 +200,11 @@ def test_written_files_are_read_by_pyarrow_polars_and_duckdb(spark, tmp_path):
     frame = polars.scan_ipc(os.path.join(out, "**", "*.arrow"), hive_partitioning=True).collect()
     assert frame.height == 300 and sorted(frame["id"].to_list()) == list(range(300))
     duckdb = pytest.importorskip("duckdb")
-    arrow_table = pa.concat_tables(
+    con = duckdb.connect()
+    con.register("written", pa.concat_tables(
         pa.ipc.open_file(os.path.join(out, f)).read_all() for f in data_files(out)
-    )
-    assert duckdb.sql("select count(*), sum(id) from arrow_table").fetchall() == [(300, 44850)]
+    ))
+    assert con.sql("select count(*), sum(id) from written").fetchall() == [(300, 44850)]
 
 
 # -- the commit protocol, driven directly ------------------------------------------------

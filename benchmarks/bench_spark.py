@@ -1,0 +1,166 @@
+"""Spark: quiver's Arrow source and sink against native Parquet and a pyarrow-based source.
+
+The case of the Spark issue: N rows (10 million by default) of (int64, float64, string,
+bool, timestamp) on ``local[2]``.
+
+- read: an aggregation (group by the bool, sum, avg, max, count) over quiver's source,
+  over Spark's native Parquet reader, and over a reference Python source that reads the
+  same Arrow files with ``pyarrow.ipc`` (one partition per file, pyarrow batches out);
+- write: ``df.write.format("arrow")`` against ``df.write.parquet`` of the same DataFrame
+  (cached, so that both time the write, not the generation).
+
+Each case runs ``--repeat`` times, the sides alternating; medians and ratios are printed.
+Run: ``python benchmarks/bench_spark.py [--rows N] [--repeat K]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+
+def _reference_source():
+    """A Python data source over Arrow IPC files built on pyarrow.ipc (the baseline)."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class PyarrowIpcReader(DataSourceReader):
+        def __init__(self, path, schema):
+            from pyspark.sql.pandas.types import to_arrow_schema
+
+            self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
+            self.files = sorted(
+                os.path.join(path, f) for f in os.listdir(path)
+                if not f.startswith(("_", "."))
+            )
+
+        def partitions(self):
+            return [InputPartition(f) for f in self.files]
+
+        def read(self, partition):
+            import pyarrow as pa
+
+            # Spark wants the declared schema exactly: the same columns, all nullable
+            schema = pa.schema([(f.name, f.type) for f in self.arrow_schema])
+            with pa.memory_map(partition.value) as source:
+                reader = pa.ipc.open_file(source)
+                for i in range(reader.num_record_batches):
+                    batch = reader.get_batch(i)
+                    yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+
+    class PyarrowIpcSource(DataSource):
+        @classmethod
+        def name(cls):
+            return "pyarrowipc"
+
+        def schema(self):
+            return "id bigint, x double, s string, flag boolean, ts timestamp"
+
+        def reader(self, schema):
+            return PyarrowIpcReader(self.options["path"], schema)
+
+    return PyarrowIpcSource
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the Spark benchmark; print medians and ratios."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--files", type=int, default=8, help="files written per format")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from quiver.spark import register
+
+    spark = (
+        SparkSession.builder.master("local[2]").appName("quiver-bench")
+        .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    spark.dataSource.register(_reference_source())
+    work = tempfile.mkdtemp(prefix="quiver-bench-spark-")
+    try:
+        df = spark.range(0, args.rows, numPartitions=args.files).selectExpr(
+            "id", "cast(id * 0.5 as double) as x",
+            "concat('name-', cast(id % 1000 as string)) as s",
+            "id % 2 = 0 as flag", "timestamp_seconds(1700000000 + id) as ts",
+        ).cache()
+        df.count()
+        arrow_dir, parquet_dir = os.path.join(work, "arrow"), os.path.join(work, "parquet")
+        writes: dict[str, list[float]] = {"arrow": [], "parquet": []}
+        for rep in range(args.repeat + 1):  # the first round warms both sides up, untimed
+            for side in ("arrow", "parquet"):
+                target = arrow_dir if side == "arrow" else parquet_dir
+                shutil.rmtree(target, ignore_errors=True)
+                writer = df.write.mode("overwrite")
+                seconds = _timed(
+                    (lambda w=writer, p=target: w.format("arrow").save(p)) if side == "arrow"
+                    else (lambda w=writer, p=target: w.parquet(p))
+                )
+                if rep:
+                    writes[side].append(seconds)
+
+        def aggregate(frame):
+            return (frame.groupBy("flag").agg(F.sum("id"), F.avg("x"), F.max("ts"),
+                                              F.count("s")).collect())
+
+        readers = {
+            "quiver source": lambda: spark.read.format("arrow").load(arrow_dir),
+            "pyarrow.ipc source": lambda: spark.read.format("pyarrowipc").load(arrow_dir),
+            "parquet": lambda: spark.read.parquet(parquet_dir),
+        }
+        results = {name: aggregate(make()) for name, make in readers.items()}
+        first = sorted(map(tuple, results["parquet"]))
+        for name, got in results.items():
+            assert sorted(map(tuple, got)) == first, f"{name} disagrees with parquet"
+        reads: dict[str, list[float]] = {name: [] for name in readers}
+        for _ in range(args.repeat):
+            for name, make in readers.items():
+                reads[name].append(_timed(lambda m=make: aggregate(m())))
+        sizes = {
+            side: sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(d)
+                      for f in fs if not f.startswith(("_", ".")))
+            for side, d in (("arrow", arrow_dir), ("parquet", parquet_dir))
+        }
+    finally:
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+    med = {k: statistics.median(v) for k, v in {**reads, **{f"write {k}": v
+                                                            for k, v in writes.items()}}.items()}
+    print(f"{args.rows:,} rows x (int64, float64, string, bool, timestamp), local[2], "
+          f"{args.files} files, median of {args.repeat}")
+    print(f"  aggregation, quiver source        {med['quiver source']:6.2f} s")
+    print(f"  aggregation, pyarrow.ipc source   {med['pyarrow.ipc source']:6.2f} s")
+    print(f"  aggregation, native Parquet       {med['parquet']:6.2f} s")
+    print(f"  write, quiver sink                {med['write arrow']:6.2f} s "
+          f"({sizes['arrow'] / 1e6:.0f} MB)")
+    print(f"  write, Parquet                    {med['write parquet']:6.2f} s "
+          f"({sizes['parquet'] / 1e6:.0f} MB)")
+    print("ratios (target):")
+    print(f"  source / pyarrow.ipc source  {med['quiver source'] / med['pyarrow.ipc source']:.2f}"
+          "  (<= 1.0)")
+    print(f"  source / Parquet             {med['quiver source'] / med['parquet']:.2f}  (<= 1.3)")
+    print(f"  sink / Parquet write         {med['write arrow'] / med['write parquet']:.2f}"
+          "  (<= 1.3)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
