@@ -42,12 +42,20 @@ def _as_bytes(value: str | bytes, what: str) -> bytes:
     raise ArrowTypeError(f"metadata {what} must be str or bytes, found {type(value).__name__}")
 
 
-class KeyValueMetadata(Sequence[tuple[bytes, bytes]]):
-    """Ordered key/value pairs of bytes; duplicate keys are kept, as the spec allows.
+class KeyValueMetadata(Mapping[bytes, bytes]):
+    """Ordered key/value pairs of bytes, read as a read-only mapping (as pyarrow's
+    ``schema.metadata``); duplicate keys are kept, as the spec allows.
 
-    >>> m = KeyValueMetadata([("k", "v1"), ("k", "v2")])
-    >>> m.get("k"), len(m), m.get_all("k")
-    (b'v1', 2, [b'v1', b'v2'])
+    ``m[b"k"]`` (or ``m["k"]``) is the first value under the key; iteration gives the keys
+    in order and ``dict(m)`` a plain dict; :meth:`items` keeps every pair, duplicates
+    included, and :meth:`get_all` every value of one key.  ``m[i]`` with an int is the
+    ``i``-th pair (positional access, kept for code written before this was a mapping).
+
+    >>> m = KeyValueMetadata([("k", "v1"), ("k", "v2"), ("n", "x")])
+    >>> m[b"k"], m["n"], len(m), m.get_all("k")
+    (b'v1', b'x', 3, [b'v1', b'v2'])
+    >>> dict(KeyValueMetadata({"a": "1"}))
+    {b'a': b'1'}
     """
 
     __slots__ = ("_hash", "_items")
@@ -73,14 +81,30 @@ class KeyValueMetadata(Sequence[tuple[bytes, bytes]]):
         self._items = pairs
         self._hash: int | None = None
 
-    def __getitem__(self, index):  # type: ignore[override]
-        return self._items[index]
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, (int, slice)) and not isinstance(key, bool):
+            return self._items[key]
+        try:
+            k = _as_bytes(key, "key")
+        except ArrowTypeError:
+            raise ArrowKeyError(f"expected a str or bytes metadata key, found {key!r}") from None
+        for kk, vv in self._items:
+            if kk == k:
+                return vv
+        raise ArrowKeyError(f"expected a metadata key {k!r}, found none (keys {self.keys()})")
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            k = _as_bytes(key, "key")  # type: ignore[arg-type]
+        except ArrowTypeError:
+            return False
+        return any(kk == k for kk, _ in self._items)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
-        return iter(self._items)
+    def __iter__(self) -> Iterator[bytes]:
+        return (k for k, _ in self._items)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KeyValueMetadata):
@@ -110,9 +134,17 @@ class KeyValueMetadata(Sequence[tuple[bytes, bytes]]):
         k = _as_bytes(key, "key")
         return [vv for kk, vv in self._items if kk == k]
 
-    def keys(self) -> list[bytes]:
+    def keys(self) -> list[bytes]:  # type: ignore[override]
         """The keys in order (duplicates included)."""
         return [k for k, _ in self._items]
+
+    def values(self) -> list[bytes]:  # type: ignore[override]
+        """The values in order (one per pair)."""
+        return [v for _, v in self._items]
+
+    def items(self) -> list[tuple[bytes, bytes]]:  # type: ignore[override]
+        """Every ``(key, value)`` pair in order, duplicates included."""
+        return list(self._items)
 
     def to_dict(self) -> dict[bytes, bytes]:
         """A plain dict (later duplicates win), like pyarrow's ``metadata``."""

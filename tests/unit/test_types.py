@@ -127,3 +127,23 @@ def test_extension_types_keep_name_and_metadata() -> None:
     assert e.serialized == b"payload"
     assert t.storage_of(e) == t.int32()
     assert t.uuid().storage_type == t.binary(16)
+
+
+def test_schema_metadata_is_a_read_only_mapping_with_bytes_keys() -> None:
+    import pyarrow as pa
+
+    from quiver import types as qt
+
+    sch = qt.schema([("a", qt.int8())], metadata={"k": "v", b"n": b"1"})
+    md = sch.metadata
+    assert md[b"k"] == b"v" and md["k"] == b"v"
+    theirs = pa.schema([], metadata={"k": "v", "n": "1"}).metadata
+    assert dict(md) == {b"k": b"v", b"n": b"1"} == theirs
+    assert list(md) == [b"k", b"n"] and b"k" in md and "n" in md and b"x" not in md
+    assert md.items() == [(b"k", b"v"), (b"n", b"1")]
+    with pytest.raises(KeyError, match="b'x'"):
+        md[b"x"]
+    with pytest.raises(TypeError):
+        md[b"k"] = b"w"  # type: ignore[index]
+    dup = qt.KeyValueMetadata([("k", "1"), ("k", "2")])
+    assert dup["k"] == b"1" and dup.get_all("k") == [b"1", b"2"] and len(dup) == 2

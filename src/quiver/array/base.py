@@ -312,9 +312,15 @@ class Array:
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
         """The values as a numpy array (pyarrow's semantics).
 
-        Fixed-width numeric and temporal arrays without nulls give a zero-copy view.  With
+        Fixed-width numeric and temporal arrays without nulls give a zero-copy view, which
+        is read-only (the array's memory is shared); ``writable=True`` asks for a copy.  With
         ``zero_copy_only=False``: integers with nulls become float64 with NaN, floats get NaN,
         temporal values NaT, and other types an object array of Python values.
+
+        >>> import quiver as qv
+        >>> view = qv.array([1, 2, 3]).to_numpy()
+        >>> view.tolist(), view.flags.writeable
+        ([1, 2, 3], False)
         """
         np_dtype = logical_numpy_dtype(self._type)
         if np_dtype is not None and not isinstance(t.storage_of(self._type), t.DictionaryType):
@@ -322,6 +328,9 @@ class Array:
             if self.null_count == 0:
                 if writable:
                     return values.copy()
+                if values.flags.writeable:
+                    values = values.view()
+                    values.flags.writeable = False
                 return values
             if zero_copy_only:
                 raise ArrowInvalid(

@@ -10,6 +10,7 @@ then decodes record batch blocks on demand (random access with :meth:`get_batch`
 
 from __future__ import annotations
 
+import contextlib
 import io
 import mmap
 import os
@@ -22,12 +23,12 @@ import numpy as np
 
 from .. import errors as E
 from .. import types as t
-from ..batch import Table
+from ..batch import RecordBatch, Table
 from . import metadata as md
 from .body import DeferredBody
 from .compression import run_pooled
 from .decoder import END, NEED_DATA, RawMessage
-from .framing import FILE_TRAILER_SIZE, MAGIC
+from .framing import FILE_TRAILER_SIZE, MAGIC, describe_foreign
 from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
@@ -73,6 +74,12 @@ def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, b
         return None, f, True
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap, np.ndarray)):
         return _bytes_view(source), None, False
+    if isinstance(source, io.TextIOBase):
+        raise E.ArrowTypeError(
+            f"expected a binary file object, found a text-mode {type(source).__name__} "
+            f"({getattr(source, 'name', '?')!r}); read its bytes through its .buffer "
+            "(sys.stdin.buffer for standard input)"
+        )
     if hasattr(source, "read"):
         return None, source, False
     try:  # anything else with the buffer protocol (pyarrow.Buffer, array.array, ...)
@@ -83,6 +90,10 @@ def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, b
         f"expected a path, a bytes-like object or a readable file object, found "
         f"{type(source).__name__}"
     )
+
+
+def _closed_error() -> E.ArrowInvalidArgument:
+    return E.ArrowInvalidArgument("expected an open reader, found it closed")
 
 
 def _bytes_view(source: Any) -> memoryview:
@@ -124,7 +135,11 @@ class RecordBatchStreamReader:
             self._decoder.feed(self._whole)
             self._decoder.feed_eof()
         self._closed = False
-        self._schema = self._pull(self._decoder.next_schema)
+        try:
+            self._schema = self._pull(self._decoder.next_schema)
+        except BaseException:
+            self.close()  # a file this reader opened is not left open by bad input
+            raise
 
     def _pull(self, step: Any) -> Any:
         while True:
@@ -163,31 +178,43 @@ class RecordBatchStreamReader:
             "num_record_batches": d.num_record_batches,
         }
 
-    def read_next_batch(self) -> Any:
+    def read_next_batch(self) -> RecordBatch:
         """The next batch; StopIteration at the end of the stream."""
+        if self._closed:
+            raise _closed_error()
         batch = self._pull(self._decoder.next_batch)
         if batch is END:
             raise StopIteration
         return batch
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[RecordBatch]:
+        if self._closed:
+            raise _closed_error()
         decoder = self._decoder
         while True:
+            if self._closed:
+                raise _closed_error()
             yield from decoder.steady_batches()  # batch after batch of one shape, fast
             batch = self._pull(decoder.next_batch)
             if batch is END:
                 return
             yield batch
 
-    def read_all(self) -> Any:
+    def read_all(self) -> Table:
         """All remaining batches as a Table."""
         return Table.from_batches(list(self), schema=self._schema)
 
     def close(self) -> None:
-        """Close the source if this reader opened it."""
-        if not self._closed and self._owns and self._file is not None:
+        """Close the source if this reader opened it; reading afterwards is an error."""
+        if not getattr(self, "_closed", True) and self._owns and self._file is not None:
             self._file.close()
         self._closed = True
+        self._whole = None
+
+    def __del__(self) -> None:
+        # a reader dropped unclosed lets go of the file it opened (no ResourceWarning)
+        with contextlib.suppress(Exception):
+            self.close()
 
     def __enter__(self) -> RecordBatchStreamReader:
         return self
@@ -299,13 +326,18 @@ class RecordBatchFileReader:
         **kwargs: Any,
     ) -> None:
         self.options = _options(options, kwargs)
+        self._closed = False
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
         self._owns = owns
         if whole is None and not (hasattr(f, "seekable") and f.seekable()):
             whole = memoryview(f.read())  # a pipe: the footer is at the end, read it all
         self._src = _RandomAccess(whole, f, threads=self.options.use_threads)
-        self._read_footer()
+        try:
+            self._read_footer()
+        except BaseException:
+            self.close()  # a file this reader opened is not left open by a bad footer
+            raise
 
     def _read_footer(self) -> None:
         src = self._src
@@ -320,6 +352,10 @@ class RecordBatchFileReader:
             hint = ""
             if head[:4] == b"\xff\xff\xff\xff":
                 hint = "; this looks like an IPC stream: open it with quiver.ipc.open_stream"
+            else:
+                what = describe_foreign(bytes(src.read(0, min(n, 32))))
+                if what is not None:
+                    hint = f": {what}"
             raise E.FramingError(
                 f"expected the file magic b'ARROW1' at the start, found {head!r}" + hint,
                 offset=0,
@@ -387,6 +423,21 @@ class RecordBatchFileReader:
                 f"expected {what} block {index} inside the file data (8..{self._data_end}), "
                 f"found offset {start}, metaDataLength {block.meta_data_length}, "
                 f"bodyLength {block.body_length}",
+                offset=start,
+            )
+        limits = self.options.limits
+        if block.meta_data_length > limits.max_metadata_size + 8:
+            raise E.LimitExceeded(
+                f"expected metadata of at most {limits.max_metadata_size} bytes "
+                f"(IpcLimits.max_metadata_size) in {what} block {index}, found "
+                f"metaDataLength {block.meta_data_length}",
+                offset=start,
+            )
+        if block.body_length > limits.max_body_size:
+            raise E.LimitExceeded(
+                f"expected a body of at most {limits.max_body_size} bytes "
+                f"(IpcLimits.max_body_size) in {what} block {index}, found bodyLength "
+                f"{block.body_length}",
                 offset=start,
             )
 
@@ -479,14 +530,21 @@ class RecordBatchFileReader:
         """How many record batches the footer lists."""
         return len(self._footer.record_batches)
 
-    def get_batch(self, i: int) -> Any:
+    def __len__(self) -> int:
+        return len(self._footer.record_batches)
+
+    def get_batch(self, i: int) -> RecordBatch:
         """The ``i``-th record batch (random access)."""
         return self.get_batch_with_custom_metadata(i)[0]
 
     get_record_batch = get_batch
 
-    def get_batch_with_custom_metadata(self, i: int) -> tuple[Any, t.KeyValueMetadata | None]:
+    def get_batch_with_custom_metadata(
+        self, i: int
+    ) -> tuple[RecordBatch, t.KeyValueMetadata | None]:
         """The ``i``-th batch and its message's custom metadata (one read of the block)."""
+        if self._closed:
+            raise _closed_error()
         n = self.num_record_batches
         if not isinstance(i, int) or not -n <= i < n:
             raise E.ArrowIndexError(f"expected a batch index below {n}, found {i!r}")
@@ -512,19 +570,27 @@ class RecordBatchFileReader:
             )
         return self._loader.record_batch(raw), raw.message.custom_metadata
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(self.num_record_batches):
             yield self.get_batch(i)
 
-    def read_all(self) -> Any:
+    def read_all(self) -> Table:
         """All batches as a Table."""
         return Table.from_batches(list(self), schema=self.schema)
 
+    def __del__(self) -> None:
+        # a reader dropped unclosed closes the file it opened (no ResourceWarning)
+        with contextlib.suppress(Exception):
+            self.close()
+
     def close(self) -> None:
-        """Release the source (closes a file this reader opened)."""
-        if self._owns:  # a path's map or file: let it go (batches keep their own views)
+        """Release the source (closes a file this reader opened); reading afterwards is
+        an error."""
+        self._closed = True
+        # a path's map or file: let it go (batches keep their own views)
+        if getattr(self, "_owns", False):
             self._src = _RandomAccess(memoryview(b""), None)
-        if self._file is not None:
+        if getattr(self, "_file", None) is not None:
             try:
                 self._file.close()
             finally:

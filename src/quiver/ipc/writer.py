@@ -75,10 +75,14 @@ class IpcWriteOptions:
     metadata_version: str = "V5"
 
     def __post_init__(self) -> None:
-        if self.compression is not None and self.compression not in _CODECS:
-            raise E.ArrowInvalidArgument(
-                f"expected compression None, 'lz4' or 'zstd', found {self.compression!r}"
-            )
+        if self.compression is not None:
+            name = self.compression.lower() if isinstance(self.compression, str) else None
+            if name not in _CODECS:
+                raise E.ArrowInvalidArgument(
+                    f"expected compression None, 'lz4' or 'zstd' (any case), found "
+                    f"{self.compression!r}"
+                )
+            object.__setattr__(self, "compression", name)
         if self.metadata_version not in ("V4", "V5"):
             raise E.ArrowInvalidArgument(
                 f"expected metadata_version 'V4' or 'V5', found {self.metadata_version!r}"
@@ -231,6 +235,12 @@ class _Sink:
         if isinstance(sink, (str, os.PathLike)):
             self._f = open(sink, "wb")  # noqa: SIM115 - closed in close()
             self._owns = True
+        elif isinstance(sink, io.TextIOBase):
+            raise E.ArrowTypeError(
+                f"expected a binary file object as sink, found a text-mode "
+                f"{type(sink).__name__} ({getattr(sink, 'name', '?')!r}); write to its "
+                ".buffer (sys.stdout.buffer for standard output)"
+            )
         elif hasattr(sink, "write"):
             self._f = sink
             self._owns = False
