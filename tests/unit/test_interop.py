@@ -708,3 +708,25 @@ def test_export_and_import_cost_does_not_grow_with_rows():
 
     small, large = cost(1_000), cost(10_000_000)
     assert large < 5 * small
+
+
+def test_a_schema_imported_twice_is_parsed_once_and_still_checked() -> None:
+    import pyarrow as pa
+
+    from quiver.interop import import_ as imp
+
+    imp._FIELD_CACHE.clear()
+    first = imp.import_batch(pa.record_batch({"a": [1], "b": ["x"]}))
+    again = imp.import_batch(pa.record_batch({"a": [2], "b": ["y"]}))
+    assert first.schema is again.schema or first.schema.fields[0] is again.schema.fields[0]
+    assert len(imp._FIELD_CACHE) == 1
+    # another name, type, nullability or metadata is another schema
+    other = imp.import_batch(pa.record_batch({"a": [1.5], "b": ["x"]}))
+    assert str(other.schema.field("a").type) == "double"
+    meta = imp.import_batch(
+        pa.record_batch({"a": [1], "b": ["x"]}).replace_schema_metadata({"k": "v"})
+    )
+    assert meta.schema.metadata == {b"k": b"v"}
+    renamed = imp.import_batch(pa.record_batch({"z": [1], "b": ["x"]}))
+    assert renamed.schema.names == ["z", "b"]
+    assert len(imp._FIELD_CACHE) == 4
