@@ -35,7 +35,16 @@ from .array import (
     infer_type,
     make_array,
 )
-from .batch import ChunkedArray, RecordBatch, Table, chunked_array, record_batch, table
+from .batch import (
+    ChunkedArray,
+    RecordBatch,
+    RecordBatchReader,
+    Table,
+    chunked_array,
+    concat_tables,
+    record_batch,
+    table,
+)
 from .errors import *
 from .types import *
 from .types import (

@@ -92,6 +92,9 @@ def attach_dunders() -> None:
         if table is not None:
             table.__arrow_c_stream__ = _c_stream
             table.__arrow_c_schema__ = _c_schema_of_data
+        reader_cls = getattr(batch, "RecordBatchReader", None)
+        if reader_cls is not None:
+            reader_cls.__arrow_c_stream__ = _c_stream
     try:
         from ..ipc import reader
     except ImportError:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import errors as E
 from .. import types as t
-from ..batch import RecordBatch, Table
+from ..batch import RecordBatch, RecordBatchReader, Table
 from . import metadata as md
 from .body import DeferredBody
 from .compression import run_pooled
@@ -118,8 +118,9 @@ def _bytes_view(source: Any) -> memoryview:
         raise E.ArrowTypeError(f"expected memory that can be read as bytes, found {exc}") from None
 
 
-class RecordBatchStreamReader:
-    """Reads the IPC stream format one batch at a time; iterable, with ``read_all()``."""
+class RecordBatchStreamReader(RecordBatchReader):
+    """Reads the IPC stream format one batch at a time; iterable, with ``read_all()`` and
+    ``read_pandas()`` (a :class:`~quiver.batch.RecordBatchReader`)."""
 
     def __init__(
         self,
@@ -314,8 +315,10 @@ class _RandomAccess:
         )
 
 
-class RecordBatchFileReader:
-    """Reads the IPC file format: footer, dictionaries, random access to batches."""
+class RecordBatchFileReader(RecordBatchReader):
+    """Reads the IPC file format: footer, dictionaries, random access to batches
+    (:meth:`get_batch`, ``len(reader)``); also a :class:`~quiver.batch.RecordBatchReader`
+    (iteration, ``read_next_batch``, ``read_all``, ``read_pandas``)."""
 
     def __init__(
         self,
@@ -573,6 +576,14 @@ class RecordBatchFileReader:
     def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(self.num_record_batches):
             yield self.get_batch(i)
+
+    def read_next_batch(self) -> RecordBatch:
+        """The batch after the last one this method returned; StopIteration at the end."""
+        if self._next_index >= self.num_record_batches:
+            raise StopIteration
+        batch = self.get_batch(self._next_index)
+        self._next_index += 1
+        return batch
 
     def read_all(self) -> Table:
         """All batches as a Table."""
