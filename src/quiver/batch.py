@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from . import types as t
 from .array import select as _select
@@ -198,15 +201,35 @@ class _PandasConversions:
 
     __slots__ = ()
 
-    def to_pandas(self) -> Any:
-        """A pandas DataFrame, built with numpy and pandas (not through pyarrow)."""
+    def to_pandas(
+        self,
+        *,
+        types_mapper: Any = None,
+        date_as_object: bool = True,
+        timestamp_as_object: bool = False,
+        ignore_metadata: bool = False,
+        **ignored: Any,
+    ) -> pd.DataFrame:
+        """A pandas DataFrame, built with numpy and pandas (not through pyarrow), following
+        pyarrow's ``pandas`` metadata (index, nullable and string dtypes); pyarrow's
+        memory options (``split_blocks``, ``self_destruct``, ...) are accepted and
+        ignored.  See :func:`quiver.interop.numpy_pandas.batch_to_pandas`."""
         from .interop.numpy_pandas import batch_to_pandas
 
-        return batch_to_pandas(self)
+        return batch_to_pandas(
+            self,
+            types_mapper=types_mapper,
+            date_as_object=date_as_object,
+            timestamp_as_object=timestamp_as_object,
+            ignore_metadata=ignore_metadata,
+            **ignored,
+        )
 
     @classmethod
-    def from_pandas(cls, df: Any, *, preserve_index: bool = False) -> Any:
-        """From a pandas DataFrame (numpy-backed columns are viewed, not copied)."""
+    def from_pandas(cls, df: Any, *, preserve_index: bool | None = None) -> Any:
+        """From a pandas DataFrame (numpy-backed columns are viewed, not copied), with
+        pyarrow's ``pandas`` metadata; ``preserve_index`` as pyarrow's (None: a RangeIndex
+        in the metadata only, another index as columns)."""
         from .interop.numpy_pandas import batch_from_pandas
 
         batch = batch_from_pandas(df, preserve_index=preserve_index)

@@ -632,6 +632,22 @@ class _Writer:
             f"a polars DataFrame, ...), found {type(table).__name__}"
         )
 
+    def _conformed(self, batch: RecordBatch) -> RecordBatch:
+        """A batch from pandas with the writer's column types (pandas 3 strings arrive as
+        large_string, say, for a writer of string): safe casts, column by column."""
+        if batch.schema.equals(self.schema):
+            return batch
+        if batch.schema.names != self.schema.names:
+            raise E.ArrowInvalidArgument(
+                f"expected a DataFrame with the writer's columns {self.schema.names}, found "
+                f"{batch.schema.names}"
+            )
+        columns = [
+            col if col.type == f.type else col.cast(f.type)  # type: ignore[attr-defined]
+            for col, f in zip(batch.columns, self.schema.fields)
+        ]
+        return RecordBatch(self.schema, columns, batch.num_rows)
+
     def write(self, obj: Any) -> None:
         """Write any Arrow data: a record batch (quiver's, or with ``__arrow_c_array__``), a
         table or stream (quiver's, or with ``__arrow_c_stream__``: pyarrow, polars,
@@ -639,7 +655,7 @@ class _Writer:
         if type(obj) is RecordBatch or _is_arrow_data(obj, "__arrow_c_array__"):
             self.write_batch(obj)
         elif type(obj).__name__ == "DataFrame" and type(obj).__module__.startswith("pandas"):
-            self.write_batch(RecordBatch.from_pandas(obj))
+            self.write_batch(self._conformed(RecordBatch.from_pandas(obj, preserve_index=False)))
         else:
             self.write_table(obj)
 
