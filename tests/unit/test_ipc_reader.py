@@ -206,3 +206,32 @@ def test_a_bad_file_opened_by_path_is_closed(tmp_path: Path) -> None:
 def test_len_of_a_file_reader_is_its_batch_count() -> None:
     reader = ipc.open_file(_file_bytes(n=3))
     assert len(reader) == reader.num_record_batches == 3
+
+
+def test_a_stream_read_from_a_path_reads_each_body_in_one_piece(tmp_path: Path) -> None:
+    big = qv.record_batch({"x": np.arange(400_000, dtype=np.int64)})
+    path = tmp_path / "s.arrows"
+    path.write_bytes(_stream_bytes(big, n=3))
+    with ipc.open_stream(str(path)) as reader:
+        batches = list(reader)
+    for b in batches:
+        values = b.column(0).buffers[1]
+        assert not values.flags.writeable
+        # a view of one body-sized numpy read, not of a bytearray joining 1 MiB pieces
+        base = values
+        while getattr(base, "base", None) is not None:
+            base = base.base
+        assert isinstance(base, memoryview) and isinstance(base.obj, np.ndarray)
+        assert base.obj.nbytes >= values.nbytes
+    assert qv.Table.from_batches(batches).equals(qv.Table.from_batches([big] * 3))
+
+
+def test_a_truncated_stream_file_is_a_truncation_error_not_a_big_allocation(
+    tmp_path: Path,
+) -> None:
+    big = qv.record_batch({"x": np.arange(400_000, dtype=np.int64)})
+    data = _stream_bytes(big, n=1)
+    path = tmp_path / "cut.arrows"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(qv.TruncatedError, match="message body"):
+        ipc.open_stream(str(path)).read_all()

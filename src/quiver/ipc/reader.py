@@ -132,6 +132,7 @@ class RecordBatchStreamReader(RecordBatchReader):
     ) -> None:
         self._decoder = StreamDecoder(_options(options, kwargs))
         self._whole, self._file, self._owns = _as_memory(source, memory_map)
+        self._left = self._bytes_left()
         if self._whole is not None:
             self._decoder.feed(self._whole)
             self._decoder.feed_eof()
@@ -148,11 +149,43 @@ class RecordBatchStreamReader(RecordBatchReader):
             if out is not NEED_DATA:
                 return out
             need = max(self._decoder.bytes_needed, 1)
-            data = self._file.read(min(need, _READ_CHUNK)) if self._file is not None else b""
-            if not data:
+            if self._file is None:
+                data: Any = b""
+            elif need >= _BIG_READ and self._left is not None and need <= self._left:
+                # a large step (a body) of a file that holds it: one read into a numpy
+                # buffer, fed whole, so that the body's buffers are views of it (reading
+                # it in pieces made the decoder join them: a copy of every body)
+                data = self._read_exactly(need)
+            else:
+                data = self._file.read(min(need, _READ_CHUNK))
+            if self._left is not None:
+                self._left -= len(data)
+            if not len(data):
                 self._decoder.feed_eof()
             else:
                 self._decoder.feed(data)
+
+    def _read_exactly(self, n: int) -> memoryview:
+        out = np.empty(n, dtype=np.uint8)
+        view = memoryview(out)
+        done = 0
+        while done < n:
+            got = self._file.readinto(view[done:]) or 0
+            if got <= 0:
+                break
+            done += got
+        out.flags.writeable = False  # like every buffer read from IPC
+        return view[:done].toreadonly()
+
+    def _bytes_left(self) -> int | None:
+        """Bytes from the file's position to its end (None: not a regular file)."""
+        f = self._file
+        try:
+            if f is None or not f.seekable() or not hasattr(f, "readinto"):
+                return None
+            return os.fstat(f.fileno()).st_size - f.tell()
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            return None
 
     @property
     def schema(self) -> t.Schema:
