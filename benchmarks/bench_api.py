@@ -103,18 +103,25 @@ def _import_time(module: str) -> float:
     code = f"import time; t0 = time.perf_counter(); import {module}; " \
            "print(time.perf_counter() - t0)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                         check=True)
     return float(out.stdout.strip())
 
 
 def bench_import(repeat: int) -> None:
-    _import_time("quiver"), _import_time("pyarrow")  # warm the page cache and .pyc files
+    # warm the page cache, and write quiver's .pyc files as an installed package has them
+    # (this machine sets PYTHONDONTWRITEBYTECODE, which otherwise makes every run compile
+    # quiver's sources while pyarrow's wheel ships its bytecode)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for module in ("quiver", "quiver.ipc", "pyarrow"):
+        subprocess.run([sys.executable, "-c", f"import {module}"], check=True, env=env)
     qs, ps = [], []
     for _ in range(repeat):
         qs.append(_import_time("quiver"))
         ps.append(_import_time("pyarrow"))
     q, p = sorted(qs)[len(qs) // 2], sorted(ps)[len(ps) // 2]
     row("import quiver vs import pyarrow (fresh interpreter)", q, p)
+    qs = sorted(_import_time("quiver.ipc") for _ in range(repeat))
+    row("import quiver.ipc vs import pyarrow", qs[len(qs) // 2], p)
 
 
 def main() -> None:

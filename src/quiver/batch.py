@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 from . import types as t
 from .array import select as _select
 from .array.base import Array, slice_bounds
-from .array.equal import array_equals
-from .array.validate import validate_array
 from .errors import (
     ArrowError,
     ArrowIndexError,
@@ -57,6 +55,20 @@ _PREVIEW = 10
 
 # --------------------------------------------------------------------------------------
 # helpers
+
+
+def validate_array(*args: Any, **kwargs: Any) -> None:
+    """:func:`quiver.array.validate.validate_array`, loaded on first use."""
+    from .array.validate import validate_array as validate
+
+    validate(*args, **kwargs)
+
+
+def array_equals(a: Array, b: Array) -> bool:
+    """:func:`quiver.array.equal.array_equals`, loaded on first use."""
+    from .array.equal import array_equals as equals
+
+    return equals(a, b)
 
 
 def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:

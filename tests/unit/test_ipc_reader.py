@@ -235,3 +235,19 @@ def test_a_truncated_stream_file_is_a_truncation_error_not_a_big_allocation(
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(qv.TruncatedError, match="message body"):
         ipc.open_stream(str(path)).read_all()
+
+
+def test_import_quiver_loads_the_core_only_and_the_rest_on_first_use() -> None:
+    import subprocess
+
+    code = (
+        "import sys, quiver as qv\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('quiver.'))\n"
+        "assert not any(m.startswith(('quiver.ipc', 'quiver.integration', 'quiver.interop',"
+        " 'quiver.tensor', 'quiver.cli')) for m in loaded), loaded\n"
+        "assert hasattr(qv.array([1]), '__arrow_c_array__')\n"
+        "assert qv.ipc.open_stream and qv.Tensor and qv.concat_arrays and qv.interop\n"
+        "import pyarrow as pa\n"
+        "assert pa.array(qv.array([1, 2])).to_pylist() == [1, 2]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
