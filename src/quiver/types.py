@@ -914,6 +914,71 @@ class Schema:
     def __str__(self) -> str:
         return "\n".join(_field_str(f) for f in self.fields)
 
+    # -- pyarrow's editing helpers: each returns a new schema -------------------------
+
+    def _position(self, i: int, *, end: bool = False) -> int:
+        n = len(self.fields) + (1 if end else 0)
+        if isinstance(i, bool) or not isinstance(i, int) or not -n <= i < n:
+            raise ArrowIndexError(f"expected a field position below {n}, found {i!r}")
+        return i % n if n else 0
+
+    def append(self, field: Field) -> Schema:
+        """A copy with ``field`` added at the end.
+
+        >>> schema([("a", int8())]).append(field("b", string())).names
+        ['a', 'b']
+        """
+        return self.insert(len(self.fields), field)
+
+    def insert(self, i: int, field: Field) -> Schema:
+        """A copy with ``field`` inserted at position ``i``."""
+        if not isinstance(field, Field):
+            raise ArrowTypeError(f"expected a Field, found {field!r}")
+        k = self._position(i, end=True)
+        return Schema((*self.fields[:k], field, *self.fields[k:]), self.metadata)
+
+    def remove(self, i: int) -> Schema:
+        """A copy without the field at position ``i``."""
+        k = self._position(i)
+        return Schema(self.fields[:k] + self.fields[k + 1 :], self.metadata)
+
+    def set(self, i: int, field: Field) -> Schema:
+        """A copy with the field at position ``i`` replaced by ``field``."""
+        if not isinstance(field, Field):
+            raise ArrowTypeError(f"expected a Field, found {field!r}")
+        k = self._position(i)
+        return Schema((*self.fields[:k], field, *self.fields[k + 1 :]), self.metadata)
+
+    def to_string(
+        self, *, show_field_metadata: bool = True, show_schema_metadata: bool = True
+    ) -> str:
+        """The schema as text, one field per line, then the metadata (as pyarrow prints).
+
+        >>> print(schema([("a", int8())], metadata={"k": "v"}).to_string())
+        a: int8
+        -- schema metadata --
+        k: 'v'
+        """
+        lines = []
+        for f in self.fields:
+            lines.append(_field_str(f))
+            if show_field_metadata and f.metadata:
+                lines.append("  -- field metadata --")
+                lines.extend(f"  {_md_line(k, v)}" for k, v in f.metadata.items())
+        if show_schema_metadata and self.metadata:
+            lines.append("-- schema metadata --")
+            lines.extend(_md_line(k, v) for k, v in self.metadata.items())
+        return "\n".join(lines)
+
+
+def _md_line(key: bytes, value: bytes) -> str:
+    name = key.decode("utf-8", "replace")
+    text = value.decode("utf-8", "replace")
+    room = max(70 - len(name), 0)  # long values (the pandas JSON) are cut as pyarrow does
+    if len(text) > room:
+        return f"{name}: '{text[:room]}' + {len(text) - room}"
+    return f"{name}: '{text}'"
+
 
 # --------------------------------------------------------------------------------------
 # factories (pyarrow's names and arguments)

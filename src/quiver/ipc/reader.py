@@ -15,7 +15,7 @@ import io
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from ..batch import RecordBatch, RecordBatchReader, Table
 from . import metadata as md
 from .body import DeferredBody
 from .compression import run_pooled
-from .decoder import END, NEED_DATA, RawMessage
+from .decoder import END, NEED_DATA, IpcLimits, RawMessage
 from .framing import FILE_TRAILER_SIZE, MAGIC, describe_foreign
 from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder
 
@@ -647,23 +647,69 @@ class RecordBatchFileReader(RecordBatchReader):
         self.close()
 
 
-def open_stream(
-    source: Any, *, options: IpcReadOptions | None = None, **kwargs: Any
-) -> RecordBatchStreamReader:
-    """Open an IPC stream from a path, bytes-like object or (non-seekable) file object.
+def _read_keywords(**kw: Any) -> dict[str, Any]:
+    """The IpcReadOptions keywords a caller gave (None means "not given")."""
+    return {k: v for k, v in kw.items() if v is not None}
 
-    Keyword options are those of :class:`IpcReadOptions` (``columns``, ``validate``,
-    ``ensure_native_endian``, ``use_threads``, ``limits``) and ``memory_map`` for paths.
+
+def open_stream(
+    source: Any,
+    *,
+    columns: Sequence[int | str] | None = None,
+    validate: str | None = None,
+    limits: IpcLimits | None = None,
+    memory_map: bool = False,
+    ensure_native_endian: bool | None = None,
+    use_threads: bool | None = None,
+    options: IpcReadOptions | None = None,
+) -> RecordBatchStreamReader:
+    """Open an IPC stream from a path, a bytes-like object or a binary file object.
+
+    ``columns``: names or indices to read, in that order (others are skipped undecoded);
+    ``validate``: ``"structural"`` (default) or ``"full"``; ``limits``: an
+    :class:`IpcLimits` for untrusted input; ``memory_map``: map a path instead of reading
+    it; ``ensure_native_endian`` and ``use_threads`` as in :class:`IpcReadOptions`
+    (or pass ``options``, not both).
+
+    >>> import quiver as qv
+    >>> from quiver.ipc import BufferOutputStream, new_stream
+    >>> sink = BufferOutputStream()
+    >>> with new_stream(sink, qv.schema([("a", qv.int8()), ("b", qv.string())])) as w:
+    ...     w.write_batch(qv.record_batch({"a": qv.array([1], qv.int8()), "b": ["x"]}))
+    >>> open_stream(sink.getvalue(), columns=["b", "a"]).read_all().to_pydict()
+    {'b': ['x'], 'a': [1]}
     """
-    return RecordBatchStreamReader(source, options=options, **kwargs)
+    kw = _read_keywords(columns=columns, validate=validate, limits=limits,
+                        ensure_native_endian=ensure_native_endian, use_threads=use_threads)
+    return RecordBatchStreamReader(source, options=options, memory_map=memory_map, **kw)
 
 
 def open_file(
-    source: Any, *, memory_map: bool = False, options: IpcReadOptions | None = None,
-    **kwargs: Any,
+    source: Any,
+    *,
+    columns: Sequence[int | str] | None = None,
+    validate: str | None = None,
+    limits: IpcLimits | None = None,
+    memory_map: bool = False,
+    ensure_native_endian: bool | None = None,
+    use_threads: bool | None = None,
+    options: IpcReadOptions | None = None,
 ) -> RecordBatchFileReader:
-    """Open an IPC file from a path (optionally memory-mapped), bytes or a file object."""
-    return RecordBatchFileReader(source, options=options, memory_map=memory_map, **kwargs)
+    """Open an IPC file from a path (optionally memory-mapped), bytes or a seekable file
+    object; the keywords are those of :func:`open_stream`.
+
+    >>> import quiver as qv
+    >>> from quiver.ipc import BufferOutputStream, new_file
+    >>> sink = BufferOutputStream()
+    >>> with new_file(sink, qv.schema([("a", qv.int64())])) as w:
+    ...     w.write_batch(qv.record_batch({"a": [1, 2]}))
+    >>> reader = open_file(sink.getvalue(), limits=IpcLimits(max_body_size=1 << 20))
+    >>> len(reader), reader.get_batch(0).num_rows
+    (1, 2)
+    """
+    kw = _read_keywords(columns=columns, validate=validate, limits=limits,
+                        ensure_native_endian=ensure_native_endian, use_threads=use_threads)
+    return RecordBatchFileReader(source, options=options, memory_map=memory_map, **kw)
 
 
 def read_schema(source: Any) -> t.Schema:
