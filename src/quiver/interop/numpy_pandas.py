@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import types as t
 from ..array.base import Array, make_array
-from ..errors import ArrowTypeError, NotSupported
+from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 
 _PANDAS_KEY = b"pandas"
 
@@ -138,15 +138,25 @@ def _column_to_pandas(
     if isinstance(st, t.DictionaryType):
         from ..array.select import _null_mask
 
-        indices = make_array(st.index_type, len(col), col.buffers, (), col.null_count, col.offset)
-        codes = indices.to_numpy(zero_copy_only=False)
-        nulls = _null_mask(col)
-        codes = np.where(nulls, -1, np.nan_to_num(codes)).astype(np.int64)
+        # the indices are the codes: viewed in their own width (signed, as pandas wants),
+        # nulls set to -1 in one pass
+        width = st.index_type.bit_width  # type: ignore[attr-defined]
+        codes = _filled(make_array(st.index_type, len(col), col.buffers, (), col.null_count,
+                                   col.offset))
+        if not st.index_type.signed:  # type: ignore[attr-defined]
+            codes = codes.astype(f"<i{min(2 * width // 8, 8)}")
+        if col.null_count:
+            codes = np.where(_null_mask(col), codes.dtype.type(-1), codes)
         dictionary = col.dictionary
         categories = _column_to_pandas(pd, dictionary, None, {}) if dictionary is not None \
             else []
-        return pd.Categorical.from_codes(codes, categories=pd.Index(categories),
-                                         ordered=st.ordered)
+        dtype = pd.CategoricalDtype(pd.Index(categories), ordered=st.ordered)
+        if len(codes) and (int(codes.max(initial=-1)) >= len(dtype.categories)):
+            raise ArrowInvalid(
+                f"expected dictionary indices below {len(dtype.categories)}, found "
+                f"{int(codes.max())}"
+            )
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
     if isinstance(st, (t.StringType, t.StringViewType)):
         values = _strings(col)
         target = _string_dtype(pd, numpy_type)
@@ -393,10 +403,15 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
         return arr, _entry("unicode" if numpy_type == "string" else "object", numpy_type)
     numpy_dtype = getattr(dtype, "numpy_dtype", None)
     if numpy_dtype is not None and not isinstance(dtype, np.dtype):
-        # pandas' masked extension dtypes (Int64, Float64, boolean): values plus mask
-        mask = series.isna().to_numpy()
-        fill = False if numpy_dtype.kind == "b" else 0
-        values = series.to_numpy(dtype=numpy_dtype, na_value=fill)
+        # pandas' masked extension dtypes (Int64, Float64, boolean): values plus mask;
+        # BaseMaskedArray keeps both as numpy arrays (_data, _mask), viewed without a copy
+        masked = series.array
+        values = getattr(masked, "_data", None)
+        mask = getattr(masked, "_mask", None)
+        if not isinstance(values, np.ndarray) or not isinstance(mask, np.ndarray):
+            mask = series.isna().to_numpy()
+            fill = False if numpy_dtype.kind == "b" else 0
+            values = series.to_numpy(dtype=numpy_dtype, na_value=fill)
         arr = from_numpy(values, mask=mask if mask.any() else None)
         pandas_type = "bool" if numpy_dtype.kind == "b" else str(numpy_dtype)
         return arr, _entry(pandas_type, str(dtype))
