@@ -730,3 +730,17 @@ def test_a_schema_imported_twice_is_parsed_once_and_still_checked() -> None:
     renamed = imp.import_batch(pa.record_batch({"z": [1], "b": ["x"]}))
     assert renamed.schema.names == ["z", "b"]
     assert len(imp._FIELD_CACHE) == 4
+
+
+def test_batch_importer_reuses_the_schema_while_the_producer_says_it_is_the_same() -> None:
+    import pyarrow as pa
+
+    from quiver.interop.import_ import BatchImporter
+
+    imp = BatchImporter()
+    first = imp(pa.record_batch({"a": [1], "b": ["x"]}))
+    second = imp(pa.record_batch({"a": [2], "b": ["y"]}))
+    assert second.schema is first.schema and second.to_pydict() == {"a": [2], "b": ["y"]}
+    other = imp(pa.record_batch({"a": [1.5], "b": ["x"]}))  # another schema: parsed again
+    assert str(other.schema.field("a").type) == "double"
+    assert other.to_pydict() == {"a": [1.5], "b": ["x"]}

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import types as t
 from ..array.base import Array, make_array
-from ..buffers import bitmap_bytes, empty_buffer
+from ..buffers import empty_buffer
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
 from ..layout import layout_of
 from . import cdata as c
@@ -363,6 +363,25 @@ def _child_arrays(table_address: int | None, n: int, path: str) -> list[c.ArrowA
     return out
 
 
+# what _build needs of a type, computed once per type object (keyed by id, the type
+# kept in the entry so that the id cannot be reused while it is cached): hashing a
+# nested frozen dataclass on every lookup cost more than the lookup saved
+_SPECS: dict[int, tuple[Any, ...]] = {}
+
+
+def _spec(dtype: t.DataType) -> tuple[Any, ...]:
+    physical = t.storage_of(dtype)
+    layout = layout_of(dtype)
+    plus_one = 0 if layout.children in ("views", "dense") else 1
+    buffer_specs = tuple((b.kind, b.byte_width, plus_one) for b in layout.buffers)
+    legacy_ok = isinstance(physical, (t.UnionType, t.NullType))
+    spec = (dtype, physical, layout, layout.num_buffers, buffer_specs, legacy_ok)
+    if len(_SPECS) > 4096:
+        _SPECS.clear()
+    _SPECS[id(dtype)] = spec
+    return spec
+
+
 def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: int) -> Array:
     """A quiver Array viewing the C array ``a`` (which ``owner`` keeps alive)."""
     if depth > MAX_DEPTH:
@@ -377,9 +396,10 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
             f"expected non-negative length and offset, found length {length}, offset {offset}",
             field_path=path,
         )
-    physical = t.storage_of(dtype)
-    layout = layout_of(dtype)
-    expected = layout.num_buffers
+    spec = _SPECS.get(id(dtype))
+    if spec is None or spec[0] is not dtype:
+        spec = _spec(dtype)
+    _, physical, layout, expected, buffer_specs, legacy_ok = spec
     if layout.variadic:
         ok = n_buffers >= expected + 1
         wanted = f"at least {expected + 1}"
@@ -388,7 +408,7 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
         wanted = str(expected)
     # producers older than format V5 give unions and the null type a leading validity
     # buffer (always NULL in practice); it carries nothing, so it is dropped
-    legacy = isinstance(physical, (t.UnionType, t.NullType)) and n_buffers == expected + 1
+    legacy = legacy_ok and n_buffers == expected + 1
     if legacy:
         ok = True
     if not ok:
@@ -404,25 +424,33 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
     end = offset + length
 
     buffers: list[np.ndarray | None] = []
-    for i, spec in enumerate(layout.buffers):
+    for i, (kind, byte_width, plus_one) in enumerate(buffer_specs):
         address = addresses[i]
-        kind = spec.kind
-        if kind in ("validity", "bits"):
-            size = bitmap_bytes(end)
+        if kind == "validity":
+            if not address:  # the common case of no nulls, decided first
+                if null_count > 0:
+                    raise ArrowInvalid(
+                        f"expected a validity buffer for null_count {null_count}, found NULL",
+                        field_path=path,
+                    )
+                buffers.append(None)
+                continue
+            size = (end + 7) >> 3
+        elif kind == "bits":
+            size = (end + 7) >> 3
         elif kind == "offsets":
             # list and binary offsets have length + 1 entries; list-view and dense-union
             # offsets have one per slot
-            plus_one = 0 if layout.children in ("views", "dense") else 1
-            size = (end + plus_one) * spec.byte_width
+            size = (end + plus_one) * byte_width
         elif kind == "data":
             offsets = buffers[i - 1]
             size = 0 if offsets is None or not offsets.size else _offsets_end(
-                offsets, layout.buffers[i - 1].byte_width, end, path
+                offsets, buffer_specs[i - 1][1], end, path
             )
         elif kind == "type_ids":
             size = end
         else:  # values, sizes, views
-            size = end * spec.byte_width
+            size = end * byte_width
         if not address:
             if kind == "validity":
                 if null_count > 0:
@@ -572,6 +600,43 @@ def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> A
             "quiver.batch.RecordBatch is not available; import arrays with import_array"
         ) from None
     return RecordBatch(schema, columns, num_rows)
+
+
+class BatchImporter:
+    """Imports batch after batch from one producer (a writer's pyarrow batches): the
+    schema is parsed once and reused while the producer's own ``schema`` object compares
+    equal (its ``==``: a C++ comparison for pyarrow, far cheaper than reading the C
+    schema back), otherwise parsed again.  Each batch is zero-copy, as
+    :func:`import_batch`.
+    """
+
+    __slots__ = ("_field", "_schema_obj")
+
+    def __init__(self) -> None:
+        self._schema_obj: Any = None
+        self._field: t.Field | None = None
+
+    def __call__(self, obj: Any) -> Any:
+        """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
+        schema_obj = getattr(obj, "schema", None)
+        capsules = _array_capsules(obj, None)
+        field = self._field
+        if field is None or schema_obj is None or not _same(schema_obj, self._schema_obj):
+            field = _field_from_capsule(capsules[0])
+            self._field, self._schema_obj = field, schema_obj
+        owner = _move_array(capsules[1])
+        return _batch_from_struct(field, _build(owner.struct, field.type, owner, "", 0))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return False
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # a producer whose schemas do not compare: parse every time
+        return False
 
 
 def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Any:

@@ -401,6 +401,7 @@ class _Writer:
         self._footer_metadata = t.KeyValueMetadata(metadata) if metadata else None
         self._plan = compile_write_plan(schema)
         self._last_template: md.RecordBatchTemplate | None = None
+        self._importer: Any = None  # interop.import_.BatchImporter, for producers' batches
         if file_format:
             self._sink.write(FILE_HEADER)
         schema_msg = md.SchemaMessage(schema, self._dicts.ids, "little", ())
@@ -478,9 +479,12 @@ class _Writer:
         if self._closed:
             raise E.ArrowInvalidArgument("expected an open writer, found it closed")
         if type(batch) is not RecordBatch and _is_arrow_data(batch, "__arrow_c_array__"):
-            from ..interop import import_batch
+            importer = self._importer
+            if importer is None:
+                from ..interop.import_ import BatchImporter
 
-            batch = import_batch(batch)  # views of the producer's buffers, no copy
+                importer = self._importer = BatchImporter()
+            batch = importer(batch)  # views of the producer's buffers, no copy
         if type(batch) is RecordBatch:
             # a quiver RecordBatch's columns have its schema's types, so the writer's
             # compiled plan applies once the schemas agree
