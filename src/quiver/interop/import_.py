@@ -610,22 +610,37 @@ class BatchImporter:
     :func:`import_batch`.
     """
 
-    __slots__ = ("_field", "_schema_obj")
+    __slots__ = ("_field", "_schema", "_schema_obj", "_target")
 
-    def __init__(self) -> None:
+    def __init__(self, target: t.Schema | None = None) -> None:
+        self._target = target  # a writer's schema: batches equal to it get this object
         self._schema_obj: Any = None
         self._field: t.Field | None = None
+        self._schema: t.Schema | None = None
 
     def __call__(self, obj: Any) -> Any:
         """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
         schema_obj = getattr(obj, "schema", None)
         capsules = _array_capsules(obj, None)
-        field = self._field
+        field, schema = self._field, self._schema
         if field is None or schema_obj is None or not _same(schema_obj, self._schema_obj):
             field = _field_from_capsule(capsules[0])
-            self._field, self._schema_obj = field, schema_obj
+            schema = _schema_of(field)
+            if self._target is not None and schema.equals(self._target):
+                schema = self._target
+            self._field, self._schema, self._schema_obj = field, schema, schema_obj
         owner = _move_array(capsules[1])
-        return _batch_from_struct(field, _build(owner.struct, field.type, owner, "", 0))
+        array = _build(owner.struct, field.type, owner, "", 0)
+        if array.null_count:
+            raise ArrowInvalid(
+                f"expected a record batch struct without nulls, found {array.null_count} nulls"
+            )
+        n = len(array)
+        columns = [
+            col if array.offset == 0 and len(col) == n else col.slice(array.offset, n)
+            for col in array.children
+        ]
+        return new_record_batch(schema, columns, n)  # type: ignore[arg-type]
 
 
 def _same(a: Any, b: Any) -> bool:

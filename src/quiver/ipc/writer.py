@@ -483,7 +483,7 @@ class _Writer:
             if importer is None:
                 from ..interop.import_ import BatchImporter
 
-                importer = self._importer = BatchImporter()
+                importer = self._importer = BatchImporter(self.schema)
             batch = importer(batch)  # views of the producer's buffers, no copy
         if type(batch) is RecordBatch:
             # a quiver RecordBatch's columns have its schema's types, so the writer's
