@@ -99,6 +99,34 @@ def bench_stream_from_path(rows: int, repeat: int) -> None:
             *paired_median(ours, theirs, repeat))
 
 
+def bench_small_batches(n: int, repeat: int) -> None:
+    """The issue's figure: ``n`` batches of 100 rows (bench_ipc's 8-column table)."""
+    from bench_ipc import make_table as ipc_table
+    from bench_ipc import quiver_batches, stream_readers
+
+    schema, batches, small = quiver_batches(ipc_table(100))
+    q_batch, p_batch = batches[0], small.to_batches()[0]
+
+    def q_write() -> object:
+        sink = ipc.BufferOutputStream()
+        with ipc.new_stream(sink, schema) as w:
+            for _ in range(n):
+                w.write_batch(q_batch)
+        return sink.getvalue()
+
+    def p_write() -> None:
+        sink = pa.BufferOutputStream()
+        with pipc.new_stream(sink, small.schema) as w:
+            for _ in range(n):
+                w.write_batch(p_batch)
+        sink.getvalue()
+
+    row(f"write {n} batches of 100 rows (8 columns)", *paired_median(q_write, p_write, repeat))
+    data = bytes(q_write())  # type: ignore[arg-type]
+    row(f"read {n} batches of 100 rows (8 columns)",
+        *paired_median(*stream_readers(data), repeat))
+
+
 def _import_time(module: str) -> float:
     code = f"import time; t0 = time.perf_counter(); import {module}; " \
            "print(time.perf_counter() - t0)"
@@ -137,6 +165,7 @@ def main() -> None:
     bench_write_pyarrow_batches(rows, 10_000, repeat)
     bench_write_pyarrow_batches(rows // 10, 100, repeat)
     bench_stream_from_path(rows, repeat)
+    bench_small_batches(1_000 if args.quick else 10_000, repeat)
     bench_import(max(repeat, 5))
     print(f"({time.perf_counter() - t0:.1f} s)")
 
