@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -238,14 +238,14 @@ class _PandasConversions:
         )
 
     @classmethod
-    def from_pandas(cls, df: Any, *, preserve_index: bool | None = None) -> Any:
+    def from_pandas(cls, df: pd.DataFrame, *, preserve_index: bool | None = None) -> Self:
         """From a pandas DataFrame (numpy-backed columns are viewed, not copied), with
         pyarrow's ``pandas`` metadata; ``preserve_index`` as pyarrow's (None: a RangeIndex
         in the metadata only, another index as columns)."""
         from .interop.numpy_pandas import batch_from_pandas
 
         batch = batch_from_pandas(df, preserve_index=preserve_index)
-        return batch if cls is RecordBatch else Table.from_batches([batch])
+        return batch if cls is RecordBatch else Table.from_batches([batch])  # type: ignore[return-value]
 
 
 class RecordBatch(_PandasConversions):

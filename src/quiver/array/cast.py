@@ -30,7 +30,7 @@ from .. import types as t
 from ..buffers import pack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import storage_numpy_dtype
-from .base import Array, make_array
+from .base import Array, make_array, typed_view
 
 __all__ = ["cast"]
 
@@ -211,95 +211,107 @@ def _temporal(arr: Array, src: t.DataType, target: t.DataType, safe: bool) -> Ar
 
 
 # -- decimals ---------------------------------------------------------------------------
+# Unscaled values are held as a numpy object array of Python ints (decimal128/256 do not
+# fit a machine integer); the arithmetic and the checks are whole-array numpy operations.
 
 
-def _decimal_ints(arr: Array) -> list[int]:
-    from .primitive import _decimal_ints as ints
-
+def _decimal_ints(arr: Array) -> np.ndarray:
+    """The unscaled values (object array of int; 0 in null slots)."""
     st = t.storage_of(arr.type)
-    if len(arr) == 0:
-        return []
-    return ints(arr.buffers[1], st.bit_width, arr.offset, len(arr))  # type: ignore[attr-defined,arg-type]
-
-
-def _decimal_buffer(values: list[int], width: int) -> np.ndarray:
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=object)
+    width = st.bit_width  # type: ignore[attr-defined]
     if width in (32, 64):
-        return np.array(values, dtype=f"<i{width // 8}")
-    words = width // 64
-    mask = (1 << 64) - 1
-    out = np.empty((len(values), words), dtype="<u8")
-    for w in range(words):
-        out[:, w] = [(v >> (64 * w)) & mask for v in values]
+        out = typed_view(arr.buffers[1], f"<i{width // 8}", arr.offset, n, "values")  # type: ignore[arg-type]
+        out = out.astype(object)
+    else:
+        words = width // 64
+        raw = arr.buffers[1][arr.offset * width // 8 : (arr.offset + n) * width // 8]  # type: ignore[index]
+        limbs = raw.view("<u8").reshape(n, words)
+        out = limbs[:, words - 1].view(np.int64).astype(object)
+        for w in range(words - 2, -1, -1):  # a few limbs, not rows
+            out = out * (1 << 64) + limbs[:, w].astype(object)
+    valid = arr.is_valid_mask()
+    if valid is not None:
+        out[~valid] = 0
     return out
 
 
-def _check_precision(ints: list[int], target: t.DecimalType, valid: np.ndarray | None) -> None:
-    limit = 10 ** target.precision
-    for row, v in enumerate(ints):
-        if (valid is None or valid[row]) and not -limit < v < limit:
+def _decimal_buffer(values: np.ndarray, width: int) -> np.ndarray:
+    if width in (32, 64):
+        return values.astype(f"<i{width // 8}")
+    words = width // 64
+    out = np.empty((len(values), words), dtype="<u8")
+    rest = values
+    for w in range(words):  # a few limbs, not rows
+        out[:, w] = (rest % (1 << 64)).astype(np.uint64)
+        rest = rest // (1 << 64)
+    return out
+
+
+def _first(bad: np.ndarray) -> int | None:
+    hits = np.flatnonzero(bad.astype(bool))
+    return int(hits[0]) if len(hits) else None
+
+
+def _divide(ints: np.ndarray, den: int, target: t.DataType, safe: bool, what: str) -> np.ndarray:
+    """``ints / den`` toward zero; with ``safe``, a remainder is an error naming the row."""
+    q = np.abs(ints) // den
+    if safe:
+        row = _first(np.abs(ints) % den != 0)
+        if row is not None:
             raise ArrowInvalid(
-                f"expected values that fit {target}, found an unscaled {v} at row {row}"
+                f"expected values that convert to {target} without losing digits, found "
+                f"an unscaled {ints[row]} {what}at row {row} (safe=False truncates)"
             )
+    return np.where(ints < 0, -q, q)
 
 
 def _to_decimal(arr: Array, src: t.DataType, target: t.DecimalType, safe: bool) -> Array:
-    valid = arr.is_valid_mask()
     if isinstance(src, t.DecimalType):
         ints = _decimal_ints(arr)
         shift = target.scale - src.scale
     elif isinstance(src, t.IntegerType):
-        ints = [int(v) for v in _raw(arr).tolist()]
+        ints = _raw(arr).astype(object)
+        valid = arr.is_valid_mask()
+        if valid is not None:
+            ints[~valid] = 0
         shift = target.scale
     else:
         raise NotSupported(f"casting {src} to {target} is not supported")
-    if valid is not None:
-        ints = [v if ok else 0 for v, ok in zip(ints, valid.tolist())]
     if shift >= 0:
-        ints = [v * 10**shift for v in ints]
+        ints = ints * 10**shift
     else:
-        den = 10 ** (-shift)
-        out = []
-        for row, v in enumerate(ints):
-            q, r = divmod(abs(v), den)
-            if r and safe:
-                raise ArrowInvalid(
-                    f"expected values that convert to {target} without losing digits, found "
-                    f"an unscaled {v} at row {row} (safe=False truncates)"
-                )
-            out.append(q if v >= 0 else -q)
-        ints = out
-    _check_precision(ints, target, valid)
+        ints = _divide(ints, 10 ** (-shift), target, safe, "")
+    limit = 10 ** target.precision
+    row = _first(np.abs(ints) >= limit)
+    if row is not None:
+        raise ArrowInvalid(
+            f"expected values that fit {target}, found an unscaled {ints[row]} at row {row}"
+        )
     return _result(target, arr, _decimal_buffer(ints, target.bit_width))
 
 
 def _from_decimal(arr: Array, src: t.DecimalType, target: t.DataType, safe: bool) -> Array:
     ints = _decimal_ints(arr)
-    valid = arr.is_valid_mask()
     if isinstance(target, t.FloatingPointType):
-        from decimal import Decimal
-
-        vals = np.array([float(Decimal(v).scaleb(-src.scale)) for v in ints], dtype=np.float64)
-        return _to_numeric(arr, vals, target, False)
+        vals = (ints / 10**src.scale if src.scale >= 0 else ints * 10 ** (-src.scale))
+        return _to_numeric(arr, np.asarray(vals, dtype=np.float64), target, False)
     if isinstance(target, t.IntegerType):
-        den = 10 ** max(src.scale, 0)
-        mul = 10 ** max(-src.scale, 0)
-        out = []
-        for row, v in enumerate(ints):
-            q, r = divmod(abs(v), den)
-            if r and safe and (valid is None or valid[row]):
-                raise ArrowInvalid(
-                    f"expected whole numbers to cast to {target}, found an unscaled {v} "
-                    f"(scale {src.scale}) at row {row}"
-                )
-            out.append((q if v >= 0 else -q) * mul)
+        if src.scale >= 0:
+            whole = _divide(ints, 10**src.scale, target, safe, f"(scale {src.scale}) ")
+        else:
+            whole = ints * 10 ** (-src.scale)
         lo, hi = _int_range(target)
-        for row, v in enumerate(out):
-            if safe and (valid is None or valid[row]) and not lo <= v <= hi:
-                raise ArrowInvalid(f"expected values that fit {target}, found {v} at row {row}")
-        npdt = storage_numpy_dtype(target)
-        wrapped = [v & ((1 << 64) - 1) for v in out] if not safe else out
-        arr_out = np.array(wrapped, dtype=np.uint64 if not safe else np.int64)
-        return _result(target, arr, arr_out.astype(npdt))
+        if safe:
+            row = _first((whole < lo) | (whole > hi))
+            if row is not None:
+                raise ArrowInvalid(
+                    f"expected values that fit {target}, found {whole[row]} at row {row}"
+                )
+        wrapped = (whole % (1 << 64)).astype(np.uint64)  # unsafe casts wrap, as numpy's
+        return _result(target, arr, wrapped.astype(storage_numpy_dtype(target)))
     raise NotSupported(f"casting {src} to {target} is not supported")
 
 
