@@ -251,3 +251,22 @@ def test_import_quiver_loads_the_core_only_and_the_rest_on_first_use() -> None:
         "assert pa.array(qv.array([1, 2])).to_pylist() == [1, 2]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+@pytest.mark.parametrize("kind", SOURCES)
+def test_max_body_size_holds_after_the_steady_path_takes_over(
+    fmt: str, kind: str, tmp_path: Path
+) -> None:
+    small = qv.record_batch({"x": np.arange(10, dtype=np.int64)})
+    big = qv.record_batch({"x": np.arange(10_000, dtype=np.int64)})
+    sink = ipc.BufferOutputStream()
+    with (ipc.new_stream if fmt == "stream" else ipc.new_file)(sink, small.schema) as w:
+        for b in (small, small, small, small, big):
+            w.write_batch(b)
+    src, kw = _source(kind, bytes(sink.getvalue()), tmp_path)
+    opener = ipc.open_stream if fmt == "stream" else ipc.open_file
+    reader = opener(src, limits=ipc.IpcLimits(max_body_size=1000), **kw)
+    with pytest.raises(qv.LimitExceeded, match="max_body_size"):
+        for _ in reader:
+            pass
