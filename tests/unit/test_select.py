@@ -17,7 +17,7 @@ import quiver as qv
 import quiver.compute as qc
 from quiver.interop import import_array
 from tests.ipc_cases import all_type_arrays, sliced
-from tests.roundtrip.test_array_props import SETTINGS, _normal, typed_values
+from tests.roundtrip.test_array_props import SETTINGS, _normal, typed_values, unions
 
 CASES = {**all_type_arrays(), **{f"sliced {k}": sliced(v) for k, v in all_type_arrays().items()}}
 
@@ -185,3 +185,23 @@ def test_take_and_filter_agree_with_list_indexing_for_nested_types(case: Any, da
     kept = arr.filter(mask)
     kept.validate(full=True)
     assert _normal(kept.to_pylist()) == _normal([v for v, m in zip(expected, mask) if m])
+
+
+@SETTINGS
+@given(unions(), st.data())
+def test_take_filter_and_is_null_on_unions_agree_with_list_indexing(case: Any, data: Any) -> None:
+    ut, values = case
+    arr = qv.array(values, ut)
+    expected = arr.to_pylist()
+    n = len(expected)
+    ints = st.integers(0, max(n - 1, 0))
+    nullable = ut.mode == "sparse"  # a dense union has no slot for a null index
+    idx = data.draw(st.lists(st.one_of(st.none(), ints) if nullable else ints,
+                             max_size=10)) if n else []
+    got = arr.take(idx)
+    got.validate(full=True)
+    assert _normal(got.to_pylist()) == _normal([None if i is None else expected[i] for i in idx])
+    mask = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    assert _normal(arr.filter(mask).to_pylist()) == _normal(
+        [v for v, m in zip(expected, mask) if m])
+    assert arr.is_null().to_pylist() == [v is None for v in expected]

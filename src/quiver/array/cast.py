@@ -429,7 +429,10 @@ def _binary_like(arr: Array, src: t.DataType, target: t.DataType) -> Array:
 
 def _parse_numbers(arr: Array, target: t.DataType, safe: bool) -> Array:
     valid = arr.is_valid_mask()
-    texts = np.array(["0" if v is None else v for v in arr.to_pylist()], dtype=object)
+    texts = np.empty(len(arr), dtype=object)
+    texts[:] = arr.to_pylist()
+    if valid is not None:
+        texts[~valid] = "0"
     kind = float if isinstance(target, t.FloatingPointType) else int
     try:
         values = np.array(texts.astype(str), dtype=np.float64 if kind is float else np.int64)

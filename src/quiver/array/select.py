@@ -424,10 +424,11 @@ def sort_keys(arr: Array, order: str = "ascending") -> list[np.ndarray]:
             nan = np.isnan(raw) if raw.dtype.kind == "f" else np.zeros(len(arr), dtype=bool)
             rank = np.where(nan | nulls, 0, raw) if (nan | nulls).any() else raw
         else:
-            values = arr.to_pylist()
-            nan = np.array([isinstance(v, float) and v != v for v in values], dtype=bool) \
-                if isinstance(st, (t.DecimalType,)) else np.zeros(len(arr), dtype=bool)
-            rank = _rank(np.array(values, dtype=object), nulls | nan)
+            # other types rank by their Python values (np.unique sorts them)
+            objects = np.empty(len(arr), dtype=object)
+            objects[:] = arr.to_pylist()
+            nan = np.zeros(len(arr), dtype=bool)
+            rank = _rank(objects, nulls)
     if order == "descending":
         # ~x reverses signed and unsigned integers without overflow; -x reverses floats
         rank = ~rank if rank.dtype.kind in "iu" else -rank
