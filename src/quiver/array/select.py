@@ -170,7 +170,6 @@ def _take(arr: Array, idx: np.ndarray, valid: np.ndarray | None) -> Array:
     out_valid = valid
     buffers: list[np.ndarray | None] = []
     positions: np.ndarray | None = None  # child (or data) positions of offset ranges
-    child_valid: np.ndarray | None = None
     src = arr.buffers
     for i, spec in enumerate(lay.buffers):
         buf = src[i] if i < len(src) else None
@@ -217,11 +216,9 @@ def _take(arr: Array, idx: np.ndarray, valid: np.ndarray | None) -> Array:
     children: list[Array] = []
     rule = lay.children
     if rule == "same":
-        if isinstance(st, t.UnionType):
-            child_valid = valid
-        else:
-            child_valid = valid
-        children = [_take(c, at, child_valid) for c in arr.children]
+        # struct and sparse union children hold the same rows; a null index makes a null
+        # in every child too (for a sparse union, that is how its slot becomes null)
+        children = [_take(c, at, valid) for c in arr.children]
     elif rule == "offsets":
         children = [_take(arr.children[0], positions, None)]  # type: ignore[arg-type]
     elif rule == "fixed":
