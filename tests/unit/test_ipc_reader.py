@@ -270,3 +270,26 @@ def test_max_body_size_holds_after_the_steady_path_takes_over(
     with pytest.raises(qv.LimitExceeded, match="max_body_size"):
         for _ in reader:
             pass
+
+
+def test_help_shows_real_keywords_and_return_types() -> None:
+    import inspect
+    import pydoc
+
+    for fn in (ipc.open_file, ipc.open_stream):
+        params = inspect.signature(fn).parameters
+        for name in ("columns", "validate", "limits", "memory_map"):
+            assert name in params and params[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for fn in (ipc.new_file, ipc.new_stream):
+        assert "compression" in inspect.signature(fn).parameters
+    returns = {
+        ipc.RecordBatchFileReader.get_batch: "RecordBatch",
+        ipc.RecordBatchFileReader.read_all: "Table",
+        ipc.RecordBatchStreamReader.read_next_batch: "RecordBatch",
+        qv.Table.to_pandas: "pd.DataFrame",
+        qv.Table.from_pandas: "Self",
+    }
+    for fn, annotation in returns.items():
+        assert inspect.signature(fn).return_annotation == annotation, fn
+    assert "An Arrow array from Python values" in pydoc.render_doc(qv.array)
