@@ -666,22 +666,20 @@ def _windows(spans: list[tuple[int, int]], owner: _Owner) -> dict[int, tuple[int
     """For each buffer start, (window start, window view): buffers lying near each other
     (gaps below _WINDOW_GAP, a window at most _WINDOW_MAX) share one view."""
     out: dict[int, tuple[int, np.ndarray]] = {}
-    group: list[tuple[int, int]] = []
-
-    def close() -> None:
-        lo, hi = group[0][0], max(e for _, e in group)
-        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-        for start, _ in group:
-            out[start] = (lo, window)
-
+    starts: list[int] = []
+    lo = hi = 0
     for start, end in sorted(spans):
-        if group and (start - max(e for _, e in group) > _WINDOW_GAP
-                      or end - group[0][0] > _WINDOW_MAX):
-            close()
-            group = []
-        group.append((start, end))
-    if group:
-        close()
+        if starts and (start - hi > _WINDOW_GAP or end - lo > _WINDOW_MAX):
+            window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
+            out.update((s, (lo, window)) for s in starts)
+            starts = []
+        if not starts:
+            lo, hi = start, end
+        starts.append(start)
+        hi = max(hi, end)
+    if starts:
+        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
+        out.update((s, (lo, window)) for s in starts)
     return out
 
 
@@ -760,7 +758,10 @@ def _import_leaves(owner: _Owner, plan: list[tuple[Any, ...]], schema: t.Schema)
         if offset or n != length:
             col = col.slice(offset, length)
         columns.append(col)
-    return new_record_batch(schema, columns, length)
+    from ..batch import RecordBatch
+
+    # the columns were built with the schema's own types and checked to the batch length
+    return RecordBatch._trusted(schema, columns, length)
 
 
 def _same(a: Any, b: Any) -> bool:
