@@ -16,6 +16,8 @@ SCRIPTS = [
     ("bench_ipc.py", ["--quick"]),
     ("bench_compression.py", ["--quick"]),
     ("bench_interop.py", ["--quick"]),
+    ("bench_api.py", ["--quick"]),
+    ("bench_pandas.py", ["--quick"]),
 ]
 
 
