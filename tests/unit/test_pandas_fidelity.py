@@ -218,3 +218,20 @@ def test_random_frames_round_trip_as_pyarrows(df: Any, preserve_index: bool | No
         w.write_table(ours)
     pd.testing.assert_frame_equal(pa.ipc.open_file(bytes(sink.getvalue())).read_pandas(),
                                   theirs.to_pandas())
+
+
+@pytest.mark.parametrize("df", [
+    pd.DataFrame({0: [1], 1: [2]}),
+    pd.DataFrame({"a": [1]}).rename_axis("cols", axis=1),
+    pd.DataFrame({("a", "b"): [1], ("a", "c"): [2]}).rename_axis(["x", "y"], axis=1),
+    pd.DataFrame({1.5: [1]}),
+], ids=["int labels", "named columns", "multi-level columns", "float labels"])
+def test_column_labels_come_back_as_pyarrows(df: Any) -> None:
+    theirs = pa.Table.from_pandas(df).to_pandas()
+    ours = qv.Table.from_pandas(df)
+    pd.testing.assert_frame_equal(ours.to_pandas(), theirs)
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, ours.schema) as w:
+        w.write_table(ours)
+    pd.testing.assert_frame_equal(pa.ipc.open_file(bytes(sink.getvalue())).read_pandas(), theirs)
+    pd.testing.assert_frame_equal(qv.table(pa.Table.from_pandas(df)).to_pandas(), theirs)

@@ -32,6 +32,7 @@ To pandas (:func:`batch_to_pandas`, :func:`array_to_pandas`):
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 from collections.abc import Callable
@@ -324,9 +325,30 @@ def batch_to_pandas(
                if fld in frame.columns and c.get("name") is not None and c.get("name") != fld}
     if renames and not any(isinstance(v, (list, dict)) for v in renames.values()):
         frame = frame.rename(columns=renames)
-    col_indexes = meta.get("column_indexes") or []
-    if len(col_indexes) == 1 and isinstance(col_indexes[0], dict):
-        frame.columns.name = col_indexes[0].get("name")
+    return _with_column_index(pd, frame, meta.get("column_indexes") or [])
+
+
+def _with_column_index(pd: Any, frame: Any, levels: list[Any]) -> Any:
+    """The frame's column labels as they were: a MultiIndex from the tuples pyarrow's
+    convention writes as text, integer labels back to integers, the level names."""
+    if not levels or not all(isinstance(level, dict) for level in levels):
+        return frame
+    labels = list(frame.columns)
+    names = [level.get("name") for level in levels]
+    try:
+        if len(levels) > 1:
+            tuples = [ast.literal_eval(label) for label in labels]
+            frame.columns = pd.MultiIndex.from_tuples(tuples, names=names)
+            return frame
+        kind = str(levels[0].get("pandas_type", ""))
+        if kind.startswith(("int", "uint")):
+            frame.columns = pd.Index([int(label) for label in labels],
+                                     dtype=levels[0].get("numpy_type") or "int64")
+        elif kind.startswith("float"):
+            frame.columns = pd.Index([float(label) for label in labels])
+    except (ValueError, SyntaxError, TypeError):
+        return frame  # labels that do not parse stay text, as they were stored
+    frame.columns.name = names[0]
     return frame
 
 
@@ -486,13 +508,20 @@ def batch_from_pandas(df: Any, *, preserve_index: bool | None = None) -> Any:
             columns.append(arr)
             entries.append({"name": _label(values.name), "field_name": field_name, **entry})
             index_columns.append(field_name)
-    column_index = {
-        "name": _label(df.columns.name), "field_name": _label(df.columns.name),
-        "pandas_type": "unicode", "numpy_type": "object", "metadata": {"encoding": "UTF-8"},
-    }
+    column_indexes = []
+    for level in range(df.columns.nlevels):
+        values = df.columns.get_level_values(level)
+        kind = values.dtype.kind
+        textual = kind in "OUS" or isinstance(values.dtype, pd.StringDtype)
+        column_indexes.append({
+            "name": _label(values.name), "field_name": _label(values.name),
+            "pandas_type": "unicode" if textual else str(values.dtype),
+            "numpy_type": "object" if textual else str(values.dtype),
+            "metadata": {"encoding": "UTF-8"} if textual else None,
+        })
     meta = {
         "index_columns": index_columns,
-        "column_indexes": [column_index],
+        "column_indexes": column_indexes,
         "columns": entries,
         "attributes": {},
         "creator": {"library": "quiver", "version": _version()},
