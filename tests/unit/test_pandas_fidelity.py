@@ -235,3 +235,21 @@ def test_column_labels_come_back_as_pyarrows(df: Any) -> None:
         w.write_table(ours)
     pd.testing.assert_frame_equal(pa.ipc.open_file(bytes(sink.getvalue())).read_pandas(), theirs)
     pd.testing.assert_frame_equal(qv.table(pa.Table.from_pandas(df)).to_pandas(), theirs)
+
+
+@pytest.mark.parametrize("options", [{}, {"timestamp_as_object": True}, {"date_as_object": False}])
+def test_columns_without_pandas_metadata_convert_as_pyarrows(options: dict) -> None:
+    table = pa.table({
+        "t": pa.array([dt.datetime(2020, 1, 1, 5), None], pa.timestamp("us", "Asia/Tokyo")),
+        "b": pa.array([True, None]),
+        "dec": pa.array([1, None], pa.decimal128(5, 0)),
+        "tm": pa.array([dt.time(1), None]),
+        "du": pa.array([1, None], pa.duration("ms")),
+        "bin": pa.array([b"x", None]),
+        "lb": pa.array([b"x", None], pa.large_binary()),
+        "d": pa.array([dt.date(2020, 1, 2), None]),
+        "i": pa.array([1, None], pa.int16()),
+        "s": pa.array(["x", None], pa.string_view()),
+        "dict": pa.array(["a", None, "a"][:2]).dictionary_encode(),
+    })
+    pd.testing.assert_frame_equal(qv.table(table).to_pandas(**options), table.to_pandas(**options))
