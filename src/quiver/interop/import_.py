@@ -791,8 +791,36 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
             field = reader.field
             array = _concat(list(reader), field.type)
         return _batch_from_struct(field, array)
-    field, array = _import_array_field(_array_capsules(obj, requested_schema), validate)
+    capsules = _array_capsules(obj, requested_schema)
+    if validate == "none":
+        # batches of plain leaf columns take the flat fast path (as BatchImporter)
+        field = _field_from_capsule(capsules[0])
+        schema, plan = _leaf_plan_of(field)
+        owner = _move_array(capsules[1])
+        if plan is not None:
+            fast = _import_leaves(owner, plan, schema)
+            if fast is not None:
+                return fast
+        return _batch_from_struct(field, _build(owner.struct, field.type, owner, "", 0))
+    field, array = _import_array_field(capsules, validate)
     return _batch_from_struct(field, array)
+
+
+# the schema and leaf plan of each imported record batch field (the field objects come
+# from the digest cache, so a producer's batches share one entry; keyed by id with the
+# field kept in the entry so that the id is not reused while cached)
+_LEAF_PLANS: dict[int, tuple[t.Field, t.Schema, Any]] = {}
+
+
+def _leaf_plan_of(field: t.Field) -> tuple[t.Schema, list[tuple[Any, ...]] | None]:
+    entry = _LEAF_PLANS.get(id(field))
+    if entry is None or entry[0] is not field:
+        schema = _schema_of(field) if isinstance(field.type, t.StructType) else None
+        plan = _leaf_plan(schema) if schema is not None else None
+        if len(_LEAF_PLANS) > 256:
+            _LEAF_PLANS.clear()
+        entry = _LEAF_PLANS[id(field)] = (field, schema, plan)  # type: ignore[assignment]
+    return entry[1], entry[2]
 
 
 # --------------------------------------------------------------------------------------
