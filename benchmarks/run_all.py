@@ -16,6 +16,10 @@ SCRIPTS = [
     ("bench_ipc.py", ["--quick"]),
     ("bench_compression.py", ["--quick"]),
     ("bench_interop.py", ["--quick"]),
+    ("bench_api.py", ["--quick"]),
+    ("bench_pandas.py", ["--quick"]),
+    ("bench_cli.py", ["--repeat", "5"]),
+    ("bench_statistics.py", ["--rows", "500000", "--repeat", "3"]),
     ("bench_spark.py", ["--rows", "500000", "--repeat", "1"]),
 ]
 
