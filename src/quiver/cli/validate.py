@@ -28,7 +28,7 @@ import json
 import struct
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .. import errors as E
@@ -40,7 +40,7 @@ from ..ipc.framing import FILE_HEADER
 from ..ipc.index import MessageInfo
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
 from ._common import Input, open_input, progress
-from ._read import kind_of, open_file_decoder
+from ._read import continuation_markers, kind_of, open_file_decoder, resync
 
 _I32 = struct.Struct("<i")
 
@@ -133,12 +133,17 @@ class Checker:
         self.record_batches = 0
         self.rows = 0
         self.position = 0
+        self.index = 0
+        self.lost_at: int | None = None
         options = IpcReadOptions(validate="structural")
         self.options = options
         self.loader: BatchLoader | None = None
 
     def add(self, finding: Finding) -> None:
         """Keep one finding; stop the walk when the limit is reached."""
+        if finding.offset is not None and finding.offset > len(self.data):
+            # a flatbuffer reference pointing far away: say where the message is instead
+            finding = replace(finding, offset=None)
         if len(self.findings) >= self.limit:
             self.limited = True
             raise _Limit
@@ -201,10 +206,12 @@ class Checker:
 
     def _frames(self, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
         """``(offset, metadata start, metadata length, index)`` of each message; findings
-        for the framing; stops at end of stream, at the end, or where framing is lost."""
+        for the framing; stops at end of stream, at the end, or where framing is lost
+        (then ``self.lost_at`` says where, for resynchronising)."""
         data = self.data
-        pos, index = start, 0
+        pos, index = start, self.index
         while True:
+            self.index = index
             if pos >= end:
                 self.add(Finding("eos", "expected the end-of-stream marker 0xFFFFFFFF "
                                  "00000000, found the end of the "
@@ -245,6 +252,8 @@ class Checker:
                 what = (f"expected a non-negative metadata length, found {length}" if length < 0
                         else f"expected {length} bytes of metadata, found {end - meta}")
                 self.add(finding_of(cls(what), offset=meta - 4, message_index=index))
+                if length < 0 or first != -1:  # a damaged prefix rather than a cut
+                    self.lost_at = pos
                 return
             if (meta + length) % 8:
                 self.add(Finding("alignment", f"expected the metadata length to end on an 8-byte "
@@ -255,34 +264,55 @@ class Checker:
             index += 1
 
     def _stream(self, start: int, end: int, *, file_format: bool) -> None:
+        markers = None
+        with progress(self.ns, len(self.data), "validate") as bar:
+            pos: int | None = start
+            while pos is not None:
+                self.lost_at = None
+                self._walk(pos, end, file_format, bar)
+                if self.lost_at is None:
+                    return
+                if markers is None:
+                    markers = continuation_markers(self.data)
+                pos = resync(self.data, self.lost_at, end, markers)
+                if pos is not None:
+                    self.add(Finding("resync", f"skipped bytes {self.lost_at}..{pos} to the "
+                                     "next message that reads", self.lost_at,
+                                     fix=FIX_RECOVER, severity="note"))
+                    self.index += 1
+
+    def _walk(self, start: int, end: int, file_format: bool, bar: Any) -> None:
         data = self.data
         limits = DEFAULT_LIMITS.metadata_limits()
-        with progress(self.ns, len(data), "validate") as bar:
-            for pos, meta, length, index in self._frames(start, end):
-                try:
-                    message = md.decode_message(data[meta : meta + length], base_offset=meta,
-                                                limits=limits)
-                except E.ArrowError as exc:
-                    self.add(finding_of(exc, offset=meta, message_index=index))
-                    return
-                body_start = meta + length
-                body_end = body_start + message.body_length
-                if body_end > end:
-                    self.add(Finding("truncated", f"expected a body of {message.body_length} "
-                                     f"bytes, found {end - body_start}", body_start, index,
-                                     fix=FIX_RECOVER))
-                    return
-                if message.body_length % 8:
-                    self.add(Finding("padding", "expected a body length that is a multiple of "
-                                     f"8, found {message.body_length}", meta, index,
-                                     fix=FIX_CONVERT))
-                self.position = body_end
-                info = MessageInfo(index, pos, body_start - pos, message.body_length, message)
-                self.messages.append(info)
-                raw = RawMessage(index, pos, message, data[body_start:body_end], body_start,
-                                 data[meta : meta + length])
-                self._message(raw, index, file_format=file_format)
-                bar.update(body_end)
+        for pos, meta, length, index in self._frames(start, end):
+            try:
+                message = md.decode_message(data[meta : meta + length], base_offset=meta,
+                                            limits=limits)
+            except E.ArrowError as exc:
+                found = finding_of(exc, offset=meta, message_index=index)
+                if found.offset is None or found.offset > len(data):
+                    found = replace(found, offset=meta)  # not where a bad reference points
+                self.add(found)
+                self.lost_at = pos
+                return
+            body_start = meta + length
+            body_end = body_start + message.body_length
+            if body_end > end:
+                self.add(Finding("truncated", f"expected a body of {message.body_length} "
+                                 f"bytes, found {end - body_start}", body_start, index,
+                                 fix=FIX_RECOVER))
+                return
+            if message.body_length % 8:
+                self.add(Finding("padding", "expected a body length that is a multiple of "
+                                 f"8, found {message.body_length}", meta, index,
+                                 fix=FIX_CONVERT))
+            self.position = body_end
+            info = MessageInfo(index, pos, body_start - pos, message.body_length, message)
+            self.messages.append(info)
+            raw = RawMessage(index, pos, message, data[body_start:body_end], body_start,
+                             data[meta : meta + length])
+            self._message(raw, index, file_format=file_format)
+            bar.update(body_end)
 
     def _message(self, raw: RawMessage, index: int, *, file_format: bool) -> None:
         header = raw.message.header
