@@ -73,6 +73,33 @@ def write_ipc(batches: list, *, stream: bool, compression: str | None = None,
     return bytes(sink.getvalue())
 
 
+DICT = qv.dictionary(qv.int32(), qv.string())
+
+
+def dictionary_batch(indices: list[int], values: list[str]) -> qv.RecordBatch:
+    """A batch with one dictionary column of exactly these indices and values, and an
+    int64 column of the same numbers."""
+    from quiver.array import make_array
+
+    idx = qv.array(indices, qv.int32())
+    col = make_array(DICT, len(idx), idx.buffers, (), -1, 0, qv.array(values, qv.string()))
+    schema = qv.schema([qv.field("d", DICT), qv.field("n", qv.int64())])
+    return qv.RecordBatch(schema, [col, qv.array(indices, qv.int64())])
+
+
+def dictionary_stream(batches: list[tuple[list[int], list[str]]], *, deltas: bool = False,
+                      file: bool = False) -> bytes:
+    """A stream (or file) of dictionary batches: a new dictionary per batch is written as
+    a replacement, or as a delta when it extends the last one and ``deltas``."""
+    built = [dictionary_batch(i, v) for i, v in batches]
+    sink = ipc.BufferOutputStream()
+    opener = ipc.new_file if file else ipc.new_stream
+    with opener(sink, built[0].schema, emit_dictionary_deltas=deltas) as w:
+        for b in built:
+            w.write_batch(b)
+    return bytes(sink.getvalue())
+
+
 @pytest.fixture
 def sample_file(tmp_path: Path) -> Path:
     """A 5-batch IPC file."""
