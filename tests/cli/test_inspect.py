@@ -145,3 +145,16 @@ def test_inspect_shows_dictionary_ids_and_delta_flags(tmp_path: Path,
     dicts = [m for m in msgs if m["kind"] == "DictionaryBatch"]
     assert [(m["dictionary_id"], m["is_delta"], m["rows"]) for m in dicts] == [
         (0, False, 2), (0, True, 1)]
+
+
+def test_inspect_shows_each_message_custom_metadata(tmp_path: Path, capsys) -> None:
+    import quiver.ipc as ipc
+
+    batch = batches_of(1)[0]
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch, custom_metadata={"origin": "sensor 7"})
+    p = tmp_path / "meta.arrows"
+    p.write_bytes(bytes(sink.getvalue()))
+    assert main(["inspect", str(p)]) == 0
+    assert "      custom metadata: origin = 'sensor 7'\n" in capsys.readouterr().out
