@@ -17,7 +17,6 @@ from ..ipc.decoder import END, NEED_DATA, MessageDecoder, RawMessage
 from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
 from ..ipc.framing import FILE_HEADER
 from ..ipc.index import scan_messages
-from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
 from ._common import Input
 
 _PIPE_READ = 1 << 16
@@ -74,7 +73,7 @@ def kind_of(header: Any) -> str:
     return names.get(type(header), "NONE")
 
 
-def open_file_decoder(data: Any, options: IpcReadOptions | None = None) -> FileDecoder:
+def open_file_decoder(data: Any, options: Any = None) -> FileDecoder:
     """A FileDecoder with its footer read from all of a file's bytes."""
     dec = FileDecoder(options)
     dec.check_header(data[:8])
@@ -165,6 +164,8 @@ def open_batches(
     inp: Input, *, columns: Sequence[str] | None = None, validate: str = "structural"
 ) -> Batches:
     """The record batches of a file (by its footer) or stream (as it comes)."""
+    from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
+
     options = IpcReadOptions(columns=columns, validate=validate)
     if inp.format == "file":
         data = inp.whole()
@@ -201,9 +202,7 @@ def _file_batches(dec: FileDecoder, data: Any, out: Batches) -> Iterator[Any]:
         yield batch
 
 
-def _stream_batches(
-    messages: Iterator[RawMessage], loader: BatchLoader, out: Batches
-) -> Iterator[Any]:
+def _stream_batches(messages: Iterator[RawMessage], loader: Any, out: Batches) -> Iterator[Any]:
     seen_batch = False
     for raw in messages:
         header = raw.message.header

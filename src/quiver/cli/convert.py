@@ -73,8 +73,13 @@ def run(ns: argparse.Namespace) -> int:
     """Convert ``ns.input`` to ``ns.output``."""
     to = output_format(ns)
     inp = open_input(ns.input)
-    batches = open_batches(inp, columns=getattr(ns, "columns", None))
-    it = iter(batches)
+    columns = getattr(ns, "columns", None)
+    batches = open_batches(inp, columns=columns)
+    schema = batches.schema
+    it: Iterator[Any] = iter(batches)
+    if columns:  # in the order asked, whatever order the reader projects them in
+        schema = type(schema)(tuple(schema.field(c) for c in columns), schema.metadata)
+        it = (b.select(columns) for b in it)
     first = next(it, None)  # the first batch tells the input's codec
     if ns.compression is None:
         compression = _CODEC_OPTION.get(batches.compression or "")
@@ -84,10 +89,10 @@ def run(ns: argparse.Namespace) -> int:
     num_batches = rows = 0
     with output_path(ns.output) as sink, progress(ns, total, "convert") as bar:
         if to == "file":
-            writer: Any = new_file(sink, batches.schema, compression=compression,
+            writer: Any = new_file(sink, schema, compression=compression,
                                    unify_dictionaries=True, metadata=batches.footer_metadata)
         else:
-            writer = new_stream(sink, batches.schema, compression=compression)
+            writer = new_stream(sink, schema, compression=compression)
         source = it if first is None else _chain(first, it)
         for batch in rebatch(source, getattr(ns, "batch_size", None)):
             writer.write_batch(batch)

@@ -25,6 +25,7 @@ from ..ipc.framing import EOS, FILE_HEADER, LEGACY_EOS
 from ..ipc.index import MessageInfo, scan_messages
 from ._common import Input, open_input
 from ._read import kind_of, open_file_decoder
+from .schema import metadata_pairs
 
 _I64 = struct.Struct("<q")
 _VERSIONS = {3: "V4", 4: "V5"}
@@ -34,7 +35,7 @@ def _meta(pairs: Any) -> list[list[str]] | None:
     if not pairs:
         return None
     return [[k.decode("utf-8", "backslashreplace"), v.decode("utf-8", "backslashreplace")]
-            for k, v in pairs]
+            for k, v in metadata_pairs(pairs)]
 
 
 def buffers_of(info: MessageInfo, data: Any) -> list[dict[str, Any]]:

@@ -55,8 +55,16 @@ def short_type(dt: t.DataType) -> str:
     return str(dt)
 
 
+def metadata_pairs(md: Any) -> list[tuple[bytes, bytes]]:
+    """Every (key, value) pair of custom metadata, in order, duplicates included (whether
+    ``KeyValueMetadata`` iterates pairs or, as a mapping, keys)."""
+    if not md:
+        return []
+    return list(md.items()) if hasattr(md, "items") else list(md)
+
+
 def _metadata_pairs(md: Any) -> list[list[str]]:
-    return [[text(k), text(v)] for k, v in (md or ())]
+    return [[text(k), text(v)] for k, v in metadata_pairs(md)]
 
 
 def field_json(f: t.Field, path: tuple[int, ...], ids: dict[tuple[int, ...], int]) -> dict:

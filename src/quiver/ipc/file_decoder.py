@@ -41,14 +41,16 @@ header and the footer), and every error names the byte offset and the block.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
-from .. import types as t
 from . import metadata as md
-from .decoder import RawMessage
+from .decoder import DEFAULT_LIMITS, RawMessage
 from .framing import FILE_HEADER, FILE_TRAILER_SIZE, MAGIC
-from .stream_decoder import BatchLoader, IpcReadOptions
+
+if TYPE_CHECKING:
+    from .. import types as t
+    from .stream_decoder import BatchLoader, IpcReadOptions
 
 #: bytes at the end of a file that locate the footer: its int32 length and ``ARROW1``
 TRAILER_SIZE = FILE_TRAILER_SIZE
@@ -62,11 +64,39 @@ class FileDecoder:
     """Footer, blocks and messages of an IPC file, from bytes the caller reads."""
 
     def __init__(self, options: IpcReadOptions | None = None, **kwargs: Any) -> None:
-        self.options = options if options is not None else IpcReadOptions(**kwargs)
-        self._metadata_limits = self.options.limits.metadata_limits()
+        if options is None and kwargs:
+            from .stream_decoder import IpcReadOptions
+
+            options = IpcReadOptions(**kwargs)
+        # the options, the loader and the modules they need come when a batch is read: the
+        # footer alone (``quiver schema``) needs only the metadata decoder
+        self._options = options
+        self.limits = DEFAULT_LIMITS if options is None else options.limits
+        self._metadata_limits = self.limits.metadata_limits()
         self.footer: md.Footer | None = None
         self.data_end = 0
-        self._loader: BatchLoader | None = None
+        self._batch_loader: BatchLoader | None = None
+
+    @property
+    def options(self) -> IpcReadOptions:
+        """The read options (columns, validation level, limits)."""
+        if self._options is None:
+            from .stream_decoder import IpcReadOptions
+
+            self._options = IpcReadOptions()
+        return self._options
+
+    @property
+    def _loader(self) -> BatchLoader:
+        if self._batch_loader is None:
+            from .stream_decoder import BatchLoader
+
+            footer = self._ready()
+            loader = BatchLoader(footer.schema, self.options, file_format=True)
+            if len(footer.record_batches) < 2:
+                loader.steady_tries = 0  # the fast path pays off only over several batches
+            self._batch_loader = loader
+        return self._batch_loader
 
     # -- the footer -----------------------------------------------------------------------
 
@@ -116,9 +146,9 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 f"found {length}",
                 offset=end,
             )
-        if length > self.options.limits.max_metadata_size:
+        if length > self.limits.max_metadata_size:
             raise E.LimitExceeded(
-                f"expected a footer of at most {self.options.limits.max_metadata_size} bytes "
+                f"expected a footer of at most {self.limits.max_metadata_size} bytes "
                 f"(IpcLimits.max_metadata_size), found {length}",
                 offset=end,
             )
@@ -129,9 +159,7 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         footer = md.decode_footer(data, base_offset=offset, limits=self._metadata_limits)
         self.footer = footer
         self.data_end = offset
-        self._loader = BatchLoader(footer.schema, self.options, file_format=True)
-        if len(footer.record_batches) < 2:
-            self._loader.steady_tries = 0  # the fast path pays off only over several batches
+        self._batch_loader = None
         return footer
 
     def _ready(self) -> md.Footer:
@@ -142,8 +170,6 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
     @property
     def schema(self) -> t.Schema:
         """The (projected) schema the batches are read with."""
-        self._ready()
-        assert self._loader is not None
         return self._loader.schema
 
     @property
@@ -236,7 +262,6 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 f"found {type(raw.message.header).__name__}",
                 offset=block.offset,
             )
-        assert self._loader is not None
         self._loader.dictionary(raw)
 
     def read_record_batch(self, index: int, buf: Any) -> Any:
@@ -250,7 +275,6 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 f"found {type(raw.message.header).__name__}",
                 offset=block.offset,
             )
-        assert self._loader is not None
         return self._loader.record_batch(raw)
 
 
