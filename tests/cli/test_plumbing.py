@@ -188,3 +188,19 @@ def test_progress_bar_only_on_a_terminal_and_not_when_quiet(monkeypatch) -> None
 def test_no_progress_output_in_a_pipe(sample_file: Path) -> None:
     out = run_module(["validate", str(sample_file)])
     assert out.returncode == 0 and out.stderr == b""
+
+
+def test_damage_that_recover_gets_past_names_it(tmp_path: Path, capsys) -> None:
+    from .conftest import batches_of, write_ipc
+
+    data = write_ipc(batches_of(3), stream=False)
+    p = tmp_path / "cut.arrow"
+    p.write_bytes(data[:-30])
+    for command in (["cat"], ["head"], ["convert"], ["file-to-stream"]):
+        args = [*command, str(p)] + ([str(tmp_path / "o")] if command[0] in (
+            "convert", "file-to-stream") else [])
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        assert err.rstrip().endswith("; quiver recover IN OUT saves every complete record batch")
+    assert main(["schema", str(tmp_path / "nothing")]) == 1
+    assert "quiver recover" not in capsys.readouterr().err

@@ -339,3 +339,16 @@ def test_legacy_framing_is_a_note_not_an_error(tmp_path: Path, capsys) -> None:
     assert code == 0
     assert {f["severity"] for f in rep["findings"]} == {"note"}
     assert rep["findings"][0]["rule"] == "framing"
+
+
+def test_bad_values_in_an_unused_dictionary_are_found(tmp_path: Path, capsys) -> None:
+    stream = dictionary_stream([([0, 1], ["ab", "cd"])])
+    bad = bytearray(stream)
+    at = bad.find(b"abcd")
+    bad[at] = 0xFF
+    msgs = messages(stream)
+    without_batch = bytes(bad[: msgs[2].offset]) + EOS  # the dictionary is never used
+    code, rep = findings(tmp_path, without_batch, capsys)
+    assert code == 1
+    [f] = rep["findings"]
+    assert (f["rule"], f["message_index"], f["field_path"]) == ("utf8", 1, "<dictionary 0>")

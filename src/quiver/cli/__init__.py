@@ -203,8 +203,12 @@ COMMANDS: list[Command] = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with one subparser per entry of :data:`COMMANDS`."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser with one subparser per entry of :data:`COMMANDS`; given the
+    arguments, only the command named in them gets its options (start-up time)."""
+    names = {cmd.name for cmd in COMMANDS}
+    named = next((a for a in argv or () if not a.startswith("-")), None)
+    wanted = named if named in names else None
     parser = argparse.ArgumentParser(
         prog="quiver",
         description="Look inside, validate, convert and repair Apache Arrow IPC files and "
@@ -218,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help,
                            epilog=f"example: {cmd.example}")
-        cmd.add_arguments(p)
+        if wanted is None or cmd.name == wanted:
+            cmd.add_arguments(p)
         p.set_defaults(_command=cmd)
     return parser
 
@@ -239,6 +244,20 @@ def _say(ns: argparse.Namespace, exc: BaseException, what: str) -> None:
     print(prefix + " ".join(what.split("\n")), file=sys.stderr)
 
 
+#: commands that read batches and so stop at damage that ``quiver recover`` gets past
+_READS_BATCHES = {"cat", "head", "convert", "file-to-stream", "stream-to-file"}
+
+
+def _recover_hint(ns: argparse.Namespace, exc: BaseException) -> str:
+    from ..errors import FramingError, MetadataError, TruncatedError
+
+    if ns.command in _READS_BATCHES and isinstance(
+        exc, (FramingError, MetadataError, TruncatedError)
+    ):
+        return "; quiver recover IN OUT saves every complete record batch"
+    return ""
+
+
 def _quiet_pipe() -> None:
     # the reader went away: point stdout at /dev/null so that the interpreter's final
     # flush does not complain on stderr
@@ -253,7 +272,8 @@ def _quiet_pipe() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``quiver`` command line with ``argv`` (default: ``sys.argv[1:]``); returns
     the exit status."""
-    ns = build_parser().parse_args(list(argv) if argv is not None else None)
+    args = list(argv) if argv is not None else sys.argv[1:]
+    ns = build_parser(args).parse_args(args)
     from ..errors import ArrowError
     from ._common import CliError
 
@@ -266,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(ns, exc, str(exc))
         return exc.status
     except ArrowError as exc:
-        _say(ns, exc, str(exc))
+        _say(ns, exc, str(exc) + _recover_hint(ns, exc))
         return EXIT_FAILED
     except OSError as exc:
         _say(ns, exc, exc.strerror or str(exc))

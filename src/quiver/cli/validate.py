@@ -331,6 +331,8 @@ class Checker:
                 self.loader.dictionary(raw)
             except E.ArrowError as exc:
                 self.add(finding_of(exc, offset=raw.offset, message_index=index))
+            else:
+                self._dictionary_values(header.id, raw, index)
         elif isinstance(header, md.RecordBatch):
             self.record_batches += 1
             self.rows += header.length
@@ -339,6 +341,21 @@ class Checker:
             self.add(Finding("order", "expected a DictionaryBatch or RecordBatch message "
                              f"after the Schema, found a {kind_of(header)} message",
                              raw.offset, index, fix=FIX_WRITER))
+
+    def _dictionary_values(self, dictionary_id: int, raw: RawMessage, index: int) -> None:
+        """At the full level, the values of a dictionary as they now stand (a batch that
+        uses them checks them again; one that is never used is checked here)."""
+        assert self.loader is not None
+        values = self.loader.memo.get(dictionary_id)
+        if not self.full or values is None or self.loader.kept_foreign:
+            return
+        from ..array.validate import validate_array
+
+        try:
+            validate_array(values, full=True, check_time_of_day=True,
+                           path=f"<dictionary {dictionary_id}>")
+        except E.ArrowError as exc:
+            self.add(finding_of(exc, offset=raw.offset, message_index=index))
 
     def _buffers(self, raw: RawMessage, rb: md.RecordBatch) -> None:
         body = len(raw.body)
