@@ -142,15 +142,16 @@ def _string_batch(values: list[str]) -> qv.RecordBatch:
 def test_bad_utf8_is_found_in_every_batch_with_its_field_path(tmp_path: Path, capsys) -> None:
     data = bytearray(write_ipc([_string_batch(["abc", "def"]), _string_batch(["ghi", "jkl"])],
                                stream=True))
+    starts = []
     for word in (b"abcdef", b"ghijkl"):
-        at = data.find(word)
+        at = data.find(word)  # the start of the column's data buffer
         data[at + 1] = 0xFF
+        starts.append(at)
     code, rep = findings(tmp_path, bytes(data), capsys)
     assert code == 1
-    msgs = messages(bytes(data))
     assert [(f["rule"], f["message_index"], f["field_path"], f["offset"])
-            for f in rep["findings"]] == [("utf8", 1, "s", msgs[1].offset),
-                                          ("utf8", 2, "s", msgs[2].offset)]
+            for f in rep["findings"]] == [("utf8", 1, "s", starts[0]),
+                                          ("utf8", 2, "s", starts[1])]
     assert rep["findings"][0]["what"] == ("expected valid UTF-8 in slot 0, found invalid byte "
                                           "0xff at byte 1 of the value")
     code, rep = findings(tmp_path, bytes(data), capsys, "--level", "structure")
@@ -173,8 +174,8 @@ def test_decreasing_offsets_and_a_second_bad_column_are_both_reported(tmp_path: 
     bad = data[: m.body_offset] + bytes(body) + data[m.end :]
     code, rep = findings(tmp_path, bad, capsys)
     assert code == 1
-    assert [(f["rule"], f["field_path"]) for f in rep["findings"]] == [("offsets", "a"),
-                                                                       ("utf8", "b")]
+    assert [(f["rule"], f["field_path"], f["offset"]) for f in rep["findings"]] == [
+        ("offsets", "a", m.body_offset + a_offsets), ("utf8", "b", m.body_offset + b_data)]
     assert "expected offsets[2] >= 3, found 2" in rep["findings"][0]["what"]
 
 
@@ -276,6 +277,7 @@ def test_undeclared_union_type_code_is_found(tmp_path: Path, capsys) -> None:
     assert code == 1
     f = rep["findings"][0]
     assert (f["rule"], f["message_index"], f["field_path"]) == ("union", m.index, "sparse_1")
+    assert f["offset"] == types_at
     assert "99" in f["what"]
 
 
@@ -291,6 +293,7 @@ def test_run_ends_that_do_not_increase_are_found(tmp_path: Path, capsys) -> None
     f = rep["findings"][0]
     assert (f["rule"], f["message_index"]) == ("run_ends", m.index)
     assert f["field_path"].startswith("ree16_int32")
+    assert f["field_path"] == "ree16_int32.run_ends" and f["offset"] == run_ends_at
 
 
 def test_time_of_day_out_of_range_is_found_at_the_full_level_only(tmp_path: Path,
@@ -301,6 +304,8 @@ def test_time_of_day_out_of_range_is_found_at_the_full_level_only(tmp_path: Path
     assert code == 1
     [f] = rep["findings"]
     assert (f["rule"], f["field_path"], f["message_index"]) == ("time_of_day", "t", 1)
+    m = messages(data)[1]
+    assert f["offset"] == m.body_offset + int(m.record_batch.buffers[1][0])  # the values
     assert f["what"] == ("expected time32[s] values from 0 to 86399 (one day) at slot 1, "
                          "found 86400 (2 values out of range)")
     code, rep = findings(tmp_path, data, capsys, "--level", "structure")

@@ -17,7 +17,9 @@ The rules, from the Columnar spec ("Encapsulated message format", "IPC Streaming
 The walk goes on after a finding whenever the framing lets it find the next message, and
 a batch that fails is checked again column by column, so one bad column does not hide the
 others.  Each finding carries its byte offset, message index and field path, the words
-"expected X, found Y", and what would fix it.  Exit status 0 when nothing was found (notes
+"expected X, found Y", and what would fix it; a finding about values points at the field's
+buffer that holds them (the offsets for an offsets finding, else the data, values, indices
+or type ids), found by a dry walk of the body loader.  Exit status 0 when nothing was found (notes
 such as an old framing do not count), 1 otherwise.
 """
 
@@ -395,12 +397,73 @@ class Checker:
             return
         from ..array.validate import validate_array
 
+        where: dict[str, list[tuple[int, int]]] | None = None
         for f, column in zip(schema.fields, columns):
             try:
                 validate_array(column, full=True, check_time_of_day=True, path=f.name)
             except E.ArrowError as exc:
-                self.add(finding_of(exc, offset=raw.offset, message_index=index,
-                                    field_path=f.name))
+                found = finding_of(exc, offset=raw.offset, message_index=index,
+                                   field_path=f.name)
+                if where is None:
+                    where = field_offsets(loader, raw, header)
+                # the field's buffers; a dictionary's values or a path the walk did not
+                # name point at their column's
+                own = where.get(found.field_path or "") or where.get(f.name) or []
+                at = value_offset(own, found.rule)
+                self.add(replace(found, offset=raw.offset if at is None else at))
+
+
+def field_offsets(loader: BatchLoader, raw: RawMessage, header: md.RecordBatch
+                  ) -> dict[str, list[tuple[int, int]]]:
+    """Each field's own buffers in one record batch as (absolute offset, length), keyed by
+    field path (``a``, ``a.item``, ...), from a dry walk of the body loader that reads no
+    buffer; empty when the walk cannot name them."""
+    from ..ipc.body import _BodyLoader
+
+    try:
+        walk = _BodyLoader(header, raw.body, raw.body_offset, loader.context(raw))
+        paths: dict[int, str] = {}  # buffers the walk names (not those of plain leaves)
+        walk.buffer_paths = paths
+        ranges: dict[str, range] = {}
+        for node in loader.plan:
+            start = walk.i_buf
+            walk.load(node, False)
+            # fields below a column, in pre-order; trusted only where the count agrees
+            # with the walk's (variadic view buffers and V4 union slots vary per batch)
+            tree: dict[str, range] = {}
+            if _preorder(node, start, tree) == walk.i_buf:
+                ranges.update(tree)
+            else:
+                ranges[node.name] = range(start, start + node.nbuf)
+    except (E.ArrowError, AttributeError, TypeError):
+        return {}
+    specs = header.buffers.tolist()
+    out: dict[str, list[tuple[int, int]]] = {}
+    for i in sorted(paths):
+        out.setdefault(paths[i], []).append((raw.body_offset + specs[i][0], specs[i][1]))
+    for name, own in ranges.items():
+        if name not in out:
+            out[name] = [(raw.body_offset + o, n) for o, n in specs[own.start : own.stop]]
+    return out
+
+
+def _preorder(node: Any, i: int, out: dict[str, range]) -> int:
+    """Give ``node`` and its children their buffer ranges from index ``i``; returns the
+    index after them."""
+    out[node.name] = range(i, i + node.nbuf)
+    i += node.nbuf
+    for child in node.children:
+        i = _preorder(child, i, out)
+    return i
+
+
+def value_offset(buffers: list[tuple[int, int]], rule: str) -> int | None:
+    """Where a value finding points: the offsets buffer for an offsets finding, else the
+    field's last non-empty buffer (string data, values, indices, type ids)."""
+    if rule == "offsets" and len(buffers) >= 2 and buffers[1][1]:
+        return buffers[1][0]
+    filled = [o for o, n in buffers if n]
+    return filled[-1] if filled else None
 
 
 def report_text(checker: Checker, level: str) -> str:
