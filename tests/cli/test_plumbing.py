@@ -204,3 +204,27 @@ def test_damage_that_recover_gets_past_names_it(tmp_path: Path, capsys) -> None:
         assert err.rstrip().endswith("; quiver recover IN OUT saves every complete record batch")
     assert main(["schema", str(tmp_path / "nothing")]) == 1
     assert "quiver recover" not in capsys.readouterr().err
+
+
+def test_head_of_a_live_stream_answers_before_the_writer_is_done(sample_stream: Path) -> None:
+    data = sample_stream.read_bytes()
+    first_two = data[: len(data) // 2]  # the schema and the first batches; no EOS yet
+    cmd = [sys.executable, "-m", "quiver", "head", "-n", "3", "-", "--format", "jsonl"]
+    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=cli_env()) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(first_two)
+        proc.stdin.flush()  # the pipe stays open, as a writer still at work would keep it
+        code = proc.wait(timeout=60)
+        out = proc.stdout.read()
+        proc.stdin.close()
+    assert code == 0
+    assert [line[:8] for line in out.decode().splitlines()] == ['{"id":0,', '{"id":1,',
+                                                               '{"id":2,']
+
+
+@pytest.mark.parametrize("command", [["validate"], ["inspect"], ["schema"]])
+def test_other_commands_read_standard_input(sample_file: Path, command: list[str]) -> None:
+    out = run_module([*command, "-"], stdin=sample_file.read_bytes())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(b"<stdin>: ")

@@ -103,6 +103,12 @@ class _Prefixed:
             return out
         return self._f.read(n)
 
+    def read1(self, n: int = -1) -> bytes:
+        if self._head:
+            return self.read(n)
+        read1 = getattr(self._f, "read1", None)
+        return read1(n) if read1 is not None else self._f.read(n)
+
     def readable(self) -> bool:
         return True
 

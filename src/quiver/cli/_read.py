@@ -31,6 +31,9 @@ class MessageReader:
         kwargs = {} if limits is None else {"limits": limits}
         self._dec = MessageDecoder(base_offset=start, **kwargs)
         self._file = inp.stream
+        # read1: whatever a pipe holds now (at least one byte), so that a batch is decoded
+        # as soon as it has arrived rather than when 64 KiB have
+        self._read = None if inp.stream is None else getattr(inp.stream, "read1", inp.stream.read)
         if inp.data is not None:
             self._dec.feed(inp.data[start:])
             self._dec.feed_eof()
@@ -52,7 +55,7 @@ class MessageReader:
             if raw is END:
                 return
             if raw is NEED_DATA:
-                data = self._file.read(max(dec.bytes_needed, _PIPE_READ))
+                data = self._read(max(dec.bytes_needed, _PIPE_READ))
                 if data:
                     dec.feed(data)
                 else:

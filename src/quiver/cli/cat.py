@@ -162,6 +162,7 @@ def _write_jsonl(chunks: Iterator[tuple[list[str], list[list[Any]]]]) -> None:
         lines = [to_json(dict(zip(names, row))) for row in zip(*cols)]
         if lines:
             out.write("\n".join(lines) + "\n")
+            out.flush()  # a batch at a time, for a reader following a live stream
 
 
 def _write_csv(chunks: Iterator[tuple[list[str], list[list[Any]]]], names: list[str]) -> None:
@@ -169,6 +170,7 @@ def _write_csv(chunks: Iterator[tuple[list[str], list[list[Any]]]], names: list[
     writer.writerow(names)
     for _, cols in chunks:
         writer.writerows([cell_text(v) for v in row] for row in zip(*cols))
+        sys.stdout.flush()
 
 
 def _cut(text: str, width: int) -> str:
