@@ -112,7 +112,11 @@ def _json_default(value: Any) -> Any:
 
 
 def to_json(value: Any) -> str:
-    """One value (or row) as compact JSON text, always valid JSON."""
+    """One value (or row) as compact JSON text, always valid JSON.
+
+    >>> to_json({"f": float("inf"), "b": b"\\x01\\xff", "l": [1, None]})
+    '{"f":"Infinity","b":"01ff","l":[1,null]}'
+    """
     try:
         return json.dumps(value, default=_json_default, ensure_ascii=False, allow_nan=False,
                           separators=(",", ":"))
@@ -122,7 +126,11 @@ def to_json(value: Any) -> str:
 
 
 def cell_text(value: Any) -> str:
-    """A value as CSV or table text: nested values as JSON, binary as hex, null empty."""
+    """A value as CSV or table text: nested values as JSON, binary as hex, null empty.
+
+    >>> [cell_text(v) for v in (None, True, 2.5, "x", {"a": [1]})]
+    ['', 'true', '2.5', 'x', '{"a":[1]}']
+    """
     if value is None:
         return ""
     if isinstance(value, str):

@@ -38,7 +38,13 @@ def output_format(ns: argparse.Namespace) -> str:
 
 def rebatch(batches: Iterator[Any], size: int | None) -> Iterator[Any]:
     """Batches of ``size`` rows (the last one shorter) from batches of any size; holds at
-    most ``size`` rows plus one input batch."""
+    most ``size`` rows plus one input batch.
+
+    >>> import quiver as qv
+    >>> parts = [qv.record_batch({"a": qv.array(list(range(n)))}) for n in (3, 4, 2)]
+    >>> [b.num_rows for b in rebatch(iter(parts), 4)]
+    [4, 4, 1]
+    """
     if not size:
         yield from batches
         return

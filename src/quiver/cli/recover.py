@@ -97,9 +97,11 @@ class _Walk:
         self._markers: Any = None
 
     def read_at(self, offset: int, n: int) -> Any:
+        """``n`` bytes from ``offset`` (for :func:`scan_messages`)."""
         return self.data[offset : offset + n]
 
     def run(self) -> Salvage:
+        """Walk the whole input; the salvage says what was kept and lost."""
         start = 0
         footer = None
         if self.inp.format == "file":

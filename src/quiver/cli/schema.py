@@ -34,7 +34,13 @@ def child_fields(dt: t.DataType) -> tuple[t.Field, ...]:
 
 
 def short_type(dt: t.DataType) -> str:
-    """A type's name and parameters without its children (the tree shows those)."""
+    """A type's name and parameters without its children (the tree shows those).
+
+    >>> short_type(t.list_(t.int32())), short_type(t.dictionary(t.int8(), t.string()))
+    ('list', 'dictionary<values=string, indices=int8>')
+    >>> short_type(t.sparse_union([t.field("a", t.int8())], [5]))
+    'sparse_union (type codes 5)'
+    """
     if isinstance(dt, t.ExtensionType):
         return f"extension<{dt.extension_name}> over {short_type(dt.storage_type)}"
     if isinstance(dt, t.DictionaryType):

@@ -66,7 +66,11 @@ class Finding:
     severity: str = "error"
 
     def location(self) -> str:
-        """``byte 1234, message 5, field 'a.b'`` (the parts that are known)."""
+        """``byte 1234, message 5, field 'a.b'`` (the parts that are known).
+
+        >>> Finding("utf8", "bad", 1234, 5, "a.b").location()
+        "byte 1234, message 5, field 'a.b'"
+        """
         parts = []
         if self.offset is not None:
             parts.append(f"byte {self.offset}")
@@ -459,7 +463,12 @@ def _preorder(node: Any, i: int, out: dict[str, range]) -> int:
 
 def value_offset(buffers: list[tuple[int, int]], rule: str) -> int | None:
     """Where a value finding points: the offsets buffer for an offsets finding, else the
-    field's last non-empty buffer (string data, values, indices, type ids)."""
+    field's last non-empty buffer (string data, values, indices, type ids).
+
+    >>> value_offset([(100, 0), (104, 12), (120, 5)], "utf8"), value_offset(
+    ...     [(100, 0), (104, 12), (120, 5)], "offsets")
+    (120, 104)
+    """
     if rule == "offsets" and len(buffers) >= 2 and buffers[1][1]:
         return buffers[1][0]
     filled = [o for o, n in buffers if n]
