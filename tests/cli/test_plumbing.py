@@ -228,3 +228,19 @@ def test_other_commands_read_standard_input(sample_file: Path, command: list[str
     out = run_module([*command, "-"], stdin=sample_file.read_bytes())
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(b"<stdin>: ")
+
+
+def test_unwritable_output_is_named_as_given(sample_file: Path, tmp_path: Path,
+                                             capsys) -> None:
+    out = tmp_path / "no-such-dir" / "out.arrow"
+    assert main(["convert", str(sample_file), str(out)]) == 1
+    assert capsys.readouterr().err == f"quiver: {out}: No such file or directory\n"
+
+
+def test_version(capsys) -> None:
+    import quiver
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"quiver {quiver.__version__}\n"

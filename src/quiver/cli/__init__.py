@@ -203,6 +203,16 @@ COMMANDS: list[Command] = [
 ]
 
 
+class _Version(argparse.Action):
+    """``--version``: the package's version, looked up only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from .. import __version__
+
+        print(f"quiver {__version__}")
+        parser.exit()
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The argument parser with one subparser per entry of :data:`COMMANDS`; given the
     arguments, only the command named in them gets its options (start-up time)."""
@@ -216,7 +226,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         epilog="exit status: 0 success, 1 invalid or failed input, 2 usage; "
         "'quiver COMMAND --help' shows an example",
     )
-    parser.add_argument("--version", action="version", version="quiver 0.1.0")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for cmd in COMMANDS:

@@ -208,9 +208,11 @@ def output_path(path: str) -> Iterator[Any]:
     tmp = os.path.join(directory, f".{os.path.basename(path)}.quiver-{os.getpid()}.tmp")
     try:
         yield tmp
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename == tmp:
+            exc.filename = path  # name the output the user gave, not the temporary file
         raise
     os.replace(tmp, path)
 
