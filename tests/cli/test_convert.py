@@ -176,5 +176,5 @@ def test_peak_memory_is_a_few_batches_on_an_input_of_forty_eight(tmp_path: Path)
                             str(3 * rows // 2), "-q"]),
     }
     for what, peak in peaks.items():
-        assert peak < 5 * batch_bytes and peak < size // 10, (what, peak, batch_bytes)
+        assert peak < 3 * batch_bytes and peak < size // 20, (what, peak, batch_bytes)
     assert _read(tmp_path / "o2.arrow").num_rows == rows * count

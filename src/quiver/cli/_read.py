@@ -200,9 +200,10 @@ def _file_batches(dec: FileDecoder, data: Any, out: Batches) -> Iterator[Any]:
     for i, block in enumerate(dec.dictionaries):
         dec.read_dictionary(i, block_bytes(dec, data, block, i, "dictionary"))
     for i, block in enumerate(dec.record_batches):
-        batch = dec.read_record_batch(i, block_bytes(dec, data, block, i, "record batch"))
         out.position = block.offset + block.meta_data_length + block.body_length
-        yield batch
+        # yielded without a local name, so that this frame does not hold the batch while
+        # the next one is read
+        yield dec.read_record_batch(i, block_bytes(dec, data, block, i, "record batch"))
 
 
 def _stream_batches(messages: Iterator[RawMessage], loader: Any, out: Batches) -> Iterator[Any]:
@@ -215,9 +216,8 @@ def _stream_batches(messages: Iterator[RawMessage], loader: Any, out: Batches) -
             if not seen_batch:
                 seen_batch = True
                 out.compression = None if header.compression is None else header.compression.codec
-            batch = loader.record_batch(raw)
             out.position = raw.body_offset + len(raw.body)
-            yield batch
+            yield loader.record_batch(raw)  # no local name: see _file_batches
         else:
             raise E.FormatError(
                 f"expected a DictionaryBatch or RecordBatch message, found a "

@@ -100,11 +100,13 @@ def run(ns: argparse.Namespace) -> int:
         else:
             writer = new_stream(sink, schema, compression=compression)
         source = it if first is None else _chain(first, it)
+        del first  # held by the chain until it is written, then let go
         for batch in rebatch(source, getattr(ns, "batch_size", None)):
             writer.write_batch(batch)
             num_batches += 1
             rows += batch.num_rows
             bar.update(batches.position)
+            del batch  # before the next one is read: one batch in memory, not two
         writer.close()
     message(ns, f"quiver: wrote {num_batches} batch{'es' if num_batches != 1 else ''} "
             f"({rows} rows) as an IPC {to}"
@@ -114,5 +116,7 @@ def run(ns: argparse.Namespace) -> int:
 
 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
-    yield first
+    held = [first]
+    del first
+    yield held.pop()  # the generator keeps no reference once the batch is handed over
     yield from rest
