@@ -54,7 +54,8 @@ class Salvage:
     """What a walk over a damaged input found."""
 
     schema_message: md.SchemaMessage | None = None
-    batches: list[Any] = field(default_factory=list)
+    num_batches: int = 0
+    rows: int = 0
     batch_offsets: list[int] = field(default_factory=list)
     dictionaries: int = 0
     losses: list[Loss] = field(default_factory=list)
@@ -67,11 +68,6 @@ class Salvage:
     footer_batches: int | None = None
 
     @property
-    def rows(self) -> int:
-        """Rows recovered."""
-        return sum(b.num_rows for b in self.batches)
-
-    @property
     def complete(self) -> bool:
         """Nothing lost: end of stream reached, every message kept, and as many batches as
         a readable footer lists."""
@@ -79,12 +75,13 @@ class Salvage:
             self.reached_eos
             and not self.losses
             and not self.skipped
-            and (self.footer_batches is None or self.footer_batches == len(self.batches))
+            and (self.footer_batches is None or self.footer_batches == self.num_batches)
         )
 
 
 class _Walk:
-    def __init__(self, inp: Input, ns: Any) -> None:
+    def __init__(self, inp: Input, ns: Any, sink: BatchSink | None = None) -> None:
+        self.sink = sink
         self.data = inp.whole()
         self.inp = inp
         self.ns = ns
@@ -224,29 +221,47 @@ class _Walk:
             self.out.losses.append(Loss(info.offset, info.index, "RecordBatch",
                                         f"it does not decode or validate ({exc})"))
             return
-        if self.out.compression is None and header.compression is not None:
+        if self.out.num_batches == 0 and header.compression is not None:
             self.out.compression = header.compression.codec
-        self.out.batches.append(batch)
+        self.out.num_batches += 1
+        self.out.rows += batch.num_rows
         self.out.batch_offsets.append(info.offset)
+        if self.sink is not None:
+            self.sink.write(batch, self.out)
 
 
-def salvage(inp: Input, ns: Any = None) -> Salvage:
-    """Walk an input and keep every record batch that can be saved."""
-    return _Walk(inp, ns).run()
+class BatchSink:
+    """Writes recovered batches to OUT as they are found (so that memory holds one batch,
+    not all of them): the file writer is made at the first batch, whose codec it keeps."""
+
+    def __init__(self, path: Any) -> None:
+        self.path = path
+        self.writer: Any = None
+
+    def write(self, batch: Any, out: Salvage) -> None:
+        """Write one recovered batch."""
+        self._open(out)
+        self.writer.write_batch(batch)
+
+    def _open(self, out: Salvage) -> None:
+        if self.writer is None:
+            from ..ipc.writer import new_file
+
+            assert out.schema_message is not None
+            self.writer = new_file(self.path, out.schema_message.schema,
+                                   compression=_CODEC_OPTION.get(out.compression or ""),
+                                   unify_dictionaries=True, metadata=out.footer_metadata)
+
+    def close(self, out: Salvage) -> None:
+        """Finish the file (a file with no batches when none could be saved)."""
+        self._open(out)
+        self.writer.close()
 
 
-def write(out: Salvage, path: str) -> None:
-    """Write the recovered batches as an IPC file."""
-    from ..ipc.writer import new_file
-
-    assert out.schema_message is not None
-    with output_path(path) as sink:
-        writer = new_file(sink, out.schema_message.schema,
-                          compression=_CODEC_OPTION.get(out.compression or ""),
-                          unify_dictionaries=True, metadata=out.footer_metadata)
-        for batch in out.batches:
-            writer.write_batch(batch)
-        writer.close()
+def salvage(inp: Input, ns: Any = None, sink: BatchSink | None = None) -> Salvage:
+    """Walk an input and keep every record batch that can be saved (written to ``sink``
+    as found)."""
+    return _Walk(inp, ns, sink).run()
 
 
 def report(out: Salvage, name: str, path: str) -> dict[str, Any]:
@@ -255,7 +270,7 @@ def report(out: Salvage, name: str, path: str) -> dict[str, Any]:
         "input": name,
         "output": path,
         "complete": out.complete,
-        "record_batches": len(out.batches),
+        "record_batches": out.num_batches,
         "rows": out.rows,
         "dictionaries": out.dictionaries,
         "batch_offsets": out.batch_offsets,
@@ -270,18 +285,20 @@ def report(out: Salvage, name: str, path: str) -> dict[str, Any]:
 def run(ns: argparse.Namespace) -> int:
     """Recover ``ns.input`` into ``ns.output``: 0 when nothing was lost, else 1."""
     inp = open_input(ns.input, whole=True)
-    out = salvage(inp, ns)
-    if out.schema_message is None:
-        raise CliError("no schema message could be read: there is nothing to recover "
-                       f"({out.stop_reason})")
-    write(out, ns.output)
+    with output_path(ns.output) as path:
+        sink = BatchSink(path)
+        out = salvage(inp, ns, sink)
+        if out.schema_message is None:
+            raise CliError("no schema message could be read: there is nothing to recover "
+                           f"({out.stop_reason})")
+        sink.close(out)
     name = inp.display
     if ns.json:
         sys.stdout.write(json.dumps(report(out, name, ns.output), indent=2) + "\n")
     else:
         target = "standard output" if ns.output == "-" else ns.output
-        message(ns, f"quiver: {name}: recovered {len(out.batches)} record batch"
-                f"{'' if len(out.batches) == 1 else 'es'} ({out.rows} rows, "
+        message(ns, f"quiver: {name}: recovered {out.num_batches} record batch"
+                f"{'' if out.num_batches == 1 else 'es'} ({out.rows} rows, "
                 f"{out.dictionaries} dictionary batches) into {target}")
         for loss in out.losses:
             message(ns, f"  lost message {loss.message_index} ({loss.kind}) at byte "
@@ -289,7 +306,7 @@ def run(ns: argparse.Namespace) -> int:
         for a, b in out.skipped:
             message(ns, f"  skipped bytes {a}..{b} ({b - a} bytes) to the next readable "
                     "message")
-        if out.footer_batches is not None and out.footer_batches != len(out.batches):
+        if out.footer_batches is not None and out.footer_batches != out.num_batches:
             message(ns, f"  the footer lists {out.footer_batches} record batches")
         message(ns, f"  data stops at byte {out.stop_offset}: {out.stop_reason}")
     return 0 if out.complete else 1
