@@ -244,3 +244,9 @@ def test_version(capsys) -> None:
         main(["--version"])
     assert exc.value.code == 0
     assert capsys.readouterr().out == f"quiver {quiver.__version__}\n"
+
+
+def test_empty_standard_input_is_named() -> None:
+    out = run_module(["cat", "-"], stdin=b"")
+    assert out.returncode == 1
+    assert out.stderr == b"quiver: <stdin>: is empty (0 bytes), not an Arrow IPC file or stream\n"
