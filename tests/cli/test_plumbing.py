@@ -250,3 +250,44 @@ def test_empty_standard_input_is_named() -> None:
     out = run_module(["cat", "-"], stdin=b"")
     assert out.returncode == 1
     assert out.stderr == b"quiver: <stdin>: is empty (0 bytes), not an Arrow IPC file or stream\n"
+
+
+def _on_a_terminal(args: list[str]) -> bytes:
+    """What a command writes to a terminal (stdout and stderr on a pseudo-terminal)."""
+    pty = pytest.importorskip("pty")
+    import os
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "quiver", *args], stdout=slave,
+                            stderr=slave, stdin=subprocess.DEVNULL, env=cli_env())
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not data:
+            break
+        out += data
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    return out
+
+
+def test_progress_bar_on_a_terminal_for_long_work(tmp_path: Path) -> None:
+    import numpy as np
+
+    import quiver as qv
+    import quiver.ipc as ipc
+
+    src = tmp_path / "big.arrow"
+    schema = qv.schema([("a", qv.int64())])
+    with ipc.new_file(str(src), schema) as w:
+        for i in range(12):
+            w.write_batch(qv.RecordBatch(schema, [qv.array(np.arange(1 << 17) + i)]))
+    assert src.stat().st_size > 8 << 20
+    shown = _on_a_terminal(["convert", str(src), str(tmp_path / "o.arrows")])
+    assert b"convert" in shown and b"MB" in shown and b"\x1b[" in shown
+    quiet = _on_a_terminal(["convert", "-q", str(src), str(tmp_path / "o.arrows")])
+    assert quiet == b""
