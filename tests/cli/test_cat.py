@@ -144,3 +144,23 @@ def test_table_is_the_default_on_a_terminal_and_jsonl_in_a_pipe(sample_file: Pat
     assert main(["head", "-n", "1", str(sample_file)]) == 0
     out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)  # colours on a terminal
     assert "┃ id" in out and "│ 0 " in out
+
+
+def test_a_file_without_footer_is_read_through_its_stream_with_a_warning(
+    tmp_path: Path, capsys
+) -> None:
+    data = write_ipc(batches_of(3), stream=False)
+    from quiver.ipc.index import scan_messages
+
+    last = list(scan_messages(data))[-1]
+    p = tmp_path / "nofooter.arrow"
+    p.write_bytes(data[: last.end + 8])  # the stream part with its EOS, no footer
+    assert main(["cat", str(p), "--format", "jsonl"]) == 1
+    captured = capsys.readouterr()
+    assert [json.loads(line)["id"] for line in captured.out.splitlines()] == list(range(30))
+    assert captured.err.startswith(f"quiver: {p}: the footer cannot be read (expected the "
+                                   "file magic")
+    assert "quiver recover IN OUT writes a valid file" in captured.err
+    # convert stays strict: it names recover instead of writing from a damaged input
+    assert main(["convert", str(p), str(tmp_path / "o.arrow")]) == 1
+    assert "quiver recover IN OUT saves every complete record batch" in capsys.readouterr().err

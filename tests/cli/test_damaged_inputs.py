@@ -65,7 +65,9 @@ def test_damaged_inputs_give_one_line_or_work(tmp_path: Path, command: list[str]
             captured = capsys.readouterr()
             assert code in (0, 1), (args, code)
             if code == 1 and command[0] not in ("validate", "recover", "inspect"):
-                assert captured.err.startswith(f"quiver: {src}: "), captured.err
-                assert captured.err.count("\n") == 1
+                lines = captured.err.splitlines()
+                assert all(line.startswith(f"quiver: {src}: ") for line in lines), lines
+                # one line; cat may say first that it reads a file without its footer
+                assert len(lines) == 1 or (command == ["cat"] and len(lines) == 2), lines
             tried += 1
     assert tried == 25 * len(_inputs())

@@ -127,7 +127,7 @@ def test_quiver_error_in_subprocess_is_one_line_without_traceback(tmp_path: Path
     from .conftest import batches_of, write_ipc
 
     p.write_bytes(write_ipc(batches_of(3), stream=False)[:300])
-    out = run_module(["cat", str(p)])
+    out = run_module(["convert", str(p), str(tmp_path / "out.arrow")])
     assert out.returncode == 1
     err = out.stderr.decode()
     assert err.count("\n") == 1 and err.startswith(f"quiver: {p}: expected the file magic")
@@ -201,7 +201,11 @@ def test_damage_that_recover_gets_past_names_it(tmp_path: Path, capsys) -> None:
             "convert", "file-to-stream") else [])
         assert main(args) == 1
         err = capsys.readouterr().err
-        assert err.rstrip().endswith("; quiver recover IN OUT saves every complete record batch")
+        if command[0] in ("cat", "head"):  # they read the stream inside, and say so
+            assert err.rstrip().endswith("(quiver recover IN OUT writes a valid file)")
+        else:
+            assert err.rstrip().endswith("; quiver recover IN OUT saves every complete "
+                                         "record batch")
     assert main(["schema", str(tmp_path / "nothing")]) == 1
     assert "quiver recover" not in capsys.readouterr().err
 

@@ -158,21 +158,34 @@ class Batches:
     compression: str | None = None
     footer_metadata: Any = None
     position: int = 0  # the input offset read up to, for progress bars
+    warning: str | None = None  # a file read without its footer says so here
 
     def __iter__(self) -> Iterator[Any]:
         return self.batches
 
 
 def open_batches(
-    inp: Input, *, columns: Sequence[str] | None = None, validate: str = "structural"
+    inp: Input, *, columns: Sequence[str] | None = None, validate: str = "structural",
+    without_footer: bool = False,
 ) -> Batches:
-    """The record batches of a file (by its footer) or stream (as it comes)."""
-    from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
+    """The record batches of a file (by its footer) or stream (as it comes).
+
+    With ``without_footer``, a file whose footer cannot be read is read through the stream
+    inside it (every file holds one), and ``warning`` says so."""
+    from ..ipc.stream_decoder import IpcReadOptions
 
     options = IpcReadOptions(columns=columns, validate=validate)
     if inp.format == "file":
         data = inp.whole()
-        dec = open_file_decoder(data, options)
+        try:
+            dec = open_file_decoder(data, options)
+        except E.ArrowError as exc:
+            if not without_footer:
+                raise
+            out = _stream_open(MessageReader(inp, start=len(FILE_HEADER)), options)
+            out.warning = (f"the footer cannot be read ({exc}); read the stream inside the "
+                           "file instead (quiver recover IN OUT writes a valid file)")
+            return out
         footer = dec.footer
         assert footer is not None
         out = Batches(dec.schema, footer.schema, footer.version, iter(()),
@@ -187,7 +200,12 @@ def open_batches(
                 out.compression = header.compression.codec
         out.batches = _file_batches(dec, data, out)
         return out
-    reader = MessageReader(inp)
+    return _stream_open(MessageReader(inp), options)
+
+
+def _stream_open(reader: MessageReader, options: Any) -> Batches:
+    from ..ipc.stream_decoder import BatchLoader
+
     messages = iter(reader)
     schema_msg, version = _first_schema(messages, reader)
     loader = BatchLoader(schema_msg, options, file_format=False)

@@ -244,7 +244,9 @@ def _escape(text: str) -> str:
 def run(ns: argparse.Namespace) -> int:
     """Print the rows of ``ns.input``."""
     inp = open_input(ns.input)
-    batches = open_batches(inp, columns=ns.columns)
+    batches = open_batches(inp, columns=ns.columns, without_footer=True)
+    if batches.warning:  # said first: the rows may stop where the writer did
+        print(f"quiver: {inp.display}: {batches.warning}", file=sys.stderr)
     names = list(ns.columns) if ns.columns else [f.name for f in batches.schema.fields]
     fmt = ns.format or ("table" if sys.stdout.isatty() else "jsonl")
     chunks = rows(iter(batches), ns.columns, ns.head)
@@ -255,7 +257,7 @@ def run(ns: argparse.Namespace) -> int:
     else:
         _write_table(chunks, batches.schema, names, ns.width or DEFAULT_WIDTH)
     sys.stdout.flush()
-    return 0
+    return 1 if batches.warning else 0
 
 
 __all__ = ["cell_text", "column_values", "rows", "run", "to_json"]
