@@ -235,6 +235,7 @@ def test_footer_blocks_that_disagree_are_found(tmp_path: Path, capsys) -> None:
     assert code == 1
     whats = [f["what"] for f in rep["findings"]]
     assert all(f["rule"] == "footer" for f in rep["findings"])
+    assert {f["offset"] for f in rep["findings"]} == {len(FILE_HEADER) + len(stream)}
     assert any(f"record batch block 1 says metaDataLength {msgs[2].metadata_length}, "
                f"bodyLength {msgs[2].body_length + 8}" in w for w in whats)
     assert any(f"message 3 (RecordBatch at offset {msgs[3].offset + 8}) is not listed" in w

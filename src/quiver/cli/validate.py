@@ -37,7 +37,6 @@ from .. import errors as E
 from ..ipc import metadata as md
 from ..ipc.body import load_record_batch
 from ..ipc.decoder import DEFAULT_LIMITS, RawMessage
-from ..ipc.file_decoder import TRAILER_SIZE
 from ..ipc.framing import FILE_HEADER
 from ..ipc.index import MessageInfo
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
@@ -189,9 +188,10 @@ class Checker:
                              fix=FIX_RECOVER))
         self._stream(len(FILE_HEADER), end, file_format=True)
         if footer is not None:
-            self._footer(footer)
+            self._footer(footer, end)
 
-    def _footer(self, footer: md.Footer) -> None:
+    def _footer(self, footer: md.Footer, at: int) -> None:
+        """The footer against the stream (``at``: where the footer starts)."""
         from .inspect import footer_problems
 
         if self.loader is not None:
@@ -199,14 +199,14 @@ class Checker:
             if not footer.schema.schema.equals(stream_schema.schema, check_metadata=True):
                 self.add(Finding("footer", f"expected the footer's schema to be the stream's "
                                  f"({stream_schema.schema}), found {footer.schema.schema}",
-                                 len(self.data) - TRAILER_SIZE, fix=FIX_RECOVER))
+                                 at, fix=FIX_RECOVER))
             elif footer.schema.dictionary_ids != stream_schema.dictionary_ids:
                 self.add(Finding("footer", "expected the footer's dictionary ids to be the "
                                  f"stream's ({stream_schema.dictionary_ids}), found "
-                                 f"{footer.schema.dictionary_ids}", fix=FIX_RECOVER))
+                                 f"{footer.schema.dictionary_ids}", at, fix=FIX_RECOVER))
         for p in footer_problems(footer, self.messages):
             self.add(Finding("footer", f"expected the footer's blocks to match the messages: {p}",
-                             len(self.data) - TRAILER_SIZE, fix=FIX_RECOVER))
+                             at, fix=FIX_RECOVER))
 
     # -- the stream -----------------------------------------------------------------------
 
