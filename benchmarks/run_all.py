@@ -16,7 +16,6 @@ SCRIPTS = [
     ("bench_ipc.py", ["--quick"]),
     ("bench_compression.py", ["--quick"]),
     ("bench_interop.py", ["--quick"]),
-    ("bench_cli.py", ["--repeat", "5"]),
 ]
 
 
