@@ -1,4 +1,5 @@
-"""Unit tests for quiver.integration: the JSON reader and writer, the comparison, the CLI."""
+"""Unit tests for quiver.integration: the JSON reader and writer, the comparison (the
+``quiver integration`` command is tested in tests/cli/test_integration_command.py)."""
 
 from __future__ import annotations
 
@@ -698,90 +699,6 @@ def _ipc_ready() -> None:
         pytest.skip(f"quiver's IPC reader is not usable yet ({exc})")
 
 
-def _sample(tmp_path: Path) -> Path:
-    d = doc([fld("a", INT64), _dict_field("d", 0, UTF8),
-             fld("l", {"name": "list"}, [fld("item", INT32)])],
-            (2, [{"name": "a", "count": 2, "VALIDITY": [1, 0], "DATA": ["1", "0"]},
-                 {"name": "d", "count": 2, "VALIDITY": [1, 1], "DATA": [1, 0]},
-                 {"name": "l", "count": 2, "VALIDITY": [1, 1], "OFFSET": [0, 2, 3],
-                  "children": [{"name": "item", "count": 3, "VALIDITY": [1, 1, 1],
-                                "DATA": [1, 2, 3]}]}]),
-            dictionaries=[_dict_batch(0, 2, {"VALIDITY": [1, 1], "OFFSET": [0, 1, 2],
-                                             "DATA": ["x", "y"]})])
-    p = tmp_path / "sample.json"
-    p.write_text(json.dumps(d))
-    return p
-
-
-def test_cli_json_to_arrow_writes_a_file_pyarrow_reads(tmp_path: Path) -> None:
-    pa = pytest.importorskip("pyarrow")
-    from quiver.cli import main
-
-    j = _sample(tmp_path)
-    a = tmp_path / "out.arrow"
-    assert main(["integration", "--mode", "json-to-arrow", "--json", str(j),
-                 "--arrow", str(a)]) == 0
-    table = pa.ipc.open_file(a).read_all()
-    assert table.to_pydict() == {"a": [1, None], "d": ["y", "x"], "l": [[1, 2], [3]]}
-
-
-def test_cli_validate_exits_zero_when_equal_and_one_with_a_diff(tmp_path: Path, capsys) -> None:
-    _ipc_ready()
-    from quiver.cli import main
-
-    j = _sample(tmp_path)
-    a = tmp_path / "out.arrow"
-    assert main(["integration", "--mode", "json-to-arrow", "--json", str(j),
-                 "--arrow", str(a)]) == 0
-    assert main(["integration", "--mode", "validate", "--json", str(j), "--arrow", str(a)]) == 0
-    other = json.loads(j.read_text())
-    other["batches"][0]["columns"][0]["DATA"] = ["7", "0"]
-    j2 = tmp_path / "other.json"
-    j2.write_text(json.dumps(other))
-    assert main(["integration", "--mode", "validate", "--json", str(j2),
-                 "--arrow", str(a)]) == 1
-    assert "batch 0, column a, row 0: expected 7, found 1" in capsys.readouterr().err
-
-
-def test_cli_arrow_to_json_and_file_stream_conversions_round_trip(tmp_path: Path) -> None:
-    _ipc_ready()
-    from quiver.cli import main
-
-    j = _sample(tmp_path)
-    a, s, a2, j2 = (tmp_path / n for n in ("a.arrow", "a.stream", "a2.arrow", "back.json"))
-    assert main(["integration", "--mode", "json-to-arrow", "--json", str(j),
-                 "--arrow", str(a)]) == 0
-    assert main(["file-to-stream", str(a), str(s)]) == 0
-    assert main(["stream-to-file", str(s), str(a2)]) == 0
-    assert main(["integration", "--mode", "validate", "--json", str(j), "--arrow", str(s)]) == 0
-    assert main(["integration", "--mode", "arrow-to-json", "--json", str(j2),
-                 "--arrow", str(a2)]) == 0
-    first, back = read_json(j), read_json(j2)
-    assert compare(first.schema, first.batches, back.schema, back.batches) == []
-
-
-def test_cli_reports_unreadable_input_in_one_line_and_exits_one(tmp_path: Path, capsys) -> None:
-    from quiver.cli import main
-
-    bad = tmp_path / "bad.json"
-    bad.write_text("{")
-    assert main(["integration", "--mode", "json-to-arrow", "--json", str(bad),
-                 "--arrow", str(tmp_path / "x.arrow")]) == 1
-    assert "does not parse" in capsys.readouterr().err
-    assert main(["file-to-stream", str(tmp_path / "missing"), str(tmp_path / "y")]) == 1
-    assert "No such file" in capsys.readouterr().err
-
-
-def test_python_dash_m_quiver_runs_the_cli() -> None:
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-m", "quiver", "--help"], capture_output=True,
-                         text=True, check=False)
-    assert out.returncode == 0
-    assert "file-to-stream" in out.stdout and "integration" in out.stdout
-
-
 def test_errors_are_arrow_errors() -> None:
     assert issubclass(FormatError, ArrowError)
 
@@ -862,17 +779,6 @@ def test_mutated_gold_documents_decode_or_raise_arrow_errors_only() -> None:
         assert compare(jf.schema, jf.batches, back.schema, back.batches) == []
         decoded += 1
     assert tried > 500 and decoded > 0
-
-
-def test_cli_accepts_arrow_cpp_mode_spellings(tmp_path: Path) -> None:
-    pytest.importorskip("pyarrow")
-    from quiver.cli import main
-
-    j = _sample(tmp_path)
-    a = tmp_path / "out.arrow"
-    assert main(["integration", "--mode", "JSON_TO_ARROW", "--json", str(j),
-                 "--arrow", str(a)]) == 0
-    assert a.read_bytes()[:6] == b"ARROW1"
 
 
 def test_single_floats_are_written_as_their_shortest_decimal() -> None:

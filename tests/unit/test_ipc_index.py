@@ -150,3 +150,7 @@ def test_detect_format():
     assert detect_format(b"PAR1\x15\x04\x15\x10") is None
     assert detect_format(b"a,b,c\n1,2,3\n") is None
     assert detect_format(b"") is None
+    # before Arrow 0.15: no continuation marker, 4 + metadata length a multiple of 8
+    legacy = _pa_stream(_pa_table(), options=pa.ipc.IpcWriteOptions(use_legacy_format=True))
+    assert legacy[:4] != b"\xff\xff\xff\xff"
+    assert detect_format(legacy) == "stream"

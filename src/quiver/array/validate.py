@@ -52,6 +52,7 @@ from .base import Array
 __all__ = ["ragged_indices", "validate_array", "view_slices"]
 
 _VIEW_INLINE = 12
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
 def validate_array(
@@ -59,14 +60,17 @@ def validate_array(
     *,
     full: bool = False,
     check_decimal_precision: bool = False,
+    check_time_of_day: bool = False,
     path: str = "",
 ) -> None:
     """Check ``array`` against the columnar spec; raise ArrowInvalid on the first problem.
 
     ``full=False`` runs the cheap structural checks only; ``full=True`` also checks every
     value (offsets, UTF-8, indices, codes, run ends, views).  ``check_decimal_precision``
-    (full level) checks that decimals fit their declared precision.  ``path`` names the
-    array in error messages (children extend it: ``col.item.a``).
+    (full level) checks that decimals fit their declared precision, ``check_time_of_day``
+    (full level) that times lie in a day (Schema.fbs, "Time": from 0 inclusive to 86400
+    seconds exclusive, in the type's unit).  ``path`` names the array in error messages
+    (children extend it: ``col.item.a``).
 
     >>> import numpy as np
     >>> from quiver import types as t
@@ -78,7 +82,7 @@ def validate_array(
     ...
     quiver.errors.ArrowInvalid: buffer 1 (values) too small: expected at least 16 bytes, found 12
     """
-    _Walk(full, check_decimal_precision).visit(array, path)
+    _Walk(full, check_decimal_precision, check_time_of_day).visit(array, path)
 
 
 def _join(path: str, name: str) -> str:
@@ -229,9 +233,12 @@ def _check_utf8(
 class _Walk:
     """One validation pass; ``visit`` checks an array and recurses into its children."""
 
-    def __init__(self, full: bool, check_decimal_precision: bool) -> None:
+    def __init__(
+        self, full: bool, check_decimal_precision: bool, check_time_of_day: bool = False
+    ) -> None:
         self.full = full
         self.check_decimal = check_decimal_precision
+        self.check_time = check_time_of_day
 
     # -- the walk ------------------------------------------------------------------------
 
@@ -501,6 +508,31 @@ class _Walk:
                 )
         if self.check_decimal and isinstance(storage, t.DecimalType):
             self._full_decimal(array, storage, bufs, path)
+        if self.check_time and isinstance(storage, t.TimeType):
+            self._full_time_of_day(array, storage, bufs, path)
+
+    def _full_time_of_day(
+        self, array: Array, storage: t.TimeType, bufs: list, path: str
+    ) -> None:
+        length = len(array)
+        if not length or bufs[1] is None:
+            return
+        per_second = _PER_SECOND[storage.unit]
+        values = _typed(bufs[1], "<i4" if storage.bit_width == 32 else "<i8", array.offset,
+                        length)
+        bad_mask = (values < 0) | (values >= 86_400 * per_second)
+        mask = _validity_mask(array, bufs[0])
+        if mask is not None:
+            bad_mask &= mask
+        bad = np.flatnonzero(bad_mask)
+        if bad.size:
+            k = int(bad[0])
+            raise _fail(
+                f"expected {storage} values from 0 to {86_400 * per_second - 1} (one day) at "
+                f"slot {k}, found {int(values[k])} ({bad.size} value"
+                f"{'' if bad.size == 1 else 's'} out of range)",
+                path,
+            )
 
     def _full_offsets(
         self, array: Array, offsets: np.ndarray | None, spec: BufferSpec, path: str

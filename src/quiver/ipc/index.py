@@ -127,10 +127,11 @@ def detect_format(head: Any) -> str | None:
         (n,) = _I32.unpack_from(head, 4)
         return "stream" if n >= 0 else None
     if len(head) >= 4:
-        # a stream from before Arrow 0.15: a bare int32 metadata length, then a flatbuffer
-        # whose root offset is small; anything that reads as text or another format is not
+        # a stream from before Arrow 0.15: a bare int32 metadata length (padded so that the
+        # 4-byte prefix and the metadata end on an 8-byte boundary: n % 8 == 4 as written
+        # by Arrow C++), then a flatbuffer; text or another format reads as a huge length
         (n,) = _I32.unpack_from(head, 0)
-        if 0 < n < (1 << 24) and n % 8 == 0:
+        if 0 < n < (1 << 24) and n % 4 == 0:
             return "stream"
     return None
 

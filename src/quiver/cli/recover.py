@@ -1,0 +1,312 @@
+"""``quiver recover IN OUT``: save every complete record batch of a damaged input.
+
+A writer that dies half-way leaves a file without its footer, or a stream without its
+end-of-stream marker, cut anywhere; a disk or a network can spoil a region in the middle.
+The file footer is not needed: the stream inside a file (Columnar spec, "IPC File Format")
+carries the schema and every message in order, so recovery walks the messages from the
+start, headers first (:func:`quiver.ipc.index.scan_messages`), and keeps each record batch
+that decodes and validates in full, with the dictionaries it needs.
+
+Where a message cannot be framed or decoded, the walk resynchronises: it looks for the next
+8-byte aligned continuation marker (0xFFFFFFFF) from which a whole message decodes (the
+footer's Blocks, when the footer can be read, point at them directly), and carries on from
+there.  Dictionaries may have been lost in a skipped region, so from then on a batch with
+dictionary-encoded columns is kept only once every dictionary it may use has been sent
+again whole (not as a delta): recovery never pairs indices with the wrong values.
+
+The batches go to OUT as a valid IPC file, with the input's compression.  The report says
+what was recovered, what was lost and where, and where and why the data stops.  Exit 0 when
+nothing was lost (the end-of-stream marker was reached and every batch kept), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .. import errors as E
+from ..ipc import metadata as md
+from ..ipc.decoder import RawMessage
+from ..ipc.framing import EOS, FILE_HEADER, LEGACY_EOS
+from ..ipc.index import MessageInfo, scan_messages
+from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
+from ._common import CliError, Input, message, open_input, output_path, progress
+from ._read import continuation_markers, kind_of, open_file_decoder, resync
+
+_CODEC_OPTION = {"lz4_frame": "lz4", "zstd": "zstd"}
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """Something not recovered: where, what and why."""
+
+    offset: int
+    message_index: int | None
+    kind: str
+    reason: str
+
+
+@dataclass
+class Salvage:
+    """What a walk over a damaged input found."""
+
+    schema_message: md.SchemaMessage | None = None
+    num_batches: int = 0
+    rows: int = 0
+    batch_offsets: list[int] = field(default_factory=list)
+    dictionaries: int = 0
+    losses: list[Loss] = field(default_factory=list)
+    skipped: list[tuple[int, int]] = field(default_factory=list)  # byte ranges jumped over
+    stop_offset: int = 0
+    stop_reason: str = ""
+    reached_eos: bool = False
+    compression: str | None = None
+    footer_metadata: Any = None
+    footer_batches: int | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Nothing lost: end of stream reached, every message kept, and as many batches as
+        a readable footer lists."""
+        return (
+            self.reached_eos
+            and not self.losses
+            and not self.skipped
+            and (self.footer_batches is None or self.footer_batches == self.num_batches)
+        )
+
+
+class _Walk:
+    def __init__(self, inp: Input, ns: Any, sink: BatchSink | None = None) -> None:
+        self.sink = sink
+        self.data = inp.whole()
+        self.inp = inp
+        self.ns = ns
+        self.out = Salvage()
+        self.loader: BatchLoader | None = None
+        self.stale: set[int] = set()  # dictionary ids that may have been lost
+        self.index = 0
+        self.end = len(self.data)
+        self.block_offsets: list[int] = []
+        self._markers: Any = None
+
+    def read_at(self, offset: int, n: int) -> Any:
+        """``n`` bytes from ``offset`` (for :func:`scan_messages`)."""
+        return self.data[offset : offset + n]
+
+    def run(self) -> Salvage:
+        """Walk the whole input; the salvage says what was kept and lost."""
+        start = 0
+        footer = None
+        if self.inp.format == "file":
+            start = len(FILE_HEADER)
+            try:
+                dec = open_file_decoder(self.data)
+                footer = dec.footer
+                self.end = dec.data_end
+            except E.ArrowError:
+                footer = None
+        if footer is not None:
+            self.out.footer_metadata = footer.custom_metadata
+            self.out.footer_batches = len(footer.record_batches)
+            self.block_offsets = sorted(
+                b.offset for b in (*footer.dictionaries, *footer.record_batches)
+            )
+        with progress(self.ns, self.end, "recover") as bar:
+            pos = start
+            while pos is not None:
+                pos = self._scan_from(pos, bar)
+        if self.loader is None and footer is not None:
+            # the stream's schema message was lost, but the footer repeats it: nothing
+            # after it could be read without one, so this only names the schema
+            self.out.schema_message = footer.schema
+        return self.out
+
+    def _scan_from(self, pos: int, bar: Any) -> int | None:
+        """Walk messages from ``pos``; returns where to resynchronise, or None at the end."""
+        last_end = pos
+        try:
+            for info in scan_messages(self.read_at, self.end, start=pos):
+                info = MessageInfo(self.index, info.offset, info.metadata_length,
+                                   info.body_length, info.message)
+                self._message(info)
+                self.index += 1
+                last_end = info.end
+                bar.update(last_end)
+        except E.TruncatedError as exc:
+            self._lost_at(last_end, f"the input ends inside this message ({exc.reason})")
+            self._stop(last_end, f"the input ends inside message {self.index} ({exc.reason})")
+            return None
+        except E.ArrowError as exc:
+            self._lost_at(last_end, f"it cannot be read ({exc.reason})")
+            nxt = self._resync(last_end)
+            if nxt is None:
+                self._stop(last_end, f"message {self.index} at offset {last_end} cannot be "
+                           f"read ({exc.reason}) and no later message could be found")
+                return None
+            self.out.skipped.append((last_end, nxt))
+            self.index += 1
+            self.stale.update(self._all_ids())
+            return nxt
+        # scan_messages stops at end of stream or at the end of the data
+        tail = bytes(self.data[last_end : last_end + 8])
+        if last_end < self.end and (tail == EOS or tail[:4] == LEGACY_EOS):
+            self.out.reached_eos = True
+            self._stop(last_end, "end of stream")
+        else:
+            self._stop(last_end, "the input ends without the end-of-stream marker (a writer "
+                       "that stopped early?): anything written after this was lost")
+        return None
+
+    def _all_ids(self) -> set[int]:
+        return set() if self.loader is None else set(self.loader.schema_msg.dictionary_ids.values())
+
+    def _lost_at(self, offset: int, reason: str) -> None:
+        self.out.losses.append(Loss(offset, self.index, "message", reason))
+
+    def _stop(self, offset: int, reason: str) -> None:
+        self.out.stop_offset = offset
+        self.out.stop_reason = reason
+
+    def _resync(self, after: int) -> int | None:
+        """The offset of the next message that frames and decodes whole."""
+        if self._markers is None:
+            self._markers = continuation_markers(self.data)
+        return resync(self.data, after, self.end, self._markers, self.block_offsets)
+
+    def _message(self, info: MessageInfo) -> None:
+        msg = info.message
+        header = msg.header
+        prefix = 8 if bytes(self.data[info.offset : info.offset + 4]) == b"\xff" * 4 else 4
+        raw = RawMessage(info.index, info.offset, msg,
+                         self.data[info.body_offset : info.end], info.body_offset,
+                         self.data[info.offset + prefix : info.body_offset])
+        if isinstance(header, md.SchemaMessage):
+            if self.loader is None:
+                self.out.schema_message = header
+                self.loader = BatchLoader(header, IpcReadOptions(validate="full"),
+                                          file_format=False)
+            return
+        if self.loader is None:
+            self.out.losses.append(Loss(info.offset, info.index, kind_of(header),
+                                        "no schema message came before it"))
+            return
+        if isinstance(header, md.DictionaryBatch):
+            try:
+                self.loader.dictionary(raw)
+            except E.ArrowError as exc:
+                self.out.losses.append(Loss(info.offset, info.index, "DictionaryBatch",
+                                            f"it does not decode ({exc.reason})"))
+                self.stale.add(header.id)
+                return
+            self.out.dictionaries += 1
+            if not header.is_delta:
+                self.stale.discard(header.id)
+            return
+        if not isinstance(header, md.RecordBatch):
+            self.out.losses.append(Loss(info.offset, info.index, kind_of(header),
+                                        "not a record batch or dictionary"))
+            return
+        if self.stale:
+            self.out.losses.append(Loss(
+                info.offset, info.index, "RecordBatch",
+                f"the dictionaries {sorted(self.stale)} it may use were lost before it"))
+            return
+        try:
+            batch = self.loader.record_batch(raw)
+        except E.ArrowError as exc:
+            self.out.losses.append(Loss(info.offset, info.index, "RecordBatch",
+                                        f"it does not decode or validate ({exc})"))
+            return
+        if self.out.num_batches == 0 and header.compression is not None:
+            self.out.compression = header.compression.codec
+        self.out.num_batches += 1
+        self.out.rows += batch.num_rows
+        self.out.batch_offsets.append(info.offset)
+        if self.sink is not None:
+            self.sink.write(batch, self.out)
+
+
+class BatchSink:
+    """Writes recovered batches to OUT as they are found (so that memory holds one batch,
+    not all of them): the file writer is made at the first batch, whose codec it keeps."""
+
+    def __init__(self, path: Any) -> None:
+        self.path = path
+        self.writer: Any = None
+
+    def write(self, batch: Any, out: Salvage) -> None:
+        """Write one recovered batch."""
+        self._open(out)
+        self.writer.write_batch(batch)
+
+    def _open(self, out: Salvage) -> None:
+        if self.writer is None:
+            from ..ipc.writer import new_file
+
+            assert out.schema_message is not None
+            self.writer = new_file(self.path, out.schema_message.schema,
+                                   compression=_CODEC_OPTION.get(out.compression or ""),
+                                   unify_dictionaries=True, metadata=out.footer_metadata)
+
+    def close(self, out: Salvage) -> None:
+        """Finish the file (a file with no batches when none could be saved)."""
+        self._open(out)
+        self.writer.close()
+
+
+def salvage(inp: Input, ns: Any = None, sink: BatchSink | None = None) -> Salvage:
+    """Walk an input and keep every record batch that can be saved (written to ``sink``
+    as found)."""
+    return _Walk(inp, ns, sink).run()
+
+
+def report(out: Salvage, name: str, path: str) -> dict[str, Any]:
+    """What was recovered, lost and skipped, as JSON-ready data."""
+    return {
+        "input": name,
+        "output": path,
+        "complete": out.complete,
+        "record_batches": out.num_batches,
+        "rows": out.rows,
+        "dictionaries": out.dictionaries,
+        "batch_offsets": out.batch_offsets,
+        "footer_record_batches": out.footer_batches,
+        "lost": [asdict(x) for x in out.losses],
+        "skipped": [list(r) for r in out.skipped],
+        "stop": {"offset": out.stop_offset, "reason": out.stop_reason,
+                 "end_of_stream": out.reached_eos},
+    }
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Recover ``ns.input`` into ``ns.output``: 0 when nothing was lost, else 1."""
+    inp = open_input(ns.input, whole=True)
+    with output_path(ns.output) as path:
+        sink = BatchSink(path)
+        out = salvage(inp, ns, sink)
+        if out.schema_message is None:
+            raise CliError("no schema message could be read: there is nothing to recover "
+                           f"({out.stop_reason})")
+        sink.close(out)
+    name = inp.display
+    if ns.json:
+        sys.stdout.write(json.dumps(report(out, name, ns.output), indent=2) + "\n")
+    else:
+        target = "standard output" if ns.output == "-" else ns.output
+        message(ns, f"quiver: {name}: recovered {out.num_batches} record batch"
+                f"{'' if out.num_batches == 1 else 'es'} ({out.rows} rows, "
+                f"{out.dictionaries} dictionary batches) into {target}")
+        for loss in out.losses:
+            message(ns, f"  lost message {loss.message_index} ({loss.kind}) at byte "
+                    f"{loss.offset}: {loss.reason}")
+        for a, b in out.skipped:
+            message(ns, f"  skipped bytes {a}..{b} ({b - a} bytes) to the next readable "
+                    "message")
+        if out.footer_batches is not None and out.footer_batches != out.num_batches:
+            message(ns, f"  the footer lists {out.footer_batches} record batches")
+        message(ns, f"  data stops at byte {out.stop_offset}: {out.stop_reason}")
+    return 0 if out.complete else 1

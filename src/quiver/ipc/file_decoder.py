@@ -1,0 +1,281 @@
+"""The sans-IO file decoder (Columnar spec, "IPC File Format").
+
+Theory of operation
+-------------------
+An IPC file is ``ARROW1`` and two bytes of padding, a stream (schema, dictionaries,
+record batches, end of stream), the Footer flatbuffer, its int32 length and ``ARROW1``
+again.  The Footer repeats the schema and lists a Block (offset, metaDataLength,
+bodyLength) for every dictionary and record batch message, which is what makes random
+access possible.
+
+:class:`FileDecoder` never reads anything itself (as arrow-rs's ``FileDecoder``): the
+caller reads the bytes it asks for and hands them over::
+
+    size = <the file's size>
+    dec = FileDecoder()
+    dec.check_header(read_at(0, 8))
+    start, length = dec.footer_range(read_at(size - TRAILER_SIZE, TRAILER_SIZE), size)
+    dec.read_footer(read_at(start, length), start)
+    for i, block in enumerate(dec.dictionaries):
+        dec.read_dictionary(i, read_at(*dec.block_range(block, i, "dictionary")))
+    batch = dec.read_record_batch(i, read_at(*dec.block_range(dec.record_batches[i], i)))
+
+Every range it gives out has been checked to lie inside the file's data (between the
+header and the footer), and every error names the byte offset and the block.
+
+>>> import quiver as qv, quiver.ipc as ipc
+>>> sink = ipc.BufferOutputStream()
+>>> batch = qv.record_batch({"a": qv.array([1, 2, 3])})
+>>> with ipc.new_file(sink, batch.schema) as w:
+...     w.write_batch(batch)
+>>> data = sink.getvalue()
+>>> dec = FileDecoder()
+>>> dec.check_header(data[:8])
+>>> start, length = dec.footer_range(data[-TRAILER_SIZE:], len(data))
+>>> footer = dec.read_footer(data[start : start + length], start)
+>>> offset, n = dec.block_range(footer.record_batches[0], 0)
+>>> dec.read_record_batch(0, data[offset : offset + n]).to_pylist()
+[{'a': 1}, {'a': 2}, {'a': 3}]
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING, Any
+
+from .. import errors as E
+from . import metadata as md
+from .decoder import DEFAULT_LIMITS, RawMessage
+from .framing import FILE_HEADER, FILE_TRAILER_SIZE, MAGIC
+
+if TYPE_CHECKING:
+    from .. import types as t
+    from .stream_decoder import BatchLoader, IpcReadOptions
+
+#: bytes at the end of a file that locate the footer: its int32 length and ``ARROW1``
+TRAILER_SIZE = FILE_TRAILER_SIZE
+#: the smallest well-formed file: header, an empty stream's EOS, a footer byte, trailer
+MIN_FILE_SIZE = len(MAGIC) * 2 + 2 + 4
+
+_I32 = struct.Struct("<i")
+
+
+class FileDecoder:
+    """Footer, blocks and messages of an IPC file, from bytes the caller reads."""
+
+    def __init__(self, options: IpcReadOptions | None = None, **kwargs: Any) -> None:
+        if options is None and kwargs:
+            from .stream_decoder import IpcReadOptions
+
+            options = IpcReadOptions(**kwargs)
+        # the options, the loader and the modules they need come when a batch is read: the
+        # footer alone (``quiver schema``) needs only the metadata decoder
+        self._options = options
+        self.limits = DEFAULT_LIMITS if options is None else options.limits
+        self._metadata_limits = self.limits.metadata_limits()
+        self.footer: md.Footer | None = None
+        self.data_end = 0
+        self._batch_loader: BatchLoader | None = None
+
+    @property
+    def options(self) -> IpcReadOptions:
+        """The read options (columns, validation level, limits)."""
+        if self._options is None:
+            from .stream_decoder import IpcReadOptions
+
+            self._options = IpcReadOptions()
+        return self._options
+
+    @property
+    def _loader(self) -> BatchLoader:
+        if self._batch_loader is None:
+            from .stream_decoder import BatchLoader
+
+            footer = self._ready()
+            loader = BatchLoader(footer.schema, self.options, file_format=True)
+            if len(footer.record_batches) < 2:
+                loader.steady_tries = 0  # the fast path pays off only over several batches
+            self._batch_loader = loader
+        return self._batch_loader
+
+    # -- the footer -----------------------------------------------------------------------
+
+    @staticmethod
+    def check_header(head: Any) -> None:
+        """Check the first bytes (at least 6) for the file magic ``ARROW1``.
+
+        >>> FileDecoder.check_header(b"\\xff\\xff\\xff\\xff\\x08\\x00\\x00\\x00")
+        Traceback (most recent call last):
+        ...
+        quiver.errors.FramingError: expected the file magic b'ARROW1' at the start, \
+found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte offset 0)
+        """
+        head = bytes(head[: len(MAGIC)])
+        if head == MAGIC:
+            return
+        hint = "; this looks like an IPC stream" if head[:4] == b"\xff\xff\xff\xff" else ""
+        raise E.FramingError(
+            f"expected the file magic b'ARROW1' at the start, found {head!r}{hint}", offset=0
+        )
+
+    def footer_range(self, trailer: Any, size: int) -> tuple[int, int]:
+        """``(offset, length)`` of the footer, from the file's last :data:`TRAILER_SIZE`
+        bytes and its size."""
+        if size < MIN_FILE_SIZE:
+            raise E.TruncatedError(
+                f"expected an IPC file of at least {MIN_FILE_SIZE} bytes, found {size}",
+                offset=0,
+            )
+        trailer = bytes(trailer)
+        if len(trailer) != TRAILER_SIZE:
+            raise E.ArrowInvalidArgument(
+                f"expected the last {TRAILER_SIZE} bytes of the file, found {len(trailer)}"
+            )
+        if trailer[4:] != MAGIC:
+            raise E.FramingError(
+                f"expected the file magic b'ARROW1' at the end, found {trailer[4:]!r} "
+                "(truncated file, or a stream with a file header)",
+                offset=size - len(MAGIC),
+            )
+        (length,) = _I32.unpack_from(trailer, 0)
+        end = size - TRAILER_SIZE
+        start = end - length
+        if length <= 0 or start < len(FILE_HEADER):
+            raise E.FramingError(
+                f"expected a footer length between 1 and {end - len(FILE_HEADER)}, "
+                f"found {length}",
+                offset=end,
+            )
+        if length > self.limits.max_metadata_size:
+            raise E.LimitExceeded(
+                f"expected a footer of at most {self.limits.max_metadata_size} bytes "
+                f"(IpcLimits.max_metadata_size), found {length}",
+                offset=end,
+            )
+        return start, length
+
+    def read_footer(self, data: Any, offset: int) -> md.Footer:
+        """Decode the footer bytes found at ``offset`` (see :meth:`footer_range`)."""
+        footer = md.decode_footer(data, base_offset=offset, limits=self._metadata_limits)
+        self.footer = footer
+        self.data_end = offset
+        self._batch_loader = None
+        return footer
+
+    def _ready(self) -> md.Footer:
+        if self.footer is None:
+            raise E.ArrowInvalidArgument("expected read_footer() first, found no footer yet")
+        return self.footer
+
+    @property
+    def schema(self) -> t.Schema:
+        """The (projected) schema the batches are read with."""
+        return self._loader.schema
+
+    @property
+    def dictionaries(self) -> tuple[md.Block, ...]:
+        """The footer's dictionary Blocks, in file order."""
+        return self._ready().dictionaries
+
+    @property
+    def record_batches(self) -> tuple[md.Block, ...]:
+        """The footer's record batch Blocks."""
+        return self._ready().record_batches
+
+    # -- blocks ---------------------------------------------------------------------------
+
+    def block_range(
+        self, block: md.Block, index: int, what: str = "record batch"
+    ) -> tuple[int, int]:
+        """``(offset, length)`` of one block's message, checked to lie in the file data."""
+        start = block.offset
+        end = start + block.meta_data_length + block.body_length
+        if (
+            start < len(FILE_HEADER)
+            or block.meta_data_length < 8
+            or block.body_length < 0
+            or end > self.data_end
+        ):
+            raise E.FramingError(
+                f"expected {what} block {index} inside the file data "
+                f"({len(FILE_HEADER)}..{self.data_end}), found offset {start}, "
+                f"metaDataLength {block.meta_data_length}, bodyLength {block.body_length}",
+                offset=start,
+            )
+        return start, block.meta_data_length + block.body_length
+
+    def message(
+        self, buf: Any, block: md.Block, index: int, what: str = "record batch"
+    ) -> RawMessage:
+        """The message of one block from its bytes (``block_range`` long): framing and
+        metadata checked against the block."""
+        buf = memoryview(buf)
+        if buf.ndim != 1 or buf.itemsize != 1:
+            buf = buf.cast("B")
+        start = block.offset
+        if len(buf) < min(8, block.meta_data_length) or block.meta_data_length < 8:
+            raise E.TruncatedError(
+                f"expected {block.meta_data_length} bytes of metadata for {what} block "
+                f"{index}, found {len(buf)}",
+                offset=start,
+            )
+        (first,) = _I32.unpack_from(buf, 0)
+        skip = 8 if first == -1 else 4
+        (length,) = _I32.unpack_from(buf, skip - 4)
+        meta_end = block.meta_data_length
+        if length < 0 or skip + length > meta_end:
+            raise E.FramingError(
+                f"expected metadata of at most {meta_end - skip} bytes in {what} block "
+                f"{index}, found a length of {length}",
+                offset=start + skip - 4,
+            )
+        meta = buf[skip : skip + length]
+        try:
+            message = md.decode_message(
+                meta, base_offset=start + skip, limits=self._metadata_limits
+            )
+        except E.ArrowError as exc:
+            exc.locate(offset=start + skip)
+            raise
+        if message.body_length < 0 or message.body_length > block.body_length:
+            raise E.FramingError(
+                f"expected a message bodyLength of at most the block's {block.body_length}, "
+                f"found {message.body_length}",
+                offset=start + skip,
+            )
+        if meta_end + message.body_length > len(buf):
+            raise E.TruncatedError(
+                f"expected a body of {message.body_length} bytes in {what} block {index}, "
+                f"found {max(len(buf) - meta_end, 0)}",
+                offset=start + meta_end,
+            )
+        body = buf[meta_end : meta_end + message.body_length]
+        return RawMessage(index, start, message, body, start + meta_end, meta)
+
+    def read_dictionary(self, index: int, buf: Any) -> None:
+        """Apply dictionary block ``index`` (its bytes, ``block_range`` long)."""
+        block = self.dictionaries[index]
+        raw = self.message(buf, block, index, "dictionary")
+        if not isinstance(raw.message.header, md.DictionaryBatch):
+            raise E.FormatError(
+                f"expected a DictionaryBatch message at dictionary block {index}, "
+                f"found {type(raw.message.header).__name__}",
+                offset=block.offset,
+            )
+        self._loader.dictionary(raw)
+
+    def read_record_batch(self, index: int, buf: Any) -> Any:
+        """Record batch block ``index`` as a :class:`quiver.RecordBatch` (its bytes,
+        ``block_range`` long; the dictionaries must have been read)."""
+        block = self.record_batches[index]
+        raw = self.message(buf, block, index, "record batch")
+        if not isinstance(raw.message.header, md.RecordBatch):
+            raise E.FormatError(
+                f"expected a RecordBatch message at record batch block {index}, "
+                f"found {type(raw.message.header).__name__}",
+                offset=block.offset,
+            )
+        return self._loader.record_batch(raw)
+
+
+__all__ = ["MIN_FILE_SIZE", "TRAILER_SIZE", "FileDecoder"]

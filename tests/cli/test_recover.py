@@ -1,0 +1,216 @@
+"""``quiver recover``: files and streams cut at every message boundary and inside messages,
+a footer-less file, corrupt middle messages; the recovered batches equal the original's
+complete ones, read back with pyarrow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from quiver.cli import main
+from quiver.ipc.index import scan_messages
+
+from .conftest import batches_of, dictionary_stream, run_module, write_ipc
+
+
+def _recovered(path: Path) -> list:
+    """The batches of a recovered file, through pyarrow (as pydicts)."""
+    pa = pytest.importorskip("pyarrow")
+    reader = pa.ipc.open_file(path)
+    return [reader.get_batch(i).to_pylist() for i in range(reader.num_record_batches)]
+
+
+def _expected(batches: list) -> list:
+    return [b.to_pylist() for b in batches]
+
+
+def _cuts(data: bytes, start: int) -> list[tuple[int, int]]:
+    """(cut offset, complete record batches before it): at every message boundary and at
+    three places inside every message (in its prefix, its metadata, its body)."""
+    out = []
+    done = 0
+    for m in scan_messages(data, start=start):
+        if m.kind == "schema":  # cut inside the schema: nothing to recover (tested below)
+            continue
+        if m.offset > start:
+            out.append((m.offset, done))
+        out.append((m.offset + 3, done))
+        out.append((m.offset + 12, done))
+        if m.body_length:
+            out.append((m.body_offset + m.body_length // 2, done))
+        if m.kind == "record_batch":
+            done += 1
+    return out
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["file", "stream"])
+def test_cut_anywhere_gives_back_exactly_the_complete_batches(tmp_path: Path, stream: bool,
+                                                              capsys) -> None:
+    batches = batches_of(9)
+    data = write_ipc(batches, stream=stream, compression="zstd")
+    cuts = _cuts(data, 0 if stream else 8)
+    assert len(cuts) > 30
+    src, out = tmp_path / "cut", tmp_path / "saved.arrow"
+    for cut, complete in cuts:
+        src.write_bytes(data[:cut])
+        code = main(["recover", "--json", str(src), str(out)])
+        report = json.loads(capsys.readouterr().out)
+        assert code == 1, cut
+        assert report["record_batches"] == complete, cut
+        assert _recovered(out) == _expected(batches[:complete]), cut
+        assert report["complete"] is False
+
+
+def test_file_truncated_inside_its_eighth_batch_gives_back_the_first_seven(
+    tmp_path: Path, capsys
+) -> None:
+    batches = batches_of(10)
+    data = write_ipc(batches, stream=False)
+    eighth = [m for m in scan_messages(data) if m.kind == "record_batch"][7]
+    src, out = tmp_path / "cut.arrow", tmp_path / "saved.arrow"
+    src.write_bytes(data[: eighth.body_offset + 10])
+    assert main(["recover", str(src), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert _recovered(out) == _expected(batches[:7])
+    assert f"recovered 7 record batches (70 rows, 0 dictionary batches) into {out}" in err
+    assert f"lost message 8 (message) at byte {eighth.offset}: the input ends inside this " \
+           "message" in err
+    assert f"data stops at byte {eighth.offset}: the input ends inside message 8" in err
+
+
+def test_file_without_footer_gives_back_all_its_batches(tmp_path: Path, capsys) -> None:
+    batches = batches_of(6)
+    data = write_ipc(batches, stream=False)
+    msgs = list(scan_messages(data))
+    eos_end = msgs[-1].end + 8  # the stream part ends with its EOS, then the footer
+    src, out = tmp_path / "nofooter.arrow", tmp_path / "saved.arrow"
+    src.write_bytes(data[:eos_end])
+    assert main(["recover", "--json", str(src), str(out)]) == 0  # nothing was lost
+    report = json.loads(capsys.readouterr().out)
+    assert report["complete"] is True and report["record_batches"] == 6
+    assert report["stop"] == {"offset": msgs[-1].end, "reason": "end of stream",
+                              "end_of_stream": True}
+    assert _recovered(out) == _expected(batches)
+    # and without its EOS either: all batches, but the end is not known to be the end
+    src.write_bytes(data[: msgs[-1].end])
+    assert main(["recover", str(src), str(out)]) == 1
+    assert "the input ends without the end-of-stream marker" in capsys.readouterr().err
+    assert _recovered(out) == _expected(batches)
+
+
+def test_complete_input_is_recovered_whole_with_exit_zero(tmp_path: Path, capsys) -> None:
+    batches = batches_of(3)
+    for stream in (False, True):
+        src, out = tmp_path / "whole", tmp_path / "saved.arrow"
+        src.write_bytes(write_ipc(batches, stream=stream))
+        assert main(["recover", "-q", str(src), str(out)]) == 0
+        assert capsys.readouterr().err == ""
+        assert _recovered(out) == _expected(batches)
+
+
+def _corrupt(data: bytes, message_index: int, where: str) -> bytes:
+    m = list(scan_messages(data))[message_index]
+    bad = bytearray(data)
+    if where == "metadata":
+        bad[m.offset + 8 : m.offset + 40] = b"\x13" * 32
+    elif where == "prefix":
+        bad[m.offset : m.offset + 8] = b"\x01\x02\x03\x04\x05\x06\x07\x08"
+    else:  # the whole message, body included
+        bad[m.offset : m.end] = b"\xab" * (m.end - m.offset)
+    return bytes(bad)
+
+
+@pytest.mark.parametrize("where", ["metadata", "prefix", "whole"])
+def test_corrupt_middle_message_of_a_stream_is_skipped_and_the_rest_saved(
+    tmp_path: Path, where: str, capsys
+) -> None:
+    batches = batches_of(8)
+    data = write_ipc(batches, stream=True)
+    src, out = tmp_path / "bad.arrows", tmp_path / "saved.arrow"
+    src.write_bytes(_corrupt(data, 4, where))  # message 4 is record batch 3
+    assert main(["recover", "--json", str(src), str(out)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert _recovered(out) == _expected(batches[:3] + batches[4:])
+    m = list(scan_messages(data))[4]
+    assert report["skipped"] == [[m.offset, m.end]]
+    assert report["lost"][0]["offset"] == m.offset
+    assert report["stop"]["end_of_stream"] is True
+
+
+def test_corrupt_middle_message_of_a_file_is_skipped_with_the_footers_help(
+    tmp_path: Path, capsys
+) -> None:
+    batches = batches_of(5)
+    data = write_ipc(batches, stream=False, compression="lz4")
+    src, out = tmp_path / "bad.arrow", tmp_path / "saved.arrow"
+    src.write_bytes(_corrupt(data, 2, "whole"))
+    assert main(["recover", "--json", str(src), str(out)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["footer_record_batches"] == 5 and report["record_batches"] == 4
+    assert _recovered(out) == _expected(batches[:1] + batches[2:])
+    # the input's compression is kept
+    first = next(m for m in scan_messages(out.read_bytes()) if m.kind == "record_batch")
+    assert first.compression == "lz4_frame"
+
+
+def test_corrupt_body_loses_only_that_batch(tmp_path: Path, capsys) -> None:
+    batches = batches_of(4)
+    data = bytearray(write_ipc(batches, stream=True))
+    m = list(scan_messages(bytes(data)))[2]
+    rb = m.record_batch
+    offsets_at = m.body_offset + int(rb.buffers[3][0])  # column "name": its offsets
+    data[offsets_at + 4 : offsets_at + 8] = b"\xff\xff\xff\x7f"
+    src, out = tmp_path / "bad.arrows", tmp_path / "saved.arrow"
+    src.write_bytes(bytes(data))
+    assert main(["recover", "--json", str(src), str(out)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [x["message_index"] for x in report["lost"]] == [2]
+    assert report["skipped"] == []
+    assert _recovered(out) == _expected([batches[0], batches[2], batches[3]])
+
+
+def test_batches_wait_for_their_dictionaries_after_a_lost_region(tmp_path: Path,
+                                                                 capsys) -> None:
+    pa = pytest.importorskip("pyarrow")
+    # dictionary replaced before batches 1 and 2; the region holding the second
+    # dictionary is lost: batch 1 must not be read with the first dictionary's values
+    spec = [([0, 1], ["a", "b"]), ([1, 0], ["c", "d"]), ([0, 0], ["e", "f"])]
+    data = dictionary_stream(spec)
+    msgs = list(scan_messages(data))
+    kinds = [m.kind for m in msgs]
+    assert kinds == ["schema", "dictionary", "record_batch", "dictionary", "record_batch",
+                     "dictionary", "record_batch"]
+    src, out = tmp_path / "bad.arrows", tmp_path / "saved.arrow"
+    src.write_bytes(_corrupt(data, 3, "whole"))
+    assert main(["recover", "--json", str(src), str(out)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    got = pa.ipc.open_file(out).read_all().column("d").to_pylist()
+    assert got == ["a", "b", "e", "e"]  # batch 0 and batch 2, never batch 1
+    reasons = [x["reason"] for x in report["lost"]]
+    assert any("dictionaries [0] it may use were lost" in r for r in reasons)
+    # a stream with replacements becomes a valid file (the writer unifies)
+    assert main(["validate", str(out)]) == 0
+    capsys.readouterr()
+
+
+def test_nothing_to_recover_is_a_one_line_error(tmp_path: Path, capsys) -> None:
+    data = write_ipc(batches_of(1), stream=True)
+    src, out = tmp_path / "x.arrows", tmp_path / "saved.arrow"
+    src.write_bytes(data[:20])
+    assert main(["recover", str(src), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"quiver: {src}: no schema message could be read")
+    assert not out.exists()
+
+
+def test_recover_from_stdin_to_stdout(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    batches = batches_of(5)
+    data = write_ipc(batches, stream=True)
+    got = run_module(["recover", "-", "-"], stdin=data[:-100])
+    assert got.returncode == 1
+    table = pa.ipc.open_file(pa.py_buffer(got.stdout)).read_all()
+    assert table.num_rows == 40
+    assert b"recovered 4 record batches" in got.stderr
