@@ -35,3 +35,19 @@ def paired(
             fn()
             acc.append(time.perf_counter() - t0)
     return min(qs), min(ps)
+
+
+def paired_median(
+    ours: Callable[[], object],
+    theirs: Callable[[], object],
+    repeat: int,
+) -> tuple[float, float]:
+    """Median times of two functions measured alternately (as :func:`paired`); the
+    median is what issue 14's figures quote."""
+    qs, ps = [], []
+    for _ in range(repeat):
+        for fn, acc in ((ours, qs), (theirs, ps)):
+            t0 = time.perf_counter()
+            fn()
+            acc.append(time.perf_counter() - t0)
+    return sorted(qs)[len(qs) // 2], sorted(ps)[len(ps) // 2]

@@ -35,7 +35,16 @@ from .array import (
     infer_type,
     make_array,
 )
-from .batch import ChunkedArray, RecordBatch, Table, chunked_array, record_batch, table
+from .batch import (
+    ChunkedArray,
+    RecordBatch,
+    RecordBatchReader,
+    Table,
+    chunked_array,
+    concat_tables,
+    record_batch,
+    table,
+)
 from .errors import *
 from .types import *
 from .types import (
@@ -51,15 +60,37 @@ from .array.build import array  # isort: skip
 
 __version__ = "0.1.0"
 
-from . import integration, interop, ipc
-from .array.concat import concat_arrays
-from .tensor import (
-    SparseCOOTensor,
-    SparseCSCMatrix,
-    SparseCSFTensor,
-    SparseCSRMatrix,
-    Tensor,
-)
+# Submodules and names loaded on first use (PEP 562), so that ``import quiver`` costs
+# the core (types, arrays, batches) and not IPC, JSON integration, tensors, interop or
+# the command line until they are asked for.
+_LAZY_MODULES = {"cli", "compute", "integration", "interop", "ipc", "tensor"}
+_LAZY_NAMES = {
+    "concat_arrays": "quiver.array.concat",
+    "SparseCOOTensor": "quiver.tensor",
+    "SparseCSCMatrix": "quiver.tensor",
+    "SparseCSFTensor": "quiver.tensor",
+    "SparseCSRMatrix": "quiver.tensor",
+    "Tensor": "quiver.tensor",
+}
 
-# the Arrow PyCapsule protocol methods on types, arrays, batches, tables and IPC readers
-interop.attach_dunders()
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"quiver.{name}")
+    module = _LAZY_NAMES.get(name)
+    if module is not None:
+        return getattr(importlib.import_module(module), name)
+    raise AttributeError(f"module 'quiver' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))
+
+
+# the Arrow PyCapsule protocol methods on types, arrays, batches, tables and readers:
+# small stubs that load quiver.interop when first called
+from ._protocol import install as _install_protocol  # noqa: E402
+
+_install_protocol()

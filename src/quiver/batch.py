@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from . import types as t
+from .array import select as _select
 from .array.base import Array, slice_bounds
-from .array.equal import array_equals
-from .array.validate import validate_array
 from .errors import (
     ArrowError,
     ArrowIndexError,
@@ -37,13 +39,36 @@ from .errors import (
     NotSupported,
 )
 
-__all__ = ["ChunkedArray", "RecordBatch", "Table", "chunked_array", "record_batch", "table"]
+__all__ = [
+    "ChunkedArray",
+    "RecordBatch",
+    "RecordBatchReader",
+    "Table",
+    "chunked_array",
+    "concat_tables",
+    "record_batch",
+    "table",
+]
 
 _PREVIEW = 10
 
 
 # --------------------------------------------------------------------------------------
 # helpers
+
+
+def validate_array(*args: Any, **kwargs: Any) -> None:
+    """:func:`quiver.array.validate.validate_array`, loaded on first use."""
+    from .array.validate import validate_array as validate
+
+    validate(*args, **kwargs)
+
+
+def array_equals(a: Array, b: Array) -> bool:
+    """:func:`quiver.array.equal.array_equals`, loaded on first use."""
+    from .array.equal import array_equals as equals
+
+    return equals(a, b)
 
 
 def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
@@ -149,6 +174,29 @@ def _schema_from(names: Sequence[str], arrays: Sequence[Array], metadata: Any) -
     return t.schema([t.field(n, a.type) for n, a in zip(names, arrays)], metadata=metadata)
 
 
+def _sort_spec(sorting: str | Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    if isinstance(sorting, str):
+        return [(sorting, "ascending")]
+    keys = []
+    for item in sorting:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise ArrowTypeError(
+                f"expected a column name or (name, order) pairs to sort by, found {item!r}"
+            )
+        keys.append((str(item[0]), str(item[1])))
+    if not keys:
+        raise ArrowInvalidArgument("expected at least one column to sort by, found none")
+    return keys
+
+
+def _cast_type(target: Any) -> t.DataType:
+    if isinstance(target, t.DataType):
+        return target
+    from .interop import import_type
+
+    return import_type(target)
+
+
 def _columns_from_rows(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[list]:
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
@@ -165,19 +213,39 @@ class _PandasConversions:
 
     __slots__ = ()
 
-    def to_pandas(self) -> Any:
-        """A pandas DataFrame, built with numpy and pandas (not through pyarrow)."""
+    def to_pandas(
+        self,
+        *,
+        types_mapper: Any = None,
+        date_as_object: bool = True,
+        timestamp_as_object: bool = False,
+        ignore_metadata: bool = False,
+        **ignored: Any,
+    ) -> pd.DataFrame:
+        """A pandas DataFrame, built with numpy and pandas (not through pyarrow), following
+        pyarrow's ``pandas`` metadata (index, nullable and string dtypes); pyarrow's
+        memory options (``split_blocks``, ``self_destruct``, ...) are accepted and
+        ignored.  See :func:`quiver.interop.numpy_pandas.batch_to_pandas`."""
         from .interop.numpy_pandas import batch_to_pandas
 
-        return batch_to_pandas(self)
+        return batch_to_pandas(
+            self,
+            types_mapper=types_mapper,
+            date_as_object=date_as_object,
+            timestamp_as_object=timestamp_as_object,
+            ignore_metadata=ignore_metadata,
+            **ignored,
+        )
 
     @classmethod
-    def from_pandas(cls, df: Any, *, preserve_index: bool = False) -> Any:
-        """From a pandas DataFrame (numpy-backed columns are viewed, not copied)."""
+    def from_pandas(cls, df: pd.DataFrame, *, preserve_index: bool | None = None) -> Self:
+        """From a pandas DataFrame (numpy-backed columns are viewed, not copied), with
+        pyarrow's ``pandas`` metadata; ``preserve_index`` as pyarrow's (None: a RangeIndex
+        in the metadata only, another index as columns)."""
         from .interop.numpy_pandas import batch_from_pandas
 
         batch = batch_from_pandas(df, preserve_index=preserve_index)
-        return batch if cls is RecordBatch else Table.from_batches([batch])
+        return batch if cls is RecordBatch else Table.from_batches([batch])  # type: ignore[return-value]
 
 
 class RecordBatch(_PandasConversions):
@@ -476,6 +544,33 @@ class RecordBatch(_PandasConversions):
         cols = [c.slice(array.offset, len(array)) for c in array.children]
         return cls(t.Schema(storage.fields), cols, len(array))
 
+    # -- selection (quiver.array.select) -------------------------------------------------
+
+    def take(self, indices: Any) -> RecordBatch:
+        """The rows at ``indices`` (a null index gives a row of nulls).
+
+        >>> record_batch({"a": [1, 2, 3]}).take([2, 0]).to_pydict()
+        {'a': [3, 1]}
+        """
+        idx, valid = _select._indices(indices, self._num_rows)
+        cols = [_select._take(c, idx, valid) for c in self._columns]
+        return RecordBatch(self._schema, cols, len(idx))
+
+    def filter(self, mask: Any) -> RecordBatch:
+        """The rows where ``mask`` is True (a null in the mask drops the row)."""
+        return self.take(_select._selection(mask, self._num_rows))
+
+    def sort_by(self, sorting: str | Sequence[tuple[str, str]]) -> RecordBatch:
+        """The rows sorted by one column name, or by ``[(name, "ascending" |
+        "descending"), ...]`` (stable; nulls last), like pyarrow's ``sort_by``.
+
+        >>> record_batch({"a": [2, None, 1]}).sort_by([("a", "descending")]).to_pydict()
+        {'a': [2, 1, None]}
+        """
+        keys = _sort_spec(sorting)
+        cols = [self.column(name) for name, _ in keys]
+        return self.take(_select.sort_indices(cols, [order for _, order in keys]))
+
     def replace_schema_metadata(self, metadata: Any = None) -> RecordBatch:
         """A batch whose schema carries ``metadata`` (None removes it)."""
         return RecordBatch(self._schema.with_metadata(metadata), self._columns, self._num_rows)
@@ -658,6 +753,32 @@ class ChunkedArray:
         if not self._chunks:
             return _build([], self._type, "")
         return concat_arrays(list(self._chunks))
+
+    def take(self, indices: Any) -> ChunkedArray:
+        """The values at ``indices`` (one chunk)."""
+        return ChunkedArray([self.combine_chunks().take(indices)], self._type)  # type: ignore[attr-defined]
+
+    def filter(self, mask: Any) -> ChunkedArray:
+        """The values where ``mask`` is True (one chunk)."""
+        return self.take(_select._selection(mask, self._length))
+
+    def is_null(self) -> ChunkedArray:
+        """Booleans, True where a value is null (chunk by chunk)."""
+        return ChunkedArray([_select.is_null(c) for c in self._chunks], t.bool_())
+
+    def fill_null(self, fill_value: Any) -> ChunkedArray:
+        """Nulls replaced by ``fill_value`` (chunk by chunk)."""
+        return ChunkedArray([_select.fill_null(c, fill_value) for c in self._chunks], self._type)
+
+    def cast(self, target_type: Any, safe: bool = True) -> ChunkedArray:
+        """Every chunk cast to ``target_type``."""
+        chunks = [c.cast(target_type, safe=safe) for c in self._chunks]  # type: ignore[attr-defined]
+        dtype = chunks[0].type if chunks else _cast_type(target_type)
+        return ChunkedArray(chunks, dtype)
+
+    def to_pandas(self) -> Any:
+        """A pandas Series of the values (see :func:`quiver.interop.batch_to_pandas`)."""
+        return self.combine_chunks().to_pandas()  # type: ignore[attr-defined]
 
     def validate(self, *, full: bool = False) -> None:
         """Validate every chunk."""
@@ -950,9 +1071,39 @@ class Table(_PandasConversions):
         cols = [self.column(i).combine_chunks() for i in range(len(self._schema.fields))]
         return Table(self._schema, [RecordBatch(self._schema, cols, self._num_rows)])
 
-    def to_reader(self) -> Iterator[RecordBatch]:
-        """An iterator over the batches."""
-        return iter(self._batches)
+    def to_reader(self, max_chunksize: int | None = None) -> RecordBatchReader:
+        """A :class:`RecordBatchReader` over the batches (split to ``max_chunksize``).
+
+        >>> table({"a": [1, 2]}).to_reader().read_all().num_rows
+        2
+        """
+        return RecordBatchReader.from_batches(self._schema, self.to_batches(max_chunksize))
+
+    # -- selection (quiver.array.select) -------------------------------------------------
+
+    def take(self, indices: Any) -> Table:
+        """The rows at ``indices`` (a null index gives a row of nulls), as one batch."""
+        return Table.from_batches([self.combine_chunks()._one_batch().take(indices)])
+
+    def filter(self, mask: Any) -> Table:
+        """The rows where ``mask`` is True (a null in the mask drops the row)."""
+        return self.take(_select._selection(mask, self._num_rows))
+
+    def sort_by(self, sorting: str | Sequence[tuple[str, str]]) -> Table:
+        """The rows sorted by one column name or ``[(name, order), ...]`` (stable; nulls
+        last), like pyarrow's ``Table.sort_by``.
+
+        >>> table({"k": ["b", "a", "b"], "v": [1, 2, 0]}).sort_by(
+        ...     [("k", "ascending"), ("v", "descending")]).to_pydict()
+        {'k': ['a', 'b', 'b'], 'v': [2, 1, 0]}
+        """
+        return Table.from_batches([self.combine_chunks()._one_batch().sort_by(sorting)])
+
+    def _one_batch(self) -> RecordBatch:
+        if len(self._batches) == 1:
+            return self._batches[0]
+        cols = [_build([], f.type, f.name) for f in self._schema.fields]
+        return RecordBatch(self._schema, cols, 0)
 
     # -- checks ------------------------------------------------------------------------
 
@@ -1080,3 +1231,119 @@ def table(
     if isinstance(data, (list, tuple)) and data and all(isinstance(b, RecordBatch) for b in data):
         return Table.from_batches(list(data), schema)
     return Table.from_batches([record_batch(data, names, schema, metadata)])
+
+
+def concat_tables(tables: Iterable[Table]) -> Table:
+    """One table of the batches of ``tables`` in order (no copy), whose schemas must agree
+    (metadata of the first is kept), like ``pyarrow.concat_tables``.
+
+    >>> concat_tables([table({"a": [1]}), table({"a": [2, 3]})]).to_pydict()
+    {'a': [1, 2, 3]}
+    """
+    tables = list(tables)
+    if not tables:
+        raise ArrowInvalidArgument("expected at least one table to concatenate, found none")
+    schema = tables[0].schema
+    batches: list[RecordBatch] = []
+    for i, tbl in enumerate(tables):
+        if not isinstance(tbl, Table):
+            raise ArrowTypeError(
+                f"expected table {i} as a quiver Table, found {type(tbl).__name__}"
+            )
+        if not tbl.schema.equals(schema):
+            raise ArrowInvalidArgument(
+                f"expected table {i} with the schema of table 0 ({_one_line(schema)}), "
+                f"found ({_one_line(tbl.schema)})"
+            )
+        batches.extend(
+            b if b.schema is schema else RecordBatch._trusted(schema, b.columns, b.num_rows)
+            for b in tbl.to_batches()
+        )
+    return Table(schema, batches)
+
+
+class RecordBatchReader:
+    """A schema and an iterator of record batches, read once, like
+    ``pyarrow.RecordBatchReader``; the IPC readers are ones too.
+
+    >>> reader = RecordBatchReader.from_batches(
+    ...     record_batch({"a": [1]}).schema,
+    ...     [record_batch({"a": [1]}), record_batch({"a": [2]})])
+    >>> [b.num_rows for b in reader]
+    [1, 1]
+    """
+
+    def __init__(self, schema: t.Schema, batches: Iterable[RecordBatch]) -> None:
+        if not isinstance(schema, t.Schema):
+            raise ArrowTypeError(f"expected a Schema, found {type(schema).__name__}")
+        self._schema = schema
+        self._iter: Iterator[RecordBatch] = iter(batches)
+        self._closed = False
+
+    @classmethod
+    def from_batches(cls, schema: Any, batches: Iterable[Any]) -> RecordBatchReader:
+        """A reader of ``batches`` (quiver RecordBatches of ``schema``, checked as they come;
+        ``schema`` may be any ``__arrow_c_schema__`` object)."""
+        if not isinstance(schema, t.Schema):
+            schema = t.schema(schema)
+
+        def checked() -> Iterator[RecordBatch]:
+            for i, b in enumerate(batches):
+                if not isinstance(b, RecordBatch):
+                    b = record_batch(b)
+                if not b.schema.equals(schema):
+                    raise ArrowInvalidArgument(
+                        f"expected batch {i} with the reader's schema ({_one_line(schema)}), "
+                        f"found ({_one_line(b.schema)})"
+                    )
+                yield b
+
+        return cls(schema, checked())
+
+    @classmethod
+    def from_stream(cls, data: Any) -> RecordBatchReader:
+        """A reader of any ``__arrow_c_stream__`` source (pyarrow, polars, duckdb), lazily."""
+        from .interop import import_stream
+
+        stream = import_stream(data)
+        if stream.schema is None:
+            raise ArrowTypeError(
+                f"expected a stream of record batches, found a stream of {stream.field.type}"
+            )
+        return cls(stream.schema, stream)
+
+    @property
+    def schema(self) -> t.Schema:
+        """The schema of every batch."""
+        return self._schema
+
+    def read_next_batch(self) -> RecordBatch:
+        """The next batch; ``StopIteration`` at the end."""
+        if self._closed:
+            raise ArrowInvalidArgument("expected an open reader, found it closed")
+        return next(self._iter)
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        while True:
+            try:
+                yield self.read_next_batch()
+            except StopIteration:
+                return
+
+    def read_all(self) -> Table:
+        """Every remaining batch as a Table."""
+        return Table.from_batches(list(self), schema=self._schema)
+
+    def read_pandas(self, **options: Any) -> Any:
+        """Every remaining batch as a pandas DataFrame (``options`` as ``Table.to_pandas``)."""
+        return self.read_all().to_pandas(**options)
+
+    def close(self) -> None:
+        """Stop reading (idempotent)."""
+        self._closed = True
+
+    def __enter__(self) -> RecordBatchReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

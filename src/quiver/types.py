@@ -42,12 +42,20 @@ def _as_bytes(value: str | bytes, what: str) -> bytes:
     raise ArrowTypeError(f"metadata {what} must be str or bytes, found {type(value).__name__}")
 
 
-class KeyValueMetadata(Sequence[tuple[bytes, bytes]]):
-    """Ordered key/value pairs of bytes; duplicate keys are kept, as the spec allows.
+class KeyValueMetadata(Mapping[bytes, bytes]):
+    """Ordered key/value pairs of bytes, read as a read-only mapping (as pyarrow's
+    ``schema.metadata``); duplicate keys are kept, as the spec allows.
 
-    >>> m = KeyValueMetadata([("k", "v1"), ("k", "v2")])
-    >>> m.get("k"), len(m), m.get_all("k")
-    (b'v1', 2, [b'v1', b'v2'])
+    ``m[b"k"]`` (or ``m["k"]``) is the first value under the key; iteration gives the keys
+    in order and ``dict(m)`` a plain dict; :meth:`items` keeps every pair, duplicates
+    included, and :meth:`get_all` every value of one key.  ``m[i]`` with an int is the
+    ``i``-th pair (positional access, kept for code written before this was a mapping).
+
+    >>> m = KeyValueMetadata([("k", "v1"), ("k", "v2"), ("n", "x")])
+    >>> m[b"k"], m["n"], len(m), m.get_all("k")
+    (b'v1', b'x', 3, [b'v1', b'v2'])
+    >>> dict(KeyValueMetadata({"a": "1"}))
+    {b'a': b'1'}
     """
 
     __slots__ = ("_hash", "_items")
@@ -73,14 +81,30 @@ class KeyValueMetadata(Sequence[tuple[bytes, bytes]]):
         self._items = pairs
         self._hash: int | None = None
 
-    def __getitem__(self, index):  # type: ignore[override]
-        return self._items[index]
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, (int, slice)) and not isinstance(key, bool):
+            return self._items[key]
+        try:
+            k = _as_bytes(key, "key")
+        except ArrowTypeError:
+            raise ArrowKeyError(f"expected a str or bytes metadata key, found {key!r}") from None
+        for kk, vv in self._items:
+            if kk == k:
+                return vv
+        raise ArrowKeyError(f"expected a metadata key {k!r}, found none (keys {self.keys()})")
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            k = _as_bytes(key, "key")  # type: ignore[arg-type]
+        except ArrowTypeError:
+            return False
+        return any(kk == k for kk, _ in self._items)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
-        return iter(self._items)
+    def __iter__(self) -> Iterator[bytes]:
+        return (k for k, _ in self._items)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KeyValueMetadata):
@@ -110,9 +134,17 @@ class KeyValueMetadata(Sequence[tuple[bytes, bytes]]):
         k = _as_bytes(key, "key")
         return [vv for kk, vv in self._items if kk == k]
 
-    def keys(self) -> list[bytes]:
+    def keys(self) -> list[bytes]:  # type: ignore[override]
         """The keys in order (duplicates included)."""
         return [k for k, _ in self._items]
+
+    def values(self) -> list[bytes]:  # type: ignore[override]
+        """The values in order (one per pair)."""
+        return [v for _, v in self._items]
+
+    def items(self) -> list[tuple[bytes, bytes]]:  # type: ignore[override]
+        """Every ``(key, value)`` pair in order, duplicates included."""
+        return list(self._items)
 
     def to_dict(self) -> dict[bytes, bytes]:
         """A plain dict (later duplicates win), like pyarrow's ``metadata``."""
@@ -881,6 +913,71 @@ class Schema:
 
     def __str__(self) -> str:
         return "\n".join(_field_str(f) for f in self.fields)
+
+    # -- pyarrow's editing helpers: each returns a new schema -------------------------
+
+    def _position(self, i: int, *, end: bool = False) -> int:
+        n = len(self.fields) + (1 if end else 0)
+        if isinstance(i, bool) or not isinstance(i, int) or not -n <= i < n:
+            raise ArrowIndexError(f"expected a field position below {n}, found {i!r}")
+        return i % n if n else 0
+
+    def append(self, field: Field) -> Schema:
+        """A copy with ``field`` added at the end.
+
+        >>> schema([("a", int8())]).append(field("b", string())).names
+        ['a', 'b']
+        """
+        return self.insert(len(self.fields), field)
+
+    def insert(self, i: int, field: Field) -> Schema:
+        """A copy with ``field`` inserted at position ``i``."""
+        if not isinstance(field, Field):
+            raise ArrowTypeError(f"expected a Field, found {field!r}")
+        k = self._position(i, end=True)
+        return Schema((*self.fields[:k], field, *self.fields[k:]), self.metadata)
+
+    def remove(self, i: int) -> Schema:
+        """A copy without the field at position ``i``."""
+        k = self._position(i)
+        return Schema(self.fields[:k] + self.fields[k + 1 :], self.metadata)
+
+    def set(self, i: int, field: Field) -> Schema:
+        """A copy with the field at position ``i`` replaced by ``field``."""
+        if not isinstance(field, Field):
+            raise ArrowTypeError(f"expected a Field, found {field!r}")
+        k = self._position(i)
+        return Schema((*self.fields[:k], field, *self.fields[k + 1 :]), self.metadata)
+
+    def to_string(
+        self, *, show_field_metadata: bool = True, show_schema_metadata: bool = True
+    ) -> str:
+        """The schema as text, one field per line, then the metadata (as pyarrow prints).
+
+        >>> print(schema([("a", int8())], metadata={"k": "v"}).to_string())
+        a: int8
+        -- schema metadata --
+        k: 'v'
+        """
+        lines = []
+        for f in self.fields:
+            lines.append(_field_str(f))
+            if show_field_metadata and f.metadata:
+                lines.append("  -- field metadata --")
+                lines.extend(f"  {_md_line(k, v)}" for k, v in f.metadata.items())
+        if show_schema_metadata and self.metadata:
+            lines.append("-- schema metadata --")
+            lines.extend(_md_line(k, v) for k, v in self.metadata.items())
+        return "\n".join(lines)
+
+
+def _md_line(key: bytes, value: bytes) -> str:
+    name = key.decode("utf-8", "replace")
+    text = value.decode("utf-8", "replace")
+    room = max(70 - len(name), 0)  # long values (the pandas JSON) are cut as pyarrow does
+    if len(text) > room:
+        return f"{name}: '{text[:room]}' + {len(text) - room}"
+    return f"{name}: '{text}'"
 
 
 # --------------------------------------------------------------------------------------

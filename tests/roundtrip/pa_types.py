@@ -15,7 +15,7 @@ from quiver.layout import layout_of
 
 
 def _pa_field(f: t.Field) -> pa.Field:
-    md = None if f.metadata is None else list(f.metadata)
+    md = None if f.metadata is None else f.metadata.items()
     return pa.field(f.name, to_pyarrow_type(f.type), f.nullable, metadata=md and dict(md))
 
 

@@ -499,3 +499,18 @@ def test_slice_rejects_a_length_that_is_not_an_int_with_quivers_error() -> None:
         qv.array([1, 2, 3]).slice(0, "2")  # type: ignore[arg-type]
     with pytest.raises(qv.ArrowInvalidArgument, match="slice length"):
         qv.record_batch({"a": qv.array([1])}).slice(0, "2")  # type: ignore[arg-type]
+
+
+def test_to_numpy_views_are_read_only_unless_a_copy_is_asked() -> None:
+    import quiver as qv
+
+    arr = qv.array([1, 2, 3])
+    view = arr.to_numpy()
+    assert not view.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 99
+    copy = arr.to_numpy(writable=True)
+    copy[0] = 99
+    assert arr.to_pylist() == [1, 2, 3]
+    assert np.shares_memory(view, arr.buffers[1])  # still zero-copy
+    assert not np.asarray(arr).flags.writeable

@@ -496,3 +496,52 @@ def test_building_errors_name_the_column() -> None:
     with pytest.raises(ArrowError) as info:
         RecordBatch.from_pydict({"a": [1], "b": ["not a number"]}, schema=schema)
     assert info.value.field_path == "b"
+
+
+# -- RecordBatchReader, concat_tables (issue 14) ------------------------------------------
+
+
+def test_record_batch_reader_from_batches_reads_like_pyarrows() -> None:
+    import pyarrow as pa
+
+    from quiver.batch import RecordBatchReader
+
+    batches = [record_batch({"a": [1, 2]}), record_batch({"a": [3]})]
+    reader = RecordBatchReader.from_batches(batches[0].schema, batches)
+    assert reader.read_next_batch().num_rows == 2
+    assert reader.read_all().to_pydict() == {"a": [3]}
+    with pytest.raises(StopIteration):
+        reader.read_next_batch()
+    # it speaks __arrow_c_stream__: pyarrow reads it lazily
+    again = RecordBatchReader.from_batches(batches[0].schema, iter(batches))
+    assert pa.RecordBatchReader.from_stream(again).read_all().to_pydict() == {"a": [1, 2, 3]}
+    # and it takes any __arrow_c_stream__ source, and checks batches against its schema
+    src = RecordBatchReader.from_stream(pa.table({"x": ["p", None]}))
+    assert src.schema.names == ["x"] and src.read_pandas()["x"].tolist()[0] == "p"
+    bad = RecordBatchReader.from_batches(batches[0].schema, [record_batch({"b": [1]})])
+    with pytest.raises(ArrowInvalidArgument, match="expected batch 0 with the reader's schema"):
+        bad.read_all()
+
+
+def test_table_to_reader_and_ipc_readers_are_record_batch_readers() -> None:
+    import quiver.ipc as ipc
+    from quiver.batch import RecordBatchReader, concat_tables
+
+    tbl = concat_tables([table({"a": [1, 2]}), table({"a": [3]})])
+    assert tbl.num_batches == 2 and tbl.to_pydict() == {"a": [1, 2, 3]}
+    reader = tbl.to_reader(max_chunksize=1)
+    assert isinstance(reader, RecordBatchReader)
+    assert [b.num_rows for b in reader] == [1, 1, 1]
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, tbl.schema) as w:
+        w.write_table(tbl)
+    file_reader = ipc.open_file(sink.getvalue())
+    assert isinstance(file_reader, RecordBatchReader) and len(file_reader) == 2
+    assert file_reader.read_pandas()["a"].tolist() == [1, 2, 3]
+    assert file_reader.read_next_batch().num_rows == 2
+    stream_sink = ipc.BufferOutputStream()
+    with ipc.new_stream(stream_sink, tbl.schema) as w:
+        w.write(tbl)
+    assert ipc.open_stream(stream_sink.getvalue()).read_pandas()["a"].tolist() == [1, 2, 3]
+    with pytest.raises(ArrowInvalidArgument, match="schema of table 0"):
+        concat_tables([table({"a": [1]}), table({"b": [1]})])

@@ -456,3 +456,21 @@ def test_piecewise_arbitrary_bytes_decode_or_raise_format_error(codec: str, data
         except FormatError:
             return
     assert out.nbytes <= max(4096, len(data))
+
+
+@pytest.mark.parametrize("name", ["LZ4", "Lz4", "ZSTD", "zstd", "lz4_FRAME"])
+def test_compression_names_are_case_insensitive(name: str) -> None:
+    import pyarrow as pa
+
+    import quiver as qv
+    import quiver.ipc as ipc
+
+    batch = qv.record_batch({"a": list(range(100))})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema, compression=name) as w:
+        w.write_batch(batch)
+    back = pa.ipc.open_stream(bytes(sink.getvalue())).read_all()
+    assert back.column("a").to_pylist() == list(range(100))
+    assert ipc.IpcWriteOptions(compression=name).compression == name.lower()
+    with pytest.raises(qv.ArrowInvalidArgument, match="'snappy'"):
+        ipc.IpcWriteOptions(compression="snappy")

@@ -156,7 +156,7 @@ def test_metadata_keeps_order_and_duplicate_keys() -> None:
     md = [{"key": "b", "value": "1"}, {"key": "a", "value": "2"}, {"key": "b", "value": "3"}]
     d = doc([fld("a", INT32, metadata=md)], metadata=md)
     jf = parse_json(d)
-    assert list(jf.schema.metadata) == [(b"b", b"1"), (b"a", b"2"), (b"b", b"3")]
+    assert jf.schema.metadata.items() == [(b"b", b"1"), (b"a", b"2"), (b"b", b"3")]
     assert jf.schema.field("a").metadata.get_all("b") == [b"1", b"3"]
     back = roundtrip(d)["schema"]
     assert back["metadata"] == md and back["fields"][0]["metadata"] == md
@@ -169,7 +169,7 @@ def test_extension_metadata_becomes_an_extension_type_and_is_written_back() -> N
     d = doc([fld("u", {"name": "fixedsizebinary", "byteWidth": 16}, metadata=md)])
     f = parse_json(d).schema.field("u")
     assert f.type == t.uuid()
-    assert list(f.metadata) == [(b"other", b"x")]
+    assert f.metadata.items() == [(b"other", b"x")]
     assert roundtrip(d)["schema"]["fields"][0]["metadata"] == md
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import quiver as qv
@@ -73,7 +74,10 @@ def test_from_pandas_numeric_is_zero_copy_and_nan_is_null():
     values = np.array([1.0, np.nan, 3.0])
     df = pd.DataFrame({"x": values, "n": np.arange(3, dtype=np.int32)})
     batch = batch_from_pandas(df)
-    assert batch.schema == qv.schema([qv.field("x", qv.float64()), qv.field("n", qv.int32())])
+    assert batch.schema.equals(
+        qv.schema([qv.field("x", qv.float64()), qv.field("n", qv.int32())])
+    )
+    assert b"pandas" in batch.schema.metadata  # pyarrow's convention (issue 14)
     assert batch.column(0).to_pylist() == [1.0, None, 3.0]
     assert np.shares_memory(batch.column(1).buffers[1], df["n"].to_numpy())
 
@@ -94,14 +98,17 @@ def test_from_pandas_masked_categorical_tz_and_strings():
     assert batch.column(0).to_pylist() == [1, None, 3]
     assert batch.column(1).to_pylist() == [True, None, False]
     c = batch.column(2)
-    assert c.type == qv.dictionary(qv.int8(), qv.string(), ordered=True)
+    # string types as pyarrow gives them (pandas 3 holds str as Arrow large_string)
+    theirs = qv.schema(pa.Table.from_pandas(df).schema)
+    assert c.type == theirs.field("c").type
+    assert c.type.index_type == qv.int8() and c.type.ordered
     assert c.to_pylist() == ["p", None, "q"]
     assert batch.column(3).type in (qv.timestamp("ns", "UTC"), qv.timestamp("us", "UTC"))
     assert batch.column(3).to_pylist()[0] == datetime.datetime(
         2024, 1, 1, tzinfo=datetime.UTC
     )
     assert batch.column(3).null_count == 1
-    assert batch.column(4).type == qv.string()
+    assert batch.column(4).type == theirs.field("s").type
     assert batch.column(4).to_pylist() == ["a", None, "c"]
     assert batch.column(5).to_pylist() == ["u", None, "w"]
 
@@ -114,7 +121,9 @@ def test_round_trip_through_pandas_keeps_values():
 
 def test_preserve_index_adds_index_columns():
     df = pd.DataFrame({"a": [1, 2]}, index=pd.Index([10, 20], name="key"))
-    assert batch_from_pandas(df).schema.names == ["a"]
+    assert batch_from_pandas(df, preserve_index=False).schema.names == ["a"]
+    # the default (None) is pyarrow's: an index other than a RangeIndex is kept (issue 14)
+    assert batch_from_pandas(df).schema.names == ["a", "key"]
     batch = batch_from_pandas(df, preserve_index=True)
     assert batch.schema.names == ["a", "key"]
     assert batch.column(1).to_pylist() == [10, 20]

@@ -194,14 +194,17 @@ def test_projection_loads_only_the_requested_columns(fmt: str) -> None:
     table = table.set_column(3, "d", table.column("d").dictionary_encode())
     data = _pa_bytes(table, fmt)
     reader = _open(data, fmt, columns=["s", 0])
-    assert reader.schema.names == ["a", "s"]  # file order, whatever order was asked
+    assert reader.schema.names == ["s", "a"]  # the order asked (issue 14), as pyarrow's feather
     batch = next(iter(reader))
     assert batch.num_columns == 2
+    assert batch.column_names == ["s", "a"]
     assert {f.name: c.to_pylist() for f, c in zip(batch.schema, batch.columns)} == {
         "a": [1, 2], "s": ["p", "q"]
     }
     with pytest.raises(qv.ArrowKeyError, match="missing"):
         _open(data, fmt, columns=["missing"])
+    with pytest.raises(qv.ArrowInvalidArgument, match=r"'s' twice .*\['a', 'nested', 's', 'd'\]"):
+        _open(data, fmt, columns=["s", 2])
 
 
 def test_stream_reader_pulls_from_a_non_seekable_pipe() -> None:

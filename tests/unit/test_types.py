@@ -127,3 +127,46 @@ def test_extension_types_keep_name_and_metadata() -> None:
     assert e.serialized == b"payload"
     assert t.storage_of(e) == t.int32()
     assert t.uuid().storage_type == t.binary(16)
+
+
+def test_schema_metadata_is_a_read_only_mapping_with_bytes_keys() -> None:
+    import pyarrow as pa
+
+    from quiver import types as qt
+
+    sch = qt.schema([("a", qt.int8())], metadata={"k": "v", b"n": b"1"})
+    md = sch.metadata
+    assert md[b"k"] == b"v" and md["k"] == b"v"
+    theirs = pa.schema([], metadata={"k": "v", "n": "1"}).metadata
+    assert dict(md) == {b"k": b"v", b"n": b"1"} == theirs
+    assert list(md) == [b"k", b"n"] and b"k" in md and "n" in md and b"x" not in md
+    assert md.items() == [(b"k", b"v"), (b"n", b"1")]
+    with pytest.raises(KeyError, match="b'x'"):
+        md[b"x"]
+    with pytest.raises(TypeError):
+        md[b"k"] = b"w"  # type: ignore[index]
+    dup = qt.KeyValueMetadata([("k", "1"), ("k", "2")])
+    assert dup["k"] == b"1" and dup.get_all("k") == [b"1", b"2"] and len(dup) == 2
+
+
+def test_schema_editing_helpers_and_to_string_match_pyarrow() -> None:
+    import pyarrow as pa
+
+    from quiver import types as qt
+
+    ps = pa.schema(
+        [pa.field("a", pa.int64(), metadata={"x": "y"}), pa.field("b", pa.string(), False)],
+        metadata={"k": "v", "long": "z" * 100},
+    )
+    qs = qt.schema(ps)
+    assert qs.to_string() == ps.to_string()
+    assert qs.to_string(show_schema_metadata=False) == ps.to_string(show_schema_metadata=False)
+    new = pa.field("c", pa.float32())
+    qnew = qt.field("c", qt.float32())
+    assert qs.append(qnew).names == ps.append(new).names
+    assert qs.insert(1, qnew).names == ps.insert(1, new).names
+    assert qs.remove(0).names == ps.remove(0).names
+    assert qs.set(1, qnew).names == ps.set(1, new).names
+    assert qs.field("b").nullable is False and qs.remove(0).metadata == qs.metadata
+    with pytest.raises(IndexError, match="below 2"):
+        qs.remove(2)

@@ -312,9 +312,15 @@ class Array:
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
         """The values as a numpy array (pyarrow's semantics).
 
-        Fixed-width numeric and temporal arrays without nulls give a zero-copy view.  With
+        Fixed-width numeric and temporal arrays without nulls give a zero-copy view, which
+        is read-only (the array's memory is shared); ``writable=True`` asks for a copy.  With
         ``zero_copy_only=False``: integers with nulls become float64 with NaN, floats get NaN,
         temporal values NaT, and other types an object array of Python values.
+
+        >>> import quiver as qv
+        >>> view = qv.array([1, 2, 3]).to_numpy()
+        >>> view.tolist(), view.flags.writeable
+        ([1, 2, 3], False)
         """
         np_dtype = logical_numpy_dtype(self._type)
         if np_dtype is not None and not isinstance(t.storage_of(self._type), t.DictionaryType):
@@ -322,24 +328,22 @@ class Array:
             if self.null_count == 0:
                 if writable:
                     return values.copy()
+                if values.flags.writeable:
+                    values = values.view()
+                    values.flags.writeable = False
                 return values
             if zero_copy_only:
                 raise ArrowInvalid(
                     f"expected no nulls for a zero-copy to_numpy, found {self.null_count}"
                 )
-            mask = ~self.is_valid_mask()  # type: ignore[operator]
+            valid = self.is_valid_mask()
+            # one pass that allocates and fills (a copy then a masked store took 2x)
+            if values.dtype.kind in "Mm":
+                nat = np.array("NaT", dtype=values.dtype)
+                return np.where(valid, values, nat)  # type: ignore[arg-type]
             if values.dtype.kind in "iu":
-                out = values.astype(np.float64)
-                out[mask] = np.nan
-            elif values.dtype.kind in "Mm":
-                out = values.copy()
-                out[mask] = np.datetime64("NaT") if values.dtype.kind == "M" else np.timedelta64(
-                    "NaT"
-                )
-            else:
-                out = values.copy()
-                out[mask] = np.nan
-            return out
+                return np.where(valid, values, np.float64(np.nan))  # type: ignore[arg-type]
+            return np.where(valid, values, values.dtype.type(np.nan))  # type: ignore[arg-type]
         if zero_copy_only:
             raise ArrowInvalid(
                 f"expected a fixed-width type without nulls for a zero-copy to_numpy, "

@@ -135,8 +135,9 @@ def normalize_field(f: t.Field) -> t.Field:
 def _md_str(md: t.KeyValueMetadata | None) -> str:
     if not md:
         return "no metadata"
+    pairs = md.items() if hasattr(md, "items") else md
     return "{" + ", ".join(f"{k.decode(errors='replace')!r}: {v.decode(errors='replace')!r}"
-                           for k, v in md) + "}"
+                           for k, v in pairs) + "}"
 
 
 def _compare_fields(

@@ -77,7 +77,7 @@ def metadata_to_json(md: t.KeyValueMetadata | None) -> list[dict[str, str]] | No
     if not md:
         return None
     return [{"key": k.decode("utf-8", "replace"), "value": v.decode("utf-8", "replace")}
-            for k, v in md]
+            for k, v in (md.items() if hasattr(md, "items") else md)]
 
 
 def type_to_json(typ: t.DataType) -> dict[str, Any]:
@@ -147,7 +147,7 @@ def field_to_json(f: t.Field, ids: _Ids, path: tuple[int, ...]) -> dict[str, Any
     if isinstance(typ, t.ExtensionType):
         ext = [(EXTENSION_NAME, typ.extension_name.encode("utf-8")),
                (EXTENSION_METADATA, typ.serialized)]
-        md = t.KeyValueMetadata([*ext, *(md or ())])
+        md = t.KeyValueMetadata([*ext, *(md.items() if md else ())])
         typ = typ.storage_type
     out: dict[str, Any] = {"name": f.name, "nullable": f.nullable}
     dictionary = None
@@ -159,7 +159,7 @@ def field_to_json(f: t.Field, ids: _Ids, path: tuple[int, ...]) -> dict[str, Any
             # an extension over the dictionary's values travels the same way: field metadata
             ext = [(EXTENSION_NAME, typ.extension_name.encode("utf-8")),
                    (EXTENSION_METADATA, typ.serialized)]
-            md = t.KeyValueMetadata([*ext, *(md or ())])
+            md = t.KeyValueMetadata([*ext, *(md.items() if md else ())])
             typ = typ.storage_type
     out["type"] = type_to_json(typ)
     out["children"] = [field_to_json(c, ids, (*path, j)) for j, c in enumerate(typ.fields)]

@@ -59,6 +59,14 @@ def _c_schema_of_data(self: Any) -> Any:
     return export_schema(self.schema)
 
 
+def _array_to_pandas(self: Any, **options: Any) -> Any:
+    """A pandas Series of this array (see :func:`quiver.interop.numpy_pandas.array_to_pandas`;
+    ``types_mapper``, ``date_as_object``, ``timestamp_as_object`` as in ``to_pandas``)."""
+    from .numpy_pandas import array_to_pandas
+
+    return array_to_pandas(self, **options)
+
+
 def attach_dunders() -> None:
     """Install the PyCapsule protocol methods on quiver's classes (idempotent).
 
@@ -75,6 +83,7 @@ def attach_dunders() -> None:
     for cls in (t.DataType, t.Field, t.Schema):
         cls.__arrow_c_schema__ = _c_schema  # type: ignore[attr-defined]
     Array.__arrow_c_array__ = _c_array  # type: ignore[attr-defined]
+    Array.to_pandas = _array_to_pandas  # type: ignore[attr-defined]
     try:
         from .. import batch
     except ImportError:
@@ -92,6 +101,9 @@ def attach_dunders() -> None:
         if table is not None:
             table.__arrow_c_stream__ = _c_stream
             table.__arrow_c_schema__ = _c_schema_of_data
+        reader_cls = getattr(batch, "RecordBatchReader", None)
+        if reader_cls is not None:
+            reader_cls.__arrow_c_stream__ = _c_stream
     try:
         from ..ipc import reader
     except ImportError:

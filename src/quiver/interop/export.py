@@ -77,7 +77,7 @@ def _release_schema(ptr: Any) -> None:
 
 
 def _field_metadata(f: t.Field) -> list[tuple[bytes, bytes]]:
-    pairs = list(f.metadata or ())
+    pairs = f.metadata.items() if f.metadata else []
     ext = f.type
     if isinstance(ext, t.ExtensionType):
         pairs = [(k, v) for k, v in pairs if k not in (c.EXTENSION_NAME_KEY,
@@ -140,8 +140,8 @@ def _fill_schema(
 
 def _fill_schema_from(s: c.ArrowSchema, obj: Any) -> None:
     if isinstance(obj, t.Schema):
-        _fill_schema(s, "", t.struct(obj.fields), False, list(obj.metadata or ()),
-                     children_fields=obj.fields)
+        pairs = obj.metadata.items() if obj.metadata else []
+        _fill_schema(s, "", t.struct(obj.fields), False, pairs, children_fields=obj.fields)
     elif isinstance(obj, t.Field):
         _fill_schema(s, obj.name, obj.type, obj.nullable, _field_metadata(obj))
     elif isinstance(obj, t.DataType):

@@ -33,7 +33,7 @@ from typing import Any
 
 from .. import errors as E
 from . import metadata as md
-from .framing import MAGIC
+from .framing import MAGIC, describe_foreign
 
 _I32 = struct.Struct("<i")
 _PREFIX_PAIR = struct.Struct("<ii").unpack_from
@@ -285,6 +285,21 @@ class MessageDecoder:
                 offset=self._msg_start,
                 message_index=0,
             )
+        if self._index == 0:
+            n = _I32.unpack(raw)[0]
+            # a legacy stream starts with a small positive length: only an impossible
+            # one is taken for text; the four bytes alone decide, so that any chunking
+            # gives the same error
+            what = describe_foreign(
+                bytes(raw), text_too=n <= 0 or n > self.limits.max_metadata_size
+            )
+            if what is not None:
+                raise E.FormatError(
+                    f"expected an Arrow IPC stream (continuation marker 0xFFFFFFFF), found "
+                    f"{what}",
+                    offset=self._msg_start,
+                    message_index=0,
+                )
         self.legacy = True
         self._length_known(_I32.unpack(raw)[0])
 

@@ -55,9 +55,14 @@ class DictionaryMemo:
         dictionary_ids: dict[Path, int],
         *,
         file_format: bool = False,
+        max_size: int | None = None,
     ) -> None:
         self.dictionary_ids = dictionary_ids
         self.file_format = file_format
+        # IpcLimits.max_dictionary_size: the body bytes one id's dictionary is built from
+        # (a delta adds to it, a replacement starts again)
+        self.max_size = max_size
+        self._sizes: dict[int, int] = {}
         self._types: dict[int, t.DataType] = {}
         self._paths: dict[int, tuple[Path, str]] = {}
         # no ids: no field is dictionary-encoded (the schema decoder gives every such
@@ -106,6 +111,17 @@ class DictionaryMemo:
                 offset=body_offset,
             )
         path, name = self._paths[did]
+        if self.max_size is not None:
+            size = len(body) + (self._sizes.get(did, 0) if batch.is_delta else 0)
+            if size > self.max_size:
+                raise E.LimitExceeded(
+                    f"expected dictionary {did} of at most {self.max_size} body bytes "
+                    f"(IpcLimits.max_dictionary_size), found {size}",
+                    message_index=ctx.message_index,
+                    offset=body_offset,
+                    field_path=name,
+                )
+            self._sizes[did] = size
         plan = self._plans.get(did)
         if plan is None:
             plan = self._plans[did] = PlanNode(value_type, path, name, self.dictionary_ids)

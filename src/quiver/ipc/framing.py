@@ -29,6 +29,39 @@ _I32 = struct.Struct("<i")
 _PREFIX = struct.Struct("<Ii")
 
 
+_FOREIGN_MAGIC = (
+    (b"PAR1", "a Parquet file (magic b'PAR1'); read it with a Parquet reader"),
+    (b"FEA1", "a Feather v1 file (magic b'FEA1'), a format older than Arrow IPC; convert it "
+              "with pandas or pyarrow.feather first"),
+    (b"\x1f\x8b", "gzip-compressed data; decompress it first"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data (a whole compressed file, not Arrow's "
+                           "per-buffer compression); decompress it first"),
+    (b"PK\x03\x04", "a ZIP archive"),
+)
+
+
+def describe_foreign(head: bytes, *, text_too: bool = True) -> str | None:
+    """What the first bytes of a non-Arrow input look like (None: nothing recognised).
+
+    >>> describe_foreign(b"PAR1\\x15\\x04")
+    "a Parquet file (magic b'PAR1'); read it with a Parquet reader"
+    >>> describe_foreign(b"a,b\\n1,2\\n")
+    "text (b'a,b\\\\n1,2\\\\n'), such as CSV or JSON, not Arrow IPC bytes"
+    """
+    for magic, what in _FOREIGN_MAGIC:
+        if head.startswith(magic):
+            return what
+    if text_too and head:
+        sample = head[:32]
+        try:
+            text = sample.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if all(ch.isprintable() or ch in "\t\r\n" for ch in text):
+            return f"text ({sample!r}), such as CSV or JSON, not Arrow IPC bytes"
+    return None
+
+
 def padding_for(n: int, alignment: int = 8) -> int:
     """Bytes of padding that bring ``n`` up to a multiple of ``alignment``."""
     return (-n) % alignment

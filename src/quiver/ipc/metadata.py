@@ -1421,7 +1421,7 @@ def _encode_key_values(b: Builder, md: Any) -> int:
     if not isinstance(md, KeyValueMetadata):
         md = KeyValueMetadata(md)  # a mapping or pairs of str/bytes
     handles = []
-    for k, v in md:
+    for k, v in md.items():
         kh = b.create_string(k)
         vh = b.create_string(v)
         handles.append(b.table([(0, "offset", kh), (1, "offset", vh)]))
@@ -1506,7 +1506,7 @@ class _SchemaEncoder:
     def field(self, f: Field, path: tuple[int, ...]) -> int:
         b = self.builder
         typ = f.type
-        metadata = list(f.metadata or ())
+        metadata = f.metadata.items() if f.metadata else []
         dictionary = None
         if isinstance(typ, t.ExtensionType):
             metadata += self._extension_md(typ)

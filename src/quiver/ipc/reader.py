@@ -10,11 +10,12 @@ then decodes record batch blocks on demand (random access with :meth:`get_batch`
 
 from __future__ import annotations
 
+import contextlib
 import io
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +23,12 @@ import numpy as np
 
 from .. import errors as E
 from .. import types as t
-from ..batch import Table
+from ..batch import RecordBatch, RecordBatchReader, Table
 from . import metadata as md
 from .body import DeferredBody
 from .compression import run_pooled
-from .decoder import END, NEED_DATA, RawMessage
-from .framing import FILE_TRAILER_SIZE, MAGIC
+from .decoder import END, NEED_DATA, IpcLimits, RawMessage
+from .framing import FILE_TRAILER_SIZE, MAGIC, describe_foreign
 from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
@@ -73,6 +74,12 @@ def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, b
         return None, f, True
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap, np.ndarray)):
         return _bytes_view(source), None, False
+    if isinstance(source, io.TextIOBase):
+        raise E.ArrowTypeError(
+            f"expected a binary file object, found a text-mode {type(source).__name__} "
+            f"({getattr(source, 'name', '?')!r}); read its bytes through its .buffer "
+            "(sys.stdin.buffer for standard input)"
+        )
     if hasattr(source, "read"):
         return None, source, False
     try:  # anything else with the buffer protocol (pyarrow.Buffer, array.array, ...)
@@ -83,6 +90,10 @@ def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, b
         f"expected a path, a bytes-like object or a readable file object, found "
         f"{type(source).__name__}"
     )
+
+
+def _closed_error() -> E.ArrowInvalidArgument:
+    return E.ArrowInvalidArgument("expected an open reader, found it closed")
 
 
 def _bytes_view(source: Any) -> memoryview:
@@ -107,8 +118,9 @@ def _bytes_view(source: Any) -> memoryview:
         raise E.ArrowTypeError(f"expected memory that can be read as bytes, found {exc}") from None
 
 
-class RecordBatchStreamReader:
-    """Reads the IPC stream format one batch at a time; iterable, with ``read_all()``."""
+class RecordBatchStreamReader(RecordBatchReader):
+    """Reads the IPC stream format one batch at a time; iterable, with ``read_all()`` and
+    ``read_pandas()`` (a :class:`~quiver.batch.RecordBatchReader`)."""
 
     def __init__(
         self,
@@ -120,11 +132,16 @@ class RecordBatchStreamReader:
     ) -> None:
         self._decoder = StreamDecoder(_options(options, kwargs))
         self._whole, self._file, self._owns = _as_memory(source, memory_map)
+        self._left = self._bytes_left()
         if self._whole is not None:
             self._decoder.feed(self._whole)
             self._decoder.feed_eof()
         self._closed = False
-        self._schema = self._pull(self._decoder.next_schema)
+        try:
+            self._schema = self._pull(self._decoder.next_schema)
+        except BaseException:
+            self.close()  # a file this reader opened is not left open by bad input
+            raise
 
     def _pull(self, step: Any) -> Any:
         while True:
@@ -132,11 +149,43 @@ class RecordBatchStreamReader:
             if out is not NEED_DATA:
                 return out
             need = max(self._decoder.bytes_needed, 1)
-            data = self._file.read(min(need, _READ_CHUNK)) if self._file is not None else b""
-            if not data:
+            if self._file is None:
+                data: Any = b""
+            elif need >= _BIG_READ and self._left is not None and need <= self._left:
+                # a large step (a body) of a file that holds it: one read into a numpy
+                # buffer, fed whole, so that the body's buffers are views of it (reading
+                # it in pieces made the decoder join them: a copy of every body)
+                data = self._read_exactly(need)
+            else:
+                data = self._file.read(min(need, _READ_CHUNK))
+            if self._left is not None:
+                self._left -= len(data)
+            if not len(data):
                 self._decoder.feed_eof()
             else:
                 self._decoder.feed(data)
+
+    def _read_exactly(self, n: int) -> memoryview:
+        out = np.empty(n, dtype=np.uint8)
+        view = memoryview(out)
+        done = 0
+        while done < n:
+            got = self._file.readinto(view[done:]) or 0
+            if got <= 0:
+                break
+            done += got
+        out.flags.writeable = False  # like every buffer read from IPC
+        return view[:done].toreadonly()
+
+    def _bytes_left(self) -> int | None:
+        """Bytes from the file's position to its end (None: not a regular file)."""
+        f = self._file
+        try:
+            if f is None or not f.seekable() or not hasattr(f, "readinto"):
+                return None
+            return os.fstat(f.fileno()).st_size - f.tell()
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            return None
 
     @property
     def schema(self) -> t.Schema:
@@ -163,31 +212,43 @@ class RecordBatchStreamReader:
             "num_record_batches": d.num_record_batches,
         }
 
-    def read_next_batch(self) -> Any:
+    def read_next_batch(self) -> RecordBatch:
         """The next batch; StopIteration at the end of the stream."""
+        if self._closed:
+            raise _closed_error()
         batch = self._pull(self._decoder.next_batch)
         if batch is END:
             raise StopIteration
         return batch
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[RecordBatch]:
+        if self._closed:
+            raise _closed_error()
         decoder = self._decoder
         while True:
+            if self._closed:
+                raise _closed_error()
             yield from decoder.steady_batches()  # batch after batch of one shape, fast
             batch = self._pull(decoder.next_batch)
             if batch is END:
                 return
             yield batch
 
-    def read_all(self) -> Any:
+    def read_all(self) -> Table:
         """All remaining batches as a Table."""
         return Table.from_batches(list(self), schema=self._schema)
 
     def close(self) -> None:
-        """Close the source if this reader opened it."""
-        if not self._closed and self._owns and self._file is not None:
+        """Close the source if this reader opened it; reading afterwards is an error."""
+        if not getattr(self, "_closed", True) and self._owns and self._file is not None:
             self._file.close()
         self._closed = True
+        self._whole = None
+
+    def __del__(self) -> None:
+        # a reader dropped unclosed lets go of the file it opened (no ResourceWarning)
+        with contextlib.suppress(Exception):
+            self.close()
 
     def __enter__(self) -> RecordBatchStreamReader:
         return self
@@ -287,8 +348,10 @@ class _RandomAccess:
         )
 
 
-class RecordBatchFileReader:
-    """Reads the IPC file format: footer, dictionaries, random access to batches."""
+class RecordBatchFileReader(RecordBatchReader):
+    """Reads the IPC file format: footer, dictionaries, random access to batches
+    (:meth:`get_batch`, ``len(reader)``); also a :class:`~quiver.batch.RecordBatchReader`
+    (iteration, ``read_next_batch``, ``read_all``, ``read_pandas``)."""
 
     def __init__(
         self,
@@ -299,13 +362,18 @@ class RecordBatchFileReader:
         **kwargs: Any,
     ) -> None:
         self.options = _options(options, kwargs)
+        self._closed = False
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
         self._owns = owns
         if whole is None and not (hasattr(f, "seekable") and f.seekable()):
             whole = memoryview(f.read())  # a pipe: the footer is at the end, read it all
         self._src = _RandomAccess(whole, f, threads=self.options.use_threads)
-        self._read_footer()
+        try:
+            self._read_footer()
+        except BaseException:
+            self.close()  # a file this reader opened is not left open by a bad footer
+            raise
 
     def _read_footer(self) -> None:
         src = self._src
@@ -320,6 +388,10 @@ class RecordBatchFileReader:
             hint = ""
             if head[:4] == b"\xff\xff\xff\xff":
                 hint = "; this looks like an IPC stream: open it with quiver.ipc.open_stream"
+            else:
+                what = describe_foreign(bytes(src.read(0, min(n, 32))))
+                if what is not None:
+                    hint = f": {what}"
             raise E.FramingError(
                 f"expected the file magic b'ARROW1' at the start, found {head!r}" + hint,
                 offset=0,
@@ -387,6 +459,21 @@ class RecordBatchFileReader:
                 f"expected {what} block {index} inside the file data (8..{self._data_end}), "
                 f"found offset {start}, metaDataLength {block.meta_data_length}, "
                 f"bodyLength {block.body_length}",
+                offset=start,
+            )
+        limits = self.options.limits
+        if block.meta_data_length > limits.max_metadata_size + 8:
+            raise E.LimitExceeded(
+                f"expected metadata of at most {limits.max_metadata_size} bytes "
+                f"(IpcLimits.max_metadata_size) in {what} block {index}, found "
+                f"metaDataLength {block.meta_data_length}",
+                offset=start,
+            )
+        if block.body_length > limits.max_body_size:
+            raise E.LimitExceeded(
+                f"expected a body of at most {limits.max_body_size} bytes "
+                f"(IpcLimits.max_body_size) in {what} block {index}, found bodyLength "
+                f"{block.body_length}",
                 offset=start,
             )
 
@@ -479,14 +566,21 @@ class RecordBatchFileReader:
         """How many record batches the footer lists."""
         return len(self._footer.record_batches)
 
-    def get_batch(self, i: int) -> Any:
+    def __len__(self) -> int:
+        return len(self._footer.record_batches)
+
+    def get_batch(self, i: int) -> RecordBatch:
         """The ``i``-th record batch (random access)."""
         return self.get_batch_with_custom_metadata(i)[0]
 
     get_record_batch = get_batch
 
-    def get_batch_with_custom_metadata(self, i: int) -> tuple[Any, t.KeyValueMetadata | None]:
+    def get_batch_with_custom_metadata(
+        self, i: int
+    ) -> tuple[RecordBatch, t.KeyValueMetadata | None]:
         """The ``i``-th batch and its message's custom metadata (one read of the block)."""
+        if self._closed:
+            raise _closed_error()
         n = self.num_record_batches
         if not isinstance(i, int) or not -n <= i < n:
             raise E.ArrowIndexError(f"expected a batch index below {n}, found {i!r}")
@@ -512,19 +606,35 @@ class RecordBatchFileReader:
             )
         return self._loader.record_batch(raw), raw.message.custom_metadata
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(self.num_record_batches):
             yield self.get_batch(i)
 
-    def read_all(self) -> Any:
+    def read_next_batch(self) -> RecordBatch:
+        """The batch after the last one this method returned; StopIteration at the end."""
+        if self._next_index >= self.num_record_batches:
+            raise StopIteration
+        batch = self.get_batch(self._next_index)
+        self._next_index += 1
+        return batch
+
+    def read_all(self) -> Table:
         """All batches as a Table."""
         return Table.from_batches(list(self), schema=self.schema)
 
+    def __del__(self) -> None:
+        # a reader dropped unclosed closes the file it opened (no ResourceWarning)
+        with contextlib.suppress(Exception):
+            self.close()
+
     def close(self) -> None:
-        """Release the source (closes a file this reader opened)."""
-        if self._owns:  # a path's map or file: let it go (batches keep their own views)
+        """Release the source (closes a file this reader opened); reading afterwards is
+        an error."""
+        self._closed = True
+        # a path's map or file: let it go (batches keep their own views)
+        if getattr(self, "_owns", False):
             self._src = _RandomAccess(memoryview(b""), None)
-        if self._file is not None:
+        if getattr(self, "_file", None) is not None:
             try:
                 self._file.close()
             finally:
@@ -537,23 +647,69 @@ class RecordBatchFileReader:
         self.close()
 
 
-def open_stream(
-    source: Any, *, options: IpcReadOptions | None = None, **kwargs: Any
-) -> RecordBatchStreamReader:
-    """Open an IPC stream from a path, bytes-like object or (non-seekable) file object.
+def _read_keywords(**kw: Any) -> dict[str, Any]:
+    """The IpcReadOptions keywords a caller gave (None means "not given")."""
+    return {k: v for k, v in kw.items() if v is not None}
 
-    Keyword options are those of :class:`IpcReadOptions` (``columns``, ``validate``,
-    ``ensure_native_endian``, ``use_threads``, ``limits``) and ``memory_map`` for paths.
+
+def open_stream(
+    source: Any,
+    *,
+    columns: Sequence[int | str] | None = None,
+    validate: str | None = None,
+    limits: IpcLimits | None = None,
+    memory_map: bool = False,
+    ensure_native_endian: bool | None = None,
+    use_threads: bool | None = None,
+    options: IpcReadOptions | None = None,
+) -> RecordBatchStreamReader:
+    """Open an IPC stream from a path, a bytes-like object or a binary file object.
+
+    ``columns``: names or indices to read, in that order (others are skipped undecoded);
+    ``validate``: ``"structural"`` (default) or ``"full"``; ``limits``: an
+    :class:`IpcLimits` for untrusted input; ``memory_map``: map a path instead of reading
+    it; ``ensure_native_endian`` and ``use_threads`` as in :class:`IpcReadOptions`
+    (or pass ``options``, not both).
+
+    >>> import quiver as qv
+    >>> from quiver.ipc import BufferOutputStream, new_stream
+    >>> sink = BufferOutputStream()
+    >>> with new_stream(sink, qv.schema([("a", qv.int8()), ("b", qv.string())])) as w:
+    ...     w.write_batch(qv.record_batch({"a": qv.array([1], qv.int8()), "b": ["x"]}))
+    >>> open_stream(sink.getvalue(), columns=["b", "a"]).read_all().to_pydict()
+    {'b': ['x'], 'a': [1]}
     """
-    return RecordBatchStreamReader(source, options=options, **kwargs)
+    kw = _read_keywords(columns=columns, validate=validate, limits=limits,
+                        ensure_native_endian=ensure_native_endian, use_threads=use_threads)
+    return RecordBatchStreamReader(source, options=options, memory_map=memory_map, **kw)
 
 
 def open_file(
-    source: Any, *, memory_map: bool = False, options: IpcReadOptions | None = None,
-    **kwargs: Any,
+    source: Any,
+    *,
+    columns: Sequence[int | str] | None = None,
+    validate: str | None = None,
+    limits: IpcLimits | None = None,
+    memory_map: bool = False,
+    ensure_native_endian: bool | None = None,
+    use_threads: bool | None = None,
+    options: IpcReadOptions | None = None,
 ) -> RecordBatchFileReader:
-    """Open an IPC file from a path (optionally memory-mapped), bytes or a file object."""
-    return RecordBatchFileReader(source, options=options, memory_map=memory_map, **kwargs)
+    """Open an IPC file from a path (optionally memory-mapped), bytes or a seekable file
+    object; the keywords are those of :func:`open_stream`.
+
+    >>> import quiver as qv
+    >>> from quiver.ipc import BufferOutputStream, new_file
+    >>> sink = BufferOutputStream()
+    >>> with new_file(sink, qv.schema([("a", qv.int64())])) as w:
+    ...     w.write_batch(qv.record_batch({"a": [1, 2]}))
+    >>> reader = open_file(sink.getvalue(), limits=IpcLimits(max_body_size=1 << 20))
+    >>> len(reader), reader.get_batch(0).num_rows
+    (1, 2)
+    """
+    kw = _read_keywords(columns=columns, validate=validate, limits=limits,
+                        ensure_native_endian=ensure_native_endian, use_threads=use_threads)
+    return RecordBatchFileReader(source, options=options, memory_map=memory_map, **kw)
 
 
 def read_schema(source: Any) -> t.Schema:

@@ -71,30 +71,44 @@ class IpcReadOptions:
 
 
 def resolve_columns(schema: t.Schema, columns: Sequence[int | str] | None) -> list[int] | None:
-    """Sorted indices for a projection given by names or indices (None: all columns)."""
+    """Indices for a projection given by names or indices, in the order asked (None: all
+    columns); a duplicate or unknown column is an error that lists the schema's names.
+
+    >>> import quiver as qv
+    >>> resolve_columns(qv.schema([("a", qv.int8()), ("s", qv.string())]), ["s", "a"])
+    [1, 0]
+    """
     if columns is None:
         return None
-    if isinstance(columns, (str, int)):
+    if isinstance(columns, (str, int, bytes)):
         raise E.ArrowTypeError(f"expected a list of column names or indices, found {columns!r}")
     out: list[int] = []
     for c in columns:
         if isinstance(c, str):
-            idx = schema.get_field_index(c)
-            if idx < 0:
+            hits = schema.get_all_field_indices(c)
+            if len(hits) != 1:
+                found = "none" if not hits else f"{len(hits)} columns with that name"
                 raise E.ArrowKeyError(
-                    f"expected a column named {c!r} in the schema {schema.names}, found none "
-                    "(or several)"
+                    f"expected one column named {c!r} in the schema {schema.names}, "
+                    f"found {found}"
                 )
+            idx = hits[0]
         elif isinstance(c, int) and not isinstance(c, bool):
             idx = c + len(schema) if c < 0 else c
             if not 0 <= idx < len(schema):
                 raise E.ArrowIndexError(
-                    f"expected a column index below {len(schema)}, found {c}"
+                    f"expected a column index below {len(schema)} in the schema "
+                    f"{schema.names}, found {c}"
                 )
         else:
             raise E.ArrowTypeError(f"expected a column name or index, found {c!r}")
+        if idx in out:
+            raise E.ArrowInvalidArgument(
+                f"expected each column once in columns={list(columns)!r}, found "
+                f"{schema.names[idx]!r} twice (schema {schema.names})"
+            )
         out.append(idx)
-    return sorted(set(out))  # columns come in file order, as pyarrow's included_fields
+    return out
 
 
 class BatchLoader:
@@ -105,6 +119,12 @@ class BatchLoader:
         self.full_schema = schema_msg.schema
         self.options = options
         self.columns = resolve_columns(self.full_schema, options.columns)
+        # the body loader yields projected columns in file order; ``_order`` puts them in
+        # the order asked (None when that is file order already)
+        self._order: list[int] | None = None
+        if self.columns is not None and self.columns != sorted(self.columns):
+            rank = {c: k for k, c in enumerate(sorted(self.columns))}
+            self._order = [rank[c] for c in self.columns]
         if self.columns is None:
             self.schema = self.full_schema
         else:
@@ -113,7 +133,10 @@ class BatchLoader:
             )
         self.plan = compile_plan(self.full_schema, schema_msg.dictionary_ids)
         self.memo = DictionaryMemo(
-            self.full_schema, schema_msg.dictionary_ids, file_format=file_format
+            self.full_schema,
+            schema_msg.dictionary_ids,
+            file_format=file_format,
+            max_size=options.limits.max_dictionary_size,
         )
         self._ctx: LoadContext | None = None
         self.swap = schema_msg.endianness == "big" and options.ensure_native_endian
@@ -181,6 +204,8 @@ class BatchLoader:
             self.context(raw),
             columns=self.columns,
         )
+        if self._order is not None:
+            cols = [cols[k] for k in self._order]
         self._validate(cols, raw)
         if self.steady_tries:
             self.steady_tries -= 1

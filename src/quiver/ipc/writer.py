@@ -75,10 +75,14 @@ class IpcWriteOptions:
     metadata_version: str = "V5"
 
     def __post_init__(self) -> None:
-        if self.compression is not None and self.compression not in _CODECS:
-            raise E.ArrowInvalidArgument(
-                f"expected compression None, 'lz4' or 'zstd', found {self.compression!r}"
-            )
+        if self.compression is not None:
+            name = self.compression.lower() if isinstance(self.compression, str) else None
+            if name not in _CODECS:
+                raise E.ArrowInvalidArgument(
+                    f"expected compression None, 'lz4' or 'zstd' (any case), found "
+                    f"{self.compression!r}"
+                )
+            object.__setattr__(self, "compression", name)
         if self.metadata_version not in ("V4", "V5"):
             raise E.ArrowInvalidArgument(
                 f"expected metadata_version 'V4' or 'V5', found {self.metadata_version!r}"
@@ -231,6 +235,12 @@ class _Sink:
         if isinstance(sink, (str, os.PathLike)):
             self._f = open(sink, "wb")  # noqa: SIM115 - closed in close()
             self._owns = True
+        elif isinstance(sink, io.TextIOBase):
+            raise E.ArrowTypeError(
+                f"expected a binary file object as sink, found a text-mode "
+                f"{type(sink).__name__} ({getattr(sink, 'name', '?')!r}); write to its "
+                ".buffer (sys.stdout.buffer for standard output)"
+            )
         elif hasattr(sink, "write"):
             self._f = sink
             self._owns = False
@@ -312,6 +322,27 @@ class _Sink:
             self._f.flush()
 
 
+def _as_schema(schema: Any) -> t.Schema:
+    """A quiver Schema from a quiver Schema or any object speaking ``__arrow_c_schema__``
+    (a pyarrow, polars or nanoarrow schema, or a batch or table whose schema is meant)."""
+    if isinstance(schema, t.Schema):
+        return schema
+    if hasattr(schema, "__arrow_c_schema__") or type(schema).__name__ == "PyCapsule":
+        from ..interop import import_schema
+
+        return import_schema(schema)
+    raise E.ArrowTypeError(
+        f"expected a quiver Schema or an object with __arrow_c_schema__ (a pyarrow or polars "
+        f"schema), found {type(schema).__name__}"
+    )
+
+
+def _is_arrow_data(obj: Any, method: str) -> bool:
+    """Whether ``obj`` speaks the PyCapsule protocol method ``method`` and is not one of
+    quiver's own objects (which are written directly, without a round trip through C)."""
+    return hasattr(obj, method) and not type(obj).__module__.startswith("quiver.")
+
+
 def _columns_of(batch: Any) -> tuple[t.Schema, list[Any]]:
     schema = getattr(batch, "schema", None)
     columns = getattr(batch, "columns", None)
@@ -345,14 +376,13 @@ class _Writer:
     def __init__(
         self,
         sink: Any,
-        schema: t.Schema,
+        schema: Any,
         options: IpcWriteOptions,
         *,
         file_format: bool,
         metadata: Any = None,
     ) -> None:
-        if not isinstance(schema, t.Schema):
-            raise E.ArrowTypeError(f"expected a quiver Schema, found {type(schema).__name__}")
+        schema = _as_schema(schema)
         self.schema = schema
         self.options = options
         self.file_format = file_format
@@ -371,6 +401,7 @@ class _Writer:
         self._footer_metadata = t.KeyValueMetadata(metadata) if metadata else None
         self._plan = compile_write_plan(schema)
         self._last_template: md.RecordBatchTemplate | None = None
+        self._importer: Any = None  # interop.import_.BatchImporter, for producers' batches
         if file_format:
             self._sink.write(FILE_HEADER)
         schema_msg = md.SchemaMessage(schema, self._dicts.ids, "little", ())
@@ -442,9 +473,18 @@ class _Writer:
     # -- public API ------------------------------------------------------------------
 
     def write_batch(self, batch: Any, custom_metadata: Any = None) -> None:
-        """Write one RecordBatch (and the dictionary batches it needs first)."""
+        """Write one record batch (and the dictionary batches it needs first): a quiver
+        RecordBatch, or any object with ``__arrow_c_array__`` (a pyarrow RecordBatch, a
+        struct array), taken zero-copy through the C data interface."""
         if self._closed:
             raise E.ArrowInvalidArgument("expected an open writer, found it closed")
+        if type(batch) is not RecordBatch and _is_arrow_data(batch, "__arrow_c_array__"):
+            importer = self._importer
+            if importer is None:
+                from ..interop.import_ import BatchImporter
+
+                importer = self._importer = BatchImporter(self.schema)
+            batch = importer(batch)  # views of the producer's buffers, no copy
         if type(batch) is RecordBatch:
             # a quiver RecordBatch's columns have its schema's types, so the writer's
             # compiled plan applies once the schemas agree
@@ -559,20 +599,69 @@ class _Writer:
             self._dict_blocks.append(self._write_message(msg, parts, body_length))
 
     def write_table(self, table: Any, max_chunksize: int | None = None) -> None:
-        """Write every batch of a Table (split to ``max_chunksize`` rows if given)."""
-        for batch in table.to_batches():
+        """Write every batch of a table (split to ``max_chunksize`` rows if given): a quiver
+        Table, or any object with ``__arrow_c_stream__`` (a pyarrow Table or
+        RecordBatchReader, a polars DataFrame, a duckdb result), read batch by batch."""
+        if max_chunksize is not None and (
+            not isinstance(max_chunksize, int) or max_chunksize <= 0
+        ):
+            raise E.ArrowInvalidArgument(
+                f"expected a positive max_chunksize, found {max_chunksize!r}"
+            )
+        for batch in self._batches_of(table):
             if max_chunksize is None or batch.num_rows <= max_chunksize:
                 self.write_batch(batch)
                 continue
             for start in range(0, batch.num_rows, max_chunksize):
                 self.write_batch(batch.slice(start, max_chunksize))
 
+    def _batches_of(self, table: Any) -> Any:
+        """The record batches of a table-like object, lazily where it is a stream."""
+        if isinstance(table, RecordBatch):
+            return [table]
+        to_batches = getattr(table, "to_batches", None)
+        if not _is_arrow_data(table, "__arrow_c_stream__") and to_batches is not None:
+            return to_batches()
+        if _is_arrow_data(table, "__arrow_c_stream__"):
+            from ..interop import import_stream
+
+            return _stream_batches(import_stream(table))
+        if hasattr(table, "read_next_batch") and isinstance(getattr(table, "schema", None),
+                                                            t.Schema):
+            return iter(table)  # a quiver reader
+        if _is_arrow_data(table, "__arrow_c_array__"):
+            return [table]
+        raise E.ArrowTypeError(
+            f"expected a quiver Table or an object with __arrow_c_stream__ (a pyarrow Table, "
+            f"a polars DataFrame, ...), found {type(table).__name__}"
+        )
+
+    def _conformed(self, batch: RecordBatch) -> RecordBatch:
+        """A batch from pandas with the writer's column types (pandas 3 strings arrive as
+        large_string, say, for a writer of string): safe casts, column by column."""
+        if batch.schema.equals(self.schema):
+            return batch
+        if batch.schema.names != self.schema.names:
+            raise E.ArrowInvalidArgument(
+                f"expected a DataFrame with the writer's columns {self.schema.names}, found "
+                f"{batch.schema.names}"
+            )
+        columns = [
+            col if col.type == f.type else col.cast(f.type)  # type: ignore[attr-defined]
+            for col, f in zip(batch.columns, self.schema.fields)
+        ]
+        return RecordBatch(self.schema, columns, batch.num_rows)
+
     def write(self, obj: Any) -> None:
-        """Write a RecordBatch or a Table."""
-        if hasattr(obj, "to_batches"):
-            self.write_table(obj)
-        else:
+        """Write any Arrow data: a record batch (quiver's, or with ``__arrow_c_array__``), a
+        table or stream (quiver's, or with ``__arrow_c_stream__``: pyarrow, polars,
+        duckdb, nanoarrow), a quiver reader, or a pandas DataFrame."""
+        if type(obj) is RecordBatch or _is_arrow_data(obj, "__arrow_c_array__"):
             self.write_batch(obj)
+        elif type(obj).__name__ == "DataFrame" and type(obj).__module__.startswith("pandas"):
+            self.write_batch(self._conformed(RecordBatch.from_pandas(obj, preserve_index=False)))
+        else:
+            self.write_table(obj)
 
     def close(self) -> None:
         """Finish the stream (EOS) or file (footer and magic) and flush the sink."""
@@ -602,11 +691,18 @@ class _Writer:
         self.close()
 
 
+def _stream_batches(reader: Any) -> Any:
+    """The batches of an imported C stream; the producer's stream is released at the end
+    (or when the loop stops early)."""
+    with reader:
+        yield from reader
+
+
 class RecordBatchStreamWriter(_Writer):
     """Writes the IPC stream format."""
 
     def __init__(
-        self, sink: Any, schema: t.Schema, *, options: IpcWriteOptions | None = None, **kw: Any
+        self, sink: Any, schema: Any, *, options: IpcWriteOptions | None = None, **kw: Any
     ) -> None:
         super().__init__(sink, schema, _write_options(options, kw), file_format=False)
 
@@ -617,7 +713,7 @@ class RecordBatchFileWriter(_Writer):
     def __init__(
         self,
         sink: Any,
-        schema: t.Schema,
+        schema: Any,
         *,
         options: IpcWriteOptions | None = None,
         metadata: Any = None,
@@ -636,20 +732,77 @@ def _write_options(options: IpcWriteOptions | None, kw: dict[str, Any]) -> IpcWr
     return options if options is not None else IpcWriteOptions(**kw)
 
 
+def _given(**kw: Any) -> dict[str, Any]:
+    """The IpcWriteOptions keywords a caller gave (None means "not given")."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
 def new_stream(
-    sink: Any, schema: t.Schema, *, options: IpcWriteOptions | None = None, **kw: Any
+    sink: Any,
+    schema: Any,
+    *,
+    options: IpcWriteOptions | None = None,
+    compression: str | None = None,
+    compression_level: int | None = None,
+    emit_dictionary_deltas: bool | None = None,
+    unify_dictionaries: bool | None = None,
+    use_threads: bool | None = None,
+    metadata_version: str | None = None,
 ) -> RecordBatchStreamWriter:
-    """A stream writer to a path or file object; keywords are IpcWriteOptions fields."""
+    """A stream writer to a path or binary file object.
+
+    ``schema`` is a quiver Schema or any object with ``__arrow_c_schema__`` (a pyarrow
+    schema...).  The keywords are those of :class:`IpcWriteOptions` (``compression``:
+    ``"lz4"`` or ``"zstd"``, any case); give them or ``options``, not both.
+
+    >>> import pyarrow as pa
+    >>> sink = BufferOutputStream()
+    >>> with new_stream(sink, pa.schema([("a", pa.int64())]), compression="ZSTD") as w:
+    ...     w.write(pa.table({"a": [1, 2]}))
+    >>> pa.ipc.open_stream(sink.getvalue()).read_all().column("a").to_pylist()
+    [1, 2]
+    """
+    kw = _given(
+        compression=compression,
+        compression_level=compression_level,
+        emit_dictionary_deltas=emit_dictionary_deltas,
+        unify_dictionaries=unify_dictionaries,
+        use_threads=use_threads,
+        metadata_version=metadata_version,
+    )
     return RecordBatchStreamWriter(sink, schema, options=options, **kw)
 
 
 def new_file(
     sink: Any,
-    schema: t.Schema,
+    schema: Any,
     *,
     options: IpcWriteOptions | None = None,
     metadata: Any = None,
-    **kw: Any,
+    compression: str | None = None,
+    compression_level: int | None = None,
+    emit_dictionary_deltas: bool | None = None,
+    unify_dictionaries: bool | None = None,
+    use_threads: bool | None = None,
+    metadata_version: str | None = None,
 ) -> RecordBatchFileWriter:
-    """A file writer; ``metadata`` becomes the footer's custom metadata."""
+    """A file writer to a path or binary file object; ``metadata`` becomes the footer's
+    custom metadata.  ``schema`` and the other keywords are as for :func:`new_stream`.
+
+    >>> import pyarrow as pa
+    >>> sink = BufferOutputStream()
+    >>> batch = pa.record_batch({"a": [1, 2]})
+    >>> with new_file(sink, batch.schema) as w:
+    ...     w.write_batch(batch)
+    >>> pa.ipc.open_file(sink.getvalue()).read_all().num_rows
+    2
+    """
+    kw = _given(
+        compression=compression,
+        compression_level=compression_level,
+        emit_dictionary_deltas=emit_dictionary_deltas,
+        unify_dictionaries=unify_dictionaries,
+        use_threads=use_threads,
+        metadata_version=metadata_version,
+    )
     return RecordBatchFileWriter(sink, schema, options=options, metadata=metadata, **kw)

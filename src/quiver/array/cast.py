@@ -1,0 +1,528 @@
+"""``cast``: values of one type as another, safe by default (pyarrow's ``cast`` rules).
+
+Not an Arrow spec section; follows ``pyarrow.compute.cast``.  Supported: between integer,
+floating point and boolean types; decimals (rescaling) and between decimals, integers and
+floats; the temporal types (units of timestamps, durations and times, date32 <-> date64,
+timestamps <-> dates, and the integer storage they reinterpret); between string,
+large_string and string_view and their binary counterparts (binary to string checks
+UTF-8); strings parsed as numbers.  A dictionary array is decoded first.
+
+Safe (the default) means a value that does not fit (overflow) or would lose digits
+(truncation) is an error that names the row; ``safe=False`` wraps or truncates as numpy
+does.
+
+>>> import quiver as qv
+>>> cast(qv.array([1, None, 300]), qv.int16()).to_pylist()
+[1, None, 300]
+>>> cast(qv.array([1, None, 300]), qv.int8())
+Traceback (most recent call last):
+...
+quiver.errors.ArrowInvalid: expected values that fit int8, found 300 at row 2
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import types as t
+from ..buffers import pack_bits
+from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
+from ..layout import storage_numpy_dtype
+from .base import Array, make_array, typed_view
+
+__all__ = ["cast"]
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+_MS_PER_DAY = 86_400_000
+_TEMPORAL = (t.DateType, t.TimeType, t.TimestampType, t.DurationType)
+_INT32_MAX = (1 << 31) - 1
+
+
+def _bad_row(bad: np.ndarray, valid: np.ndarray | None) -> int | None:
+    if valid is not None:
+        bad = bad & valid
+    hits = np.flatnonzero(bad)
+    return int(hits[0]) if len(hits) else None
+
+
+def _result(dtype: t.DataType, arr: Array, values: np.ndarray) -> Array:
+    """A fixed-width array of ``values`` (already in ``dtype``'s storage) with ``arr``'s
+    validity."""
+    valid = arr.is_valid_mask()
+    vbuf = None if valid is None else pack_bits(valid)
+    null_count = 0 if valid is None else len(arr) - int(np.count_nonzero(valid))
+    data = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+    return make_array(dtype, len(arr), [vbuf, data], (), null_count, 0)
+
+
+def _raw(arr: Array) -> np.ndarray:
+    st = t.storage_of(arr.type)
+    if isinstance(st, t.BoolType):
+        return getattr(arr, "storage", arr).to_numpy_bool()  # type: ignore[attr-defined]
+    npdt = storage_numpy_dtype(st)
+    if npdt is None:
+        raise NotSupported(f"expected a fixed-width numeric type to cast, found {arr.type}")
+    if len(arr) == 0:
+        return np.zeros(0, dtype=npdt)
+    return arr._fixed_values_view(npdt)
+
+
+def _int_range(dtype: t.DataType) -> tuple[int, int]:
+    info = np.iinfo(storage_numpy_dtype(dtype))  # type: ignore[arg-type]
+    return int(info.min), int(info.max)
+
+
+def _to_numeric(arr: Array, values: np.ndarray, target: t.DataType, safe: bool) -> Array:
+    """Numbers (numpy, any kind) as ``target`` (integer, float or bool)."""
+    valid = arr.is_valid_mask()
+    npdt = storage_numpy_dtype(target)
+    if isinstance(target, t.BoolType):
+        return _bool_result(arr, values != 0)
+    if isinstance(target, t.IntegerType) and safe:
+        lo, hi = _int_range(target)
+        if values.dtype.kind == "f":
+            finite = np.isfinite(values)
+            row = _bad_row(~finite, valid)
+            if row is None:
+                row = _bad_row(np.where(finite, values != np.trunc(values), False), valid)
+                if row is not None:
+                    raise ArrowInvalid(
+                        f"expected whole numbers to cast to {target}, found {float(values[row])} "
+                        f"at row {row} (it would be truncated; safe=False allows it)"
+                    )
+                row = _bad_row((values < lo) | (values > hi), valid)
+            if row is not None:
+                raise ArrowInvalid(
+                    f"expected values that fit {target}, found {float(values[row])} at row {row}"
+                )
+        elif values.dtype.kind in "iu":
+            info = np.iinfo(values.dtype)
+            if info.min < lo or info.max > hi:
+                row = _bad_row((values < lo) | (values > hi), valid)
+                if row is not None:
+                    raise ArrowInvalid(
+                        f"expected values that fit {target}, found {int(values[row])} at row {row}"
+                    )
+    if isinstance(target, t.FloatingPointType) and safe and values.dtype.kind in "iu":
+        mantissa = {16: 11, 32: 24, 64: 53}[target.bit_width]
+        limit = 1 << mantissa
+        if values.dtype.itemsize * 8 > mantissa:
+            bad = (values > limit) if values.dtype.kind == "u" else (values > limit) | (
+                values < -limit
+            )
+            row = _bad_row(bad, valid)
+            if row is not None:
+                raise ArrowInvalid(
+                    f"expected integers of at most {limit} in magnitude to cast to {target} "
+                    f"exactly, found {int(values[row])} at row {row}"
+                )
+    with np.errstate(invalid="ignore", over="ignore"):
+        if values.dtype.kind == "f" and isinstance(target, t.IntegerType):
+            values = np.where(np.isfinite(values), np.trunc(values), 0)
+        out = values.astype(npdt)
+    return _result(target, arr, out)
+
+
+def _bool_result(arr: Array, out: np.ndarray) -> Array:
+    valid = arr.is_valid_mask()
+    vbuf = None if valid is None else pack_bits(valid)
+    null_count = 0 if valid is None else len(arr) - int(np.count_nonzero(valid))
+    return make_array(t.bool_(), len(arr), [vbuf, pack_bits(out)], (), null_count, 0)
+
+
+# -- temporal ---------------------------------------------------------------------------
+
+
+def _unit_of(dtype: t.DataType) -> tuple[str, int]:
+    """(kind, ticks per second) of a temporal type; dates count days or milliseconds."""
+    if isinstance(dtype, t.DateType):
+        return "date", 1 if dtype.unit == "day" else 1000
+    kind = {t.TimeType: "time", t.TimestampType: "timestamp", t.DurationType: "duration"}
+    return kind[type(dtype)], _PER_SECOND[dtype.unit]  # type: ignore[attr-defined]
+
+
+def _rescale(arr: Array, values: np.ndarray, num: int, den: int, target: t.DataType,
+             safe: bool) -> Array:
+    """``values * num / den`` as ``target``: overflow and (safe) truncation are errors."""
+    valid = arr.is_valid_mask()
+    v = values.astype(np.int64)
+    if num > 1:
+        limit = np.iinfo(np.int64).max // num
+        row = _bad_row(np.abs(v) > limit, valid)
+        if row is not None:
+            raise ArrowInvalid(
+                f"expected values that fit {target} after scaling by {num}, found "
+                f"{int(v[row])} at row {row}"
+            )
+        v = v * num
+    if den > 1:
+        q = np.where(v < 0, -((-v) // den), v // den)  # toward zero, as pyarrow
+        if safe:
+            row = _bad_row(q * den != v, valid)
+            if row is not None:
+                raise ArrowInvalid(
+                    f"expected values that convert to {target} without losing data, found "
+                    f"{int(values[row])} at row {row} (safe=False truncates)"
+                )
+        v = q
+    npdt = storage_numpy_dtype(target)
+    if npdt is not None and npdt.itemsize < 8:
+        lo, hi = _int_range(t.int32())
+        row = _bad_row((v < lo) | (v > hi), valid)
+        if row is not None:
+            raise ArrowInvalid(
+                f"expected values that fit {target}, found {int(v[row])} at row {row}"
+            )
+    return _result(target, arr, v.astype(npdt))
+
+
+def _temporal(arr: Array, src: t.DataType, target: t.DataType, safe: bool) -> Array:
+    values = _raw(arr)
+    skind, sper = _unit_of(src)
+    tkind, tper = _unit_of(target)
+    if skind == "timestamp" and tkind == "date":
+        tz = src.tz  # type: ignore[attr-defined]
+        if tz not in (None, "UTC", "utc", "+00:00", "Z"):
+            raise NotSupported(
+                f"casting a timestamp with time zone {tz!r} to a date is not supported; "
+                "cast to timestamp without zone after converting to local time first"
+            )
+        per_day = 86_400 * sper
+        days = np.floor_divide(values.astype(np.int64), per_day)  # dates floor, as pyarrow
+        if target.unit == "day":  # type: ignore[attr-defined]
+            return _result(target, arr, days.astype("<i4"))
+        return _result(target, arr, (days * _MS_PER_DAY).astype("<i8"))
+    if skind == "date" and tkind == "timestamp":
+        ms = values.astype(np.int64) * (_MS_PER_DAY if src.unit == "day" else 1)  # type: ignore[attr-defined]
+        return _rescale(arr, ms, tper, 1000, target, safe) if tper >= 1000 else _rescale(
+            arr, ms, 1, 1000 // tper, target, safe
+        )
+    if skind == "date" and tkind == "date":
+        if src.unit == "day":  # type: ignore[attr-defined]
+            return _rescale(arr, values, _MS_PER_DAY, 1, target, safe)
+        return _rescale(arr, values, 1, _MS_PER_DAY, target, safe)
+    if skind != tkind:
+        raise NotSupported(f"casting {src} to {target} is not supported")
+    if tper >= sper:
+        return _rescale(arr, values, tper // sper, 1, target, safe)
+    return _rescale(arr, values, 1, sper // tper, target, safe)
+
+
+# -- decimals ---------------------------------------------------------------------------
+# Unscaled values are held as a numpy object array of Python ints (decimal128/256 do not
+# fit a machine integer); the arithmetic and the checks are whole-array numpy operations.
+
+
+def _decimal_ints(arr: Array) -> np.ndarray:
+    """The unscaled values (object array of int; 0 in null slots)."""
+    st = t.storage_of(arr.type)
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=object)
+    width = st.bit_width  # type: ignore[attr-defined]
+    if width in (32, 64):
+        out = typed_view(arr.buffers[1], f"<i{width // 8}", arr.offset, n, "values")  # type: ignore[arg-type]
+        out = out.astype(object)
+    else:
+        words = width // 64
+        raw = arr.buffers[1][arr.offset * width // 8 : (arr.offset + n) * width // 8]  # type: ignore[index]
+        limbs = raw.view("<u8").reshape(n, words)
+        out = limbs[:, words - 1].view(np.int64).astype(object)
+        for w in range(words - 2, -1, -1):  # a few limbs, not rows
+            out = out * (1 << 64) + limbs[:, w].astype(object)
+    valid = arr.is_valid_mask()
+    if valid is not None:
+        out[~valid] = 0
+    return out
+
+
+def _decimal_buffer(values: np.ndarray, width: int) -> np.ndarray:
+    if width in (32, 64):
+        return values.astype(f"<i{width // 8}")
+    words = width // 64
+    out = np.empty((len(values), words), dtype="<u8")
+    rest = values
+    for w in range(words):  # a few limbs, not rows
+        out[:, w] = (rest % (1 << 64)).astype(np.uint64)
+        rest = rest // (1 << 64)
+    return out
+
+
+def _first(bad: np.ndarray) -> int | None:
+    hits = np.flatnonzero(bad.astype(bool))
+    return int(hits[0]) if len(hits) else None
+
+
+def _divide(ints: np.ndarray, den: int, target: t.DataType, safe: bool, what: str) -> np.ndarray:
+    """``ints / den`` toward zero; with ``safe``, a remainder is an error naming the row."""
+    q = np.abs(ints) // den
+    if safe:
+        row = _first(np.abs(ints) % den != 0)
+        if row is not None:
+            raise ArrowInvalid(
+                f"expected values that convert to {target} without losing digits, found "
+                f"an unscaled {ints[row]} {what}at row {row} (safe=False truncates)"
+            )
+    return np.where(ints < 0, -q, q)
+
+
+def _to_decimal(arr: Array, src: t.DataType, target: t.DecimalType, safe: bool) -> Array:
+    if isinstance(src, t.DecimalType):
+        ints = _decimal_ints(arr)
+        shift = target.scale - src.scale
+    elif isinstance(src, t.IntegerType):
+        ints = _raw(arr).astype(object)
+        valid = arr.is_valid_mask()
+        if valid is not None:
+            ints[~valid] = 0
+        shift = target.scale
+    else:
+        raise NotSupported(f"casting {src} to {target} is not supported")
+    if shift >= 0:
+        ints = ints * 10**shift
+    else:
+        ints = _divide(ints, 10 ** (-shift), target, safe, "")
+    limit = 10 ** target.precision
+    row = _first(np.abs(ints) >= limit)
+    if row is not None:
+        raise ArrowInvalid(
+            f"expected values that fit {target}, found an unscaled {ints[row]} at row {row}"
+        )
+    return _result(target, arr, _decimal_buffer(ints, target.bit_width))
+
+
+def _from_decimal(arr: Array, src: t.DecimalType, target: t.DataType, safe: bool) -> Array:
+    ints = _decimal_ints(arr)
+    if isinstance(target, t.FloatingPointType):
+        vals = (ints / 10**src.scale if src.scale >= 0 else ints * 10 ** (-src.scale))
+        return _to_numeric(arr, np.asarray(vals, dtype=np.float64), target, False)
+    if isinstance(target, t.IntegerType):
+        if src.scale >= 0:
+            whole = _divide(ints, 10**src.scale, target, safe, f"(scale {src.scale}) ")
+        else:
+            whole = ints * 10 ** (-src.scale)
+        lo, hi = _int_range(target)
+        if safe:
+            row = _first((whole < lo) | (whole > hi))
+            if row is not None:
+                raise ArrowInvalid(
+                    f"expected values that fit {target}, found {whole[row]} at row {row}"
+                )
+        wrapped = (whole % (1 << 64)).astype(np.uint64)  # unsafe casts wrap, as numpy's
+        return _result(target, arr, wrapped.astype(storage_numpy_dtype(target)))
+    raise NotSupported(f"casting {src} to {target} is not supported")
+
+
+# -- strings and binary -----------------------------------------------------------------
+
+
+def _offsets_and_data(arr: Array) -> tuple[np.ndarray, np.ndarray]:
+    """int64 offsets from 0 and the data bytes of a binary-like or view array."""
+    st = t.storage_of(arr.type)
+    n = len(arr)
+    if isinstance(st, (t.BinaryViewType, t.StringViewType)):
+        return _view_offsets_and_data(arr)
+    if n == 0:
+        return np.zeros(1, np.int64), np.zeros(0, np.uint8)
+    w = 8 if st.large else 4  # type: ignore[attr-defined]
+    raw = arr.buffers[1][arr.offset * w : (arr.offset + n + 1) * w].view(f"<i{w}")  # type: ignore[index]
+    offs = raw.astype(np.int64)
+    data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
+    return offs - offs[0], data[int(offs[0]) : int(offs[-1])]
+
+
+def _view_offsets_and_data(arr: Array) -> tuple[np.ndarray, np.ndarray]:
+    from .select import _ranges
+
+    n = len(arr)
+    views = arr.buffers[1][arr.offset * 16 : (arr.offset + n) * 16]  # type: ignore[index]
+    valid = arr.is_valid_mask()
+    words = views.view("<i4").reshape(n, 4)
+    lengths = words[:, 0].astype(np.int64)
+    if valid is not None:
+        lengths = np.where(valid, lengths, 0)
+    inline = lengths <= 12
+    pool = [views, *(b for b in arr.buffers[2:] if b is not None)]
+    bases = np.cumsum([0] + [len(b) for b in pool])
+    source = np.concatenate(pool) if len(pool) > 1 else views
+    starts = np.where(
+        inline,
+        np.arange(n, dtype=np.int64) * 16 + 4,
+        bases[1:][np.clip(words[:, 2], 0, len(pool) - 2)] + words[:, 3] if len(pool) > 1
+        else 0,
+    )
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets, source[_ranges(starts.astype(np.int64), lengths)]
+
+
+def _make_views(arr: Array, offsets: np.ndarray, data: np.ndarray, target: t.DataType) -> Array:
+    from .select import _ranges
+
+    n = len(offsets) - 1
+    if len(data) > _INT32_MAX:
+        raise NotSupported("views over more than 2 GiB of data are not supported here")
+    lengths = np.diff(offsets)
+    out = np.zeros(n * 16, np.uint8)
+    words = out.view("<i4").reshape(n, 4)
+    words[:, 0] = lengths
+    starts = offsets[:-1]
+    rows = np.arange(n, dtype=np.int64) * 16 + 4
+    inline = lengths <= 12
+    out[_ranges(rows[inline], lengths[inline])] = data[_ranges(starts[inline], lengths[inline])]
+    big = ~inline
+    out[_ranges(rows[big], np.full(int(big.sum()), 4))] = data[
+        _ranges(starts[big], np.full(int(big.sum()), 4))
+    ]
+    words[big, 2] = 0
+    words[big, 3] = starts[big]
+    valid = arr.is_valid_mask()
+    vbuf = None if valid is None else pack_bits(valid)
+    null_count = 0 if valid is None else n - int(np.count_nonzero(valid))
+    buffers: list[Any] = [vbuf, out]
+    if big.any():
+        buffers.append(np.ascontiguousarray(data))
+    return make_array(target, n, buffers, (), null_count, 0)
+
+
+def _check_utf8(offsets: np.ndarray, data: np.ndarray, target: t.DataType) -> None:
+    try:
+        bytes(data).decode("utf-8")
+        starts = offsets[:-1][np.diff(offsets) > 0]
+        whole = not ((data[starts] & 0xC0) == 0x80).any() if len(starts) else True
+    except UnicodeDecodeError:
+        whole = False
+    if whole:
+        return
+    for row in range(len(offsets) - 1):  # only on the error path: name the row
+        try:
+            bytes(data[offsets[row] : offsets[row + 1]]).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ArrowInvalid(
+                f"expected UTF-8 to cast to {target}, found invalid bytes at row {row} "
+                f"({exc.reason})"
+            ) from None
+
+
+def _binary_like(arr: Array, src: t.DataType, target: t.DataType) -> Array:
+    offsets, data = _offsets_and_data(arr)
+    if isinstance(target, (t.StringType, t.StringViewType)) and isinstance(
+        src, (t.BinaryType, t.BinaryViewType)
+    ):
+        _check_utf8(offsets, data, target)
+    if isinstance(target, (t.BinaryViewType, t.StringViewType)):
+        return _make_views(arr, offsets, data, target)
+    w = 8 if target.large else 4  # type: ignore[attr-defined]
+    if w == 4 and offsets[-1] > _INT32_MAX:
+        raise ArrowInvalid(
+            f"expected at most {_INT32_MAX} bytes of data for {target}, found {int(offsets[-1])} "
+            "(cast to the large_ type)"
+        )
+    valid = arr.is_valid_mask()
+    vbuf = None if valid is None else pack_bits(valid)
+    null_count = 0 if valid is None else len(arr) - int(np.count_nonzero(valid))
+    return make_array(target, len(arr), [vbuf, offsets.astype(f"<i{w}").view(np.uint8), data],
+                      (), null_count, 0)
+
+
+def _parse_numbers(arr: Array, target: t.DataType, safe: bool) -> Array:
+    valid = arr.is_valid_mask()
+    texts = np.array(["0" if v is None else v for v in arr.to_pylist()], dtype=object)
+    kind = float if isinstance(target, t.FloatingPointType) else int
+    try:
+        values = np.array(texts.astype(str), dtype=np.float64 if kind is float else np.int64)
+    except (ValueError, OverflowError):
+        for row, text in enumerate(texts.tolist()):
+            try:
+                kind(text)
+            except (ValueError, OverflowError):
+                if valid is None or valid[row]:
+                    raise ArrowInvalid(
+                        f"expected text that parses as {target}, found {text!r} at row {row}"
+                    ) from None
+        raise
+    return _to_numeric(arr, values, target, safe)
+
+
+# -- the entry point ----------------------------------------------------------------------
+
+_NUMERIC = (t.IntegerType, t.FloatingPointType, t.BoolType)
+_BINARY = (t.BinaryType, t.StringType, t.BinaryViewType, t.StringViewType)
+
+
+def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
+    """``arr`` as ``target_type`` (a quiver type or any ``__arrow_c_schema__`` type).
+
+    ``safe`` (default): overflow and lost digits are errors naming the row.
+
+    >>> import quiver as qv
+    >>> cast(qv.array(["a", None]), qv.large_string()).type
+    DataType(large_string)
+    >>> cast(qv.array([1.5]), qv.int32(), safe=False).to_pylist()
+    [1]
+    """
+    target = target_type
+    if not isinstance(target, t.DataType):
+        if hasattr(target, "__arrow_c_schema__"):
+            from ..interop import import_type
+
+            target = import_type(target)
+        else:
+            raise ArrowTypeError(f"expected a DataType to cast to, found {target_type!r}")
+    if not isinstance(arr, Array):
+        raise ArrowTypeError(f"expected a quiver Array, found {type(arr).__name__}")
+    if arr.type == target:
+        return arr
+    src = t.storage_of(arr.type)
+    if isinstance(src, t.DictionaryType):
+        from .select import _take, is_null
+
+        idx = arr.indices.to_numpy(zero_copy_only=False)  # type: ignore[attr-defined]
+        nulls = is_null(arr).to_numpy_bool()  # type: ignore[attr-defined]
+        codes = np.where(nulls, 0, np.nan_to_num(idx)).astype(np.int64)
+        decoded = _take(arr.dictionary, codes, None if not nulls.any() else ~nulls)  # type: ignore[arg-type]
+        return cast(decoded, target, safe=safe)
+    dst = t.storage_of(target)
+    if isinstance(arr.type, t.ExtensionType) or isinstance(target, t.ExtensionType):
+        if src == dst:  # storage <-> extension: the same buffers under another type
+            return make_array(target, len(arr), arr.buffers, arr.children, arr.null_count,
+                              arr.offset, arr.dictionary)
+        raise NotSupported(f"casting {arr.type} to {target} is not supported")
+    if isinstance(src, _NUMERIC) and isinstance(dst, _NUMERIC):
+        return _to_numeric(arr, _raw(arr), dst, safe)
+    if isinstance(dst, t.DecimalType):
+        if isinstance(src, t.FloatingPointType):
+            raise NotSupported(f"casting {src} to {dst} is not supported (floats are inexact)")
+        return _to_decimal(arr, src, dst, safe)
+    if isinstance(src, t.DecimalType):
+        return _from_decimal(arr, src, dst, safe)
+    if isinstance(src, _TEMPORAL) and isinstance(dst, _TEMPORAL):
+        return _temporal(arr, src, dst, safe)
+    if (isinstance(src, _TEMPORAL) and isinstance(dst, t.IntegerType)) or (isinstance(
+        src, t.IntegerType
+    ) and isinstance(dst, _TEMPORAL)):
+        raw = _raw(arr)
+        npdt = storage_numpy_dtype(dst)
+        if raw.dtype.itemsize == npdt.itemsize:  # type: ignore[union-attr]
+            return _result(dst, arr, raw.view(npdt))  # reinterpret, as pyarrow
+        return _reinterpret_wide(arr, raw, dst, safe)
+    if isinstance(src, _BINARY) and isinstance(dst, _BINARY):
+        return _binary_like(arr, src, dst)
+    if isinstance(src, (t.StringType, t.StringViewType)) and isinstance(
+        dst, (t.IntegerType, t.FloatingPointType)
+    ):
+        return _parse_numbers(arr, dst, safe)
+    raise NotSupported(
+        f"casting {arr.type} to {target} is not supported (quiver casts between numeric, "
+        "decimal, temporal and string/binary types)"
+    )
+
+
+def _reinterpret_wide(arr: Array, raw: np.ndarray, dst: t.DataType, safe: bool) -> Array:
+    """Integer <-> temporal storage of another width: through a checked integer cast."""
+    npdt = storage_numpy_dtype(dst)
+    as_int = t.IntegerType(npdt.itemsize * 8, True)  # type: ignore[union-attr]
+    tmp = _to_numeric(arr, raw.astype(np.int64) if raw.dtype.kind != "i" else raw, as_int, safe)
+    return make_array(dst, len(tmp), tmp.buffers, (), tmp.null_count, 0)

@@ -1,0 +1,119 @@
+"""cast (quiver.array.cast) against pyarrow's cast: numeric, decimal, temporal and
+string/binary types; safe casts refuse overflow and truncation and name the row."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import quiver as qv
+from quiver.interop import import_array, import_type
+
+ts = dt.datetime(2024, 1, 2, 3, 4, 5)
+CASES = [
+    (pa.array([1, None, -3, 127], pa.int64()), pa.int8()),
+    (pa.array([1, None, 3], pa.int8()), pa.uint64()),
+    (pa.array([1, None, 2**32 - 1], pa.uint32()), pa.int64()),
+    (pa.array([1, None, 2**53], pa.int64()), pa.float64()),
+    (pa.array([1.0, None, -2.0, 3.0]), pa.int32()),
+    (pa.array([1.5, None, -2.25]), pa.float32()),
+    (pa.array([0.5, None], pa.float32()), pa.float64()),
+    (pa.array([True, None, False]), pa.int8()),
+    (pa.array([0, None, 7]), pa.bool_()),
+    (pa.array([Decimal("1.25"), None, Decimal("-3.50")], pa.decimal128(5, 2)),
+     pa.decimal128(12, 4)),
+    (pa.array([Decimal("1.20"), None], pa.decimal128(5, 2)), pa.decimal64(4, 1)),
+    (pa.array([Decimal("12.00"), None], pa.decimal32(6, 2)), pa.int16()),
+    (pa.array([Decimal("1.25"), None], pa.decimal256(40, 2)), pa.float64()),
+    (pa.array([5, None, -7], pa.int32()), pa.decimal128(12, 2)),
+    (pa.array([Decimal("-1.25"), None, Decimal("12345678901234567890123.45")],
+              pa.decimal256(40, 2)), pa.decimal256(45, 4)),
+    (pa.array([Decimal("-123.00"), None, Decimal("-0.00")], pa.decimal128(20, 2)), pa.int64()),
+    (pa.array([Decimal("-1234567890123456789.5"), None], pa.decimal128(30, 1)), pa.float64()),
+    (pa.array([ts, None], pa.timestamp("s")), pa.timestamp("ns")),
+    (pa.array([ts, None], pa.timestamp("us", "UTC")), pa.timestamp("ms", "UTC")),
+    (pa.array([ts, None], pa.timestamp("us")), pa.date32()),
+    (pa.array([ts, None], pa.timestamp("ms")), pa.date64()),
+    (pa.array([dt.date(2020, 1, 1), None], pa.date32()), pa.date64()),
+    (pa.array([dt.date(1969, 12, 31), None], pa.date64()), pa.date32()),
+    (pa.array([dt.date(2020, 1, 1), None], pa.date32()), pa.timestamp("us")),
+    (pa.array([5, None], pa.duration("s")), pa.duration("ms")),
+    (pa.array([dt.time(1, 2, 3), None], pa.time32("s")), pa.time64("us")),
+    (pa.array([1000, None], pa.int64()), pa.timestamp("ms")),
+    (pa.array([ts, None], pa.timestamp("ms")), pa.int64()),
+    (pa.array([100, None], pa.int32()), pa.date32()),
+    (pa.array(["ab", None, "", "héllo"]), pa.large_string()),
+    (pa.array(["ab", None, "a string longer than twelve"], pa.large_string()), pa.string()),
+    (pa.array(["ab", None, "a string longer than twelve"]), pa.string_view()),
+    (pa.array([b"ab", None, b"a value longer than twelve"], pa.binary_view()),
+     pa.large_binary()),
+    (pa.array(["x", None, "a value longer than twelve"], pa.string_view()), pa.binary()),
+    (pa.array([b"ok", None], pa.binary()), pa.string()),
+    (pa.array(["ab", None], pa.string()), pa.binary_view()),
+    (pa.array(["1", None, "-42"]), pa.int32()),
+    (pa.array(["1.5", None, "2"]), pa.float64()),
+    (pa.array(["b", "a", None, "b"]).dictionary_encode(), pa.large_string()),
+]
+
+
+@pytest.mark.parametrize(("arr", "target"), CASES, ids=[f"{a.type}->{t}" for a, t in CASES])
+def test_cast_matches_pyarrow(arr: pa.Array, target: pa.DataType) -> None:
+    for source in (arr, arr.slice(1)):
+        ours = import_array(source).cast(import_type(target))
+        ours.validate(full=True)
+        theirs = pc.cast(source, target)
+        assert ours.type == import_type(target)
+        assert ours.to_pylist() == import_array(theirs).to_pylist()
+
+
+@pytest.mark.parametrize(
+    ("values", "qtype", "target", "words"),
+    [
+        ([1, None, 300], qv.int64(), qv.int8(), "fit int8, found 300 at row 2"),
+        ([0, -1], qv.int32(), qv.uint32(), "fit uint32, found -1 at row 1"),
+        ([1.0, 2.5], qv.float64(), qv.int64(), "whole numbers .* 2.5 at row 1"),
+        ([1e20], qv.float64(), qv.int32(), "fit int32, found 1e\\+20 at row 0"),
+        ([2**53 + 1], qv.int64(), qv.float64(), "found 9007199254740993 at row 0"),
+        ([None, 1500], qv.timestamp("ms"), qv.timestamp("s"), "losing data.* 1500 at row 1"),
+        (["7", "x7"], qv.string(), qv.int64(), "'x7' at row 1"),
+    ],
+)
+def test_safe_casts_name_the_row(values: list, qtype: qv.DataType, target: qv.DataType,
+                                  words: str) -> None:
+    with pytest.raises(qv.ArrowInvalid, match=words):
+        qv.array(values, qtype).cast(target)
+
+
+def test_unsafe_casts_truncate_like_pyarrow() -> None:
+    src = pa.array([1.7, -1.7, None])
+    ours = import_array(src).cast(qv.int8(), safe=False).to_pylist()
+    assert ours == pc.cast(src, pa.int8(), safe=False).to_pylist()
+    ms = pa.array([-1500, 1500], pa.timestamp("ms"))
+    got = import_array(ms).cast(qv.timestamp("s"), safe=False)
+    assert got.to_pylist() == pc.cast(ms, pa.timestamp("s"), safe=False).to_pylist()
+
+
+def test_decimal_casts_check_precision_and_digits() -> None:
+    with pytest.raises(qv.ArrowInvalid, match="fit decimal128\\(3, 0\\)"):
+        qv.array([Decimal("1234")], qv.decimal128(6, 0)).cast(qv.decimal128(3, 0))
+    with pytest.raises(qv.ArrowInvalid, match=r"losing digits.* 125 at row 0"):
+        qv.array([Decimal("1.25")], qv.decimal128(5, 2)).cast(qv.decimal128(5, 1))
+
+
+def test_binary_to_string_checks_utf8_per_row() -> None:
+    with pytest.raises(qv.ArrowInvalid, match=r"UTF-8 .* row 1"):
+        qv.array([b"ok", b"\xff\xfe"], qv.binary()).cast(qv.string())
+    # a character split across two values is caught even though the bytes join up
+    split = "é".encode()
+    with pytest.raises(qv.ArrowInvalid, match="row 0"):
+        qv.array([split[:1], split[1:]], qv.binary()).cast(qv.string())
+
+
+def test_cast_accepts_pyarrow_types_and_refuses_the_unsupported() -> None:
+    assert qv.array([1]).cast(pa.int16()).type == qv.int16()
+    with pytest.raises(qv.NotSupported, match="casting list<item: int64> to string"):
+        qv.array([[1]]).cast(qv.string())

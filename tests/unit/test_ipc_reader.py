@@ -1,0 +1,272 @@
+"""The readers as a pyarrow user meets them (issue 14): projection order, limits on every
+path, use after close, non-Arrow input named for what it is, no leaked files."""
+
+from __future__ import annotations
+
+import gc
+import io
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import quiver as qv
+import quiver.ipc as ipc
+
+
+def _batch() -> qv.RecordBatch:
+    return qv.record_batch({"a": [1, 2, 3], "s": ["x", None, "z"], "f": [0.5, 1.5, 2.5]})
+
+
+def _file_bytes(batch: qv.RecordBatch | None = None, n: int = 2) -> bytes:
+    batch = batch or _batch()
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, batch.schema) as w:
+        for _ in range(n):
+            w.write_batch(batch)
+    return bytes(sink.getvalue())
+
+
+def _stream_bytes(batch: qv.RecordBatch | None = None, n: int = 2) -> bytes:
+    batch = batch or _batch()
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        for _ in range(n):
+            w.write_batch(batch)
+    return bytes(sink.getvalue())
+
+
+SOURCES = ["bytes", "path", "memory_map", "file object"]
+
+
+def _source(kind: str, data: bytes, tmp_path: Path) -> tuple[object, dict]:
+    if kind == "bytes":
+        return data, {}
+    path = tmp_path / "data.arrow"
+    path.write_bytes(data)
+    if kind == "path":
+        return str(path), {}
+    if kind == "memory_map":
+        return str(path), {"memory_map": True}
+    return io.BytesIO(data), {}
+
+
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+def test_columns_come_back_in_the_order_asked(fmt: str) -> None:
+    data = _stream_bytes() if fmt == "stream" else _file_bytes()
+    opener = ipc.open_stream if fmt == "stream" else ipc.open_file
+    table = opener(data, columns=["s", "a"]).read_all()
+    assert table.column_names == ["s", "a"]
+    assert table.column("s").to_pylist() == ["x", None, "z"] * 2
+    ours = opener(data, columns=["f", 0]).read_all()
+    theirs = pa.ipc.open_stream(_stream_bytes()).read_all().select(["f", "a"])
+    assert ours.column_names == theirs.column_names
+    assert ours.to_pydict() == theirs.to_pydict()
+
+
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+def test_duplicate_and_unknown_columns_are_errors_listing_the_schema(fmt: str) -> None:
+    data = _stream_bytes() if fmt == "stream" else _file_bytes()
+    opener = ipc.open_stream if fmt == "stream" else ipc.open_file
+    with pytest.raises(qv.ArrowInvalidArgument, match=r"'a' twice \(schema \['a', 's', 'f'\]\)"):
+        opener(data, columns=["a", "a"])
+    with pytest.raises(qv.ArrowInvalidArgument, match="twice"):
+        opener(data, columns=["a", 0])
+    with pytest.raises(qv.ArrowKeyError, match=r"'nope' in the schema \['a', 's', 'f'\]"):
+        opener(data, columns=["nope"])
+    with pytest.raises(qv.ArrowIndexError, match=r"below 3 in the schema"):
+        opener(data, columns=[7])
+
+
+@pytest.mark.parametrize("kind", SOURCES)
+def test_file_reader_enforces_max_body_size_on_every_source(kind: str, tmp_path: Path) -> None:
+    big = qv.record_batch({"x": np.arange(10_000, dtype=np.int64)})
+    src, kw = _source(kind, _file_bytes(big), tmp_path)
+    limits = ipc.IpcLimits(max_body_size=1000)
+    reader = ipc.open_file(src, limits=limits, **kw)
+    with pytest.raises(qv.LimitExceeded, match=r"max_body_size.*found bodyLength 80000"):
+        reader.get_batch(0)
+    with pytest.raises(qv.LimitExceeded):
+        reader.read_all()
+    reader.close()
+    src, kw = _source(kind, _file_bytes(big), tmp_path)
+    assert ipc.open_file(src, **kw).read_all().num_rows == 20_000
+
+
+@pytest.mark.parametrize("kind", SOURCES)
+def test_stream_reader_enforces_max_body_size_on_every_source(kind: str, tmp_path: Path) -> None:
+    big = qv.record_batch({"x": np.arange(10_000, dtype=np.int64)})
+    src, kw = _source(kind, _stream_bytes(big), tmp_path)
+    with pytest.raises(qv.LimitExceeded, match="max_body_size"):
+        ipc.open_stream(src, limits=ipc.IpcLimits(max_body_size=1000), **kw).read_all()
+
+
+def test_file_reader_enforces_max_metadata_size_on_blocks() -> None:
+    data = _file_bytes()
+    reader = ipc.open_file(data, limits=ipc.IpcLimits(max_metadata_size=1000))
+    assert reader.read_all().num_rows == 6  # the real blocks are small
+    # a footer over the limit is refused before it is decoded
+    with pytest.raises(qv.LimitExceeded, match="footer of at most 16 bytes"):
+        ipc.open_file(data, limits=ipc.IpcLimits(max_metadata_size=16))
+
+
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+def test_max_dictionary_size_holds_on_both_readers(fmt: str) -> None:
+    table = pa.table({"d": pa.array(["v" * 100 + str(i) for i in range(50)]).dictionary_encode()})
+    sink = pa.BufferOutputStream()
+    make = pa.ipc.new_stream if fmt == "stream" else pa.ipc.new_file
+    with make(sink, table.schema) as w:
+        w.write_table(table)
+    data = sink.getvalue().to_pybytes()
+    opener = ipc.open_stream if fmt == "stream" else ipc.open_file
+    with pytest.raises(qv.LimitExceeded, match="max_dictionary_size"):
+        opener(data, limits=ipc.IpcLimits(max_dictionary_size=1000)).read_all()
+    assert opener(data).read_all().column("d").to_pylist() == table.column("d").to_pylist()
+
+
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+@pytest.mark.parametrize("kind", SOURCES)
+def test_a_closed_reader_raises_quivers_error(fmt: str, kind: str, tmp_path: Path) -> None:
+    data = _stream_bytes() if fmt == "stream" else _file_bytes()
+    src, kw = _source(kind, data, tmp_path)
+    reader = (ipc.open_stream if fmt == "stream" else ipc.open_file)(src, **kw)
+    reader.close()
+    with pytest.raises(qv.ArrowInvalidArgument, match="expected an open reader, found it closed"):
+        reader.read_all()
+    with pytest.raises(ValueError, match="closed"):
+        reader.read_next_batch() if fmt == "stream" else reader.get_batch(0)
+
+
+@pytest.mark.parametrize(
+    ("head", "words"),
+    [
+        (b"PAR1\x15\x04\x15\x80\x01" + bytes(40) + b"PAR1", "Parquet"),
+        (b"FEA1" + bytes(40) + b"FEA1", "Feather v1"),
+        (b"id,name\n1,alice\n2,bob\n3,carol\n4,dave\n", "text"),
+    ],
+)
+def test_non_arrow_input_is_named_for_what_it_is(head: bytes, words: str) -> None:
+    with pytest.raises(qv.FormatError, match=words) as info:
+        ipc.open_stream(head)
+    assert "max_metadata_size" not in str(info.value)
+    with pytest.raises(qv.FormatError, match=words):
+        ipc.open_file(head)
+    with pytest.raises(qv.FormatError, match=words):
+        ipc.open_stream(io.BytesIO(head))
+
+
+def test_a_legacy_stream_is_still_read() -> None:
+    # streams before Arrow 0.15 start with a bare length: not mistaken for foreign bytes
+    sink = pa.BufferOutputStream()
+    batch = pa.record_batch({"a": [1, 2]})
+    opts = pa.ipc.IpcWriteOptions(use_legacy_format=True)
+    with pa.ipc.new_stream(sink, batch.schema, options=opts) as w:
+        w.write_batch(batch)
+    assert ipc.open_stream(sink.getvalue().to_pybytes()).read_all().to_pydict() == {"a": [1, 2]}
+
+
+def test_text_mode_standard_streams_say_to_use_buffer() -> None:
+    text = io.TextIOWrapper(io.BytesIO(_stream_bytes()))
+    with pytest.raises(qv.ArrowTypeError, match=r"text-mode .*\.buffer"):
+        ipc.open_stream(text)
+    with pytest.raises(qv.ArrowTypeError, match=r"sys.stdin.buffer"):
+        ipc.open_file(sys.stdin if isinstance(sys.stdin, io.TextIOBase) else text)
+    out = io.TextIOWrapper(io.BytesIO())
+    with pytest.raises(qv.ArrowTypeError, match=r"sys.stdout.buffer"):
+        ipc.new_stream(out, _batch().schema)
+
+
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+def test_reading_a_path_whole_leaves_no_open_file(fmt: str, tmp_path: Path) -> None:
+    path = tmp_path / "t.arrow"
+    path.write_bytes(_stream_bytes() if fmt == "stream" else _file_bytes())
+    opener = ipc.open_stream if fmt == "stream" else ipc.open_file
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        table = opener(str(path)).read_all()
+        gc.collect()
+    assert table.num_rows == 6
+    assert not [w for w in seen if issubclass(w.category, ResourceWarning)]
+
+
+def test_a_bad_file_opened_by_path_is_closed(tmp_path: Path) -> None:
+    path = tmp_path / "bad.arrow"
+    path.write_bytes(b"ARROW1\x00\x00" + bytes(64))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(qv.FormatError):
+            ipc.open_file(str(path))
+        gc.collect()
+    assert not [w for w in seen if issubclass(w.category, ResourceWarning)]
+
+
+def test_len_of_a_file_reader_is_its_batch_count() -> None:
+    reader = ipc.open_file(_file_bytes(n=3))
+    assert len(reader) == reader.num_record_batches == 3
+
+
+def test_a_stream_read_from_a_path_reads_each_body_in_one_piece(tmp_path: Path) -> None:
+    big = qv.record_batch({"x": np.arange(400_000, dtype=np.int64)})
+    path = tmp_path / "s.arrows"
+    path.write_bytes(_stream_bytes(big, n=3))
+    with ipc.open_stream(str(path)) as reader:
+        batches = list(reader)
+    for b in batches:
+        values = b.column(0).buffers[1]
+        assert not values.flags.writeable
+        # a view of one body-sized numpy read, not of a bytearray joining 1 MiB pieces
+        base = values
+        while getattr(base, "base", None) is not None:
+            base = base.base
+        assert isinstance(base, memoryview) and isinstance(base.obj, np.ndarray)
+        assert base.obj.nbytes >= values.nbytes
+    assert qv.Table.from_batches(batches).equals(qv.Table.from_batches([big] * 3))
+
+
+def test_a_truncated_stream_file_is_a_truncation_error_not_a_big_allocation(
+    tmp_path: Path,
+) -> None:
+    big = qv.record_batch({"x": np.arange(400_000, dtype=np.int64)})
+    data = _stream_bytes(big, n=1)
+    path = tmp_path / "cut.arrows"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(qv.TruncatedError, match="message body"):
+        ipc.open_stream(str(path)).read_all()
+
+
+def test_import_quiver_loads_the_core_only_and_the_rest_on_first_use() -> None:
+    import subprocess
+
+    code = (
+        "import sys, quiver as qv\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('quiver.'))\n"
+        "assert not any(m.startswith(('quiver.ipc', 'quiver.integration', 'quiver.interop',"
+        " 'quiver.tensor', 'quiver.cli')) for m in loaded), loaded\n"
+        "assert hasattr(qv.array([1]), '__arrow_c_array__')\n"
+        "assert qv.ipc.open_stream and qv.Tensor and qv.concat_arrays and qv.interop\n"
+        "import pyarrow as pa\n"
+        "assert pa.array(qv.array([1, 2])).to_pylist() == [1, 2]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+@pytest.mark.parametrize("kind", SOURCES)
+def test_max_body_size_holds_after_the_steady_path_takes_over(
+    fmt: str, kind: str, tmp_path: Path
+) -> None:
+    small = qv.record_batch({"x": np.arange(10, dtype=np.int64)})
+    big = qv.record_batch({"x": np.arange(10_000, dtype=np.int64)})
+    sink = ipc.BufferOutputStream()
+    with (ipc.new_stream if fmt == "stream" else ipc.new_file)(sink, small.schema) as w:
+        for b in (small, small, small, small, big):
+            w.write_batch(b)
+    src, kw = _source(kind, bytes(sink.getvalue()), tmp_path)
+    opener = ipc.open_stream if fmt == "stream" else ipc.open_file
+    reader = opener(src, limits=ipc.IpcLimits(max_body_size=1000), **kw)
+    with pytest.raises(qv.LimitExceeded, match="max_body_size"):
+        for _ in reader:
+            pass

@@ -1,0 +1,212 @@
+"""pandas fidelity (issue 14): pyarrow's pandas metadata convention both ways, nullable,
+categorical, tz-aware and string dtypes, the index, feather files, array(Series), the
+to_pandas options; hypothesis frames compared with pyarrow's round trip."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import quiver as qv
+import quiver.ipc as ipc
+from tests.roundtrip.test_array_props import SETTINGS
+
+pd = pytest.importorskip("pandas")
+
+
+def _frame() -> Any:
+    return pd.DataFrame(
+        {
+            "i": [1, 2, 3],
+            "I": pd.array([1, None, 3], dtype="Int64"),
+            "u": pd.array([1, None, 3], dtype="UInt8"),
+            "b": pd.array([True, None, False], dtype="boolean"),
+            "F": pd.array([1.5, None, 2.0], dtype="Float64"),
+            "s": pd.array(["a", None, "c"], dtype="str"),
+            "S": pd.array(["a", None, "é"], dtype=pd.StringDtype("python")),
+            "c": pd.Categorical(["u", "v", "u"], ordered=True),
+            "t": pd.date_range("2020", periods=3, tz="Europe/Paris"),
+            "n": pd.date_range("2020", periods=3),
+            "f": [0.5, np.nan, 1.0],
+            "d": [dt.date(2020, 1, 1), None, dt.date(2021, 1, 1)],
+            "o": [b"x", None, b"z"],
+            "bb": [True, False, True],
+            "td": pd.to_timedelta([1, 2, None], unit="s"),
+        },
+        index=pd.Index([10, 20, 30], name="idx"),
+    )
+
+
+def _pa_round_trip(df: Any, **kw: Any) -> Any:
+    return pa.Table.from_pandas(df, **kw).to_pandas()
+
+
+def test_round_trip_matches_pyarrows() -> None:
+    df = _frame()
+    back = qv.Table.from_pandas(df).to_pandas()
+    pd.testing.assert_frame_equal(back, _pa_round_trip(df))
+    for name in ("I", "u", "b", "F", "s", "c", "t", "i", "f"):
+        assert back[name].dtype == df[name].dtype, name
+    assert back.index.name == "idx"
+
+
+def test_quiver_and_pyarrow_read_each_others_pandas_metadata() -> None:
+    df = _frame()
+    ours = qv.Table.from_pandas(df)
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, ours.schema) as w:
+        w.write_table(ours)
+    theirs = pa.ipc.open_file(bytes(sink.getvalue())).read_pandas()
+    pd.testing.assert_frame_equal(theirs, _pa_round_trip(df))
+    pd.testing.assert_frame_equal(qv.table(pa.Table.from_pandas(df)).to_pandas(),
+                                  _pa_round_trip(df))
+
+
+@pytest.mark.parametrize("index", [
+    pd.RangeIndex(3), pd.RangeIndex(5, 11, 2, name="r"), pd.Index(["a", "b", "c"]),
+    pd.MultiIndex.from_arrays([[1, 1, 2], ["a", "b", "c"]], names=["x", None]),
+    pd.DatetimeIndex(["2020-01-01", "2020-01-02", "2020-01-03"], name="when"),
+])
+@pytest.mark.parametrize("preserve_index", [None, True, False])
+def test_the_index_survives_as_pyarrows(index: Any, preserve_index: bool | None) -> None:
+    df = _frame().set_axis(index)
+    ours = qv.Table.from_pandas(df, preserve_index=preserve_index)
+    theirs = pa.Table.from_pandas(df, preserve_index=preserve_index)
+    assert ours.column_names == theirs.column_names
+    pd.testing.assert_frame_equal(ours.to_pandas(), theirs.to_pandas())
+
+
+def test_a_sliced_table_falls_back_to_a_default_range_index() -> None:
+    df = pd.DataFrame({"a": range(5)})
+    ours = qv.Table.from_pandas(df).slice(1, 2).to_pandas()
+    pd.testing.assert_frame_equal(ours, pa.Table.from_pandas(df).slice(1, 2).to_pandas())
+
+
+def test_feather_files_round_trip_between_pandas_and_quiver(tmp_path: Path) -> None:
+    df = _frame()
+    path = tmp_path / "pandas.feather"
+    df.to_feather(path)
+    expected = pd.read_feather(path)
+    ours = ipc.open_file(str(path)).read_pandas()
+    pd.testing.assert_frame_equal(ours, expected)
+    # and pandas reads quiver's file back to what pyarrow's round trip gives
+    qpath = tmp_path / "quiver.feather"
+    table = qv.Table.from_pandas(df)
+    with ipc.new_file(str(qpath), table.schema) as w:
+        w.write_table(table)
+    pd.testing.assert_frame_equal(pd.read_feather(qpath), _pa_round_trip(df))
+
+
+@pytest.mark.parametrize("series", [
+    pd.Series([1.0, np.nan, 3.0]),
+    pd.Series([1, None, 3], dtype="Int64"),
+    pd.Series([True, None], dtype="boolean"),
+    pd.Series(["a", None, "c"], dtype="str"),
+    pd.Series(pd.Categorical(["x", None, "y"])),
+    pd.Series([[pd.Timestamp("2020-01-01")], None]),
+    pd.Series([pd.NA, "x"], dtype=object),
+    pd.Series(pd.date_range("2020", periods=2, tz="UTC")),
+], ids=lambda s: str(s.dtype))
+def test_array_of_a_series_is_record_batch_of_a_frame(series: Any) -> None:
+    ours = qv.array(series)
+    as_column = qv.record_batch(pd.DataFrame({"x": series})).column("x")
+    assert ours.type == as_column.type
+    assert ours.to_pylist() == as_column.to_pylist()
+    theirs = pa.array(series, from_pandas=True)
+    assert ours.to_pylist() == qv.array(theirs).to_pylist()
+
+
+def test_to_pandas_takes_pyarrows_options() -> None:
+    table = qv.table({"d": qv.array([dt.date(2020, 1, 2), None]),
+                      "t": qv.array([dt.datetime(2020, 1, 2, 3), None]),
+                      "i": qv.array([1, None])})
+    ptable = pa.table({"d": pa.array([dt.date(2020, 1, 2), None]),
+                       "t": pa.array([dt.datetime(2020, 1, 2, 3), None]),
+                       "i": pa.array([1, None])})
+    for kw in ({}, {"date_as_object": False}, {"timestamp_as_object": True},
+               {"split_blocks": True, "self_destruct": True}):
+        pd.testing.assert_frame_equal(table.to_pandas(**kw), ptable.to_pandas(**kw))
+    mapped = table.to_pandas(types_mapper={qv.int64(): pd.Int64Dtype()}.get)
+    assert str(mapped["i"].dtype) == "Int64" and mapped["i"].isna().tolist() == [False, True]
+
+
+def test_array_to_pandas_is_a_series() -> None:
+    s = qv.array(["a", None]).to_pandas()
+    pd.testing.assert_series_equal(s, pa.array(["a", None]).to_pandas())
+
+
+# -- hypothesis: random frames ------------------------------------------------------------
+
+_COLUMN_KINDS = ["int64", "Int64", "Float64", "boolean", "float", "str", "category",
+                 "tz", "naive", "bool"]
+
+
+@st.composite
+def frames(draw: Any) -> Any:
+    n = draw(st.integers(0, 8))
+    kinds = draw(st.lists(st.sampled_from(_COLUMN_KINDS), min_size=1, max_size=5))
+    cols: dict[str, Any] = {}
+    ints = st.integers(-1000, 1000)
+    for i, kind in enumerate(kinds):
+        maybe = st.one_of(st.none(), ints)
+        if kind == "int64":
+            cols[f"c{i}"] = np.array(draw(st.lists(ints, min_size=n, max_size=n)), np.int64)
+        elif kind in ("Int64", "Float64"):
+            cols[f"c{i}"] = pd.array(draw(st.lists(maybe, min_size=n, max_size=n)), dtype=kind)
+        elif kind == "boolean":
+            vals = draw(st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n))
+            cols[f"c{i}"] = pd.array(vals, dtype="boolean")
+        elif kind == "bool":
+            cols[f"c{i}"] = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+        elif kind == "float":
+            vals = draw(st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6)), min_size=n,
+                                 max_size=n))
+            cols[f"c{i}"] = np.array([np.nan if v is None else v for v in vals], np.float64)
+        elif kind == "str":
+            vals = draw(st.lists(st.one_of(st.none(), st.text(max_size=5)), min_size=n,
+                                 max_size=n))
+            cols[f"c{i}"] = pd.array(vals, dtype="str")
+        elif kind == "category":
+            vals = draw(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "cc"])),
+                                 min_size=n, max_size=n))
+            cols[f"c{i}"] = pd.Categorical(vals, ordered=draw(st.booleans()))
+        else:
+            vals = draw(st.lists(st.one_of(st.none(), st.integers(0, 10**9)), min_size=n,
+                                 max_size=n))
+            stamps = pd.to_datetime([None if v is None else v for v in vals], unit="s")
+            cols[f"c{i}"] = stamps.tz_localize("UTC").tz_convert("Asia/Tokyo") \
+                if kind == "tz" else stamps
+    df = pd.DataFrame(cols)
+    index_kind = draw(st.sampled_from(["range", "offset range", "named", "multi"]))
+    if index_kind == "offset range":
+        df.index = pd.RangeIndex(3, 3 + 2 * n, 2, name=draw(st.sampled_from([None, "r"])))
+    elif index_kind == "named":
+        df.index = pd.Index(draw(st.lists(ints, min_size=n, max_size=n)), name="k",
+                            dtype=np.int64)
+    elif index_kind == "multi":
+        df.index = pd.MultiIndex.from_arrays(
+            [np.arange(n), np.array([str(i % 2) for i in range(n)], dtype=object)],
+            names=["m", None])
+    return df
+
+
+@SETTINGS
+@given(frames(), st.sampled_from([None, True, False]))
+def test_random_frames_round_trip_as_pyarrows(df: Any, preserve_index: bool | None) -> None:
+    ours = qv.Table.from_pandas(df, preserve_index=preserve_index)
+    theirs = pa.Table.from_pandas(df, preserve_index=preserve_index)
+    assert ours.column_names == theirs.column_names
+    pd.testing.assert_frame_equal(ours.to_pandas(), theirs.to_pandas())
+    # through an IPC file, each reading the other's
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, ours.schema) as w:
+        w.write_table(ours)
+    pd.testing.assert_frame_equal(pa.ipc.open_file(bytes(sink.getvalue())).read_pandas(),
+                                  theirs.to_pandas())
