@@ -94,8 +94,9 @@ def _pick(arr: Array, rows: list[int]) -> Array:
 
 
 def _fixed_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
-                  ) -> tuple[int, int, int] | None:
-    """(row of the minimum, row of the maximum, NaN count) of a numeric column."""
+                  ) -> tuple[int | None, int | None, int] | None:
+    """(row of the minimum, row of the maximum, NaN count) of a numeric column; the rows
+    are None when every valid value is NaN."""
     values = _numbers(arr, dtype)
     if values.dtype.kind == "f":
         nan = np.isnan(values)
@@ -103,7 +104,7 @@ def _fixed_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
             np.count_nonzero(nan))
         usable = ~nan if valid is None else valid & ~nan
         if not usable.any():
-            return None
+            return None, None, nans
         if usable.all():
             return int(values.argmin()), int(values.argmax()), nans
         low = np.where(usable, values, np.inf)
@@ -226,11 +227,13 @@ def column_statistics(arr: Array) -> ColumnStatistics:
     if bounds is None:
         return ColumnStatistics(nulls)
     pair, min_exact, max_exact, nans = bounds
+    if pair is None:
+        return ColumnStatistics(nulls, nan_count=nans)
     low, high = pair.to_pylist()
     return ColumnStatistics(nulls, low, high, min_exact, max_exact, nans, True)
 
 
-def _bounds(arr: Array, dtype: t.DataType) -> tuple[Array, bool, bool, int] | None:
+def _bounds(arr: Array, dtype: t.DataType) -> tuple[Array | None, bool, bool, int] | None:
     """(a two-value array [min, max] of the column's type, min exact, max exact, NaNs)."""
     if len(arr) == 0 or arr.null_count == len(arr):
         return None
@@ -241,6 +244,8 @@ def _bounds(arr: Array, dtype: t.DataType) -> tuple[Array, bool, bool, int] | No
         if found is None:
             return None
         low, high, nans = found
+        if low is None or high is None:
+            return None, True, True, nans
         return _pick(arr, [low, high]), True, True, nans
     if isinstance(dtype, t.DecimalType):
         found2 = _decimal_bounds(arr, dtype, valid)
@@ -260,9 +265,12 @@ def _bounds(arr: Array, dtype: t.DataType) -> tuple[Array, bool, bool, int] | No
 
 def batch_statistics(batch: Any, index: int) -> BatchStatistics:
     """The statistics of one record batch (every top-level column)."""
-    return BatchStatistics(
-        index, batch.num_rows, tuple(column_statistics(c) for c in batch.columns)
-    )
+    return columns_statistics(batch.columns, batch.num_rows, index)
+
+
+def columns_statistics(columns: Any, num_rows: int, index: int) -> BatchStatistics:
+    """The statistics of a batch given as its columns and row count."""
+    return BatchStatistics(index, num_rows, tuple(column_statistics(c) for c in columns))
 
 
 # -- the statistics array and its IPC encoding -----------------------------------------
