@@ -8,9 +8,9 @@ into structs (``"a.b"``).  The result is the rows pyarrow keeps for the same fil
 drops the row; ``in`` matches a null only when ``None`` is among the values, and NaN
 matches NaN; ``not in`` is its negation, so it keeps nulls unless ``None`` is listed.
 
-:func:`batch_may_match` decides from a batch's statistics whether any row can match (a
-reader skips the batch when not); :func:`filter_mask` evaluates the filter on a batch's
-rows with numpy.
+:func:`batches_may_match` decides from a file's statistics which batches may hold a
+matching row (a reader skips the others unread); :func:`filter_mask` evaluates the filter
+on a batch's rows with numpy.
 
 >>> import quiver as qv
 >>> batch = qv.record_batch({"a": qv.array([1, 5, None, 9]), "s": qv.array(["x", "y", "z", "x"])})
@@ -81,70 +81,87 @@ def normalize(filters: Any) -> DNF:
 # -- pruning by statistics ------------------------------------------------------------
 
 
-def _may_hold(p: Predicate, stats: Any, rows: int) -> bool:
-    """False only when the statistics prove that no row satisfies ``p``."""
-    nulls = stats.null_count
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
+
+
+def _bound_compare(arr: Array, op: str, value: Any) -> np.ndarray | None:
+    """``arr op value`` per batch on an array of bounds; None when they do not compare."""
+    from .errors import ArrowError
+
+    try:
+        return _compare(arr, t.storage_of(arr.type), op, value)
+    except (ArrowError, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _column_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> np.ndarray:
+    """Per batch: False only where the statistics prove no row of column ``c`` satisfies
+    ``p``.  ``nan_is_largest``: NaN equals NaN and exceeds every number (Spark's order),
+    so batches holding NaN are never ruled out by their bounds."""
+    n = len(stats.row_counts)
+    rows, nulls, nans = stats.row_counts, stats.null_counts[c], stats.nan_counts[c]
     if p.op == "is null":
         return nulls > 0
     if p.op == "is not null":
         return nulls < rows
     if p.op == "not in":
-        return True
-    if p.op == "in" and None in p.value and nulls > 0:
-        return True
-    if nulls >= rows:
-        return False  # every value is null: no comparison holds
-    if not stats.has_bounds:
-        return True
-    low, high, nans = stats.min, stats.max, stats.nan_count
-    try:
-        if p.op == "==":
-            return _is_nan(p.value) is False and low <= p.value <= high
-        if p.op == "!=":
-            everything_equal = stats.min_exact and stats.max_exact and low == high == p.value
-            return not everything_equal or nans > 0
-        if p.op == "<":
-            return low < p.value
-        if p.op == "<=":
-            return low <= p.value
-        if p.op == ">":
-            return high > p.value
-        if p.op == ">=":
-            return high >= p.value
-        if p.op == "in":
-            return any(
-                (v is not None and _is_nan(v) and nans > 0)
-                or (v is not None and not _is_nan(v) and low <= v <= high)
-                for v in p.value
-            )
-    except TypeError:
-        return True  # values that do not compare with the bounds: read the batch
-    return True
+        return np.ones(n, bool)
+    some = nulls < rows
+    null_ok = (nulls > 0) if (p.op == "in" and None in p.value) else np.zeros(n, bool)
+    mins, maxs = stats.mins[c], stats.maxs[c]
+    if mins is None or maxs is None:
+        return some | null_ok
+    bounded = stats.has_bounds[c]
+    if nan_is_largest:
+        bounded = bounded & (nans == 0)
+
+    def within(v: Any) -> np.ndarray:
+        if _is_nan(v):
+            return (nans > 0) if nan_is_largest else np.zeros(n, bool)
+        low, high = _bound_compare(mins, "<=", v), _bound_compare(maxs, ">=", v)
+        return np.ones(n, bool) if low is None or high is None else low & high
+
+    if p.op == "==":
+        cond = within(p.value)
+    elif p.op == "in":
+        cond = np.zeros(n, bool)
+        for v in p.value:
+            if v is not None:
+                cond |= within(v)
+    elif p.op == "!=":
+        low, high = _bound_compare(mins, "==", p.value), _bound_compare(maxs, "==", p.value)
+        if low is None or high is None:
+            cond = np.ones(n, bool)
+        else:
+            constant = stats.min_exact[c] & stats.max_exact[c] & low & high
+            cond = ~constant | (nans > 0)
+    else:
+        side = mins if p.op in ("<", "<=") else maxs
+        found = _bound_compare(side, p.op, p.value)
+        cond = np.ones(n, bool) if found is None else found
+    return (some & np.where(bounded, cond, True)) | null_ok
 
 
-def _is_nan(value: Any) -> bool:
-    return isinstance(value, float) and value != value
-
-
-def batch_may_match(dnf: DNF, stats: Any, schema: t.Schema) -> bool:
-    """Whether a batch with these statistics may hold a row the filter keeps."""
-    if not dnf or stats is None:
-        return True
+def batches_may_match(dnf: DNF, stats: Any, schema: t.Schema, *,
+                      nan_is_largest: bool = False) -> np.ndarray:
+    """Per batch of a file, whether it may hold a row the filter keeps, from its
+    statistics (a :class:`~quiver.ipc.statistics.FileStatistics`), vectorized."""
+    n = len(stats.row_counts)
+    if not dnf:
+        return np.ones(n, bool)
     names = schema.names
+    keep = np.zeros(n, bool)
     for group in dnf:
-        possible = True
+        possible = np.ones(n, bool)
         for p in group:
             if len(p.path) != 1 or p.path[0] not in names:
                 continue
-            i = names.index(p.path[0])
-            if i >= len(stats.columns):
-                continue
-            if not _may_hold(p, stats.columns[i], stats.row_count):
-                possible = False
-                break
-        if possible:
-            return True
-    return False
+            c = names.index(p.path[0])
+            if c < len(stats.null_counts):
+                possible &= _column_may_hold(p, stats, c, nan_is_largest)
+        keep |= possible
+    return keep
 
 
 # -- evaluating on rows ----------------------------------------------------------------

@@ -35,7 +35,7 @@ def _dataset(root, files: int = 4, rows_per_file: int = 4000, batch_rows: int = 
         table = pa.table({"id": ids, "x": ids * 0.5, "tag": [f"t{i % 5}" for i in ids]})
         path = root / f"part={f % 2}" / f"f{f}.arrow"
         path.parent.mkdir(parents=True, exist_ok=True)
-        with ipc.new_file(str(path), table.schema) as writer:
+        with ipc.new_file(str(path), table.schema, statistics=True) as writer:
             for batch in table.to_batches(max_chunksize=batch_rows):
                 writer.write_batch(batch)
     return str(root)
@@ -105,7 +105,7 @@ def test_nan_is_never_pruned_away(spark, tmp_path):
     values = np.array([1.0, 2.0, np.nan, 3.0])
     table = pa.table({"v": values})
     path = str(tmp_path / "nan.arrow")
-    with ipc.new_file(path, table.schema) as writer:
+    with ipc.new_file(path, table.schema, statistics=True) as writer:
         writer.write_table(table)
     got = spark.read.format("arrow").load(path).filter("v > 100").count()
     assert got == 1  # Spark orders NaN above every number
@@ -116,7 +116,7 @@ def test_spark_really_skips_the_batches_statistics_rule_out(spark, tmp_path):
     succeeds only if it is never read (pushdown on), and fails when it is (off)."""
     table = pa.table({"id": np.arange(1000), "s": [f"v{i}" for i in range(1000)]})
     path = str(tmp_path / "damaged.arrow")
-    with ipc.new_file(path, table.schema) as writer:
+    with ipc.new_file(path, table.schema, statistics=True) as writer:
         for batch in table.to_batches(max_chunksize=100):
             writer.write_batch(batch)
     block = ipc.open_file(path).footer.record_batches[0]
@@ -132,3 +132,26 @@ def test_spark_really_skips_the_batches_statistics_rule_out(spark, tmp_path):
             spark.read.format("arrow").load(path).filter("id >= 900").collect()
     finally:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+
+
+def test_the_sink_writes_statistics_that_the_source_prunes_with(spark, tmp_path):
+    from pyspark.sql.types import LongType, StructField
+    from pyspark.sql.types import StructType as SparkStruct
+
+    out = str(tmp_path / "sunk")
+    spark.range(0, 40_000, numPartitions=2).write.format("arrow").mode("overwrite").save(out)
+    import os
+
+    files = sorted(f for f in os.listdir(out) if f.endswith(".arrow"))
+    stats = ipc.open_file(os.path.join(out, files[0])).statistics
+    assert stats is not None and len(stats) >= 2
+    assert stats[0].columns[0].min == 0
+    reader = _reader(out, SparkStruct([StructField("id", LongType())]))
+    total = _batches(reader.partitions())
+    reader.pushFilters([GreaterThan(("id",), 39_990)])
+    assert _batches(reader.partitions()) == 1 < total
+    off = str(tmp_path / "no-stats")
+    spark.range(0, 100).write.format("arrow").option("statistics", "false").mode(
+        "overwrite").save(off)
+    name = next(f for f in os.listdir(off) if f.endswith(".arrow"))
+    assert ipc.open_file(os.path.join(off, name)).statistics is None

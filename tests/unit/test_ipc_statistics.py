@@ -109,6 +109,7 @@ def test_dictionary_columns_give_the_dictionary_range_approximately():
 
 
 def _write(table: pa.Table, batch_rows: int, **kw) -> bytes:
+    kw.setdefault("statistics", True)
     sink = ipc.BufferOutputStream()
     with ipc.new_file(sink, table.schema, **kw) as writer:
         for batch in table.to_batches(max_chunksize=batch_rows):
@@ -149,10 +150,14 @@ def test_reader_statistics_round_trip_and_the_standard_array():
     assert len(arrays) == 3 and pa.record_batch(arrays[1]).to_pylist()[1]["column"] == 0
 
 
-def test_statistics_false_and_streams_have_none():
+def test_statistics_false_and_the_default_write_none():
     table = pa.table({"a": [1, 2]})
     assert ipc.open_file(_write(table, 10, statistics=False)).statistics is None
     assert pa.ipc.open_file(_write(table, 10, statistics=False)).metadata is None
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    assert ipc.open_file(sink.getvalue()).statistics is None
 
 
 def test_other_readers_read_files_with_statistics_unchanged():

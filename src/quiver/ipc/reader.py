@@ -613,10 +613,11 @@ class RecordBatchFileReader(RecordBatchReader):
         return self._loader.record_batch(raw), raw.message.custom_metadata
 
     @property
-    def statistics(self) -> list[Any] | None:
-        """Each record batch's statistics from the footer (a list of
-        :class:`~quiver.ipc.statistics.BatchStatistics`), or None when the file has none.
-        ``statistics_array()`` gives them as Arrow data (StatisticsSchema.rst)."""
+    def statistics(self) -> Any:
+        """Each record batch's statistics from the footer (a
+        :class:`~quiver.ipc.statistics.FileStatistics`: a sequence of
+        :class:`~quiver.ipc.statistics.BatchStatistics`, and arrays per column), or None
+        when the file has none.  ``statistics_array()`` gives them as Arrow data."""
         if self._statistics is None:
             from .statistics import STATISTICS_KEY, decode_statistics
 
@@ -630,12 +631,15 @@ class RecordBatchFileReader(RecordBatchReader):
     def statistics_array(self) -> Any:
         """The footer's statistics as the standard statistics batches (one per record
         batch, columns ``column`` and ``statistics``), or None."""
-        stats = self.statistics
-        if stats is None:
-            return None
-        from .statistics import statistics_batch
+        meta = self._footer.custom_metadata
+        from .statistics import STATISTICS_KEY
 
-        return [statistics_batch(s, self._footer.schema.schema) for s in stats]
+        value = meta.get(STATISTICS_KEY) if meta is not None else None
+        if value is None:
+            return None
+        import base64
+
+        return list(open_stream(base64.b64decode(value)))
 
     def _selected(self, start: int) -> Iterator[tuple[int, RecordBatch]]:
         """(index, batch) from ``start`` on; with filters, batches the statistics rule
@@ -645,15 +649,15 @@ class RecordBatchFileReader(RecordBatchReader):
             for i in range(start, self.num_record_batches):
                 yield i, self.get_batch(i)
             return
-        from ..filters import batch_may_match, filter_mask
+        from ..filters import batches_may_match, filter_mask
 
         self._check_filter_columns()
         stats = self.statistics
-        schema = self._footer.schema.schema
+        keep = None
+        if stats is not None and len(stats) == self.num_record_batches:
+            keep = batches_may_match(dnf, stats, self._footer.schema.schema)
         for i in range(start, self.num_record_batches):
-            if stats is not None and i < len(stats) and not batch_may_match(
-                dnf, stats[i], schema
-            ):
+            if keep is not None and not keep[i]:
                 self.batches_skipped += 1
                 continue
             batch = self.get_batch(i)

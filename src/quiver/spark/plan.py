@@ -59,7 +59,7 @@ class Layout:
     batches: tuple[tuple[int, int], ...]
     dictionaries: tuple[tuple[int, int, int], ...] = ()
     schema_range: tuple[int, int] = (0, 0)
-    statistics: tuple[Any, ...] | None = None  # BatchStatistics per batch (file format)
+    statistics: Any = None  # the footer's FileStatistics (file format), if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +108,7 @@ def read_layout(data_file: DataFile) -> Layout:
                 stats = reader.statistics
                 if stats is not None and len(stats) != len(blocks):
                     stats = None  # not ours to trust: read every batch
-                return Layout(data_file, reader.schema, blocks,
-                              statistics=None if stats is None else tuple(stats))
+                return Layout(data_file, reader.schema, blocks, statistics=stats)
             finally:
                 reader.close()
         fd = os.open(data_file.path, os.O_RDONLY)

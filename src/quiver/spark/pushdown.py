@@ -16,10 +16,9 @@ column that holds NaN is never pruned by its bounds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
-from ..filters import Predicate, _may_hold
+from ..filters import Predicate
 
 _COMPARISONS = {
     "EqualTo": "==",
@@ -53,42 +52,21 @@ def to_predicate(spark_filter: Any) -> Predicate | None:
     return None
 
 
-def _column_index(names: Sequence[str], name: str) -> int | None:
-    if name in names:
-        return list(names).index(name)
-    lowered = [n.lower() for n in names]
-    return lowered.index(name.lower()) if name.lower() in lowered else None
-
-
 def batches_to_read(predicates: Sequence[Predicate], layout: Any) -> list[bool] | None:
     """Which batches of a file may hold matching rows (None: all of them)."""
+    from ..filters import batches_may_match
+
     stats = layout.statistics
     if not predicates or stats is None:
         return None
-    names = layout.schema.names
-    located = []
-    for p in predicates:
-        if len(p.path) != 1:
-            continue
-        i = _column_index(names, p.path[0])
-        if i is not None:
-            located.append((i, p))
+    names = {n.lower(): n for n in layout.schema.names}
+    located = [
+        Predicate((names[p.path[0].lower()],), p.op, p.value) for p in predicates
+        if len(p.path) == 1 and p.path[0].lower() in names
+    ]
     if not located:
         return None
-    keep = []
-    for batch in stats:
-        possible = True
-        for i, p in located:
-            if i >= len(batch.columns):
-                continue
-            column = batch.columns[i]
-            if column.nan_count:  # Spark orders NaN above everything: bounds say nothing
-                column = replace(column, has_bounds=False)
-            if not _may_hold(p, column, batch.row_count):
-                possible = False
-                break
-        keep.append(possible)
-    return keep
+    return batches_may_match([located], stats, layout.schema, nan_is_largest=True).tolist()
 
 
 def partition_matches(predicates: Sequence[Predicate], values: dict[str, Any]) -> bool:

@@ -356,6 +356,7 @@ class WriteOptions:
     max_records_per_file: int = 0
     max_bytes_per_file: int = 0
     partition_by: tuple[str, ...] = ()
+    statistics: bool = True
 
     @classmethod
     def parse(cls, options: Any) -> WriteOptions:
@@ -378,6 +379,7 @@ class WriteOptions:
             max_bytes_per_file=_size(options, "maxBytesPerFile", 1) if options.get(
                 "maxbytesperfile") else 0,
             partition_by=_names(options, "partitionBy") or (),
+            statistics=_flag(options, "statistics", True),
         )
 
 
