@@ -20,6 +20,7 @@ from .reader import (
     open_file,
     open_stream,
     read_schema,
+    read_table,
 )
 from .stream_decoder import IpcReadOptions, StreamDecoder
 from .tensor import (
@@ -59,6 +60,7 @@ __all__ = [
     "open_stream",
     "read_schema",
     "read_sparse_tensor",
+    "read_table",
     "read_tensor",
     "write_sparse_tensor",
     "write_tensor",

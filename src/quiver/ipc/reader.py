@@ -359,10 +359,16 @@ class RecordBatchFileReader(RecordBatchReader):
         *,
         options: IpcReadOptions | None = None,
         memory_map: bool = False,
+        filters: Any = None,
         **kwargs: Any,
     ) -> None:
         self.options = _options(options, kwargs)
         self._closed = False
+        from ..filters import normalize
+
+        self._filters = normalize(filters)
+        self._statistics: Any = None
+        self.batches_skipped = 0  # batches the filters' statistics ruled out unread
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
         self._owns = owns
@@ -606,17 +612,77 @@ class RecordBatchFileReader(RecordBatchReader):
             )
         return self._loader.record_batch(raw), raw.message.custom_metadata
 
+    @property
+    def statistics(self) -> Any:
+        """Each record batch's statistics from the footer (a
+        :class:`~quiver.ipc.statistics.FileStatistics`: a sequence of
+        :class:`~quiver.ipc.statistics.BatchStatistics`, and arrays per column), or None
+        when the file has none.  ``statistics_array()`` gives them as Arrow data."""
+        if self._statistics is None:
+            from .statistics import STATISTICS_KEY, decode_statistics
+
+            meta = self._footer.custom_metadata
+            value = meta.get(STATISTICS_KEY) if meta is not None else None
+            if value is None:
+                return None
+            self._statistics = decode_statistics(value)
+        return self._statistics
+
+    def statistics_array(self) -> Any:
+        """The footer's statistics as the standard statistics batches (one per record
+        batch, columns ``column`` and ``statistics``), or None."""
+        meta = self._footer.custom_metadata
+        from .statistics import STATISTICS_KEY
+
+        value = meta.get(STATISTICS_KEY) if meta is not None else None
+        if value is None:
+            return None
+        import base64
+
+        return list(open_stream(base64.b64decode(value)))
+
+    def _selected(self, start: int) -> Iterator[tuple[int, RecordBatch]]:
+        """(index, batch) from ``start`` on; with filters, batches the statistics rule
+        out are skipped unread and the others filtered row by row."""
+        dnf = self._filters
+        if not dnf:
+            for i in range(start, self.num_record_batches):
+                yield i, self.get_batch(i)
+            return
+        from ..filters import batches_may_match, filter_mask
+
+        self._check_filter_columns()
+        stats = self.statistics
+        keep = None
+        if stats is not None and len(stats) == self.num_record_batches:
+            keep = batches_may_match(dnf, stats, self._footer.schema.schema)
+        for i in range(start, self.num_record_batches):
+            if keep is not None and not keep[i]:
+                self.batches_skipped += 1
+                continue
+            batch = self.get_batch(i)
+            yield i, batch.filter(filter_mask(batch, dnf))
+
+    def _check_filter_columns(self) -> None:
+        names = self.schema.names
+        missing = sorted({p.path[0] for group in self._filters for p in group} - set(names))
+        if missing:
+            raise E.ArrowInvalidArgument(
+                f"expected the filter's columns {missing} among the columns read {names}; "
+                "add them to columns="
+            )
+
     def __iter__(self) -> Iterator[RecordBatch]:
-        for i in range(self.num_record_batches):
-            yield self.get_batch(i)
+        for _, batch in self._selected(0):
+            yield batch
 
     def read_next_batch(self) -> RecordBatch:
         """The batch after the last one this method returned; StopIteration at the end."""
-        if self._next_index >= self.num_record_batches:
-            raise StopIteration
-        batch = self.get_batch(self._next_index)
-        self._next_index += 1
-        return batch
+        for i, batch in self._selected(self._next_index):
+            self._next_index = i + 1
+            return batch
+        self._next_index = self.num_record_batches
+        raise StopIteration
 
     def read_all(self) -> Table:
         """All batches as a Table."""
@@ -694,9 +760,13 @@ def open_file(
     ensure_native_endian: bool | None = None,
     use_threads: bool | None = None,
     options: IpcReadOptions | None = None,
+    filters: Any = None,
 ) -> RecordBatchFileReader:
     """Open an IPC file from a path (optionally memory-mapped), bytes or a seekable file
-    object; the keywords are those of :func:`open_stream`.
+    object; the keywords are those of :func:`open_stream`.  ``filters`` (as in
+    ``pyarrow.parquet.read_table``, see :mod:`quiver.filters`) makes iteration and
+    ``read_all`` return only matching rows, skipping unread the batches whose footer
+    statistics rule them out.
 
     >>> import quiver as qv
     >>> from quiver.ipc import BufferOutputStream, new_file
@@ -709,7 +779,48 @@ def open_file(
     """
     kw = _read_keywords(columns=columns, validate=validate, limits=limits,
                         ensure_native_endian=ensure_native_endian, use_threads=use_threads)
-    return RecordBatchFileReader(source, options=options, memory_map=memory_map, **kw)
+    return RecordBatchFileReader(
+        source, options=options, memory_map=memory_map, filters=filters, **kw
+    )
+
+
+def read_table(
+    source: Any,
+    *,
+    columns: Sequence[int | str] | None = None,
+    filters: Any = None,
+    memory_map: bool = True,
+    validate: str | None = None,
+) -> Table:
+    """A whole IPC file or stream (told apart by its bytes) as a Table, optionally
+    projected and filtered as ``pyarrow.parquet.read_table(columns=, filters=)`` does.
+
+    >>> import quiver as qv
+    >>> from quiver.ipc import BufferOutputStream, new_file
+    >>> sink = BufferOutputStream()
+    >>> with new_file(sink, qv.schema([("a", qv.int64())])) as w:
+    ...     w.write_batch(qv.record_batch({"a": [1, 5, 9]}))
+    >>> read_table(sink.getvalue(), filters=[("a", ">", 2)]).column("a").to_pylist()
+    [5, 9]
+    """
+    from ..filters import filter_mask, normalize
+
+    whole, f, owns = _as_memory(source, False)
+    try:
+        head = bytes(whole[:6]) if whole is not None else f.read(6)
+        if whole is None and hasattr(f, "seek"):
+            f.seek(0)
+    finally:
+        if owns and f is not None:
+            f.close()
+    kw = _read_keywords(columns=columns, validate=validate)
+    if head == MAGIC:
+        with open_file(source, memory_map=memory_map, filters=filters, **kw) as reader:
+            return reader.read_all()
+    dnf = normalize(filters)
+    with open_stream(source, memory_map=memory_map, **kw) as reader:
+        batches = [b.filter(filter_mask(b, dnf)) if dnf else b for b in reader]
+        return Table.from_batches(batches, schema=reader.schema)
 
 
 def read_schema(source: Any) -> t.Schema:

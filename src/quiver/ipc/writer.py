@@ -399,6 +399,7 @@ class _Writer:
         self._dict_blocks: list[md.Block] = []
         self._batch_blocks: list[md.Block] = []
         self._footer_metadata = t.KeyValueMetadata(metadata) if metadata else None
+        self._statistics: list[Any] | None = None  # per-batch statistics (files only)
         self._plan = compile_write_plan(schema)
         self._last_template: md.RecordBatchTemplate | None = None
         self._importer: Any = None  # interop.import_.BatchImporter, for producers' batches
@@ -501,6 +502,12 @@ class _Writer:
         if self._dicts.ids:
             self._write_dictionaries(columns)
         num_rows = batch.num_rows
+        if self._statistics is not None:
+            from .statistics import columns_statistics
+
+            self._statistics.append(
+                columns_statistics(columns, num_rows, len(self._statistics))
+            )
         md_custom = t.KeyValueMetadata(custom_metadata) if custom_metadata else None
         if self._codec is None:
             nodes, specs, parts, body_length, variadic = assemble_body(
@@ -676,13 +683,26 @@ class _Writer:
                 schema_msg,
                 tuple(self._dict_blocks),
                 tuple(self._batch_blocks),
-                self._footer_metadata,
+                self._footer_with_statistics(),
             )
             data = md.encode_footer(footer)
             self._sink.write(data)
             self._sink.write(struct.pack("<i", len(data)))
             self._sink.write(MAGIC)
         self._sink.close()
+
+    def _footer_with_statistics(self) -> t.KeyValueMetadata | None:
+        """The footer's custom metadata, with the batches' statistics when kept."""
+        if not self._statistics:
+            return self._footer_metadata
+        from .statistics import STATISTICS_KEY, encode_statistics
+
+        pairs = [(k, v) for k, v in (self._footer_metadata.items()
+                                     if self._footer_metadata is not None else ())
+                 if k != STATISTICS_KEY.encode()]
+        pairs.append((STATISTICS_KEY.encode(),
+                      encode_statistics(self._statistics, self.schema).encode("ascii")))
+        return t.KeyValueMetadata(pairs)
 
     def __enter__(self) -> _Writer:
         return self
@@ -708,7 +728,9 @@ class RecordBatchStreamWriter(_Writer):
 
 
 class RecordBatchFileWriter(_Writer):
-    """Writes the IPC file format (footer with Blocks for random access)."""
+    """Writes the IPC file format (footer with Blocks for random access); with
+    ``statistics=True``, each batch's statistics go in the footer
+    (:mod:`quiver.ipc.statistics`)."""
 
     def __init__(
         self,
@@ -717,11 +739,14 @@ class RecordBatchFileWriter(_Writer):
         *,
         options: IpcWriteOptions | None = None,
         metadata: Any = None,
+        statistics: bool = False,
         **kw: Any,
     ) -> None:
         super().__init__(
             sink, schema, _write_options(options, kw), file_format=True, metadata=metadata
         )
+        if statistics:
+            self._statistics = []
 
 
 def _write_options(options: IpcWriteOptions | None, kw: dict[str, Any]) -> IpcWriteOptions:
@@ -785,9 +810,13 @@ def new_file(
     unify_dictionaries: bool | None = None,
     use_threads: bool | None = None,
     metadata_version: str | None = None,
+    statistics: bool = False,
 ) -> RecordBatchFileWriter:
     """A file writer to a path or binary file object; ``metadata`` becomes the footer's
-    custom metadata.  ``schema`` and the other keywords are as for :func:`new_stream`.
+    custom metadata.  ``schema`` and the other keywords are as for :func:`new_stream`;
+    ``statistics=True`` keeps each batch's statistics in the footer, so that filtered
+    reads skip batches (quiver.ipc.statistics; off by default while computing them costs
+    more than a few percent of a write of small batches).
 
     >>> import pyarrow as pa
     >>> sink = BufferOutputStream()
@@ -805,4 +834,6 @@ def new_file(
         use_threads=use_threads,
         metadata_version=metadata_version,
     )
-    return RecordBatchFileWriter(sink, schema, options=options, metadata=metadata, **kw)
+    return RecordBatchFileWriter(
+        sink, schema, options=options, metadata=metadata, statistics=statistics, **kw
+    )

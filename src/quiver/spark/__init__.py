@@ -17,10 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 
-def register(spark: Any) -> None:
-    """Register the source with ``spark`` under the names ``arrow`` and ``quiver``."""
+def register(spark: Any, *, filter_pushdown: bool = True) -> None:
+    """Register the source with ``spark`` under the names ``arrow`` and ``quiver``.
+
+    ``filter_pushdown`` turns on Spark's ``spark.sql.python.filterPushdown.enabled`` (off
+    by default in Spark) so that the source hears a query's filters and skips the record
+    batches and partition directories they rule out; results are the same either way.
+    """
     from .source import ArrowDataSource, QuiverDataSource
 
+    if filter_pushdown:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(ArrowDataSource)
     spark.dataSource.register(QuiverDataSource)
 

@@ -59,6 +59,7 @@ class Layout:
     batches: tuple[tuple[int, int], ...]
     dictionaries: tuple[tuple[int, int, int], ...] = ()
     schema_range: tuple[int, int] = (0, 0)
+    statistics: Any = None  # the footer's FileStatistics (file format), if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,10 @@ def read_layout(data_file: DataFile) -> Layout:
                     (b.offset, b.offset + b.meta_data_length + b.body_length)
                     for b in reader.footer.record_batches
                 )
-                return Layout(data_file, reader.schema, blocks)
+                stats = reader.statistics
+                if stats is not None and len(stats) != len(blocks):
+                    stats = None  # not ours to trust: read every batch
+                return Layout(data_file, reader.schema, blocks, statistics=stats)
             finally:
                 reader.close()
         fd = os.open(data_file.path, os.O_RDONLY)
@@ -137,15 +141,21 @@ def read_layouts(files: Sequence[DataFile]) -> list[Layout]:
         return list(pool.map(read_layout, files))
 
 
-def splits_of(layout: Layout, max_bytes: int) -> list[Split]:
-    """Consecutive batches of one file grouped into splits of about ``max_bytes``."""
+def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None
+              ) -> list[Split]:
+    """Consecutive batches of one file grouped into splits of about ``max_bytes``; with
+    ``keep``, only the batches it marks, in runs of consecutive kept batches."""
     out: list[Split] = []
     f = layout.file
     batches = layout.batches
     start = 0
     while start < len(batches):
+        if keep is not None and not keep[start]:
+            start += 1
+            continue
         stop = start + 1
-        while stop < len(batches) and batches[stop][1] - batches[start][0] <= max_bytes:
+        while (stop < len(batches) and batches[stop][1] - batches[start][0] <= max_bytes
+               and (keep is None or keep[stop])):
             stop += 1
         nbytes = batches[stop - 1][1] - batches[start][0]
         if f.format == "file":
@@ -312,7 +322,17 @@ def _find(schema: t.Schema, name: str) -> int | None:
 
 
 def read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
-    """The batches of one split as quiver batches of ``job.schema``'s Arrow types."""
+    """The batches of one split as quiver batches of ``job.schema``'s Arrow types; a
+    damaged file's error names it."""
+    try:
+        yield from _read_split(split, job)
+    except ArrowError as exc:
+        if split.path in str(exc):
+            raise
+        raise type(exc)(f"{split.path}: {exc}") from None
+
+
+def _read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
     partition_names = {f.name for f in job.partition_fields}
     partition_types = {f.name: f.type for f in job.partition_fields}
     raw_values = dict(split.partition)

@@ -35,9 +35,12 @@ def _extension(options: Any) -> str:
 def _open(path: str, schema: t.Schema, options: Any) -> tuple[Any, Any]:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     f = open(path, "wb")  # noqa: SIM115 - closed by _OpenFile.close
-    make = new_stream if options.format == "stream" else new_file
     try:
-        writer = make(f, schema, compression=options.compression)
+        if options.format == "stream":  # streams have no footer: no statistics
+            writer = new_stream(f, schema, compression=options.compression)
+        else:
+            writer = new_file(f, schema, compression=options.compression,
+                              statistics=options.statistics)
     except BaseException:
         f.close()
         raise

@@ -231,16 +231,19 @@ class ArrowReader(DataSourceReader):
             policy=opts.policy,
             validate=opts.validate,
         )
+        self.predicates: list[Any] = []
         self._check_files(target)
 
     def _check_files(self, target: t.Schema) -> None:
         """Every file's columns must become the types Spark asked for (or be absent)."""
         opts = self.dataset.options
         wanted = {f.name: f.type for f in target.fields}
+        reference = None
+        if not opts.merge_schema and opts.columns is None:
+            reference = self.dataset.data_schema(every_file=False)
         for layout in self.dataset.layouts():
             schema = P.spark_schema_of(layout, opts.policy, None)
-            if not opts.merge_schema and opts.columns is None:
-                reference = self.dataset.data_schema(every_file=False)
+            if reference is not None:
                 names = [f.name for f in reference.fields]
                 if schema.names != names and set(schema.names) != set(names):
                     raise ArrowInvalidArgument(
@@ -255,15 +258,49 @@ class ArrowReader(DataSourceReader):
                         "convert without loss"
                     )
 
+    # Spark refuses (DATA_SOURCE_PUSHDOWN_DISABLED) a reader whose class overrides
+    # pushFilters while spark.sql.python.filterPushdown.enabled is off.  This reader only
+    # uses filters to skip data and hands every one back to Spark, so its results are the
+    # same with or without them: it offers pushFilters as a callable that Spark's check
+    # sees as the base method, and works with the setting on (skipping) or off (reading
+    # everything).
+    @property
+    def pushFilters(self) -> Any:
+        """Spark's filter pushdown hook (see :meth:`push_filters`)."""
+        return _PushFilters(self)
+
+    def push_filters(self, filters: list[Any]) -> list[Any]:
+        """Keep the filters quiver can use to skip batches and directories; return them
+        all to Spark, which applies every one to the rows read."""
+        from .pushdown import to_predicate
+
+        self.predicates = [p for p in map(to_predicate, filters) if p is not None]
+        return list(filters)
+
     def partitions(self) -> list[ArrowPartition]:
-        """Batches of every file grouped into splits, packed into partitions."""
+        """Batches of every file grouped into splits (only those the pushed filters and
+        the statistics leave), packed into partitions."""
+        from .paths import partition_value
+        from .pushdown import batches_to_read, partition_matches
+
         opts = self.dataset.options
         layouts = self.dataset.layouts()
-        total = sum(f.size for f in self.dataset.files)
+        if self.predicates and self.dataset.partition_fields:
+            types = {f.name: f.type for f in self.dataset.partition_fields}
+            layouts = [
+                layout for layout in layouts
+                if partition_matches(self.predicates, {
+                    k: partition_value(v, types[k]) for k, v in layout.file.partition
+                })
+            ]
+        total = sum(layout.file.size for layout in layouts)
         limit = P.max_split_bytes(
             total, len(layouts), opts.max_partition_bytes, opts.open_cost, opts.min_partitions
         )
-        splits = [s for layout in layouts for s in P.splits_of(layout, limit)]
+        splits = [
+            s for layout in layouts
+            for s in P.splits_of(layout, limit, batches_to_read(self.predicates, layout))
+        ]
         packed = P.pack(splits, limit, opts.open_cost)
         return [ArrowPartition(i, group) for i, group in enumerate(packed)] or [
             ArrowPartition(0, [])
@@ -276,6 +313,18 @@ class ArrowReader(DataSourceReader):
         for split in partition.splits:
             for batch in P.read_split(split, self.job):
                 yield pa.record_batch(batch)
+
+
+class _PushFilters:
+    """``reader.pushFilters``: calls :meth:`ArrowReader.push_filters`, and carries the
+    base method as ``__func__`` (see the comment at ArrowReader.pushFilters)."""
+
+    def __init__(self, reader: ArrowReader) -> None:
+        self._reader = reader
+        self.__func__ = DataSourceReader.pushFilters  # an instance attribute: not bound
+
+    def __call__(self, filters: list[Any]) -> list[Any]:
+        return self._reader.push_filters(filters)
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -307,6 +356,7 @@ class WriteOptions:
     max_records_per_file: int = 0
     max_bytes_per_file: int = 0
     partition_by: tuple[str, ...] = ()
+    statistics: bool = True
 
     @classmethod
     def parse(cls, options: Any) -> WriteOptions:
@@ -329,6 +379,7 @@ class WriteOptions:
             max_bytes_per_file=_size(options, "maxBytesPerFile", 1) if options.get(
                 "maxbytesperfile") else 0,
             partition_by=_names(options, "partitionBy") or (),
+            statistics=_flag(options, "statistics", True),
         )
 
 

@@ -1,0 +1,132 @@
+"""Statistics: what computing them costs a file write, and what they save a selective read.
+
+- write: the same batches written with and without footer statistics (paired, new files);
+  goal: at most 5% more time;
+- Python read: ``ipc.read_table(path, filters=...)`` keeping ~1% of a file of many batches
+  of a sorted key, against reading the whole file; goal: at most 0.2 of the full read;
+- Spark read (``--spark``): a count with a selective filter over a multi-file dataset,
+  pushdown on, against the same count unfiltered; goal: at most 0.5 of the full read.
+
+Run: ``python benchmarks/bench_statistics.py [--rows N] [--repeat K] [--spark]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+from timing import paired
+
+import quiver.ipc as ipc
+
+
+def make_table(rows: int) -> pa.Table:
+    rng = np.random.default_rng(0)
+    words = np.array([f"value-{i}" for i in range(1000)], dtype=object)
+    return pa.table({
+        "id": np.arange(rows, dtype=np.int64),
+        "i2": rng.integers(-1000, 1000, rows),
+        "f1": rng.random(rows),
+        "f2": rng.normal(size=rows),
+        "s1": pa.array(words[rng.integers(0, 1000, rows)], pa.string()),
+        "s2": pa.array(words[rng.integers(0, 1000, rows)], pa.string()),
+        "b": rng.random(rows) > 0.5,
+        "ts": pa.array(rng.integers(0, 1 << 50, rows), pa.timestamp("us")),
+    })
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the statistics benchmarks' medians and ratios."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=5_000_000)
+    ap.add_argument("--batch-rows", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--spark", action="store_true")
+    args = ap.parse_args(argv)
+    table = make_table(args.rows)
+    batches = table.to_batches(max_chunksize=args.batch_rows)
+    work = tempfile.mkdtemp(prefix="quiver-bench-stats-")
+    counter = iter(range(10**9))
+
+    def write(statistics_on: bool) -> str:
+        path = os.path.join(work, f"w{next(counter)}.arrow")
+        with ipc.new_file(path, table.schema, statistics=statistics_on) as writer:
+            for batch in batches:
+                writer.write_batch(batch)
+        return path
+
+    def clean(_side: int) -> None:
+        for name in os.listdir(work):
+            if name.startswith("w"):
+                os.remove(os.path.join(work, name))
+
+    with_stats, without = paired(lambda: write(True), lambda: write(False), args.repeat, clean)
+    print(f"{args.rows:,} rows x 8 columns in {len(batches)} batches")
+    print(f"  file write with statistics {with_stats * 1e3:8.1f} ms, without "
+          f"{without * 1e3:8.1f} ms: ratio {with_stats / without:.3f} (goal <= 1.05)")
+
+    path = write(True)
+    cut = int(args.rows * 0.99)
+    filters = [("id", ">=", cut)]
+    check = ipc.read_table(path, filters=filters)
+    assert check.num_rows == args.rows - cut
+    selective, full = paired(lambda: ipc.read_table(path, filters=filters),
+                             lambda: ipc.read_table(path), args.repeat)
+    print(f"  read keeping 1%: {selective * 1e3:8.1f} ms, full read {full * 1e3:8.1f} ms: "
+          f"ratio {selective / full:.3f} (goal <= 0.2)")
+    if args.spark:
+        _spark(work, table, args)
+    return 0
+
+
+def _spark(work: str, table: pa.Table, args: argparse.Namespace) -> None:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from quiver.spark import register
+
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    try:
+        root = os.path.join(work, "dataset")
+        per_file = len(table) // 8
+        for f in range(8):
+            part = table.slice(f * per_file, per_file)
+            os.makedirs(root, exist_ok=True)
+            with ipc.new_file(os.path.join(root, f"f{f}.arrow"), part.schema,
+                              statistics=True) as writer:
+                for batch in part.to_batches(max_chunksize=args.batch_rows):
+                    writer.write_batch(batch)
+        cut = int(len(table) * 0.99)
+
+        def selective() -> int:
+            return spark.read.format("arrow").load(root).filter(f"id >= {cut}").count()
+
+        def full() -> int:
+            return spark.read.format("arrow").load(root).filter("i2 > -2000").count()
+
+        assert selective() == len(table) - cut and full() == len(table)
+        times: dict[str, list[float]] = {"selective": [], "full": []}
+        for _ in range(args.repeat):
+            for name, fn in (("selective", selective), ("full", full)):
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
+        s, f = statistics.median(times["selective"]), statistics.median(times["full"])
+        print(f"  Spark count keeping 1% (pushdown on): {s:6.2f} s, a filter keeping all "
+              f"{f:6.2f} s: ratio {s / f:.3f} (goal <= 0.5)")
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,384 @@
+"""Row filters in the form of ``pyarrow.parquet.read_table(filters=...)``.
+
+A filter is a list of ``(column, op, value)`` tuples (all must hold), or a list of such
+lists (any list may hold).  Ops: ``==`` (or ``=``), ``!=``, ``<``, ``<=``, ``>``, ``>=``,
+``in``, ``not in``, ``is null``, ``is not null``.  A column is a name or a dotted path
+into structs (``"a.b"``).  The result is the rows pyarrow keeps for the same filters
+(its ``filters_to_expression`` and ``Table.filter``): a comparison with a null is null and
+drops the row; ``in`` matches a null only when ``None`` is among the values, and NaN
+matches NaN; ``not in`` is its negation, so it keeps nulls unless ``None`` is listed.
+
+:func:`batches_may_match` decides from a file's statistics which batches may hold a
+matching row (a reader skips the others unread); :func:`filter_mask` evaluates the filter
+on a batch's rows with numpy.
+
+>>> import quiver as qv
+>>> batch = qv.record_batch({"a": qv.array([1, 5, None, 9]), "s": qv.array(["x", "y", "z", "x"])})
+>>> dnf = normalize([("a", ">", 2), ("s", "==", "x")])
+>>> filter_mask(batch, dnf).tolist()
+[False, False, False, True]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import types as t
+from .array.base import Array
+from .buffers import unpack_bits
+from .errors import ArrowInvalidArgument, ArrowKeyError, NotSupported
+
+OPS = ("==", "!=", "<", "<=", ">", ">=", "in", "not in", "is null", "is not null")
+_ALIASES = {"=": "=="}
+
+
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    """One ``(column, op, value)`` condition; ``path`` is the column's dotted path."""
+
+    path: tuple[str, ...]
+    op: str
+    value: Any = None
+
+
+DNF = list[list[Predicate]]
+
+
+def _predicate(item: Any) -> Predicate:
+    if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+        raise ArrowInvalidArgument(
+            f"expected a filter as (column, op, value), found {item!r}"
+        )
+    column, op = item[0], str(item[1]).strip().lower()
+    value = item[2] if len(item) == 3 else None
+    op = _ALIASES.get(op, op)
+    if op not in OPS:
+        raise ArrowInvalidArgument(f"expected a filter op among {list(OPS)}, found {item[1]!r}")
+    if op in ("in", "not in"):
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise ArrowInvalidArgument(
+                f"expected a list of values for {op!r}, found {value!r}"
+            )
+        value = tuple(value)
+    path = tuple(column.split(".")) if isinstance(column, str) else tuple(column)
+    return Predicate(path, op, value)
+
+
+def normalize(filters: Any) -> DNF:
+    """Filters as a list of AND-groups (an OR of ANDs); None or [] gives no filter ([])."""
+    if not filters:
+        return []
+    if all(isinstance(f, (tuple, list)) and f and not isinstance(f[0], (tuple, list))
+           for f in filters):
+        return [[_predicate(f) for f in filters]]
+    return [[_predicate(f) for f in group] for group in filters]
+
+
+# -- pruning by statistics ------------------------------------------------------------
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
+
+
+def _bound_compare(arr: Array, op: str, value: Any) -> np.ndarray | None:
+    """``arr op value`` per batch on an array of bounds; None when they do not compare."""
+    from .errors import ArrowError
+
+    try:
+        return _compare(arr, t.storage_of(arr.type), op, value)
+    except (ArrowError, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _column_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> np.ndarray:
+    """Per batch: False only where the statistics prove no row of column ``c`` satisfies
+    ``p``.  ``nan_is_largest``: NaN equals NaN and exceeds every number (Spark's order),
+    so batches holding NaN are never ruled out by their bounds."""
+    n = len(stats.row_counts)
+    rows, nulls, nans = stats.row_counts, stats.null_counts[c], stats.nan_counts[c]
+    if p.op == "is null":
+        return nulls > 0
+    if p.op == "is not null":
+        return nulls < rows
+    if p.op == "not in":
+        return np.ones(n, bool)
+    some = nulls < rows
+    null_ok = (nulls > 0) if (p.op == "in" and None in p.value) else np.zeros(n, bool)
+    mins, maxs = stats.mins[c], stats.maxs[c]
+    if mins is None or maxs is None:
+        return some | null_ok
+    bounded = stats.has_bounds[c]
+    if nan_is_largest:
+        bounded = bounded & (nans == 0)
+
+    def within(v: Any) -> np.ndarray:
+        if _is_nan(v):
+            return (nans > 0) if nan_is_largest else np.zeros(n, bool)
+        low, high = _bound_compare(mins, "<=", v), _bound_compare(maxs, ">=", v)
+        return np.ones(n, bool) if low is None or high is None else low & high
+
+    if p.op == "==":
+        cond = within(p.value)
+    elif p.op == "in":
+        cond = np.zeros(n, bool)
+        for v in p.value:
+            if v is not None:
+                cond |= within(v)
+    elif p.op == "!=":
+        low, high = _bound_compare(mins, "==", p.value), _bound_compare(maxs, "==", p.value)
+        if low is None or high is None:
+            cond = np.ones(n, bool)
+        else:
+            constant = stats.min_exact[c] & stats.max_exact[c] & low & high
+            cond = ~constant | (nans > 0)
+    else:
+        side = mins if p.op in ("<", "<=") else maxs
+        found = _bound_compare(side, p.op, p.value)
+        cond = np.ones(n, bool) if found is None else found
+    return (some & np.where(bounded, cond, True)) | null_ok
+
+
+def batches_may_match(dnf: DNF, stats: Any, schema: t.Schema, *,
+                      nan_is_largest: bool = False) -> np.ndarray:
+    """Per batch of a file, whether it may hold a row the filter keeps, from its
+    statistics (a :class:`~quiver.ipc.statistics.FileStatistics`), vectorized."""
+    n = len(stats.row_counts)
+    if not dnf:
+        return np.ones(n, bool)
+    names = schema.names
+    keep = np.zeros(n, bool)
+    for group in dnf:
+        possible = np.ones(n, bool)
+        for p in group:
+            if len(p.path) != 1 or p.path[0] not in names:
+                continue
+            c = names.index(p.path[0])
+            if c < len(stats.null_counts):
+                possible &= _column_may_hold(p, stats, c, nan_is_largest)
+        keep |= possible
+    return keep
+
+
+# -- evaluating on rows ----------------------------------------------------------------
+
+
+def _resolve(batch: Any, path: tuple[str, ...]) -> tuple[Array, np.ndarray | None]:
+    """The column at ``path`` (structs descended) and the validity of its parents."""
+    names = batch.schema.names
+    if path[0] not in names:
+        raise ArrowKeyError(f"expected a column named {path[0]!r} for the filter, found {names}")
+    arr = batch.column(names.index(path[0]))
+    parents: np.ndarray | None = None
+    for name in path[1:]:
+        dtype = t.storage_of(arr.type)
+        if not isinstance(dtype, t.StructType):
+            raise ArrowKeyError(f"expected a struct to find {name!r} in, found {dtype}")
+        fields = [f.name for f in dtype.fields]
+        if name not in fields:
+            raise ArrowKeyError(f"expected a field named {name!r} in {dtype}, found {fields}")
+        valid = _validity(arr)
+        parents = valid if parents is None else (parents if valid is None else parents & valid)
+        arr = arr.children[fields.index(name)].slice(arr.offset, len(arr))
+    return arr, parents
+
+
+def _validity(arr: Array) -> np.ndarray | None:
+    if isinstance(t.storage_of(arr.type), t.NullType):
+        return np.zeros(len(arr), bool)
+    validity = arr.validity
+    if validity is None or arr.null_count == 0:
+        return None
+    return unpack_bits(validity, arr.offset, len(arr))
+
+
+def _plain(arr: Array) -> Array:
+    """Views, run-end encoded and extension columns as their plain equivalents."""
+    dtype = arr.type
+    if isinstance(dtype, t.ExtensionType):
+        from .array import make_array
+
+        arr = make_array(dtype.storage_type, len(arr), arr.buffers, arr.children,
+                         arr.null_count, arr.offset, arr.dictionary)
+        dtype = arr.type
+    if isinstance(dtype, (t.StringViewType, t.BinaryViewType, t.RunEndEncodedType)):
+        from .array.cast import cast
+
+        target = {t.StringViewType: t.large_string(), t.BinaryViewType: t.large_binary()}.get(
+            type(dtype), getattr(dtype, "value_type", None))
+        return cast(arr, target)
+    return arr
+
+
+def _as_storage(values: Sequence[Any], dtype: t.DataType) -> Array:
+    from .array.build import array as build
+
+    return build(list(values), dtype)
+
+
+def _compare_numbers(column: np.ndarray, op: str, value: Any) -> np.ndarray:
+    if op == "==":
+        return column == value
+    if op == "!=":
+        return column != value
+    if op == "<":
+        return column < value
+    if op == "<=":
+        return column <= value
+    if op == ">":
+        return column > value
+    return column >= value
+
+
+def _words(arr: Array) -> np.ndarray:
+    width = arr.type.byte_width
+    if width == 4:
+        return arr.buffers[1].view("<i4")[arr.offset : arr.offset + len(arr)].astype(
+            np.int64).reshape(-1, 1)
+    n = width // 8
+    return arr.buffers[1].view("<i8")[arr.offset * n : (arr.offset + len(arr)) * n].reshape(-1, n)
+
+
+def _sign_of_words(words: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """-1, 0, 1 per row comparing little-endian multiword integers with ``value``."""
+    top = words.shape[1] - 1
+    out = np.sign(words[:, top] - value[top]) if top == 0 else np.where(
+        words[:, top] != value[top], np.where(words[:, top] < value[top], -1, 1), 0)
+    for i in range(top - 1, -1, -1):
+        low = words[:, i].view(np.uint64)
+        v = np.int64(value[i]).view(np.uint64)
+        undecided = out == 0
+        out = np.where(undecided & (low != v), np.where(low < v, -1, 1), out)
+    return out
+
+
+def _sign_of_bytes(starts: np.ndarray, lengths: np.ndarray, data: np.ndarray,
+                   value: bytes) -> np.ndarray:
+    """-1, 0, 1 per row comparing byte strings with ``value``, in pieces of rows."""
+    n = len(starts)
+    out = np.empty(n, dtype=np.int8)
+    width = len(value)
+    target = np.frombuffer(value, np.uint8).astype(np.int16)
+    step = max(1, (1 << 22) // max(width, 1))
+    columns = np.arange(width)
+    for lo in range(0, n, step):
+        s, ln = starts[lo : lo + step], lengths[lo : lo + step]
+        if width:
+            inside = columns[None, :] < ln[:, None]
+            index = np.where(inside, s[:, None] + columns[None, :], 0)
+            picked = data[index].astype(np.int16) if len(data) else np.zeros(index.shape, np.int16)
+            got = np.where(inside, picked, np.int16(-1))
+            differ = got != target[None, :]
+            any_diff = differ.any(axis=1)
+            first = differ.argmax(axis=1)
+            rows = np.arange(len(s))
+            by_byte = np.sign(got[rows, first] - target[first])
+        else:
+            any_diff = np.zeros(len(s), bool)
+            by_byte = np.zeros(len(s), np.int16)
+        out[lo : lo + step] = np.where(any_diff, by_byte, np.sign(ln - width))
+    return out
+
+
+def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(result, validity) of ``p`` on every row of ``arr``; validity None: all valid.
+    ``parents`` is the validity of the structs above the column (a null parent makes the
+    field null)."""
+    arr = _plain(arr)
+    dtype = t.storage_of(arr.type)
+    own = _validity(arr)
+    valid = own if parents is None else (parents if own is None else own & parents)
+    n = len(arr)
+    if p.op in ("is null", "is not null"):
+        is_null = np.zeros(n, bool) if valid is None else ~valid
+        return (is_null if p.op == "is null" else ~is_null), None
+    if isinstance(dtype, t.DictionaryType):
+        inner = Predicate(p.path, "in", p.value) if p.op == "not in" else p
+        values_result, values_valid = _evaluate(arr.dictionary, inner)
+        width = dtype.index_type.width // 8
+        kind = "i" if dtype.index_type.signed else "u"
+        idx = arr.buffers[1].view(f"<{kind}{width}")[arr.offset : arr.offset + n]
+        idx = idx.astype(np.int64)
+        if valid is not None:
+            idx = np.where(valid, idx, 0)
+        if len(values_result) == 0:
+            result, inner_valid = np.zeros(n, bool), np.zeros(n, bool)
+        else:
+            result = values_result[idx]
+            inner_valid = np.ones(n, bool) if values_valid is None else values_valid[idx]
+        if p.op in ("in", "not in"):
+            # a null index is a null value: matched only when None is listed
+            hit = result if valid is None else np.where(valid, result, None in p.value)
+            return (hit if p.op == "in" else ~hit), None
+        return result, inner_valid if valid is None else valid & inner_valid
+    if p.op in ("in", "not in"):
+        hits = np.zeros(n, bool)
+        for v in p.value:
+            if v is None:
+                continue
+            if _is_nan(v) and isinstance(dtype, t.FloatingPointType):
+                hits |= np.isnan(_numbers(arr, dtype))
+            else:
+                hits |= _compare(arr, dtype, "==", v)
+        if valid is not None:
+            hits = np.where(valid, hits, None in p.value)
+        return (hits if p.op == "in" else ~hits), None
+    return _compare(arr, dtype, p.op, p.value), valid
+
+
+def _numbers(arr: Array, dtype: t.DataType) -> np.ndarray:
+    from .layout import storage_numpy_dtype
+
+    return arr.buffers[1].view(storage_numpy_dtype(dtype))[arr.offset : arr.offset + len(arr)]
+
+
+def _compare(arr: Array, dtype: t.DataType, op: str, value: Any) -> np.ndarray:
+    if value is None:
+        return np.zeros(len(arr), bool)  # a comparison with null is null: no row kept
+    if isinstance(dtype, (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,
+                          t.TimestampType, t.DurationType)):
+        if isinstance(dtype, t.IntegerType) and isinstance(value, float):
+            number: Any = value  # compare as numbers, as pyarrow casts the column
+            column: np.ndarray = _numbers(arr, dtype).astype(np.float64)
+        else:
+            scalar = _as_storage([value], arr.type)
+            column, number = _numbers(arr, dtype), _numbers(scalar, dtype)[0]
+        return _compare_numbers(column, op, number)
+    if isinstance(dtype, t.BoolType):
+        bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
+        return _compare_numbers(bits.astype(np.int8), op, int(bool(value)))
+    if isinstance(dtype, t.DecimalType):
+        scalar = _as_storage([value], arr.type)
+        sign = _sign_of_words(_words(arr), _words(scalar)[0])
+        return _compare_numbers(sign, op, 0)
+    if isinstance(dtype, (t.StringType, t.BinaryType)):
+        raw = value.encode() if isinstance(value, str) else bytes(value)
+        width = "<i8" if dtype.large else "<i4"
+        offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
+        offsets = offsets.astype(np.int64)
+        sign = _sign_of_bytes(offsets[:-1], offsets[1:] - offsets[:-1], arr.buffers[2], raw)
+        return _compare_numbers(sign, op, 0)
+    raise NotSupported(f"expected a filter on a comparable column, found {dtype} ({op})")
+
+
+def filter_mask(batch: Any, dnf: DNF) -> np.ndarray:
+    """The rows of ``batch`` the filter keeps, as a bool array."""
+    n = batch.num_rows
+    if not dnf:
+        return np.ones(n, bool)
+    keep = np.zeros(n, bool)
+    for group in dnf:
+        rows = np.ones(n, bool)
+        for p in group:
+            arr, parents = _resolve(batch, p.path)
+            result, valid = _evaluate(arr, p, parents)
+            rows &= result
+            if valid is not None:
+                rows &= valid
+        keep |= rows
+    return keep
