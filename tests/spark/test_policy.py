@@ -237,3 +237,36 @@ def test_take_equals_pyarrow_take(values):
     sliced = values.slice(1)
     got = pa.array(take(import_array(sliced), np.array([2, 0, 1])))
     assert got.equals(sliced.take(pa.array([2, 0, 1])))
+
+
+def test_columns_spark_takes_as_they_are_are_still_range_checked():
+    cases = [
+        pa.Array.from_buffers(pa.time64("ns"), 2, [None, pa.array(
+            [5, 86_400_000_000_005], pa.int64()).buffers()[1]]),
+        pa.array([0, 253_402_300_800_000_000], pa.timestamp("us")),
+        pa.array([0, -62_135_596_800_000_001], pa.timestamp("us", "UTC")),
+        pa.array([0, 3_000_000], pa.date32()),
+    ]
+    for case in cases:
+        with pytest.raises(E.ArrowInvalid, match="row 1"):
+            _convert(case)
+        assert _convert(case, ReadPolicy(invalid_values="null")).to_pylist()[1] is None
+
+
+def test_decreasing_offsets_never_reach_spark():
+    good = pa.array(["ab", "cd", "ef"])
+    offsets = pa.array([0, 4, 2, 6], pa.int32()).buffers()[1]
+    bad = pa.Array.from_buffers(pa.string(), 3, [None, offsets, good.buffers()[2]])
+    with pytest.raises(E.ArrowInvalid, match=r"row 1.*do not decrease"):
+        _convert(bad)
+    listed = pa.ListArray.from_arrays(pa.array([0, 2, 1, 3], pa.int32()), pa.array([1, 2, 3]))
+    with pytest.raises(E.ArrowInvalid, match="do not decrease"):
+        _convert(listed)
+
+
+def test_decimal_scales_spark_refuses_are_errors_or_exact_strings():
+    negative = pa.array([decimal.Decimal("12300"), decimal.Decimal("-500")], pa.decimal128(5, -2))
+    with pytest.raises(E.NotSupported, match="scale"):
+        spark_arrow_type(import_array(negative).type)
+    assert _convert(negative, ReadPolicy(wide_decimals="string")).to_pylist() == [
+        "12300", "-500"]

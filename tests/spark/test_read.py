@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -265,3 +266,44 @@ def test_duplicate_struct_field_names_get_a_clear_error(spark):
     path = require_shared(INTEGRATION / "cpp-21.0.0" / "generated_duplicate_fieldnames.arrow_file")
     with pytest.raises(Exception, match="duplicate field names"):
         spark.read.format("arrow").load(str(path)).collect()
+
+
+def test_merge_schema_with_columns_reads_missing_ones_as_null(spark, tmp_path):
+    write_file(tmp_path / "mc" / "a.arrow", pa.table({"x": [1, 2]}))
+    write_file(tmp_path / "mc" / "b.arrow", pa.table({"x": [3], "y": ["z"]}))
+    df = (spark.read.format("arrow").option("mergeSchema", "true").option("columns", "y,x")
+          .load(str(tmp_path / "mc")))
+    assert rows(df, "x") == [(None, 1), (None, 2), ("z", 3)]
+
+
+def test_a_file_of_another_type_is_an_error_without_merge_schema(spark, tmp_path):
+    write_file(tmp_path / "wt" / "a.arrow", pa.table({"x": pa.array([1], pa.int64())}))
+    write_file(tmp_path / "wt" / "b.arrow", pa.table({"x": pa.array([2], pa.int32())}))
+    with pytest.raises(Exception, match=r"b\.arrow.*field 'x' of type int64, found int32"):
+        spark.read.format("arrow").load(str(tmp_path / "wt")).collect()
+
+
+def test_partition_texts_spark_would_not_parse_stay_strings(spark, tmp_path):
+    for i, value in enumerate(["1_000", " 7", "\u0663"]):
+        write_file(tmp_path / "pt" / f"k={value}" / f"{i}.arrow", pa.table({"i": [i]}))
+    write_file(tmp_path / "pt" / ".staging=1" / "x.arrow", pa.table({"i": [99]}))
+    df = spark.read.format("arrow").load(str(tmp_path / "pt"))
+    assert df.schema["k"].dataType.simpleString() == "string"
+    assert sorted(r[0] for r in df.select("k").collect()) == [" 7", "1_000", "\u0663"]
+
+
+def test_user_schema_reads_partition_text_as_its_type(spark, tmp_path):
+    for k in (1, 2):
+        write_file(tmp_path / "us" / f"k={k}" / "a.arrow", pa.table({"x": [k * 10]}))
+    df = spark.read.format("arrow").schema("x long, k string").load(str(tmp_path / "us"))
+    assert rows(df, "x") == [(10, "1"), (20, "2")]
+
+
+def test_a_damaged_file_in_a_directory_is_an_error_not_a_skip(spark, tmp_path):
+    good = write_file(tmp_path / "dm" / "a.arrow", pa.table({"x": [1]}))
+    damaged = tmp_path / "dm" / "b.arrow"
+    data = bytearray(Path(good).read_bytes())
+    data[:6] = b"\x00\x01\x02\x03\x04\x05"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(Exception, match=r"b\.arrow.*neither an Arrow IPC file"):
+        spark.read.format("arrow").load(str(tmp_path / "dm")).collect()

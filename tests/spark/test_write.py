@@ -212,11 +212,14 @@ def test_written_files_are_read_by_pyarrow_polars_and_duckdb(spark, tmp_path):
 
 def _writer(path, **options):
     from pyspark.sql.datasource import CaseInsensitiveDict
-    from pyspark.sql.types import LongType, StructField, StructType
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     from quiver.spark.source import ArrowWriter
 
-    schema = StructType([StructField("id", LongType())])
+    fields = [StructField("id", LongType())]
+    if "partitionBy" in options:
+        fields.append(StructField(options["partitionBy"], StringType()))
+    schema = StructType(fields)
     return ArrowWriter(CaseInsensitiveDict(path=str(path), **options), schema, True)
 
 
@@ -254,7 +257,7 @@ def test_a_failing_task_removes_its_own_files(tmp_path):
 
     with pytest.raises(RuntimeError, match="source died"):
         writer.write(batches())
-    assert not os.path.exists(os.path.join(out, "_temporary", writer.job, "task-00000-0"))
+    assert os.listdir(os.path.join(out, "_temporary", writer.job)) == []
 
 
 def test_bad_write_options_are_refused(tmp_path):
@@ -266,3 +269,59 @@ def test_bad_write_options_are_refused(tmp_path):
         _writer(tmp_path, format="parquet")
     with pytest.raises(ArrowInvalidArgument, match="partitionBy"):
         _writer(tmp_path, partitionBy="nope")
+
+
+def test_a_failed_overwrite_commit_puts_the_old_data_back(tmp_path):
+    out = tmp_path / "commit-fail"
+    first = _writer(out)
+    first.commit([first.write(iter(_batches((0, 10))))])
+    before = data_files(out)
+    second = _writer(out)
+    message = second.write(iter(_batches((100, 110))))
+    os.remove(os.path.join(message.attempt_dir, message.files[0].relative))  # lost
+    with pytest.raises(FileNotFoundError):
+        second.commit([message])
+    second.abort([message])
+    assert data_files(out) == before
+    assert os.path.exists(os.path.join(out, "_SUCCESS"))
+    assert not os.path.exists(os.path.join(out, "_temporary"))
+
+
+def test_empty_partitioned_write_still_leaves_its_schema(spark, tmp_path):
+    out = str(tmp_path / "empty-hive")
+    spark.range(0).selectExpr("id", "cast(id as string) as k").write.format("arrow") \
+        .option("partitionBy", "k").mode("overwrite").save(out)
+    back = spark.read.format("arrow").load(out)
+    assert back.count() == 0 and sorted(back.columns) == ["id", "k"]
+
+
+def test_partitioned_write_of_large_string_columns(spark, tmp_path):
+    out = str(tmp_path / "large")
+    spark.conf.set("spark.sql.execution.arrow.useLargeVarTypes", "true")
+    try:
+        df = spark.createDataFrame([(1, "aa"), (2, "bbb"), (3, "aa"), (1, "c")], "id int, s string")
+        df.write.format("arrow").option("partitionBy", "s").mode("overwrite").save(out)
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.useLargeVarTypes")
+    assert rows(spark.read.format("arrow").load(out).select("id", "s"), "id", "s") == [
+        (1, "aa"), (1, "c"), (2, "bbb"), (3, "aa")]
+
+
+def test_many_partition_values_do_not_run_out_of_files(tmp_path):
+    from quiver.spark import sink
+
+    writer = _writer(tmp_path / "many", partitionBy="k")
+    batch = pa.record_batch({"id": pa.array(range(300), pa.int64()),
+                             "k": pa.array([f"v{i}" for i in range(300)])})
+    message = writer.write(iter([batch, batch]))
+    assert len({os.path.dirname(f.relative) for f in message.files}) == 300
+    assert sum(f.rows for f in message.files) == 600
+    assert sink.MAX_OPEN_FILES < 300
+
+
+def test_fixed_offset_session_zones_name_timestamp_partitions():
+    from quiver.spark.sink import _zone
+
+    offset = _zone("+01:00")
+    assert offset.utcoffset(None).total_seconds() == 3600
+    assert _zone("Europe/Paris").key == "Europe/Paris"

@@ -137,6 +137,9 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--columns", type=_columns, metavar="a,b", help="only these columns")
     p.add_argument("--batch-size", type=_positive, metavar="N",
                    help="rows per output batch (default: as in the input)")
+    p.add_argument("--no-statistics", dest="statistics", action="store_false",
+                   help="leave out the per-batch statistics a file output keeps in its footer "
+                   "(a stream has no footer, so it never has them)")
     _quiet(p)
 
 

@@ -96,7 +96,8 @@ def run(ns: argparse.Namespace) -> int:
     with output_path(ns.output) as sink, progress(ns, total, "convert") as bar:
         if to == "file":
             writer: Any = new_file(sink, schema, compression=compression,
-                                   unify_dictionaries=True, metadata=batches.footer_metadata)
+                                   unify_dictionaries=True, metadata=batches.footer_metadata,
+                                   statistics=getattr(ns, "statistics", True))
         else:
             writer = new_stream(sink, schema, compression=compression)
         source = it if first is None else _chain(first, it)
@@ -111,6 +112,7 @@ def run(ns: argparse.Namespace) -> int:
     message(ns, f"quiver: wrote {num_batches} batch{'es' if num_batches != 1 else ''} "
             f"({rows} rows) as an IPC {to}"
             + (f" compressed with {compression}" if compression else "")
+            + (" (a stream keeps no statistics)" if to == "stream" else "")
             + ("" if ns.output == "-" else f" to {ns.output}"))
     return 0
 

@@ -692,17 +692,19 @@ class _Writer:
         self._sink.close()
 
     def _footer_with_statistics(self) -> t.KeyValueMetadata | None:
-        """The footer's custom metadata, with the batches' statistics when kept."""
-        if not self._statistics:
-            return self._footer_metadata
+        """The footer's custom metadata, with the batches' statistics when kept.  Any
+        statistics carried over in the given metadata are dropped: they describe another
+        file's batches, and a reader would skip batches by them."""
         from .statistics import STATISTICS_KEY, encode_statistics
 
-        pairs = [(k, v) for k, v in (self._footer_metadata.items()
-                                     if self._footer_metadata is not None else ())
-                 if k != STATISTICS_KEY.encode()]
-        pairs.append((STATISTICS_KEY.encode(),
-                      encode_statistics(self._statistics, self.schema).encode("ascii")))
-        return t.KeyValueMetadata(pairs)
+        key = STATISTICS_KEY.encode()
+        meta = self._footer_metadata
+        pairs = [(k, v) for k, v in (meta.items() if meta is not None else ()) if k != key]
+        if self._statistics:
+            pairs.append((key, encode_statistics(self._statistics, self.schema).encode()))
+        elif meta is not None and len(pairs) == len(meta.items()):
+            return meta
+        return t.KeyValueMetadata(pairs) if pairs else None
 
     def __enter__(self) -> _Writer:
         return self

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 
@@ -212,7 +213,7 @@ def to_spark_array(
     dtype = arr.type
     target = spark_arrow_type(dtype, policy)
     if target == dtype and not t.is_nested(dtype):
-        return arr
+        return _checked_as_is(arr, policy, where)
     if isinstance(dtype, t.ExtensionType):
         storage = make_array(
             dtype.storage_type, len(arr), arr.buffers, arr.children, arr.null_count,
@@ -223,6 +224,51 @@ def to_spark_array(
     if convert is None:
         raise NotSupported(f"expected a type Spark can read, found {dtype} ({where.path})")
     return convert(arr, target, policy, where)
+
+
+def _checked_as_is(arr: Array, policy: ReadPolicy, where: Where) -> Array:
+    """A column Spark takes as it is, after the checks its values need: the ranges Spark
+    can represent (times of day, timestamps and dates in years 1-9999), and offsets the
+    JVM will follow without bounds checks (monotonic)."""
+    dtype = arr.type
+    invalid = _Invalid(policy, where)
+    mask = valid_mask(arr)
+    checked = mask
+    if isinstance(dtype, t.TimeType):  # time64[ns]
+        ns = _values(arr, "<i8")
+        checked = invalid.check((ns < 0) | (ns >= _NS_PER_DAY), mask,
+                                "a time of day from 00:00 to before 24:00")
+    elif isinstance(dtype, t.TimestampType):  # microseconds, with or without UTC
+        us = _values(arr, "<i8")
+        checked = invalid.check((us < _MIN_US) | (us > _MAX_US), mask,
+                                "a timestamp in years 1 to 9999")
+    elif isinstance(dtype, t.DateType):  # date32
+        days = _values(arr, "<i4")
+        checked = invalid.check((days < _MIN_DAY) | (days > _MAX_DAY), mask,
+                                "a date in years 1 to 9999")
+    elif isinstance(dtype, (t.StringType, t.BinaryType)):
+        _check_offsets(_offsets32(arr), mask, where)
+    if checked is not mask:  # invalid values made null: a new validity, same values
+        return make_array(dtype, len(arr), [_bitmap_at(checked, arr.offset), *arr.buffers[1:]],
+                          arr.children, -1, arr.offset)
+    return arr
+
+
+def _bitmap_at(mask: np.ndarray, offset: int) -> np.ndarray:
+    """A validity bitmap whose bit ``offset + i`` is ``mask[i]``."""
+    return pack_bits(np.concatenate([np.zeros(offset, dtype=bool), mask]))
+
+
+def _check_offsets(offsets: np.ndarray, mask: np.ndarray | None, where: Where) -> None:
+    """Offsets must not decrease (the JVM reads values between them unchecked)."""
+    step = np.diff(offsets.astype(np.int64))
+    bad = step < 0
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ArrowInvalid(
+            f"{where.describe(row)}: expected offsets that do not decrease, found "
+            f"{int(offsets[row])} then {int(offsets[row + 1])}"
+        )
 
 
 def _integer(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
@@ -245,12 +291,16 @@ def _decimal(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -
     mask = valid_mask(arr)
     if dtype.width in (32, 64):
         low = _values(arr, f"<i{dtype.width // 8}").astype(np.int64)
-        return _fixed(target, np.stack([low, low >> 63], axis=1), mask)
+        words = np.stack([low, low >> 63], axis=1)
+    else:
+        count = dtype.width // 64
+        words = _values(arr, "<i8", count).reshape(-1, count)
+    if isinstance(target, t.StringType):  # wider than Spark's, or a scale it refuses
+        return _decimal_strings(np.ascontiguousarray(words), dtype.scale, mask)
+    if dtype.width < 128:
+        return _fixed(target, words, mask)
     if dtype.width == 128:
         return make_array(target, len(arr), arr.buffers, (), arr.null_count, arr.offset)
-    words = _values(arr, "<i8", 4).reshape(-1, 4)
-    if isinstance(target, t.StringType):
-        return _decimal_strings(words, dtype.scale, mask)
     # decimal256 of at most 38 digits: the high 128 bits are the sign of the low 128
     sign = words[:, 1] >> 63
     bad = (words[:, 2] != sign) | (words[:, 3] != sign)
@@ -269,9 +319,7 @@ def _decimal_strings(words: np.ndarray, scale: int, mask: np.ndarray | None) -> 
             out.append(None)
             continue
         value = int.from_bytes(limbs[i].tobytes(), "little", signed=True)
-        digits = str(abs(value)).rjust(scale + 1, "0")
-        text = digits if scale == 0 else f"{digits[:-scale]}.{digits[-scale:]}"
-        out.append(("-" if value < 0 else "") + text)
+        out.append(format(Decimal(f"{value}e{-scale}"), "f"))  # exact, any scale
     return build(out, t.string())
 
 
@@ -373,6 +421,7 @@ def _binary_like(arr: Array, target: t.DataType, policy: ReadPolicy, where: Wher
         return make_array(target, n, [validity, offsets.view(np.uint8), data], (), arr.null_count)
     if isinstance(dtype, (t.StringType, t.BinaryType)):  # large: 64-bit offsets
         wide = arr.buffers[1].view(np.int64)[arr.offset : arr.offset + n + 1]
+        _check_offsets(wide, mask, where)
         start = int(wide[0]) if n else 0
         if n and int(wide[-1]) - start > _INT32_MAX:
             raise NotSupported(
@@ -458,6 +507,7 @@ def _list_like(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where)
         stop = int(raw[-1]) if n else 0
         if stop - start > _INT32_MAX:
             raise NotSupported(f"expected under 2**31 list values per batch ({where.path})")
+        _check_offsets(raw, mask, where)
         values = to_spark_array(child.slice(start, stop - start), policy, child_where)
         offsets = (raw - start).astype(np.int32)
     values = _renamed(values, target.value_field.type)
@@ -479,6 +529,7 @@ def _renamed(arr: Array, target: t.DataType) -> Array:
 def _map(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
     n = len(arr)
     raw = _offsets32(arr).astype(np.int64)
+    _check_offsets(raw, valid_mask(arr), where)
     start = int(raw[0]) if n else 0
     stop = int(raw[-1]) if n else 0
     entries = arr.children[0].slice(start, stop - start)

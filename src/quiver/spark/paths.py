@@ -66,7 +66,8 @@ def paths_from_options(options: Any) -> list[str]:
 
 
 def _hidden(name: str) -> bool:
-    return name.startswith((".", "_")) and "=" not in name
+    # Spark's rule: '.' names always, '_' names unless they are key=value directories
+    return name.startswith(".") or (name.startswith("_") and "=" not in name)
 
 
 def _partition_of(root: str, path: str) -> tuple[tuple[str, str | None], ...]:
@@ -127,7 +128,24 @@ def _walk(root: str) -> list[DataFile]:
             kind, size = _sniff(path)
             if kind is not None:
                 found.append(DataFile(path, kind, size, _partition_of(root, path)))
+            elif _known_other(path) is None:
+                # not Arrow and not anything recognisable: a damaged Arrow file, maybe;
+                # skipping it would lose its rows without a word
+                raise ArrowInvalid(
+                    f"{path}: {describe_non_arrow(path)}; it is neither an Arrow IPC file "
+                    "nor a known other format (remove it, or name the files to read)"
+                )
     return found
+
+
+def _known_other(path: str) -> str | None:
+    """What a file that is not Arrow is, when it is something a dataset directory may
+    hold beside its data (empty, Parquet, Feather v1, text, compressed text); else None."""
+    text = describe_non_arrow(path)
+    for kind in ("empty", "Parquet", "Feather v1", "text", "gzip", "zstd"):
+        if kind in text:
+            return kind
+    return None
 
 
 def describe_non_arrow(path: str) -> str:
@@ -143,6 +161,10 @@ def describe_non_arrow(path: str) -> str:
         return "expected an Arrow IPC file or stream, found a Parquet file (PAR1)"
     if head[:4] == b"FEA1":
         return "expected an Arrow IPC file or stream, found a Feather v1 file (FEA1)"
+    if head[:2] == b"\x1f\x8b":
+        return "expected an Arrow IPC file or stream, found gzip-compressed data"
+    if head[:4] == b"\x28\xb5\x2f\xfd":
+        return "expected an Arrow IPC file or stream, found zstd-compressed data"
     try:
         head.decode("utf-8")
         return "expected an Arrow IPC file or stream, found text (CSV or JSON?)"
@@ -153,20 +175,22 @@ def describe_non_arrow(path: str) -> str:
 # -- partition values -------------------------------------------------------------------
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_FLOAT = re.compile(
+    r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[dDfF]?", re.ASCII
+)
+
+
 def _infer_one(text: str) -> t.DataType:
-    try:
+    """Spark's order: int, bigint, double (Java's grammar: no '_', no spaces, ASCII
+    digits), date, else string."""
+    if _INTEGER.fullmatch(text):
         value = int(text)
-        return t.int32() if -(2**31) <= value < 2**31 else (
-            t.int64() if -(2**63) <= value < 2**63 else t.string()
-        )
-    except ValueError:
-        pass
-    try:
-        float(text)
-        if text.strip().lower() not in ("nan", "inf", "-inf", "infinity", "-infinity"):
-            return t.float64()
-    except ValueError:
-        pass
+        if -(2**31) <= value < 2**31:
+            return t.int32()
+        return t.int64() if -(2**63) <= value < 2**63 else t.string()
+    if _FLOAT.fullmatch(text):
+        return t.float64()
     if _DATE.match(text):
         try:
             dt.date.fromisoformat(text)
@@ -217,13 +241,26 @@ def partition_value(text: str | None, dtype: t.DataType) -> Any:
     """The Python value of a partition directory's text under its column type."""
     if text is None:
         return None
-    if isinstance(dtype, t.IntegerType):
-        return int(text)
-    if isinstance(dtype, t.FloatingPointType):
-        return float(text)
-    if isinstance(dtype, t.DateType):
-        return dt.date.fromisoformat(text)
-    return text
+    try:
+        if isinstance(dtype, t.IntegerType):
+            return int(text)
+        if isinstance(dtype, t.FloatingPointType):
+            return float(text.rstrip("dDfF"))
+        if isinstance(dtype, t.DateType):
+            return dt.date.fromisoformat(text)
+        if isinstance(dtype, t.BoolType):
+            return {"true": True, "false": False}[text.lower()]
+        if isinstance(dtype, t.DecimalType):
+            from decimal import Decimal
+
+            return Decimal(text)
+    except (ValueError, KeyError, ArithmeticError):
+        raise ArrowInvalid(
+            f"expected a partition value of type {dtype}, found {text!r}"
+        ) from None
+    if isinstance(dtype, (t.StringType, t.BinaryType)):
+        return text if isinstance(dtype, t.StringType) else text.encode()
+    raise ArrowInvalid(f"expected a partition column of a plain type, found {dtype}")
 
 
 def escape_partition_text(text: str) -> str:

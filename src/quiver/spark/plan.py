@@ -75,6 +75,9 @@ class Split:
     # streams: the byte ranges to replay before the batches, then the batches' range
     prelude: tuple[tuple[int, int], ...] = ()
     body: tuple[int, int] = (0, 0)
+    # the columns to load from this file (None: all); a merged schema's columns that
+    # the file lacks are left out here and read as nulls
+    columns: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +144,8 @@ def read_layouts(files: Sequence[DataFile]) -> list[Layout]:
         return list(pool.map(read_layout, files))
 
 
-def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None
-              ) -> list[Split]:
+def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None,
+              columns: Sequence[str] | None = None) -> list[Split]:
     """Consecutive batches of one file grouped into splits of about ``max_bytes``; with
     ``keep``, only the batches it marks, in runs of consecutive kept batches."""
     out: list[Split] = []
@@ -158,8 +161,14 @@ def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None
                and (keep is None or keep[stop])):
             stop += 1
         nbytes = batches[stop - 1][1] - batches[start][0]
+        present = None
+        if columns is not None:
+            present = tuple(name for c in columns
+                            if (i := _find(layout.schema, c)) is not None
+                            for name in (layout.schema.names[i],))
         if f.format == "file":
-            out.append(Split(f.path, "file", start, stop, f.partition, nbytes))
+            out.append(Split(f.path, "file", start, stop, f.partition, nbytes,
+                             columns=present))
         else:
             # every dictionary message before the first batch, in stream order
             prelude = (
@@ -169,7 +178,7 @@ def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None
             )
             out.append(Split(
                 f.path, "stream", start, stop, f.partition, nbytes, prelude,
-                (batches[start][0], batches[stop - 1][1]),
+                (batches[start][0], batches[stop - 1][1]), present,
             ))
         start = stop
     return out
@@ -233,22 +242,13 @@ def _raw_batches(split: Split, columns: list[str] | None, validate: str) -> Iter
 
 def _constant(dtype: t.DataType, value: Any, n: int) -> Array:
     """A column of ``n`` copies of one partition value."""
+    from ..array.build import array as build
+
     if value is None:
         return all_null(dtype, n)
-    if isinstance(dtype, t.StringType):
-        data = np.frombuffer(value.encode(), np.uint8)
-        one = make_array(dtype, 1, [None, np.array([0, len(data)], np.int32).view(np.uint8),
-                                    data.copy()], (), 0)
-        return take(one, np.zeros(n, dtype=np.int64))
-    if isinstance(dtype, t.DateType):
-        value = (value - __import__("datetime").date(1970, 1, 1)).days
-    numpy_type = {"int32": np.int32, "int64": np.int64, "double": np.float64,
-                  "date32[day]": np.int32}[str(dtype)]
-    values = np.full(n, value, dtype=numpy_type)
-    return make_array(dtype, n, [None, values.view(np.uint8)], (), 0)
+    return take(build([value], dtype), np.zeros(n, dtype=np.int64))
 
 
-_WIDER_INTS = {8: 0, 16: 1, 32: 2, 64: 3}
 
 
 def can_widen(source: t.DataType, target: t.DataType) -> bool:
@@ -334,13 +334,12 @@ def read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
 
 def _read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
     partition_names = {f.name for f in job.partition_fields}
-    partition_types = {f.name: f.type for f in job.partition_fields}
     raw_values = dict(split.partition)
     wanted = [f.name for f in job.schema.fields if f.name not in partition_names]
     columns = None
+    wanted_columns = None if split.columns is None else list(split.columns)
     for batch_index, batch in enumerate(
-        _raw_batches(split, None if job.columns is None else list(job.columns), job.validate),
-        start=split.start,
+        _raw_batches(split, wanted_columns, job.validate), start=split.start,
     ):
         if columns is None:
             columns = [_find(batch.schema, name) for name in wanted]
@@ -349,9 +348,10 @@ def _read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
         names = iter(columns)
         for f in job.schema.fields:
             if f.name in partition_names:
-                value = partition_value(raw_values.get(f.name), partition_types[f.name])
-                out.append(adapt(_constant(partition_types[f.name], value, n), f.type,
-                                 Where(split.path, f.name)))
+                # the directory's text read as the type Spark asked for (a user schema
+                # may name another type than the inferred one)
+                value = partition_value(raw_values.get(f.name), f.type)
+                out.append(_constant(f.type, value, n))
                 continue
             i = next(names)
             if i is None:

@@ -100,6 +100,13 @@ def spark_arrow_type(dtype: t.DataType, policy: ReadPolicy = DEFAULT_POLICY) -> 
     if isinstance(dtype, t.FloatingPointType):
         return t.float32() if dtype.width == 16 else dtype
     if isinstance(dtype, t.DecimalType):
+        if (dtype.scale < 0 or dtype.scale > dtype.precision) and policy.wide_decimals != "string":
+            raise NotSupported(
+                f"expected a decimal scale from 0 to its precision for Spark, found {dtype}; "
+                "read it as a string with .option('wideDecimals', 'string')"
+            )
+        if dtype.scale < 0 or dtype.scale > dtype.precision:
+            return t.string()
         if dtype.precision <= MAX_DECIMAL_PRECISION:
             return t.decimal128(dtype.precision, dtype.scale)
         if policy.wide_decimals == "string":

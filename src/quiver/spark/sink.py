@@ -20,12 +20,15 @@ import numpy as np
 
 from .. import types as t
 from ..array.base import Array
+from ..array.select import take
 from ..batch import RecordBatch
 from ..errors import NotSupported
 from ..interop import import_batch
 from ..ipc.writer import new_file, new_stream
-from .convert import take, valid_mask
+from .convert import valid_mask
 from .paths import HIVE_NULL, escape_partition_text
+
+MAX_OPEN_FILES = 64  # open writers per task (partitionBy with many values)
 
 
 def _extension(options: Any) -> str:
@@ -98,14 +101,16 @@ class TaskFiles:
         if len(firsts) == 1:
             self._append(_partition_dir(keys, key_columns, int(firsts[0])), data)
             return
+        # the rows reordered by group once; each group is then a slice of them
         order = np.argsort(groups, kind="stable")
         bounds = np.searchsorted(groups[order], np.arange(len(firsts) + 1))
+        grouped = RecordBatch._trusted(
+            self._schema, [take(c, order) for c in data.columns], data.num_rows
+        )
         for g, first in enumerate(firsts):
-            rows = order[bounds[g] : bounds[g + 1]]
-            part = RecordBatch._trusted(
-                self._schema, [take(c, rows) for c in data.columns], len(rows)
-            )
-            self._append(_partition_dir(keys, key_columns, int(first)), part)
+            start, stop = int(bounds[g]), int(bounds[g + 1])
+            self._append(_partition_dir(keys, key_columns, int(first)),
+                         grouped.slice(start, stop - start))
 
     def _append(self, directory: str, batch: RecordBatch) -> None:
         limit = self.options.max_records_per_file
@@ -131,8 +136,14 @@ class TaskFiles:
                 self._finish(directory)
 
     def _current(self, directory: str) -> _OpenFile:
-        current = self._open_files.get(directory)
-        if current is None:
+        current = self._open_files.pop(directory, None)
+        if current is not None:
+            self._open_files[directory] = current  # the most recently used last
+        else:
+            if len(self._open_files) >= MAX_OPEN_FILES:
+                # too many partition directories at once: finish the one used longest
+                # ago (its next rows go to a new -cNNN file)
+                self._finish(next(iter(self._open_files)))
             count = self._counts.get(directory, 0)
             self._counts[directory] = count + 1
             name = self.base + (f"-c{count:03d}" if count else "") + _extension(self.options)
@@ -174,9 +185,15 @@ def _key_bytes(arr: Array) -> np.ndarray:
     valid = np.ones(n, np.uint8) if mask is None else mask.astype(np.uint8)
     dtype = arr.type
     if isinstance(dtype, (t.StringType, t.BinaryType)):
-        offsets = arr.buffers[1].view(np.int32)[arr.offset : arr.offset + n + 1].astype(np.int64)
+        width = "<i8" if dtype.large else "<i4"
+        offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + n + 1].astype(np.int64)
         lengths = (offsets[1:] - offsets[:-1]) * valid
         width = int(lengths.max()) if n else 0
+        if width > 255:  # what a directory name can hold, before escaping
+            raise NotSupported(
+                f"expected partitionBy values of at most 255 bytes (they name directories), "
+                f"found one of {width} bytes in a {dtype} column"
+            )
         rows = np.zeros((n, 5 + width), dtype=np.uint8)
         rows[:, 1:5] = lengths.astype("<u4").view(np.uint8).reshape(n, 4)
         if width:
@@ -220,11 +237,23 @@ def _partition_text(arr: Array, row: int) -> str:
     if isinstance(value, dt.datetime):
         tz = arr.type.tz
         if tz and value.tzinfo is not None:
-            value = value.astimezone(ZoneInfo(tz)).replace(tzinfo=None)
+            value = value.astimezone(_zone(tz)).replace(tzinfo=None)
         return value.isoformat(sep=" ")
     if isinstance(value, bytes):
         return value.hex()
     return str(value)
+
+
+def _zone(name: str) -> dt.tzinfo:
+    """A zone by name, or a fixed offset such as ``+01:00`` (Spark allows both)."""
+    import re
+
+    fixed = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", name)
+    if fixed:
+        sign = 1 if fixed.group(1) == "+" else -1
+        minutes = int(fixed.group(2)) * 60 + int(fixed.group(3) or 0)
+        return dt.timezone(sign * dt.timedelta(minutes=minutes))
+    return ZoneInfo(name)
 
 
 def _partition_dir(keys: tuple[str, ...], columns: list[Array], row: int) -> str:

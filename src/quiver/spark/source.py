@@ -136,9 +136,9 @@ class _Dataset:
             self._layouts = P.read_layouts(self.files)
         return self._layouts
 
-    def data_schema(self, every_file: bool) -> t.Schema:
-        """The Spark-facing data schema: of the first file, merged over all files, or
-        checked equal in all files (``every_file``), per ``mergeSchema``."""
+    def data_schema(self) -> t.Schema:
+        """The Spark-facing data schema: merged over all files with mergeSchema, else
+        the first file's (the reader checks the others against it)."""
         opts = self.options
         if not self.files:
             raise ArrowInvalidArgument("expected at least one Arrow IPC file, found none")
@@ -159,20 +159,12 @@ class _Dataset:
                     )
                 schema = t.schema([schema.field(c) for c in opts.columns])
             return schema
-        layouts = self.layouts() if every_file else [P.read_layout(self.files[0])]
-        first = P.spark_schema_of(layouts[0], opts.policy, opts.columns)
-        for layout in layouts[1:]:
-            schema = P.spark_schema_of(layout, opts.policy, opts.columns)
-            if not schema.equals(first):
-                raise ArrowInvalidArgument(
-                    f"{layout.file.path}: its schema differs from {layouts[0].file.path}: "
-                    f"{P.describe_difference(first, schema)}"
-                )
-        return first
+        first = self._layouts[0] if self._layouts else P.read_layout(self.files[0])
+        return P.spark_schema_of(first, opts.policy, opts.columns)
 
-    def schema(self, every_file: bool = False) -> t.Schema:
+    def schema(self) -> t.Schema:
         """Data columns, then the partition columns not already among them."""
-        data = self.data_schema(every_file)
+        data = self.data_schema()
         extra = [f for f in self.partition_fields if f.name not in data.names]
         return t.schema(list(data.fields) + extra)
 
@@ -235,21 +227,24 @@ class ArrowReader(DataSourceReader):
         self._check_files(target)
 
     def _check_files(self, target: t.Schema) -> None:
-        """Every file's columns must become the types Spark asked for (or be absent)."""
+        """Without mergeSchema every file must give the first file's Spark schema; in
+        any case each file's columns must become the types Spark asked for."""
         opts = self.dataset.options
         wanted = {f.name: f.type for f in target.fields}
+        layouts = self.dataset.layouts()
         reference = None
-        if not opts.merge_schema and opts.columns is None:
-            reference = self.dataset.data_schema(every_file=False)
-        for layout in self.dataset.layouts():
-            schema = P.spark_schema_of(layout, opts.policy, None)
+        if not opts.merge_schema and layouts:
+            reference = P.spark_schema_of(layouts[0], opts.policy, opts.columns)
+        for layout in layouts:
             if reference is not None:
-                names = [f.name for f in reference.fields]
-                if schema.names != names and set(schema.names) != set(names):
+                schema = P.spark_schema_of(layout, opts.policy, opts.columns)
+                if not schema.equals(reference):
                     raise ArrowInvalidArgument(
-                        f"{layout.file.path}: its schema differs from the first file's: "
-                        f"{P.describe_difference(reference, schema)}"
+                        f"{layout.file.path}: its schema differs from "
+                        f"{layouts[0].file.path}: {P.describe_difference(reference, schema)}"
                     )
+            else:
+                schema = P.spark_schema_of(layout, opts.policy, None)
             for f in schema.fields:
                 if f.name in wanted and not P.can_widen(f.type, wanted[f.name]):
                     raise ArrowInvalidArgument(
@@ -299,7 +294,8 @@ class ArrowReader(DataSourceReader):
         )
         splits = [
             s for layout in layouts
-            for s in P.splits_of(layout, limit, batches_to_read(self.predicates, layout))
+            for s in P.splits_of(layout, limit, batches_to_read(self.predicates, layout),
+                                 self.job.columns)
         ]
         packed = P.pack(splits, limit, opts.open_cost)
         return [ArrowPartition(i, group) for i, group in enumerate(packed)] or [
@@ -371,7 +367,13 @@ class WriteOptions:
             raise ArrowInvalidArgument(
                 f"expected compression=none, lz4 or zstd, found {compression!r}"
             )
-        max_records = int(options.get("maxrecordsperfile", 0) or 0)
+        try:
+            max_records = int(options.get("maxrecordsperfile", 0) or 0)
+        except ValueError:
+            raise ArrowInvalidArgument(
+                f"expected maxRecordsPerFile as a whole number, found "
+                f"{options.get('maxrecordsperfile')!r}"
+            ) from None
         return cls(
             format=fmt,
             compression=None if compression in ("none", "uncompressed") else compression,
@@ -425,7 +427,11 @@ class ArrowWriter(DataSourceArrowWriter):
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
-        attempt_dir = os.path.join(_job_dir(self.path, self.job), f"task-{task:05d}-{attempt}")
+        # the directory is named by Spark's attempt id, unique in the application: a
+        # stage retried starts attempt numbers at 0 again
+        unique = ctx.taskAttemptId() if ctx is not None else 0
+        attempt_dir = os.path.join(_job_dir(self.path, self.job),
+                                   f"task-{task:05d}-{attempt}-{unique}")
         files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", self.options)
         try:
             for batch in iterator:
@@ -439,34 +445,60 @@ class ArrowWriter(DataSourceArrowWriter):
 
     # driver side
     def commit(self, messages: list[ArrowCommitMessage | None]) -> None:
-        """Make the reported files visible (replacing the old data on overwrite)."""
+        """Make the reported files visible, replacing the old data on overwrite.
+
+        The old entries are first moved aside into the job's directory, then the new files
+        are moved in; only when all of that worked is the old data deleted (with the job's
+        directory).  If anything fails, the new files are taken out again and the old
+        ones put back, so a failed commit loses nothing.
+        """
         from .sink import write_empty
 
         reported = [m for m in messages if m is not None]
         os.makedirs(self.path, exist_ok=True)
-        if self.overwrite:
-            for name in os.listdir(self.path):
-                if name == "_temporary":
-                    continue
-                target = os.path.join(self.path, name)
-                if os.path.isdir(target) and not os.path.islink(target):
-                    shutil.rmtree(target)
-                else:
-                    os.remove(target)
-        moved = 0
-        for message in reported:
-            for written in message.files:
-                source = os.path.join(message.attempt_dir, written.relative)
-                target = os.path.join(self.path, written.relative)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                os.replace(source, target)
-                moved += 1
-        if moved == 0 and not self.options.partition_by:
-            # an empty DataFrame still leaves a file that carries its schema
-            write_empty(self.path, f"part-00000-0-{self.job}", self.arrow_schema, self.options)
-        with open(os.path.join(self.path, "_SUCCESS"), "wb"):
-            pass
+        aside = os.path.join(_job_dir(self.path, self.job), "_old")
+        moved_aside: list[str] = []
+        placed: list[str] = []
+        try:
+            if self.overwrite:
+                os.makedirs(aside, exist_ok=True)
+                for name in sorted(os.listdir(self.path)):
+                    if name != "_temporary":
+                        os.replace(os.path.join(self.path, name), os.path.join(aside, name))
+                        moved_aside.append(name)
+            for message in reported:
+                for written in message.files:
+                    source = os.path.join(message.attempt_dir, written.relative)
+                    target = os.path.join(self.path, written.relative)
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    os.replace(source, target)
+                    placed.append(target)
+            if not placed:
+                # an empty DataFrame still leaves a file that carries its schema
+                placed.append(write_empty(self.path, f"part-00000-0-{self.job}",
+                                          self.arrow_schema, self.options))
+            with open(os.path.join(self.path, "_SUCCESS"), "wb"):
+                pass
+        except BaseException:
+            self._undo(placed, moved_aside, aside)
+            raise
         _remove_job_dir(self.path, self.job)
+
+    def _undo(self, placed: list[str], moved_aside: list[str], aside: str) -> None:
+        """Take the new files out and put the old entries back (a failed commit)."""
+        for target in placed:
+            with contextlib.suppress(OSError):
+                os.remove(target)
+            parent = os.path.dirname(target)
+            while parent != self.path and parent.startswith(self.path):
+                try:
+                    os.rmdir(parent)  # only directories the commit emptied again
+                except OSError:
+                    break
+                parent = os.path.dirname(parent)
+        for name in moved_aside:
+            with contextlib.suppress(OSError):
+                os.replace(os.path.join(aside, name), os.path.join(self.path, name))
 
     def abort(self, messages: list[ArrowCommitMessage | None]) -> None:
         """Remove everything this job wrote (reported or not)."""
