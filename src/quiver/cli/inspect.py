@@ -144,7 +144,9 @@ def layout(inp: Input, with_buffers: bool) -> dict[str, Any]:
     else:
         out["end_of_stream"] = None
     out["messages"] = [message_json(m, data, with_buffers) for m in messages]
+    out["statistics"] = None
     if footer is not None:
+        out["statistics"] = _statistics_json(footer)
         problems = footer_problems(footer, messages)
         out["footer"] = {
             "offset": end,
@@ -167,6 +169,44 @@ def layout(inp: Input, with_buffers: bool) -> dict[str, Any]:
     }
     out["error"] = error
     return out
+
+
+def _statistics_json(footer: md.Footer) -> list[dict[str, Any]] | str | None:
+    """The footer's per-batch statistics (quiver.ipc.statistics) as JSON-ready data, a
+    message when they do not decode, or None when there are none."""
+    from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+
+    meta = footer.custom_metadata
+    value = meta.get(STATISTICS_KEY) if meta is not None else None
+    if value is None:
+        return None
+    try:
+        stats = decode_statistics(value)
+    except E.ArrowError as exc:
+        return f"unreadable: {exc}"
+    names = footer.schema.schema.names
+    out = []
+    for batch in stats:
+        columns = []
+        for name, col in zip(names, batch.columns):
+            entry: dict[str, Any] = {"column": name, "null_count": col.null_count}
+            if col.nan_count:
+                entry["nan_count"] = col.nan_count
+            if col.has_bounds:
+                entry["min"] = _scalar(col.min)
+                entry["max"] = _scalar(col.max)
+                entry["exact"] = col.min_exact and col.max_exact
+            columns.append(entry)
+        out.append({"batch": batch.index, "rows": batch.row_count, "columns": columns})
+    return out
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
 
 
 def _cell(v: Any) -> str:
@@ -201,8 +241,20 @@ def layout_text(lay: dict[str, Any]) -> str:
                      m["is_delta"]])
     table = _table(header, rows, {0, 1, 3, 4, 5, 7})
     lines.append(table[0])
+    stats = lay.get("statistics")
+    batch_number = 0
     for m, row in zip(lay["messages"], table[1:]):
         lines.append(row)
+        if m["kind"] in ("RecordBatch", "record_batch") and isinstance(stats, list):
+            if batch_number < len(stats):
+                for c in stats[batch_number]["columns"]:
+                    bounds = "" if "min" not in c else (
+                        f", min {c['min']!r}, max {c['max']!r}"
+                        + ("" if c["exact"] else " (bounds, not exact)"))
+                    nans = f", {c['nan_count']} NaN" if c.get("nan_count") else ""
+                    lines.append(f"      statistics {c['column']}: {c['null_count']} null"
+                                 f"{nans}{bounds}")
+            batch_number += 1
         for k, v in m["custom_metadata"] or ():
             lines.append(f"      custom metadata: {k} = {v!r}")
         if m.get("buffers"):
@@ -230,7 +282,11 @@ def layout_text(lay: dict[str, Any]) -> str:
                      f"{'' if nr == 1 else 's'}, {agree}")
         lines.extend(f"  {p}" for p in footer["problems"])
         for k, v in footer["custom_metadata"] or ():
+            if k == "quiver:statistics" and isinstance(stats, list):
+                v = f"(statistics of {len(stats)} batches, shown with them above)"
             lines.append(f"  footer custom metadata: {k} = {v!r}")
+        if isinstance(stats, str):
+            lines.append(f"  statistics: {stats}")
     tot = lay["totals"]
     lines.append(f"totals: {tot['messages']} messages, {tot['dictionary_batches']} dictionary "
                  f"batches, {tot['record_batches']} record batches, {tot['rows']} rows, "

@@ -47,6 +47,8 @@ _I32 = struct.Struct("<i")
 
 FIX_RECOVER = "quiver recover IN OUT saves every complete record batch into a valid file"
 FIX_CONVERT = "quiver convert IN OUT rewrites it with correct framing, padding and alignment"
+FIX_STATISTICS = ("quiver convert IN OUT rewrites the file with statistics computed from its "
+                  "data (--no-statistics leaves them out)")
 FIX_WRITER = ("the writer produced invalid data here; fix the writer, or leave the column out "
               "with quiver convert --columns")
 
@@ -143,6 +145,8 @@ class Checker:
         options = IpcReadOptions(validate="structural")
         self.options = options
         self.loader: BatchLoader | None = None
+        self.statistics: Any = None  # the footer's per-batch statistics (full level)
+        self.footer_at = 0
 
     def add(self, finding: Finding) -> None:
         """Keep one finding; stop the walk when the limit is reached."""
@@ -186,9 +190,66 @@ class Checker:
             f = finding_of(exc)
             self.add(Finding("footer", f"the footer cannot be read: {f.what}", f.offset,
                              fix=FIX_RECOVER))
+        if footer is not None and self.full:
+            self._read_statistics(footer, end)
         self._stream(len(FILE_HEADER), end, file_format=True)
         if footer is not None:
             self._footer(footer, end)
+
+    def _read_statistics(self, footer: md.Footer, at: int) -> None:
+        from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+
+        meta = footer.custom_metadata
+        value = meta.get(STATISTICS_KEY) if meta is not None else None
+        if value is None:
+            return
+        try:
+            self.statistics = decode_statistics(value)
+        except E.ArrowError as exc:
+            self.add(Finding("statistics", f"expected readable statistics under the footer key "
+                             f"{STATISTICS_KEY!r}, found: {exc}", at, fix=FIX_STATISTICS))
+            return
+        if len(self.statistics) != len(footer.record_batches):
+            self.add(Finding("statistics", f"expected statistics for each of the "
+                             f"{len(footer.record_batches)} record batches, found "
+                             f"{len(self.statistics)}", at, fix=FIX_STATISTICS))
+            self.statistics = None
+        self.footer_at = at
+
+    def _check_statistics(self, columns: list[Any], num_rows: int, raw: RawMessage,
+                          index: int) -> None:
+        """The footer's statistics of this batch against its data (full level)."""
+        from ..ipc.statistics import columns_statistics
+
+        k = self.record_batches - 1
+        if self.statistics is None or k >= len(self.statistics):
+            return
+        stored = self.statistics[k]
+        actual = columns_statistics(columns, num_rows, k).to_statistics()
+        names = self.loader.schema.names if self.loader is not None else []
+        problems = []
+        if stored.row_count != actual.row_count:
+            problems.append(("", f"{stored.row_count} rows", f"{actual.row_count}"))
+        for name, want, got in zip(names, stored.columns, actual.columns):
+            if want.null_count != got.null_count:
+                problems.append((name, f"{want.null_count} nulls", f"{got.null_count}"))
+            if want.nan_count != got.nan_count:
+                problems.append((name, f"{want.nan_count} NaN", f"{got.nan_count}"))
+            if not want.has_bounds:
+                continue
+            if not got.has_bounds:
+                problems.append((name, f"bounds {want.min!r}..{want.max!r}", "no values"))
+                continue
+            low_ok = want.min == got.min if want.min_exact else want.min <= got.min
+            high_ok = want.max == got.max if want.max_exact else want.max >= got.max
+            if not (low_ok and high_ok):
+                problems.append((name, f"min {want.min!r} and max {want.max!r}"
+                                 + ("" if want.min_exact and want.max_exact else " (bounds)"),
+                                 f"{got.min!r} and {got.max!r}"))
+        for field, expected, found in problems:
+            self.add(Finding("statistics", f"expected the footer's statistics of record batch "
+                             f"{k} ({expected}) to agree with its data, found {found}",
+                             raw.offset, index, field, fix=FIX_STATISTICS))
 
     def _footer(self, footer: md.Footer, at: int) -> None:
         """The footer against the stream (``at``: where the footer starts)."""
@@ -399,6 +460,7 @@ class Checker:
             return
         if not self.full or loader.kept_foreign:
             return
+        self._check_statistics(columns, header.length, raw, index)
         from ..array.validate import validate_array
 
         where: dict[str, list[tuple[int, int]]] | None = None
