@@ -8,8 +8,9 @@ registers any ``pyspark_*`` module with a ``DefaultSource``), under the name ``a
 :func:`register` registers it explicitly, under ``arrow`` and ``quiver``.  The modules:
 ``policy`` (which Arrow type Spark reads for each Arrow type), ``convert`` (arrays into
 those types, with numpy), ``paths`` (files and hive partitions), ``plan`` (splits on the
-driver, reads on executors), ``source`` (the data source, reader, writer and commit
-protocol), ``sink`` (one task's files), ``session`` (a local or cluster session).
+driver, reads on executors), ``pushdown`` (Spark's filters against statistics and
+partition values), ``source`` (the data source, reader, writer and commit protocol),
+``sink`` (one task's files).
 """
 
 from __future__ import annotations

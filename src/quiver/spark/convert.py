@@ -25,6 +25,7 @@ import numpy as np
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
+from ..array.validate import ragged_indices
 from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, NotSupported
 from .policy import DEFAULT_POLICY, ReadPolicy, spark_arrow_type
@@ -67,10 +68,7 @@ def valid_mask(arr: Array) -> np.ndarray | None:
     """The validity of ``arr``'s slots as bools, None when every slot is valid."""
     if isinstance(t.storage_of(arr.type), t.NullType):
         return np.zeros(len(arr), dtype=bool)
-    validity = arr.validity
-    if validity is None or arr.null_count == 0:
-        return None
-    return unpack_bits(validity, arr.offset, len(arr))
+    return arr.is_valid_mask()
 
 
 def _bitmap(mask: np.ndarray | None) -> np.ndarray | None:
@@ -134,10 +132,7 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.nda
             f"expected at most {_INT32_MAX} bytes or elements in one column of one batch, "
             f"found {total}; write smaller batches"
         )
-    index = np.arange(total, dtype=np.int64)
-    if total:
-        index += np.repeat(starts.astype(np.int64) - offsets[:-1], lengths)
-    return offsets.astype(np.int32), index
+    return offsets.astype(np.int32), ragged_indices(starts, lengths)
 
 
 def take(arr: Array, indices: np.ndarray, mask: np.ndarray | None = None) -> Array:

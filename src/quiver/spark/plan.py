@@ -35,12 +35,14 @@ from .. import types as t
 from ..array import make_array
 from ..array.base import Array
 from ..batch import RecordBatch
+from ..buffers import pack_bits
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from ..ipc import index as ipc_index
 from ..ipc.decoder import END
+from ..ipc.framing import EOS
 from ..ipc.reader import open_file
 from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
-from .convert import Where, all_null, take, to_spark_array
+from .convert import Where, all_null, take, to_spark_array, valid_mask
 from .paths import DataFile, partition_value
 from .policy import ReadPolicy, spark_arrow_schema
 
@@ -234,7 +236,7 @@ def _raw_batches(split: Split, columns: list[str] | None, validate: str) -> Iter
     for offset, end in split.prelude:
         decoder.feed(data[offset:end])
     decoder.feed(data[split.body[0] : split.body[1]])
-    decoder.feed(b"\xff\xff\xff\xff\x00\x00\x00\x00")
+    decoder.feed(EOS)
     decoder.feed_eof()
     while (batch := decoder.next_batch()) is not END:
         yield batch
@@ -307,10 +309,8 @@ def adapt(arr: Array, target: t.DataType, where: Where) -> Array:
 
 
 def _validity_at_zero(arr: Array) -> np.ndarray | None:
-    from .convert import valid_mask
-
     mask = valid_mask(arr)
-    return None if mask is None else np.packbits(mask, bitorder="little")
+    return None if mask is None else pack_bits(mask)
 
 
 def _find(schema: t.Schema, name: str) -> int | None:
