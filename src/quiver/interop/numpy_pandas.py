@@ -92,6 +92,21 @@ def _strings(col: Array) -> np.ndarray:
     return out
 
 
+def _arrow_strings(pd: Any, col: Array, target: Any) -> Any:
+    """The column as pandas' own Arrow-backed string array, handed over through the
+    Arrow PyCapsule protocol without a copy, when that is the dtype asked for (pandas 3's
+    ``str`` keeps its strings in Arrow memory); None otherwise."""
+    if target is object or not hasattr(pd.Series, "from_arrow"):
+        return None
+    if getattr(target, "storage", None) != "pyarrow":
+        return None
+    try:
+        handed = pd.Series.from_arrow(col).array
+    except (TypeError, ValueError, ImportError):
+        return None
+    return handed if handed.dtype == target else None
+
+
 def _string_dtype(pd: Any, numpy_type: str | None) -> Any:
     """The pandas dtype a string column becomes: the metadata's, else pandas' default."""
     if numpy_type == "string":
@@ -159,8 +174,11 @@ def _column_to_pandas(
             )
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
     if isinstance(st, (t.StringType, t.StringViewType)):
-        values = _strings(col)
         target = _string_dtype(pd, numpy_type)
+        handed = _arrow_strings(pd, col, target)
+        if handed is not None:
+            return handed
+        values = _strings(col)
         return values if target is object else pd.array(values, dtype=target)
     if isinstance(st, (t.IntegerType, t.FloatingPointType, t.BoolType)) and (
         numpy_type in _MASKED
