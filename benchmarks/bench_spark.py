@@ -103,16 +103,21 @@ def main(argv: list[str] | None = None) -> int:
         ).cache()
         df.count()
         arrow_dir, parquet_dir = os.path.join(work, "arrow"), os.path.join(work, "parquet")
-        writes: dict[str, list[float]] = {"arrow": [], "parquet": []}
+        writes: dict[str, list[float]] = {"arrow": [], "arrow, no statistics": [],
+                                          "parquet": []}
+        bare_dir = os.path.join(work, "arrow-bare")
         for rep in range(args.repeat + 1):  # the first round warms both sides up, untimed
-            for side in ("arrow", "parquet"):
-                target = arrow_dir if side == "arrow" else parquet_dir
+            for side in writes:
+                target = {"arrow": arrow_dir, "parquet": parquet_dir}.get(side, bare_dir)
                 shutil.rmtree(target, ignore_errors=True)
                 writer = df.write.mode("overwrite")
-                seconds = _timed(
-                    (lambda w=writer, p=target: w.format("arrow").save(p)) if side == "arrow"
-                    else (lambda w=writer, p=target: w.parquet(p))
-                )
+                if side == "parquet":
+                    def run(w=writer, p=target):
+                        w.parquet(p)
+                else:
+                    def run(w=writer, p=target, on=str(side == "arrow").lower()):
+                        w.format("arrow").option("statistics", on).save(p)
+                seconds = _timed(run)
                 if rep:
                     writes[side].append(seconds)
 
@@ -151,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  aggregation, native Parquet       {med['parquet']:6.2f} s")
     print(f"  write, quiver sink                {med['write arrow']:6.2f} s "
           f"({sizes['arrow'] / 1e6:.0f} MB)")
+    print(f"  write, quiver sink, no statistics {med['write arrow, no statistics']:6.2f} s")
     print(f"  write, Parquet                    {med['write parquet']:6.2f} s "
           f"({sizes['parquet'] / 1e6:.0f} MB)")
     print("ratios (target):")

@@ -114,6 +114,17 @@ def test_partition_by_writes_hive_directories_and_reads_back(spark, tmp_path):
         df.select("id", "city", "day", "v"), "id")
 
 
+def test_small_spark_batches_are_written_as_larger_ones(tmp_path):
+    writer = _writer(tmp_path / "gather", batchRows="25000")
+    message = writer.write(iter(_batches(*[(i, i + 10_000) for i in range(0, 100_000, 10_000)])))
+    (written,) = message.files
+    path = os.path.join(message.attempt_dir, written.relative)
+    with ipc.open_file(path) as reader:
+        assert [reader.get_batch(i).num_rows for i in range(len(reader))] == [
+            30_000, 30_000, 30_000, 10_000]
+        assert reader.read_all().column("id").to_pylist() == list(range(100_000))
+
+
 def test_files_roll_at_max_records_and_max_bytes(spark, tmp_path):
     df = spark.range(0, 2500, numPartitions=1).selectExpr("id", "repeat('x', 100) as pad")
     out = str(tmp_path / "roll")
@@ -210,15 +221,14 @@ def test_written_files_are_read_by_pyarrow_polars_and_duckdb(spark, tmp_path):
 # -- the commit protocol, driven directly ------------------------------------------------
 
 
-def _writer(path, **options):
+def _writer(path, string_fields=(), **options):
     from pyspark.sql.datasource import CaseInsensitiveDict
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     from quiver.spark.source import ArrowWriter
 
     fields = [StructField("id", LongType())]
-    if "partitionBy" in options:
-        fields.append(StructField(options["partitionBy"], StringType()))
+    fields += [StructField(name, StringType()) for name in string_fields]
     schema = StructType(fields)
     return ArrowWriter(CaseInsensitiveDict(path=str(path), **options), schema, True)
 
@@ -257,7 +267,8 @@ def test_a_failing_task_removes_its_own_files(tmp_path):
 
     with pytest.raises(RuntimeError, match="source died"):
         writer.write(batches())
-    assert os.listdir(os.path.join(out, "_temporary", writer.job)) == []
+    job_dir = os.path.join(out, "_temporary", writer.job)
+    assert not os.path.exists(job_dir) or os.listdir(job_dir) == []
 
 
 def test_bad_write_options_are_refused(tmp_path):
@@ -310,10 +321,11 @@ def test_partitioned_write_of_large_string_columns(spark, tmp_path):
 def test_many_partition_values_do_not_run_out_of_files(tmp_path):
     from quiver.spark import sink
 
-    writer = _writer(tmp_path / "many", partitionBy="k")
+    writer = _writer(tmp_path / "many", string_fields=("k",), partitionBy="k")
     batch = pa.record_batch({"id": pa.array(range(300), pa.int64()),
                              "k": pa.array([f"v{i}" for i in range(300)])})
     message = writer.write(iter([batch, batch]))
+    # rows held per directory are written at the end: one file per directory here
     assert len({os.path.dirname(f.relative) for f in message.files}) == 300
     assert sum(f.rows for f in message.files) == 600
     assert sink.MAX_OPEN_FILES < 300

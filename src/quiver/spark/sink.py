@@ -79,6 +79,8 @@ class TaskFiles:
     _done: list[Any] = field(default_factory=list)
     _schema: t.Schema | None = None
     _data_columns: list[int] | None = None
+    _pending: dict[str, list[RecordBatch]] = field(default_factory=dict)
+    _pending_rows: dict[str, int] = field(default_factory=dict)
 
     def write(self, pa_batch: Any) -> None:
         """Write one batch (pyarrow, or anything with ``__arrow_c_array__``)."""
@@ -94,12 +96,12 @@ class TaskFiles:
             self._schema, [batch.column(i) for i in self._data_columns], batch.num_rows
         )
         if not keys:
-            self._append("", data)
+            self._gather("", data)
             return
         key_columns = [batch.column(k) for k in keys]
         groups, firsts = group_rows(key_columns)
         if len(firsts) == 1:
-            self._append(_partition_dir(keys, key_columns, int(firsts[0])), data)
+            self._gather(_partition_dir(keys, key_columns, int(firsts[0])), data)
             return
         # the rows reordered by group once; each group is then a slice of them
         order = np.argsort(groups, kind="stable")
@@ -109,8 +111,37 @@ class TaskFiles:
         )
         for g, first in enumerate(firsts):
             start, stop = int(bounds[g]), int(bounds[g + 1])
-            self._append(_partition_dir(keys, key_columns, int(first)),
+            self._gather(_partition_dir(keys, key_columns, int(first)),
                          grouped.slice(start, stop - start))
+
+    def _gather(self, directory: str, batch: RecordBatch) -> None:
+        """Hold Spark's small batches (10,000 rows) until about ``batch_rows`` rows have
+        come for ``directory``, then write them as one record batch: fewer, larger
+        batches cost less per row to write, to read and to keep statistics for."""
+        target = self.options.batch_rows
+        if target <= batch.num_rows and not self._pending.get(directory):
+            self._append(directory, batch)
+            return
+        self._pending.setdefault(directory, []).append(batch)
+        rows = self._pending_rows.get(directory, 0) + batch.num_rows
+        self._pending_rows[directory] = rows
+        if rows >= target:
+            self._flush(directory)
+
+    def _flush(self, directory: str) -> None:
+        from ..array.concat import concat_arrays
+
+        parts = self._pending.pop(directory, [])
+        self._pending_rows.pop(directory, None)
+        if not parts:
+            return
+        if len(parts) == 1:
+            self._append(directory, parts[0])
+            return
+        columns = [concat_arrays([p.column(i) for p in parts])
+                   for i in range(len(self._schema))]
+        self._append(directory, RecordBatch._trusted(
+            self._schema, columns, sum(p.num_rows for p in parts)))
 
     def _append(self, directory: str, batch: RecordBatch) -> None:
         limit = self.options.max_records_per_file
@@ -162,7 +193,9 @@ class TaskFiles:
         self._done.append(WrittenFile(current.relative, current.rows, nbytes))
 
     def close(self) -> list[Any]:
-        """Close every open file; the files written, in order."""
+        """Write what is held, close every open file; the files written, in order."""
+        for directory in list(self._pending):
+            self._flush(directory)
         for directory in list(self._open_files):
             self._finish(directory)
         return self._done

@@ -353,6 +353,7 @@ class WriteOptions:
     max_bytes_per_file: int = 0
     partition_by: tuple[str, ...] = ()
     statistics: bool = True
+    batch_rows: int = 131_072
 
     @classmethod
     def parse(cls, options: Any) -> WriteOptions:
@@ -382,6 +383,7 @@ class WriteOptions:
                 "maxbytesperfile") else 0,
             partition_by=_names(options, "partitionBy") or (),
             statistics=_flag(options, "statistics", True),
+            batch_rows=_size(options, "batchRows", 131_072),
         )
 
 
