@@ -115,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
                     def run(w=writer, p=target):
                         w.parquet(p)
                 else:
-                    def run(w=writer, p=target, on=str(side == "arrow").lower()):
+                    stats_on = "true" if side == "arrow" else "false"
+
+                    def run(w=writer, p=target, on=stats_on):
                         w.format("arrow").option("statistics", on).save(p)
                 seconds = _timed(run)
                 if rep:
