@@ -186,12 +186,13 @@ def _word_at(starts: np.ndarray, lengths: np.ndarray, data: np.ndarray, rows: np
 
 
 def _extreme_bytes(starts: np.ndarray, lengths: np.ndarray, data: np.ndarray,
-                   rows: np.ndarray, largest: bool) -> tuple[int, bool]:
+                   rows: np.ndarray, largest: bool, first: np.ndarray) -> tuple[int, bool]:
     """The row whose value is smallest (largest) among ``rows`` comparing at most
-    PREFIX_BYTES bytes, eight at a time, and whether the comparison was cut short."""
+    PREFIX_BYTES bytes, eight at a time, and whether the comparison was cut short;
+    ``first`` holds every row's first eight bytes (computed once for min and max)."""
     candidates = rows
     for j in range(0, PREFIX_BYTES, 8):
-        words = _word_at(starts, lengths, data, candidates, j)
+        words = first if j == 0 else _word_at(starts, lengths, data, candidates, j)
         best = words.max() if largest else words.min()
         candidates = candidates[words == best]
         short = lengths[candidates] <= j + 8
@@ -234,8 +235,9 @@ def _binary_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
     rows = np.arange(len(arr)) if valid is None else np.flatnonzero(valid)
     if len(rows) == 0:
         return None
-    low, low_cut = _extreme_bytes(starts, lengths, data, rows, largest=False)
-    high, high_cut = _extreme_bytes(starts, lengths, data, rows, largest=True)
+    first = _word_at(starts, lengths, data, rows, 0)
+    low, low_cut = _extreme_bytes(starts, lengths, data, rows, False, first)
+    high, high_cut = _extreme_bytes(starts, lengths, data, rows, True, first)
     if not low_cut and not high_cut:
         return _two(arr, low, high), True, True
     is_text = isinstance(dtype, t.StringType)
