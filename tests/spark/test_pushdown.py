@@ -139,7 +139,8 @@ def test_the_sink_writes_statistics_that_the_source_prunes_with(spark, tmp_path)
     from pyspark.sql.types import StructType as SparkStruct
 
     out = str(tmp_path / "sunk")
-    spark.range(0, 40_000, numPartitions=2).write.format("arrow").mode("overwrite").save(out)
+    spark.range(0, 40_000, numPartitions=2).write.format("arrow").option(
+        "batchRows", "5000").mode("overwrite").save(out)
     import os
 
     files = sorted(f for f in os.listdir(out) if f.endswith(".arrow"))

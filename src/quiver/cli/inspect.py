@@ -174,12 +174,12 @@ def layout(inp: Input, with_buffers: bool) -> dict[str, Any]:
 def _statistics_json(footer: md.Footer) -> list[dict[str, Any]] | str | None:
     """The footer's per-batch statistics (quiver.ipc.statistics) as JSON-ready data, a
     message when they do not decode, or None when there are none."""
-    from ..ipc.statistics import STATISTICS_KEY, decode_statistics
-
     meta = footer.custom_metadata
-    value = meta.get(STATISTICS_KEY) if meta is not None else None
+    value = meta.get("quiver:statistics") if meta is not None else None
     if value is None:
-        return None
+        return None  # (checked before importing the statistics module: start-up)
+    from ..ipc.statistics import decode_statistics
+
     try:
         stats = decode_statistics(value)
     except E.ArrowError as exc:

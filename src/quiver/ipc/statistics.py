@@ -112,8 +112,11 @@ def _numbers(arr: Array, dtype: t.DataType) -> np.ndarray:
 
 
 def _two(arr: Array, low: int, high: int) -> tuple[Array, Array]:
-    """Rows ``low`` and ``high`` of ``arr`` as one-value slices (no copy)."""
-    return arr.slice(low, 1), arr.slice(high, 1)
+    """Rows ``low`` and ``high`` of ``arr`` as one-value arrays, copied: a writer keeps
+    them until it closes, and views would keep every batch's memory alive."""
+    from ..array.select import take
+
+    return _split(take(arr, np.array([low, high], dtype=np.int64)))
 
 
 def _split(pair: Array) -> tuple[Array, Array]:
@@ -167,10 +170,20 @@ def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
 def _bytes_of(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starts, lengths and the data bytes of this array's values only (a slice's data
     buffer may hold a whole column)."""
+    from ..errors import ArrowInvalid
+
     width = "<i8" if arr.type.large else "<i4"
     offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1].astype(np.int64)
     first, last = int(offsets[0]), int(offsets[-1])
-    return offsets[:-1] - first, offsets[1:] - offsets[:-1], arr.buffers[2][first:last]
+    lengths = offsets[1:] - offsets[:-1]
+    data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
+    if first < 0 or last > len(data) or (lengths < 0).any():
+        # values the structural checks do not look at; statistics must not index by them
+        raise ArrowInvalid(
+            f"expected offsets that do not decrease, within the {len(data)} data bytes, "
+            f"to compute statistics; found {first}..{last}"
+        )
+    return offsets[:-1] - first, lengths, data[first:last]
 
 
 def _word_at(starts: np.ndarray, lengths: np.ndarray, data: np.ndarray, rows: np.ndarray,
@@ -261,6 +274,11 @@ def _binary_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
 
 def column_bounds(arr: Array) -> Bounds:
     """The statistics of one column of a batch, as they are written."""
+    if isinstance(arr.type, t.ExtensionType):  # bounds of the storage values
+        from ..array import make_array
+
+        arr = make_array(arr.type.storage_type, len(arr), arr.buffers, arr.children,
+                         arr.null_count, arr.offset, arr.dictionary)
     dtype = t.storage_of(arr.type)
     nulls = arr.null_count
     if isinstance(dtype, t.DictionaryType):
