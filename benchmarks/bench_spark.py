@@ -19,7 +19,6 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 
@@ -79,20 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--files", type=int, default=8, help="files written per format")
     args = ap.parse_args(argv)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from quiver.spark import register
+    from quiver.spark import session
 
-    spark = (
-        SparkSession.builder.master("local[2]").appName("quiver-bench")
-        .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+    spark = session("local[2]", "quiver-bench", **{"spark.ui.showConsoleProgress": "false"})
     spark.dataSource.register(_reference_source())
     work = tempfile.mkdtemp(prefix="quiver-bench-spark-")
     try:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
+import bench_ipc
 import numpy as np
 import pyarrow as pa
 from timing import paired
@@ -27,18 +27,8 @@ import quiver.ipc as ipc
 
 
 def make_table(rows: int) -> pa.Table:
-    rng = np.random.default_rng(0)
-    words = np.array([f"value-{i}" for i in range(1000)], dtype=object)
-    return pa.table({
-        "id": np.arange(rows, dtype=np.int64),
-        "i2": rng.integers(-1000, 1000, rows),
-        "f1": rng.random(rows),
-        "f2": rng.normal(size=rows),
-        "s1": pa.array(words[rng.integers(0, 1000, rows)], pa.string()),
-        "s2": pa.array(words[rng.integers(0, 1000, rows)], pa.string()),
-        "b": rng.random(rows) > 0.5,
-        "ts": pa.array(rng.integers(0, 1 << 50, rows), pa.timestamp("us")),
-    })
+    """bench_ipc's table, its first column replaced by a sorted key (what filters pick)."""
+    return bench_ipc.make_table(rows).set_column(0, "id", pa.array(np.arange(rows)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,16 +76,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _spark(work: str, table: pa.Table, args: argparse.Namespace) -> None:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
+    from quiver.spark import session
 
-    from quiver.spark import register
-
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+    spark = session("local[2]", "quiver-bench-statistics",
+                    **{"spark.ui.showConsoleProgress": "false"})
     try:
         root = os.path.join(work, "dataset")
         per_file = len(table) // 8

@@ -55,26 +55,6 @@ def _java_available() -> bool:
     return shutil.which("java") is not None or bool(home and Path(home, "bin", "java").exists())
 
 
-def _session(master: str):
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    from .spark import register
-
-    spark = (
-        SparkSession.builder.master(master)
-        .appName("quiver-job")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
-    return spark
-
-
 def _files(root: Path) -> list[Path]:
     return sorted(
         p for p in root.rglob("*")
@@ -134,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     events_dir, countries_dir = out / "events", out / "countries"
     times: dict[str, float] = {}
     with _step("start Spark", times):
-        spark = _session(args.master)
+        from .spark import session
+
+        spark = session(args.master, "quiver-job", **{"spark.sql.shuffle.partitions": "8"})
     try:
         from pyspark.sql import functions as F
 

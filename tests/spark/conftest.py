@@ -20,21 +20,9 @@ def spark():
     """A local[2] session (each task may be tried twice), stopped at the end."""
     _require_spark()
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
+    from quiver.spark import session
 
-    from quiver.spark import register
-
-    session = (
-        SparkSession.builder.master("local[2, 2]")
-        .appName("quiver-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    register(session)
-    yield session
-    session.stop()
+    spark = session("local[2, 2]", "quiver-tests", **{
+        "spark.sql.shuffle.partitions": "4", "spark.ui.showConsoleProgress": "false"})
+    yield spark
+    spark.stop()

@@ -33,4 +33,27 @@ def register(spark: Any, *, filter_pushdown: bool = True) -> None:
     spark.dataSource.register(QuiverDataSource)
 
 
-__all__ = ["register"]
+def session(master: str = "local[*]", app: str = "quiver", **conf: str) -> Any:
+    """A Spark session on ``master`` with the source registered: workers run this
+    Python, Spark binds 127.0.0.1 unless told otherwise, the UI is off, the session
+    zone is UTC and the log shows errors only.  ``conf`` adds Spark settings
+    (``spark.sql.shuffle.partitions="8"``, ...)."""
+    import os
+    import sys
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(master).appName(app)
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.session.timeZone", "UTC"))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+__all__ = ["register", "session"]
