@@ -127,8 +127,10 @@ def _column_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> 
     elif p.op == "in":
         cond = np.zeros(n, bool)
         for v in p.value:
-            if v is not None:
-                cond |= within(v)
+            if v is None:
+                continue
+            # set membership matches NaN with NaN (pyarrow's is_in), unlike ==
+            cond |= (nans > 0) if _is_nan(v) else within(v)
     elif p.op == "!=":
         low, high = _bound_compare(mins, "==", p.value), _bound_compare(maxs, "==", p.value)
         if low is None or high is None:
@@ -321,8 +323,15 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
         for v in p.value:
             if v is None:
                 continue
-            if _is_nan(v) and isinstance(dtype, t.FloatingPointType):
-                hits |= np.isnan(_numbers(arr, dtype))
+            if isinstance(dtype, t.FloatingPointType) and isinstance(v, (int, float)):
+                # set membership as pyarrow's is_in: NaN matches NaN, and -0.0 and 0.0
+                # are different members (compared by their bits)
+                column = _numbers(arr, dtype)
+                if _is_nan(v):
+                    hits |= np.isnan(column)
+                else:
+                    bits = column.dtype.str.replace("f", "u")
+                    hits |= column.view(bits) == np.array(v, column.dtype).view(bits)
             else:
                 hits |= _compare(arr, dtype, "==", v)
         if valid is not None:

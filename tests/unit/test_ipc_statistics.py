@@ -245,7 +245,8 @@ def _table(rng: np.random.Generator, n: int) -> pa.Table:
 
 
 _VALUES = {
-    "i": st.integers(-25, 25), "f": st.sampled_from([-1.0, 0.0, 0.5, 2.0, float("nan")]),
+    "i": st.integers(-25, 25),
+    "f": st.sampled_from([-1.0, 0.0, -0.0, 0.5, 2.0, float("nan")]),
     "s": st.sampled_from(["", "a", "ab", "b", "c", "pear", "zz", "\u00e9t\u00e9"]),
     "d": st.sampled_from(["", "a", "b", "pear", "zz"]), "b": st.booleans(),
     "t": st.integers(-25, 25).map(lambda d: dt.datetime(1970, 1, 1) + dt.timedelta(days=d)),
@@ -285,6 +286,16 @@ def test_filters_equal_pyarrow_filtering(seed, groups, with_statistics):
     expected = table.filter(_pa_expression(filters))
     got = ipc.read_table(data, filters=filters)
     assert _rows(pa.table(got)) == _rows(expected)
+
+
+def test_in_matches_as_pyarrow_does_signed_zeros_and_nan():
+    table = pa.table({"f": pa.array([-0.0, 0.0, float("nan"), 1.0])})
+    data = _write(table, 10)
+    for values in ([0.0], [-0.0], [float("nan")], [1.0, -0.0]):
+        expected = table.filter(pc.field("f").isin(values))
+        got = ipc.read_table(data, filters=[("f", "in", values)])
+        assert [str(v) for v in got.column("f").to_pylist()] == [
+            str(v) for v in expected.column("f").to_pylist()], values
 
 
 def test_selective_filter_reads_fewer_batches():
