@@ -7,12 +7,14 @@ the protocol below.
 
 Commit protocol
 ---------------
-A task attempt writes under ``<path>/_temporary/<job>/<task>-<attempt>/`` (hive
-directories inside it when ``partitionBy`` is set) and reports its files in its commit
-message.  On the driver, ``commit`` removes the old data files (overwrite only, at that
+A task attempt writes under ``<path>/_temporary/<job>/task-<task>-<attempt>-<id>/`` (hive
+directories inside it when ``partitionBy`` is set; ``id`` is Spark's attempt id, unique
+in the application) and reports its files in its commit message.  On the driver,
+``commit`` moves the old data aside into the job's directory (overwrite only, at that
 moment), moves the reported files into place, writes ``_SUCCESS`` and removes
-``_temporary/<job>``, which takes with it the files of failed, retried or speculative
-attempts that were never reported.  ``abort`` removes ``_temporary/<job>``; nothing of
+``_temporary/<job>``, which takes with it the old data and the files of failed, retried
+or speculative attempts that were never reported; if a step fails, the new files are
+taken out and the old ones put back.  ``abort`` removes ``_temporary/<job>``; nothing of
 the job was visible before, so nothing of it remains.  Readers skip ``_``-prefixed names,
 so a job in progress is never half-visible.
 """
@@ -38,7 +40,7 @@ from pyspark.sql.datasource import (
 from .. import types as t
 from ..errors import ArrowInvalidArgument
 from . import plan as P
-from .paths import escape_partition_text, list_files, partition_schema, paths_from_options
+from .paths import list_files, partition_schema, paths_from_options
 from .policy import (
     ReadPolicy,
     from_spark_schema,
@@ -512,5 +514,4 @@ __all__ = [
     "ArrowReader",
     "ArrowWriter",
     "QuiverDataSource",
-    "escape_partition_text",
 ]
