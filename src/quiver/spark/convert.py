@@ -6,9 +6,9 @@
 temporal units rescaled with overflow and range checks, large and view layouts gathered
 into 32-bit offsets, dictionaries and run-end encoded columns decoded, unions turned
 into a struct of the type code and one field per child.  A value Spark cannot represent
-raises :class:`~quiver.errors.ArrowInvalid` naming the column and the row (the row is
-counted from the start of the file when the caller says where the batch starts), unless
-the policy says to make it null.
+raises :class:`~quiver.errors.ArrowInvalid` naming where it is (:class:`Where`: the file
+and batch the caller gives, the column path, the row within the batch), unless the policy
+says to make it null.
 
 :func:`take` gathers rows of a Spark-compatible array (the types the policy produces);
 the dictionary, run-end and union decoders and the sink's hive partitioning use it.
