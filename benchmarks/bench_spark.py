@@ -65,6 +65,28 @@ def _reference_source():
     return PyarrowIpcSource
 
 
+def _null_sink():
+    """A Python sink that only iterates over its batches: the floor of any Python sink
+    (what Spark spends handing Arrow batches to Python workers)."""
+    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+    class NullWriter(DataSourceArrowWriter):
+        def write(self, iterator):
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+    class NullSink(DataSource):
+        @classmethod
+        def name(cls):
+            return "nullsink"
+
+        def writer(self, schema, overwrite):
+            return NullWriter()
+
+    return NullSink
+
+
 def _timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -84,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = session("local[2]", "quiver-bench", **{"spark.ui.showConsoleProgress": "false"})
     spark.dataSource.register(_reference_source())
+    spark.dataSource.register(_null_sink())
     work = tempfile.mkdtemp(prefix="quiver-bench-spark-")
     try:
         df = spark.range(0, args.rows, numPartitions=args.files).selectExpr(
@@ -94,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         df.count()
         arrow_dir, parquet_dir = os.path.join(work, "arrow"), os.path.join(work, "parquet")
         writes: dict[str, list[float]] = {"arrow": [], "arrow, no statistics": [],
-                                          "parquet": []}
+                                          "null sink": [], "parquet": []}
         bare_dir = os.path.join(work, "arrow-bare")
         for rep in range(args.repeat + 1):  # the first round warms both sides up, untimed
             for side in writes:
@@ -104,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
                 if side == "parquet":
                     def run(w=writer, p=target):
                         w.parquet(p)
+                elif side == "null sink":
+                    def run(w=writer):
+                        w.format("nullsink").mode("append").save()
                 else:
                     stats_on = "true" if side == "arrow" else "false"
 
@@ -149,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  write, quiver sink                {med['write arrow']:6.2f} s "
           f"({sizes['arrow'] / 1e6:.0f} MB)")
     print(f"  write, quiver sink, no statistics {med['write arrow, no statistics']:6.2f} s")
+    print(f"  write, a Python sink doing nothing {med['write null sink']:5.2f} s")
     print(f"  write, Parquet                    {med['write parquet']:6.2f} s "
           f"({sizes['parquet'] / 1e6:.0f} MB)")
     print("ratios (target):")
@@ -157,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  source / Parquet             {med['quiver source'] / med['parquet']:.2f}  (<= 1.3)")
     print(f"  sink / Parquet write         {med['write arrow'] / med['write parquet']:.2f}"
           "  (<= 1.3)")
+    print(f"  sink / the do-nothing sink   {med['write arrow'] / med['write null sink']:.2f}"
+          "  (what quiver itself adds)")
     return 0
 
 
