@@ -484,11 +484,6 @@ def statistics_batches(written: list[WrittenBatch], schema: t.Schema) -> list[An
     return out
 
 
-def statistics_batch(stats: WrittenBatch, schema: t.Schema) -> Any:
-    """One batch's statistics as StatisticsSchema.rst's RecordBatch."""
-    return statistics_batches([stats], schema)[0]
-
-
 def encode_statistics(written: list[WrittenBatch], schema: t.Schema) -> str:
     """The footer value: an IPC stream of one statistics batch per record batch, base64."""
     from .writer import BufferOutputStream, new_stream
