@@ -227,12 +227,19 @@ def _take(arr: Array, idx: np.ndarray, valid: np.ndarray | None) -> Array:
         cv = None if valid is None else np.repeat(valid, size)
         children = [_take(arr.children[0], pos, cv)]
     elif rule in ("views", "dense"):
-        if rule == "dense" and valid is not None:
-            raise NotSupported(
-                "take with null indices into a dense union is not supported (a dense union "
-                "has no slot to point a null at); drop the nulls from the indices first"
-            )
         children = list(arr.children)
+        if rule == "dense" and valid is not None and not valid.all():
+            # a dense union has no validity: a null index points at a null appended to
+            # the first child
+            from .concat import concat_arrays
+
+            first = children[0]
+            null_at = len(first)
+            children[0] = concat_arrays([first, _all_null(first.type, 1)])
+            ids = buffers[0].view(np.int8)
+            offs = buffers[1].view("<i4")
+            ids[~valid] = st.type_codes[0]  # type: ignore[attr-defined]
+            offs[~valid] = null_at
     if lay.has_validity:
         if out_valid is not None and not out_valid.all():
             buffers[0] = pack_bits(out_valid)
