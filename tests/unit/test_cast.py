@@ -117,3 +117,26 @@ def test_cast_accepts_pyarrow_types_and_refuses_the_unsupported() -> None:
     assert qv.array([1]).cast(pa.int16()).type == qv.int16()
     with pytest.raises(qv.NotSupported, match="casting list<item: int64> to string"):
         qv.array([[1]]).cast(qv.string())
+
+
+@pytest.mark.parametrize("target", ["string", "large_string", "string_view"])
+def test_integers_and_booleans_cast_to_text_as_pyarrow(target):
+    import pyarrow as pa
+
+    from quiver.array.cast import cast as q_cast
+    from quiver.interop import import_array
+
+    pa_target = getattr(pa, target)()
+    cases = [
+        pa.array([0, -5, None, 7, 127, -128], pa.int8()),
+        pa.array([0, 5, None, 2**64 - 1], pa.uint64()),
+        pa.array([-(2**63), 1, None, 2**63 - 1], pa.int64()),
+        pa.array([True, False, None]),
+        pa.array([], pa.int32()),
+        pa.array([None, None], pa.int16()),
+        pa.array([1, 2, 3, 4], pa.int32()).slice(1, 2),
+    ]
+    for case in cases:
+        got = pa.array(q_cast(import_array(case), import_array(pa.nulls(0, pa_target)).type))
+        expected = case.cast(pa_target)
+        assert got.type == expected.type and got.to_pylist() == expected.to_pylist(), case

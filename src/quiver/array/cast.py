@@ -517,10 +517,42 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
         dst, (t.IntegerType, t.FloatingPointType)
     ):
         return _parse_numbers(arr, dst, safe)
+    if isinstance(src, (t.IntegerType, t.BoolType)) and isinstance(
+        dst, (t.StringType, t.StringViewType)
+    ):
+        text = _format_numbers(arr, src)
+        return text if dst == text.type else cast(text, target, safe=safe)
     raise NotSupported(
         f"casting {arr.type} to {target} is not supported (quiver casts between numeric, "
         "decimal, temporal and string/binary types)"
     )
+
+
+def _format_numbers(arr: Array, src: t.DataType) -> Array:
+    """Integers and booleans as text, as Arrow writes them (decimal digits;
+    ``true``/``false``), with numpy's string ufuncs."""
+    from ..buffers import unpack_bits
+
+    n = len(arr)
+    valid = arr.is_valid_mask()
+    if isinstance(src, t.BoolType):
+        bits = unpack_bits(arr.buffers[1], arr.offset, n) if n else np.zeros(0, bool)
+        text = np.where(bits, "true", "false")
+    else:
+        text = _raw(arr).astype(str)
+    if valid is not None:
+        text = np.where(valid, text, "")
+    raw = np.strings.encode(text, "ascii") if n else np.zeros(0, "S1")
+    lengths = np.strings.str_len(raw).astype(np.int64)
+    width = raw.dtype.itemsize
+    matrix = np.frombuffer(raw.tobytes(), np.uint8).reshape(n, width) if n else np.zeros(
+        (0, width), np.uint8)
+    data = matrix[np.arange(width)[None, :] < lengths[:, None]]
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    validity = None if valid is None else pack_bits(valid)
+    return make_array(t.string(), n, [validity, offsets.view(np.uint8), data], (),
+                      -1 if valid is not None else 0, 0)
 
 
 def _reinterpret_wide(arr: Array, raw: np.ndarray, dst: t.DataType, safe: bool) -> Array:
