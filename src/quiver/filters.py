@@ -116,6 +116,12 @@ def _column_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> 
     if nan_is_largest:
         bounded = bounded & (nans == 0)
 
+    if nan_is_largest and _is_nan(p.value) and p.op in ("<", "<=", ">", ">=", "==", "!="):
+        # Spark: NaN equals NaN and exceeds every number; bounds leave NaN out
+        numbers = rows - nulls - nans > 0
+        return {"<": numbers, "<=": some, ">": np.zeros(n, bool), ">=": nans > 0,
+                "==": nans > 0, "!=": numbers}[p.op]
+
     def within(v: Any) -> np.ndarray:
         if _is_nan(v):
             return (nans > 0) if nan_is_largest else np.zeros(n, bool)
@@ -198,20 +204,39 @@ def _validity(arr: Array) -> np.ndarray | None:
     return unpack_bits(validity, arr.offset, len(arr))
 
 
-def _plain(arr: Array) -> Array:
-    """Views, run-end encoded and extension columns as their plain equivalents."""
-    dtype = arr.type
-    if isinstance(dtype, t.ExtensionType):
+def _storage(arr: Array) -> Array:
+    """An extension column as its storage."""
+    if isinstance(arr.type, t.ExtensionType):
         from .array import make_array
 
-        arr = make_array(dtype.storage_type, len(arr), arr.buffers, arr.children,
-                         arr.null_count, arr.offset, arr.dictionary)
-        dtype = arr.type
-    if isinstance(dtype, (t.StringViewType, t.BinaryViewType, t.RunEndEncodedType)):
+        return make_array(arr.type.storage_type, len(arr), arr.buffers, arr.children,
+                          arr.null_count, arr.offset, arr.dictionary)
+    return arr
+
+
+def _plain(arr: Array) -> Array:
+    """Views, run-end encoded and extension columns as their plain equivalents."""
+    arr = _storage(arr)
+    dtype = arr.type
+    if isinstance(dtype, t.RunEndEncodedType):
+        from .array.select import take
+        from .layout import storage_numpy_dtype
+
+        ends_arr, values = arr.children
+        ends = ends_arr.buffers[1].view(storage_numpy_dtype(ends_arr.type))[
+            ends_arr.offset : ends_arr.offset + len(ends_arr)].astype(np.int64)
+        runs = np.searchsorted(ends, np.arange(arr.offset, arr.offset + len(arr)),
+                               side="right")
+        if len(runs) and int(runs[-1]) >= len(values):
+            from .errors import ArrowInvalid
+
+            raise ArrowInvalid(f"expected run ends covering {arr.offset + len(arr)} values, "
+                               f"found {len(ends)} runs")
+        return _plain(take(values, runs))
+    if isinstance(dtype, (t.StringViewType, t.BinaryViewType)):
         from .array.cast import cast
 
-        target = {t.StringViewType: t.large_string(), t.BinaryViewType: t.large_binary()}.get(
-            type(dtype), getattr(dtype, "value_type", None))
+        target = t.large_string() if isinstance(dtype, t.StringViewType) else t.large_binary()
         return cast(arr, target)
     return arr
 
@@ -291,14 +316,19 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
     """(result, validity) of ``p`` on every row of ``arr``; validity None: all valid.
     ``parents`` is the validity of the structs above the column (a null parent makes the
     field null)."""
+    if p.op in ("is null", "is not null"):
+        from .array.select import _null_mask
+
+        # logical nulls: a null dictionary value, union child or run is null too
+        is_null = _null_mask(_storage(arr))
+        if parents is not None:
+            is_null = is_null | ~parents
+        return (is_null if p.op == "is null" else ~is_null), None
     arr = _plain(arr)
     dtype = t.storage_of(arr.type)
     own = _validity(arr)
     valid = own if parents is None else (parents if own is None else own & parents)
     n = len(arr)
-    if p.op in ("is null", "is not null"):
-        is_null = np.zeros(n, bool) if valid is None else ~valid
-        return (is_null if p.op == "is null" else ~is_null), None
     if isinstance(dtype, t.DictionaryType):
         inner = Predicate(p.path, "in", p.value) if p.op == "not in" else p
         values_result, values_valid = _evaluate(arr.dictionary, inner)

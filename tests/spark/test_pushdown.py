@@ -156,3 +156,33 @@ def test_the_sink_writes_statistics_that_the_source_prunes_with(spark, tmp_path)
         "overwrite").save(off)
     name = next(f for f in os.listdir(off) if f.endswith(".arrow"))
     assert ipc.open_file(os.path.join(off, name)).statistics is None
+
+
+def test_nan_as_the_filter_value_follows_sparks_order(tmp_path):
+    """Spark: every number is below NaN, NaN equals NaN; batches are kept accordingly."""
+    from pyspark.sql.types import DoubleType, StructField
+    from pyspark.sql.types import StructType as SparkStruct
+
+    from quiver.spark.pushdown import _value_holds
+
+    nan = float("nan")
+    table = pa.table({"x": pa.array([1.0, 2.0, nan, 4.0])})
+    path = str(tmp_path / "nanvalue.arrow")
+    with ipc.new_file(path, table.schema, statistics=True) as writer:
+        for batch in table.to_batches(max_chunksize=1):
+            writer.write_batch(batch)
+    schema = SparkStruct([StructField("x", DoubleType())])
+    from pyspark.sql.datasource import GreaterThanOrEqual, LessThanOrEqual
+
+    for spark_filter, batches in ((LessThan(("x",), nan), 3), (LessThanOrEqual(("x",), nan), 4),
+                                  (GreaterThan(("x",), nan), 0),
+                                  (GreaterThanOrEqual(("x",), nan), 1),
+                                  (EqualTo(("x",), nan), 1), (GreaterThan(("x",), 3.0), 2)):
+        reader = _reader(path, schema)
+        reader.pushFilters([spark_filter])
+        assert _batches(reader.partitions()) == batches, spark_filter
+    from quiver.filters import Predicate
+
+    assert _value_holds(Predicate(("p",), "<", nan), 1.0)
+    assert _value_holds(Predicate(("p",), ">", 1.0), nan)
+    assert _value_holds(Predicate(("p",), "==", nan), nan)

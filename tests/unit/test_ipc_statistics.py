@@ -318,3 +318,22 @@ def test_bad_filters_are_refused_clearly():
         ipc.open_file(data, filters=[("a", "in", 1)])
     with pytest.raises(E.ArrowInvalidArgument, match="columns="):
         ipc.open_file(data, columns=["a"], filters=[("zz", "==", 1)]).read_all()
+
+
+def test_is_null_sees_logical_nulls_with_and_without_statistics():
+    dictionary = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 1], pa.int8()),
+                                                pa.array(["a", None]))
+    runs = pc.run_end_encode(pa.array([1, None, None, 2]))
+    union = pa.UnionArray.from_sparse(pa.array([0, 1, 0, 1], pa.int8()),
+                                      [pa.array([1, None, 3, 4]), pa.array(["a", "b", None, None])])
+    table = pa.table({"d": dictionary, "r": runs, "u": union, "i": pa.array([0, 1, 2, 3])})
+    for statistics in (True, False):
+        data = _write(table, 2, statistics=statistics)
+        for column in ("d", "r", "u"):
+            nulls = pc.is_null(table.column(column)).to_pylist()
+            for op, want in (("is null", True), ("is not null", False)):
+                got = ipc.read_table(data, columns=["i", column], filters=[(column, op, None)])
+                assert got.column("i").to_pylist() == [
+                    i for i, null in enumerate(nulls) if null == want], (column, op, statistics)
+        got = ipc.read_table(data, columns=["i", "r"], filters=[("r", ">", 1)])
+        assert got.column("i").to_pylist() == [3]

@@ -326,11 +326,23 @@ def filter(arr: Array, mask: Any) -> Array:
 
 def _null_mask(arr: Array) -> np.ndarray:
     """True where a slot is null, as pyarrow's ``is_null`` sees it: the validity bitmap;
-    for unions the selected child's slot; for run-end encoded arrays the run's value."""
+    for unions the selected child's slot; for run-end encoded arrays the run's value; for
+    dictionaries a null index or an index to a null value."""
     st = t.storage_of(arr.type)
     n = len(arr)
     if isinstance(st, t.NullType):
         return np.ones(n, dtype=bool)
+    if isinstance(st, t.DictionaryType) and arr.dictionary is not None:
+        own = arr.is_valid_mask()
+        values_null = _null_mask(arr.dictionary)
+        if not values_null.any():
+            return np.zeros(n, dtype=bool) if own is None else ~own
+        index = arr._fixed_values_view(storage_numpy_dtype(st.index_type)).astype(np.int64)  # type: ignore[arg-type]
+        if own is not None:
+            index = np.where(own, index, 0)
+        out = values_null[np.clip(index, 0, max(len(values_null) - 1, 0))] if n else np.zeros(
+            0, bool)
+        return out if own is None else out | ~own
     if isinstance(st, t.RunEndEncodedType):
         ends_arr, values = arr.children
         ends = ends_arr._fixed_values_view(storage_numpy_dtype(ends_arr.type))  # type: ignore[arg-type]

@@ -281,6 +281,12 @@ def column_bounds(arr: Array) -> Bounds:
                          arr.null_count, arr.offset, arr.dictionary)
     dtype = t.storage_of(arr.type)
     nulls = arr.null_count
+    if isinstance(dtype, (t.DictionaryType, t.RunEndEncodedType, t.UnionType)):
+        # the logical null count (a null dictionary value, run or union child is a null
+        # to every reader), which is what a filter's "is null" asks about
+        from ..array.select import _null_mask
+
+        nulls = int(np.count_nonzero(_null_mask(arr)))
     if isinstance(dtype, t.DictionaryType):
         if arr.dictionary is None or nulls == len(arr):
             return Bounds(None, null_count=nulls)

@@ -86,6 +86,15 @@ def partition_matches(predicates: Sequence[Predicate], values: dict[str, Any]) -
     return True
 
 
+def _spark_order(value: Any) -> Any:
+    """A sort key with Spark's float order: NaN equals NaN and exceeds every number."""
+    if isinstance(value, float) and value != value:
+        return (1, 0.0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, value)
+    return value
+
+
 def _value_holds(p: Predicate, value: Any) -> bool:
     if p.op == "is null":
         return value is None
@@ -93,10 +102,10 @@ def _value_holds(p: Predicate, value: Any) -> bool:
         return value is not None
     if value is None:
         return False
-    target = p.value
     if p.op == "in":
-        return value in target
+        return any(_spark_order(value) == _spark_order(v) for v in p.value if v is not None)
+    left, right = _spark_order(value), _spark_order(p.value)
     return {
-        "==": value == target, "!=": value != target, "<": value < target,
-        "<=": value <= target, ">": value > target, ">=": value >= target,
+        "==": left == right, "!=": left != right, "<": left < right,
+        "<=": left <= right, ">": left > right, ">=": left >= right,
     }[p.op]
