@@ -21,6 +21,7 @@ on a batch's rows with numpy.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,7 @@ import numpy as np
 from . import types as t
 from .array.base import Array
 from .buffers import unpack_bits
-from .errors import ArrowInvalidArgument, ArrowKeyError, NotSupported
+from .errors import ArrowInvalidArgument, ArrowKeyError, ArrowTypeError, NotSupported
 
 OPS = ("==", "!=", "<", "<=", ">", ">=", "in", "not in", "is null", "is not null")
 _ALIASES = {"=": "=="}
@@ -376,21 +377,74 @@ def _numbers(arr: Array, dtype: t.DataType) -> np.ndarray:
     return arr.buffers[1].view(storage_numpy_dtype(dtype))[arr.offset : arr.offset + len(arr)]
 
 
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def _micros(delta: dt.timedelta) -> int:
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _temporal_value(dtype: t.DataType, value: Any) -> tuple[int, bool]:
+    """``value`` in the column's units: (the largest whole count not above it, whether it
+    is exact).  Values finer than the unit are not rounded into equality."""
+    if isinstance(dtype, t.DateType):
+        if isinstance(value, dt.datetime):
+            us = _micros(value - (_EPOCH_UTC if value.tzinfo else _EPOCH))
+        else:
+            us = (value - dt.date(1970, 1, 1)).days * 86_400_000_000
+        per = 86_400_000_000 if dtype.unit == "day" else 1_000
+    elif isinstance(dtype, t.TimestampType):
+        if isinstance(value, dt.datetime):
+            us = _micros(value - (_EPOCH_UTC if value.tzinfo else _EPOCH))
+        else:  # a date: its midnight
+            us = (value - dt.date(1970, 1, 1)).days * 86_400_000_000
+        per = 1_000_000 // _PER_SECOND[dtype.unit] if dtype.unit != "ns" else 0
+    elif isinstance(dtype, t.TimeType):
+        us = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
+        per = 1_000_000 // _PER_SECOND[dtype.unit] if dtype.unit != "ns" else 0
+    else:  # duration
+        us = _micros(value)
+        per = 1_000_000 // _PER_SECOND[dtype.unit] if dtype.unit != "ns" else 0
+    if per == 0:  # nanoseconds: every microsecond value is exact
+        return us * 1000, True
+    return us // per, us % per == 0
+
+
+def _compare_inexact(column: np.ndarray, op: str, floor: Any) -> np.ndarray:
+    """``column op v`` for a ``v`` strictly between ``floor`` and the next value."""
+    if op == "==":
+        return np.zeros(len(column), bool)
+    if op == "!=":
+        return np.ones(len(column), bool)
+    return column <= floor if op in ("<", "<=") else column > floor
+
+
 def _compare(arr: Array, dtype: t.DataType, op: str, value: Any) -> np.ndarray:
     if value is None:
         return np.zeros(len(arr), bool)  # a comparison with null is null: no row kept
-    if isinstance(dtype, (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,
-                          t.TimestampType, t.DurationType)):
-        if isinstance(dtype, t.IntegerType) and isinstance(value, float):
-            number: Any = value  # compare as numbers, as pyarrow casts the column
-            column: np.ndarray = _numbers(arr, dtype).astype(np.float64)
-        else:
-            scalar = _as_storage([value], arr.type)
-            column, number = _numbers(arr, dtype), _numbers(scalar, dtype)[0]
-        return _compare_numbers(column, op, number)
+    if isinstance(dtype, (t.IntegerType, t.FloatingPointType)):
+        column = _numbers(arr, dtype)
+        if isinstance(value, float) or isinstance(dtype, t.FloatingPointType):
+            # as pyarrow: the column widened to double, compared with the double
+            return _compare_numbers(column.astype(np.float64), op, float(value))
+        info = np.iinfo(column.dtype)
+        if not info.min <= value <= info.max:  # outside the type: settled without the data
+            below = value < info.min
+            result = {"==": False, "!=": True, "<": not below, "<=": not below,
+                      ">": below, ">=": below}[op]
+            return np.full(len(column), result)
+        return _compare_numbers(column, op, value)
+    if isinstance(dtype, (t.DateType, t.TimeType, t.TimestampType, t.DurationType)):
+        floor, exact = _temporal_value(dtype, value)
+        column = _numbers(arr, dtype).astype(np.int64)
+        if exact:
+            return _compare_numbers(column, op, floor)
+        return _compare_inexact(column, op, floor)
     if isinstance(dtype, t.BoolType):
         bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
-        return _compare_numbers(bits.astype(np.int8), op, int(bool(value)))
+        return _compare_numbers(bits.astype(np.int8), op, int(value))
     if isinstance(dtype, t.DecimalType):
         scalar = _as_storage([value], arr.type)
         sign = _sign_of_words(_words(arr), _words(scalar)[0])
@@ -403,6 +457,78 @@ def _compare(arr: Array, dtype: t.DataType, op: str, value: Any) -> np.ndarray:
         sign = _sign_of_bytes(offsets[:-1], offsets[1:] - offsets[:-1], arr.buffers[2], raw)
         return _compare_numbers(sign, op, 0)
     raise NotSupported(f"expected a filter on a comparable column, found {dtype} ({op})")
+
+
+def _accepts(dtype: t.DataType, value: Any) -> bool:
+    """Whether a filter value of this Python type compares with a column of ``dtype``
+    (as pyarrow would, without guessing: a string is not a number, a naive datetime is
+    not a zoned one)."""
+    if value is None:
+        return True
+    if isinstance(dtype, t.BoolType):
+        return isinstance(value, bool)
+    if isinstance(dtype, (t.IntegerType, t.FloatingPointType)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(dtype, t.DecimalType):
+        from decimal import Decimal
+
+        return isinstance(value, (int, Decimal)) and not isinstance(value, bool)
+    if isinstance(dtype, (t.StringType, t.StringViewType)):
+        return isinstance(value, str)
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
+        return isinstance(value, (bytes, bytearray))
+    if isinstance(dtype, t.TimestampType):
+        if isinstance(value, dt.datetime):
+            return (value.tzinfo is not None) == (dtype.tz is not None)
+        return isinstance(value, dt.date)
+    if isinstance(dtype, t.DateType):
+        return isinstance(value, dt.date) and not (
+            isinstance(value, dt.datetime) and value.tzinfo is not None)
+    if isinstance(dtype, t.TimeType):
+        return isinstance(value, dt.time) and value.tzinfo is None
+    if isinstance(dtype, t.DurationType):
+        return isinstance(value, dt.timedelta)
+    return True  # other types: the comparison itself says whether it can
+
+
+def check_filters(dnf: DNF, schema: t.Schema) -> None:
+    """Every predicate names a column of ``schema`` and compares it with a value of a
+    fitting Python type; raises quiver's error before any data is read (or skipped)."""
+    for group in dnf:
+        for p in group:
+            dtype = _type_at(schema, p.path)
+            if p.op in ("is null", "is not null"):
+                continue
+            values = p.value if p.op in ("in", "not in") else (p.value,)
+            for v in values:
+                if _is_nan(v) and isinstance(_comparable(dtype), t.FloatingPointType):
+                    continue
+                if not _accepts(_comparable(dtype), v):
+                    raise ArrowTypeError(
+                        f"expected a filter value comparable with column "
+                        f"{'.'.join(p.path)} ({dtype}), found {v!r} ({type(v).__name__})"
+                    )
+
+
+def _comparable(dtype: t.DataType) -> t.DataType:
+    dtype = t.storage_of(dtype) if isinstance(dtype, t.ExtensionType) else dtype
+    if isinstance(dtype, (t.DictionaryType, t.RunEndEncodedType)):
+        return _comparable(dtype.value_type)
+    return dtype
+
+
+def _type_at(schema: t.Schema, path: tuple[str, ...]) -> t.DataType:
+    names = schema.names
+    if path[0] not in names:
+        raise ArrowKeyError(f"expected a column named {path[0]!r} for the filter, found {names}")
+    dtype = schema.field(path[0]).type
+    for name in path[1:]:
+        inner = t.storage_of(dtype)
+        fields = [f.name for f in getattr(inner, "fields", ())]
+        if not isinstance(inner, t.StructType) or name not in fields:
+            raise ArrowKeyError(f"expected a field named {name!r} in {inner}, found {fields}")
+        dtype = inner.fields[fields.index(name)].type
+    return dtype
 
 
 def filter_mask(batch: Any, dnf: DNF) -> np.ndarray:

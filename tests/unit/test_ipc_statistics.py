@@ -337,3 +337,46 @@ def test_is_null_sees_logical_nulls_with_and_without_statistics():
                     i for i, null in enumerate(nulls) if null == want], (column, op, statistics)
         got = ipc.read_table(data, columns=["i", "r"], filters=[("r", ">", 1)])
         assert got.column("i").to_pylist() == [3]
+
+
+def test_values_compare_as_pyarrow_compares_them():
+    import datetime as dt
+
+    table = pa.table({
+        "f32": pa.array([0.1, 0.5], pa.float32()),
+        "i8": pa.array([1, -100], pa.int8()),
+        "ts": pa.array([dt.datetime(2020, 1, 1, 12), dt.datetime(2020, 1, 1, 13)],
+                       pa.timestamp("s")),
+        "d": pa.array([dt.date(2020, 1, 1), dt.date(2020, 1, 2)]),
+        "dur": pa.array([dt.timedelta(seconds=1), dt.timedelta(seconds=2)], pa.duration("s")),
+    })
+    cases = [("f32", ">", 0.1), ("f32", "==", 0.1), ("f32", "<=", 0.1), ("i8", "<", 300),
+             ("i8", ">", -300), ("i8", "==", 1.0), ("i8", "in", [1, 383]),
+             ("ts", ">=", dt.datetime(2020, 1, 1, 12, 0, 0, 1)),
+             ("ts", "<", dt.datetime(2020, 1, 1, 12, 0, 0, 1)),
+             ("ts", "==", dt.datetime(2020, 1, 1, 12)),
+             ("d", "==", dt.datetime(2020, 1, 1, 12)), ("d", "<=", dt.datetime(2020, 1, 1, 12)),
+             ("dur", ">", dt.timedelta(seconds=1, microseconds=5)),
+             ("dur", "!=", dt.timedelta(seconds=1, microseconds=5))]
+    for statistics in (True, False):
+        data = _write(table, 1, statistics=statistics)
+        for column, op, value in cases:
+            expected = table.filter(pq.filters_to_expression([[(column, op, value)]]))
+            got = ipc.read_table(data, filters=[(column, op, value)])
+            assert pa.table(got).to_pylist() == expected.to_pylist(), (column, op, value)
+
+
+def test_values_of_another_kind_are_refused_before_anything_is_read():
+    import datetime as dt
+
+    table = pa.table({"s": ["a", "b"], "b": [True, False],
+                      "tz": pa.array([0, 1], pa.timestamp("s", "UTC")),
+                      "naive": pa.array([0, 1], pa.timestamp("s")),
+                      "dur": pa.array([1, 2], pa.duration("s"))})
+    data = _write(table, 1)
+    for column, value in (("s", 5), ("b", "false"), ("b", 1), ("tz", dt.datetime(2020, 1, 1)),
+                          ("naive", dt.datetime(2020, 1, 1, tzinfo=dt.UTC)), ("dur", 5)):
+        with pytest.raises(E.ArrowTypeError, match=f"column {column}"):
+            ipc.read_table(data, filters=[(column, "==", value)])
+        with pytest.raises(E.ArrowTypeError):
+            ipc.read_table(data, filters=[[("s", "==", "a")], [(column, "in", [value])]])

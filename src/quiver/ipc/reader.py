@@ -664,6 +664,8 @@ class RecordBatchFileReader(RecordBatchReader):
             yield i, batch.filter(filter_mask(batch, dnf))
 
     def _check_filter_columns(self) -> None:
+        from ..filters import check_filters
+
         names = self.schema.names
         missing = sorted({p.path[0] for group in self._filters for p in group} - set(names))
         if missing:
@@ -671,6 +673,7 @@ class RecordBatchFileReader(RecordBatchReader):
                 f"expected the filter's columns {missing} among the columns read {names}; "
                 "add them to columns="
             )
+        check_filters(self._filters, self.schema)
 
     def __iter__(self) -> Iterator[RecordBatch]:
         for _, batch in self._selected(0):
@@ -819,6 +822,10 @@ def read_table(
             return reader.read_all()
     dnf = normalize(filters)
     with open_stream(source, memory_map=memory_map, **kw) as reader:
+        if dnf:
+            from ..filters import check_filters
+
+            check_filters(dnf, reader.schema)
         batches = [b.filter(filter_mask(b, dnf)) if dnf else b for b in reader]
         return Table.from_batches(batches, schema=reader.schema)
 

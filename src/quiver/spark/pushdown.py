@@ -59,11 +59,20 @@ def batches_to_read(predicates: Sequence[Predicate], layout: Any) -> list[bool] 
     stats = layout.statistics
     if not predicates or stats is None:
         return None
+    from ..filters import _accepts, _comparable, _is_nan
+
     names = {n.lower(): n for n in layout.schema.names}
-    located = [
-        Predicate((names[p.path[0].lower()],), p.op, p.value) for p in predicates
-        if len(p.path) == 1 and p.path[0].lower() in names
-    ]
+    located = []
+    for p in predicates:
+        if len(p.path) != 1 or p.path[0].lower() not in names:
+            continue
+        name = names[p.path[0].lower()]
+        dtype = _comparable(layout.schema.field(name).type)
+        values = p.value if p.op in ("in", "not in") else (p.value,)
+        # a value of another Python type than the file's column (a Spark value for a
+        # column the policy converted, say) is not used to skip anything
+        if all(_is_nan(v) or _accepts(dtype, v) for v in values):
+            located.append(Predicate((name,), p.op, p.value))
     if not located:
         return None
     return batches_may_match([located], stats, layout.schema, nan_is_largest=True).tolist()
