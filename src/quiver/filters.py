@@ -427,7 +427,16 @@ def _compare(arr: Array, dtype: t.DataType, op: str, value: Any) -> np.ndarray:
     if isinstance(dtype, (t.IntegerType, t.FloatingPointType)):
         column = _numbers(arr, dtype)
         if isinstance(value, float) or isinstance(dtype, t.FloatingPointType):
-            # as pyarrow: the column widened to double, compared with the double
+            # as pyarrow: the column widened to double, compared with the double; an
+            # integer column must convert exactly (pyarrow's safe cast refuses otherwise)
+            if isinstance(dtype, t.IntegerType) and dtype.width == 64 and len(column) and (
+                    int(np.abs(column.astype(np.float64)).max()) > 2**53):
+                from .errors import ArrowInvalid
+
+                raise ArrowInvalid(
+                    f"expected integers that convert exactly to double to compare with "
+                    f"{value!r}, found values beyond 2**53 in a {dtype} column"
+                )
             return _compare_numbers(column.astype(np.float64), op, float(value))
         info = np.iinfo(column.dtype)
         if not info.min <= value <= info.max:  # outside the type: settled without the data

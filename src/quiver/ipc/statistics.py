@@ -37,6 +37,7 @@ import numpy as np
 from .. import types as t
 from ..array.base import Array
 from ..buffers import unpack_bits
+from ..errors import ArrowError
 
 STATISTICS_KEY = "quiver:statistics"
 BATCH_KEY = "quiver:batch"
@@ -326,7 +327,10 @@ def column_bounds(arr: Array) -> Bounds:
 def _to_column_statistics(b: Bounds) -> ColumnStatistics:
     if b.low is None or b.high is None:
         return ColumnStatistics(b.null_count, nan_count=b.nan_count)
-    low, high = b.low.to_pylist()[0], b.high.to_pylist()[0]
+    try:
+        low, high = b.low.to_pylist()[0], b.high.to_pylist()[0]
+    except (ArrowError, ValueError, OverflowError):  # bounds Python cannot hold
+        return ColumnStatistics(b.null_count, nan_count=b.nan_count)
     return ColumnStatistics(b.null_count, low, high, b.min_exact, b.max_exact, b.nan_count,
                             True)
 
@@ -536,10 +540,17 @@ class FileStatistics(Sequence[BatchStatistics]):
         columns = []
         for c in range(len(self.null_counts)):
             bounded = bool(self.has_bounds[c][i])
+            low = high = None
+            if bounded:
+                try:
+                    low = self.mins[c].slice(i, 1).to_pylist()[0]
+                    high = self.maxs[c].slice(i, 1).to_pylist()[0]
+                except (ArrowError, ValueError, OverflowError):
+                    bounded = False  # bounds Python cannot hold (years past 9999, ...)
             columns.append(ColumnStatistics(
                 int(self.null_counts[c][i]),
-                self.mins[c].slice(i, 1).to_pylist()[0] if bounded else None,
-                self.maxs[c].slice(i, 1).to_pylist()[0] if bounded else None,
+                low,
+                high,
                 bool(self.min_exact[c][i]) or not bounded,
                 bool(self.max_exact[c][i]) or not bounded,
                 int(self.nan_counts[c][i]),
@@ -589,13 +600,32 @@ def decode_statistics(value: str | bytes) -> FileStatistics:
                                                    stats_map.offset + len(stats_map) + 1]
     entries = stats_map.children[0]
     start, stop = int(map_offsets[0]), int(map_offsets[-1])
+    if (np.diff(map_offsets.astype(np.int64)) < 0).any() or start < 0 or stop > len(entries):
+        raise E.FormatError("expected statistics map offsets that do not decrease, inside "
+                            f"its {len(entries)} entries")
     key_array = entries.children[0].slice(start, stop - start)
     union = entries.children[1].slice(start, stop - start)
+    if not isinstance(union.type, t.UnionType) or union.type.mode != "dense" or not isinstance(
+            key_array.type, t.DictionaryType) or key_array.dictionary is None:
+        raise E.FormatError(f"expected statistics keys as a dictionary and values as a dense "
+                            f"union, found {key_array.type} and {union.type}")
     names = key_array.dictionary.to_pylist()
-    key_names = np.asarray(names, dtype=object)[
-        key_array.buffers[1].view("<i4")[key_array.offset : key_array.offset + len(key_array)]]
+    key_index = key_array.buffers[1].view("<i4")[key_array.offset :
+                                                  key_array.offset + len(key_array)]
     codes = union.buffers[0].view(np.int8)[union.offset : union.offset + len(union)]
     offs = union.buffers[1].view("<i4")[union.offset : union.offset + len(union)]
+    children = union.children
+    if len(key_index) and (key_index.min() < 0 or key_index.max() >= len(names)):
+        raise E.FormatError(f"expected statistics key indices below {len(names)}")
+    if len(codes) and (codes.min() < 0 or codes.max() >= len(children)):
+        raise E.FormatError(f"expected statistics value type codes below {len(children)}")
+    sizes = np.array([len(c) for c in children], dtype=np.int64)
+    if len(offs) and ((offs < 0) | (offs >= sizes[codes.astype(np.int64)])).any():
+        raise E.FormatError("expected statistics value offsets inside their union children")
+    if not isinstance(children[0].type, t.IntegerType) or children[0].type.width != 64:
+        raise E.FormatError(f"expected the statistics union's first child as int64, found "
+                            f"{children[0].type}")
+    key_names = np.asarray(names, dtype=object)[key_index]
     counts_child = union.children[0]
     count_values = counts_child.buffers[1].view("<i8")[counts_child.offset :
                                                         counts_child.offset + len(counts_child)]
