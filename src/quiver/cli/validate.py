@@ -224,24 +224,32 @@ class Checker:
         k = self.record_batches - 1
         if self.statistics is None or k >= len(self.statistics):
             return
-        stored = self.statistics[k]
-        actual = columns_statistics(columns, num_rows, k).to_statistics()
+        from ..ipc.statistics import compare_values
+
+        file_stats = self.statistics
+        stored = file_stats[k]
+        written = columns_statistics(columns, num_rows, k)
+        actual = written.to_statistics()
         names = self.loader.schema.names if self.loader is not None else []
         problems = []
         if stored.row_count != actual.row_count:
             problems.append(("", f"{stored.row_count} rows", f"{actual.row_count}"))
-        for name, want, got in zip(names, stored.columns, actual.columns):
+        for c, (name, want, got) in enumerate(zip(names, stored.columns, actual.columns)):
             if want.null_count != got.null_count:
                 problems.append((name, f"{want.null_count} nulls", f"{got.null_count}"))
             if want.nan_count != got.nan_count:
                 problems.append((name, f"{want.nan_count} NaN", f"{got.nan_count}"))
-            if not want.has_bounds:
+            if not bool(file_stats.has_bounds[c][k]):
                 continue
-            if not got.has_bounds:
-                problems.append((name, f"bounds {want.min!r}..{want.max!r}", "no values"))
+            bounds = written.columns[c]
+            if bounds.low is None or bounds.high is None:
+                problems.append((name, "bounds", "no values"))
                 continue
-            low_ok = want.min == got.min if want.min_exact else want.min <= got.min
-            high_ok = want.max == got.max if want.max_exact else want.max >= got.max
+            # compared as stored values (not Python objects, which cannot hold them all)
+            low = compare_values(file_stats.mins[c].slice(k, 1), bounds.low)
+            high = compare_values(file_stats.maxs[c].slice(k, 1), bounds.high)
+            low_ok = low == 0 if file_stats.min_exact[c][k] else low <= 0
+            high_ok = high == 0 if file_stats.max_exact[c][k] else high >= 0
             if not (low_ok and high_ok):
                 problems.append((name, f"min {want.min!r} and max {want.max!r}"
                                  + ("" if want.min_exact and want.max_exact else " (bounds)"),

@@ -324,6 +324,33 @@ def column_bounds(arr: Array) -> Bounds:
     return Bounds(None, null_count=nulls)
 
 
+def compare_values(a: Array, b: Array) -> int:
+    """-1, 0 or 1 comparing two one-value arrays of the same bounded type by their
+    stored values (what Python objects cannot always hold: nanosecond timestamps past
+    year 2262, durations beyond microseconds)."""
+    dtype = t.storage_of(a.type)
+    if isinstance(dtype, t.DictionaryType):
+        dtype = dtype.value_type
+    if isinstance(dtype, (t.StringType, t.BinaryType)):
+        _, la, da = _bytes_of(a)
+        _, lb, db = _bytes_of(b)
+        x, y = bytes(da[: int(la[0])]), bytes(db[: int(lb[0])])
+        return (x > y) - (x < y)
+    if isinstance(dtype, t.BoolType):
+        x = bool(unpack_bits(a.buffers[1], a.offset, 1)[0])
+        y = bool(unpack_bits(b.buffers[1], b.offset, 1)[0])
+        return (x > y) - (x < y)
+    if isinstance(dtype, t.DecimalType):
+        width = dtype.byte_width
+        x = int.from_bytes(bytes(a.buffers[1][a.offset * width : (a.offset + 1) * width]),
+                           "little", signed=True)
+        y = int.from_bytes(bytes(b.buffers[1][b.offset * width : (b.offset + 1) * width]),
+                           "little", signed=True)
+        return (x > y) - (x < y)
+    x, y = _numbers(a, dtype)[0], _numbers(b, dtype)[0]
+    return int(x > y) - int(x < y)
+
+
 def _to_column_statistics(b: Bounds) -> ColumnStatistics:
     if b.low is None or b.high is None:
         return ColumnStatistics(b.null_count, nan_count=b.nan_count)
