@@ -351,9 +351,25 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
         return result, inner_valid if valid is None else valid & inner_valid
     if p.op in ("in", "not in"):
         hits = np.zeros(n, bool)
-        for v in p.value:
-            if v is None:
-                continue
+        listed = [v for v in p.value if v is not None]
+        if isinstance(dtype, t.IntegerType) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in listed):
+            # one pass over the column for the whole set (values outside the type: none)
+            info = np.iinfo(_numbers(arr, dtype).dtype)
+            members = np.array([v for v in listed if info.min <= v <= info.max],
+                               dtype=_numbers(arr, dtype).dtype)
+            hits = np.isin(_numbers(arr, dtype), members)
+            listed = []
+        elif isinstance(dtype, t.FloatingPointType) and len(listed) > 4 and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in listed):
+            column = _numbers(arr, dtype)
+            bits = column.dtype.str.replace("f", "u")
+            plain = np.array([v for v in listed if not _is_nan(v)], column.dtype)
+            hits = np.isin(column.view(bits), plain.view(bits))  # -0.0 apart from 0.0
+            if any(_is_nan(v) for v in listed):
+                hits |= np.isnan(column)
+            listed = []
+        for v in listed:
             if isinstance(dtype, t.FloatingPointType) and isinstance(v, (int, float)):
                 # set membership as pyarrow's is_in: NaN matches NaN, and -0.0 and 0.0
                 # are different members (compared by their bits)

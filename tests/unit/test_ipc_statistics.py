@@ -291,7 +291,8 @@ def test_filters_equal_pyarrow_filtering(seed, groups, with_statistics):
 def test_in_matches_as_pyarrow_does_signed_zeros_and_nan():
     table = pa.table({"f": pa.array([-0.0, 0.0, float("nan"), 1.0])})
     data = _write(table, 10)
-    for values in ([0.0], [-0.0], [float("nan")], [1.0, -0.0]):
+    many = [5.0, 6.0, 7.0, 8.0, -0.0, float("nan")]  # more than four: the one-pass path
+    for values in ([0.0], [-0.0], [float("nan")], [1.0, -0.0], many, [9.0, 5.0, 6.0, 7.0, 0.0]):
         expected = table.filter(pc.field("f").isin(values))
         got = ipc.read_table(data, filters=[("f", "in", values)])
         assert [str(v) for v in got.column("f").to_pylist()] == [
