@@ -26,7 +26,7 @@ from .. import types as t
 from ..array import make_array
 from ..array.base import Array
 from ..array.validate import ragged_indices
-from ..buffers import pack_bits, unpack_bits
+from ..buffers import pack_bits
 from ..errors import ArrowInvalid, NotSupported
 from .policy import DEFAULT_POLICY, ReadPolicy, spark_arrow_type
 
@@ -87,12 +87,6 @@ def _fixed(dtype: t.DataType, values: np.ndarray, mask: np.ndarray | None) -> Ar
     return make_array(dtype, n, [_bitmap(mask), data], (), -1 if mask is not None else 0)
 
 
-def _and(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-    if a is None:
-        return b
-    return a if b is None else a & b
-
-
 class _Invalid:
     """Collects out-of-range values: an error, or nulls when the policy says so."""
 
@@ -137,46 +131,22 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def take(arr: Array, indices: np.ndarray, mask: np.ndarray | None = None) -> Array:
     """Rows ``indices`` of ``arr`` (positions within it); slots where ``mask`` is False
-    come out null.  ``arr`` must be of a Spark-compatible type.
+    come out null.  The gather is :mod:`quiver.array.select`'s (every type); the caller
+    has checked the indices.
 
     >>> import quiver as qv
     >>> take(qv.array(["a", None, "ccc"]), np.array([2, 0, 1])).to_pylist()
     ['ccc', 'a', None]
     """
-    n = len(indices)
-    if mask is not None and not mask.all():
+    from ..array.select import _take
+
+    if mask is not None and mask.all():
+        mask = None
+    if mask is not None:
         if len(arr) == 0:
-            return all_null(arr.type, n)
+            return all_null(arr.type, len(indices))
         indices = np.where(mask, indices, 0)
-    dtype = arr.type
-    if isinstance(dtype, t.NullType):
-        return make_array(dtype, n, [], (), n)
-    source_mask = valid_mask(arr)
-    out_mask = _and(None if source_mask is None else source_mask[indices], mask)
-    validity = _bitmap(out_mask)
-    nulls = -1 if out_mask is not None else 0
-    if isinstance(dtype, t.BoolType):
-        bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))[indices]
-        return make_array(dtype, n, [validity, pack_bits(bits)], (), nulls)
-    if isinstance(dtype, (t.StringType, t.BinaryType, t.ListType, t.MapType)):
-        offsets = _offsets32(arr)
-        starts = offsets[indices]
-        lengths = offsets[indices + 1] - starts
-        if out_mask is not None:
-            lengths = np.where(out_mask, lengths, 0)
-        new_offsets, index = _ranges(starts, lengths)
-        if isinstance(dtype, (t.StringType, t.BinaryType)):
-            data = arr.buffers[2][index]
-            return make_array(dtype, n, [validity, new_offsets.view(np.uint8), data], (), nulls)
-        child = take(arr.children[0], index)
-        return make_array(dtype, n, [validity, new_offsets.view(np.uint8)], [child], nulls)
-    if isinstance(dtype, t.StructType):
-        children = [take(c, indices + arr.offset) for c in arr.children]
-        return make_array(dtype, n, [validity], children, nulls)
-    width = dtype.byte_width
-    values = arr.buffers[1].view(np.uint8).reshape(-1)[: (arr.offset + len(arr)) * width]
-    picked = values.reshape(-1, width)[arr.offset :][indices].reshape(-1)
-    return make_array(dtype, n, [validity, picked], (), nulls)
+    return _take(arr, np.asarray(indices, dtype=np.int64), mask)
 
 
 def all_null(dtype: t.DataType, n: int) -> Array:

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowInvalidArgument
+from ..ipc.framing import describe_foreign
 from ..ipc.index import detect_format
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -128,7 +129,7 @@ def _walk(root: str) -> list[DataFile]:
             kind, size = _sniff(path)
             if kind is not None:
                 found.append(DataFile(path, kind, size, _partition_of(root, path)))
-            elif _known_other(path) is None:
+            elif not _known_other(path):
                 # not Arrow and not anything recognisable: a damaged Arrow file, maybe;
                 # skipping it would lose its rows without a word
                 raise ArrowInvalid(
@@ -138,38 +139,32 @@ def _walk(root: str) -> list[DataFile]:
     return found
 
 
-def _known_other(path: str) -> str | None:
-    """What a file that is not Arrow is, when it is something a dataset directory may
-    hold beside its data (empty, Parquet, Feather v1, text, compressed text); else None."""
-    text = describe_non_arrow(path)
-    for kind in ("empty", "Parquet", "Feather v1", "text", "gzip", "zstd"):
-        if kind in text:
-            return kind
-    return None
+def _head(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read(64)
+    except OSError:
+        return None
+
+
+def _known_other(path: str) -> bool:
+    """Whether a file that is not Arrow is something a dataset directory may hold beside
+    its data (empty, Parquet, Feather v1, text, compressed data, ...)."""
+    head = _head(path)
+    return head is not None and (not head or describe_foreign(head) is not None)
 
 
 def describe_non_arrow(path: str) -> str:
     """One sentence on what a file that is not Arrow IPC looks like."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-    except OSError as exc:
-        return f"cannot open: {exc.strerror}"
+    head = _head(path)
+    if head is None:
+        return "cannot open it"
     if not head:
         return "expected an Arrow IPC file or stream, found an empty file"
-    if head[:4] == b"PAR1":
-        return "expected an Arrow IPC file or stream, found a Parquet file (PAR1)"
-    if head[:4] == b"FEA1":
-        return "expected an Arrow IPC file or stream, found a Feather v1 file (FEA1)"
-    if head[:2] == b"\x1f\x8b":
-        return "expected an Arrow IPC file or stream, found gzip-compressed data"
-    if head[:4] == b"\x28\xb5\x2f\xfd":
-        return "expected an Arrow IPC file or stream, found zstd-compressed data"
-    try:
-        head.decode("utf-8")
-        return "expected an Arrow IPC file or stream, found text (CSV or JSON?)"
-    except UnicodeDecodeError:
-        return f"expected an Arrow IPC file or stream, found bytes {head[:8].hex(' ')}"
+    what = describe_foreign(head)
+    if what is None:
+        what = f"bytes {head[:8].hex(' ')}"
+    return f"expected an Arrow IPC file or stream, found {what}"
 
 
 # -- partition values -------------------------------------------------------------------

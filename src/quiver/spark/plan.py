@@ -35,14 +35,13 @@ from .. import types as t
 from ..array import make_array
 from ..array.base import Array
 from ..batch import RecordBatch
-from ..buffers import pack_bits
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from ..ipc import index as ipc_index
 from ..ipc.decoder import END
 from ..ipc.framing import EOS
 from ..ipc.reader import open_file
 from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
-from .convert import Where, all_null, take, to_spark_array, valid_mask
+from .convert import Where, _bitmap, all_null, take, to_spark_array, valid_mask
 from .paths import DataFile, partition_value
 from .policy import ReadPolicy, spark_arrow_schema
 
@@ -309,8 +308,7 @@ def adapt(arr: Array, target: t.DataType, where: Where) -> Array:
 
 
 def _validity_at_zero(arr: Array) -> np.ndarray | None:
-    mask = valid_mask(arr)
-    return None if mask is None else pack_bits(mask)
+    return _bitmap(valid_mask(arr))
 
 
 def _find(schema: t.Schema, name: str) -> int | None:
