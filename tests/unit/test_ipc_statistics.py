@@ -381,3 +381,16 @@ def test_values_of_another_kind_are_refused_before_anything_is_read():
             ipc.read_table(data, filters=[(column, "==", value)])
         with pytest.raises(E.ArrowTypeError):
             ipc.read_table(data, filters=[[("s", "==", "a")], [(column, "in", [value])]])
+
+
+def test_a_foreign_statistics_value_is_a_format_error_on_every_reader_path():
+    sink = io.BytesIO()
+    table = pa.table({"a": [1, 2]})
+    with pa.ipc.new_file(sink, table.schema,
+                         metadata={STATISTICS_KEY: "not base64!"}) as writer:
+        writer.write_table(table)
+    reader = ipc.open_file(sink.getvalue())
+    with pytest.raises(E.FormatError, match="base64"):
+        reader.statistics  # noqa: B018 - the property decodes
+    with pytest.raises(E.FormatError, match="base64"):
+        reader.statistics_array()

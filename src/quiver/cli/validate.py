@@ -197,10 +197,9 @@ class Checker:
             self._footer(footer, end)
 
     def _read_statistics(self, footer: md.Footer, at: int) -> None:
-        from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+        from ..ipc.statistics import STATISTICS_KEY, decode_statistics, footer_value
 
-        meta = footer.custom_metadata
-        value = meta.get(STATISTICS_KEY) if meta is not None else None
+        value = footer_value(footer.custom_metadata)
         if value is None:
             return
         try:

@@ -619,10 +619,9 @@ class RecordBatchFileReader(RecordBatchReader):
         :class:`~quiver.ipc.statistics.BatchStatistics`, and arrays per column), or None
         when the file has none.  ``statistics_array()`` gives them as Arrow data."""
         if self._statistics is None:
-            from .statistics import STATISTICS_KEY, decode_statistics
+            from .statistics import decode_statistics, footer_value
 
-            meta = self._footer.custom_metadata
-            value = meta.get(STATISTICS_KEY) if meta is not None else None
+            value = footer_value(self._footer.custom_metadata)
             if value is None:
                 return None
             self._statistics = decode_statistics(value)
@@ -631,15 +630,12 @@ class RecordBatchFileReader(RecordBatchReader):
     def statistics_array(self) -> Any:
         """The footer's statistics as the standard statistics batches (one per record
         batch, columns ``column`` and ``statistics``), or None."""
-        meta = self._footer.custom_metadata
-        from .statistics import STATISTICS_KEY
+        from .statistics import footer_value, statistics_stream
 
-        value = meta.get(STATISTICS_KEY) if meta is not None else None
+        value = footer_value(self._footer.custom_metadata)
         if value is None:
             return None
-        import base64
-
-        return list(open_stream(base64.b64decode(value)))
+        return list(open_stream(statistics_stream(value)))
 
     def _selected(self, start: int) -> Iterator[tuple[int, RecordBatch]]:
         """(index, batch) from ``start`` on; with filters, batches the statistics rule

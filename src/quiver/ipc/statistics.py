@@ -586,6 +586,25 @@ class FileStatistics(Sequence[BatchStatistics]):
         return BatchStatistics(int(self.indices[i]), int(self.row_counts[i]), tuple(columns))
 
 
+def footer_value(metadata: Any) -> str | bytes | None:
+    """The statistics value of a footer's custom metadata, or None."""
+    return metadata.get(STATISTICS_KEY) if metadata is not None else None
+
+
+def statistics_stream(value: str | bytes) -> bytes:
+    """The IPC stream a footer value encodes; quiver's FormatError for other text."""
+    from ..errors import FormatError
+
+    if isinstance(value, str):
+        value = value.encode("ascii", errors="replace")
+    try:
+        return base64.b64decode(value, validate=True)
+    except ValueError:
+        raise FormatError(
+            f"expected base64 text under the footer key {STATISTICS_KEY!r}, found other bytes"
+        ) from None
+
+
 def decode_statistics(value: str | bytes) -> FileStatistics:
     """The statistics of a footer value written by :func:`encode_statistics`.
 
@@ -596,15 +615,7 @@ def decode_statistics(value: str | bytes) -> FileStatistics:
     from ..array.select import take
     from .reader import open_stream
 
-    if isinstance(value, str):
-        value = value.encode("ascii", errors="replace")
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except ValueError:
-        raise E.FormatError(
-            f"expected base64 text under the footer key {STATISTICS_KEY!r}, found other bytes"
-        ) from None
-    reader = open_stream(raw)
+    reader = open_stream(statistics_stream(value))
     batches, indices = [], []
     for position, batch in enumerate(reader):
         meta = reader.custom_metadata
