@@ -190,19 +190,18 @@ def _resolve(batch: Any, path: tuple[str, ...]) -> tuple[Array, np.ndarray | Non
         fields = [f.name for f in dtype.fields]
         if name not in fields:
             raise ArrowKeyError(f"expected a field named {name!r} in {dtype}, found {fields}")
-        valid = _validity(arr)
+        valid = valid_mask(arr)
         parents = valid if parents is None else (parents if valid is None else parents & valid)
         arr = arr.children[fields.index(name)].slice(arr.offset, len(arr))
     return arr, parents
 
 
-def _validity(arr: Array) -> np.ndarray | None:
+def valid_mask(arr: Array) -> np.ndarray | None:
+    """The validity of ``arr``'s own slots as bools (all False for the null type), None
+    when every slot is valid."""
     if isinstance(t.storage_of(arr.type), t.NullType):
         return np.zeros(len(arr), bool)
-    validity = arr.validity
-    if validity is None or arr.null_count == 0:
-        return None
-    return unpack_bits(validity, arr.offset, len(arr))
+    return arr.is_valid_mask()
 
 
 def _storage(arr: Array) -> Array:
@@ -327,7 +326,7 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
         return (is_null if p.op == "is null" else ~is_null), None
     arr = _plain(arr)
     dtype = t.storage_of(arr.type)
-    own = _validity(arr)
+    own = valid_mask(arr)
     valid = own if parents is None else (parents if own is None else own & parents)
     n = len(arr)
     if isinstance(dtype, t.DictionaryType):
@@ -390,7 +389,7 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
 def _numbers(arr: Array, dtype: t.DataType) -> np.ndarray:
     from .layout import storage_numpy_dtype
 
-    return arr.buffers[1].view(storage_numpy_dtype(dtype))[arr.offset : arr.offset + len(arr)]
+    return arr._fixed_values_view(storage_numpy_dtype(dtype))
 
 
 _EPOCH = dt.datetime(1970, 1, 1)

@@ -98,18 +98,10 @@ class Bounds:
         return concat_arrays([self.low, self.high])
 
 
-def _valid(arr: Array) -> np.ndarray | None:
-    validity = arr.validity
-    if validity is None or arr.null_count == 0:
-        return None
-    return unpack_bits(validity, arr.offset, len(arr))
-
-
 def _numbers(arr: Array, dtype: t.DataType) -> np.ndarray:
     from ..layout import storage_numpy_dtype
 
-    np_type = storage_numpy_dtype(dtype)
-    return arr.buffers[1].view(np_type)[arr.offset : arr.offset + len(arr)]
+    return arr._fixed_values_view(storage_numpy_dtype(dtype))
 
 
 def _two(arr: Array, low: int, high: int) -> tuple[Array, Array]:
@@ -295,7 +287,7 @@ def column_bounds(arr: Array) -> Bounds:
         return Bounds(inner.low, inner.high, False, False, 0, nulls)
     if len(arr) == 0 or nulls == len(arr):
         return Bounds(None, null_count=nulls)
-    valid = _valid(arr)
+    valid = arr.is_valid_mask()
     if isinstance(dtype, (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,
                           t.TimestampType, t.DurationType)):
         found = _fixed_bounds(arr, dtype, valid)
@@ -670,7 +662,7 @@ def decode_statistics(value: str | bytes) -> FileStatistics:
     row_of_entry = np.repeat(np.arange(len(stats_map)), np.diff(map_offsets))
     batch_of_entry = row_of_entry // rows
     ids = column.buffers[1].view("<i4")[column.offset : column.offset + len(column)]
-    id_valid = _valid(column)
+    id_valid = column.is_valid_mask()
     column_of_row = ids.astype(np.int64) if id_valid is None else np.where(id_valid, ids, -1)
     if ((column_of_row < -1) | (column_of_row >= ncols)).any():
         raise E.FormatError(f"expected statistics column ids below {ncols}")

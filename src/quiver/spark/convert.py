@@ -28,6 +28,7 @@ from ..array.base import Array
 from ..array.validate import ragged_indices
 from ..buffers import pack_bits
 from ..errors import ArrowInvalid, NotSupported
+from ..filters import valid_mask
 from .policy import DEFAULT_POLICY, ReadPolicy, spark_arrow_type
 
 _INT32_MAX = 2**31 - 1
@@ -62,13 +63,6 @@ class Where:
 
 
 # -- small numpy helpers --------------------------------------------------------------
-
-
-def valid_mask(arr: Array) -> np.ndarray | None:
-    """The validity of ``arr``'s slots as bools, None when every slot is valid."""
-    if isinstance(t.storage_of(arr.type), t.NullType):
-        return np.zeros(len(arr), dtype=bool)
-    return arr.is_valid_mask()
 
 
 def _bitmap(mask: np.ndarray | None) -> np.ndarray | None:
