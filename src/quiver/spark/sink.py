@@ -59,6 +59,15 @@ def write_empty(directory: str, base: str, schema: t.Schema, options: Any) -> st
     return path
 
 
+@dataclass(frozen=True)
+class WrittenFile:
+    """One file a task wrote: its path relative to the attempt directory, rows, bytes."""
+
+    relative: str
+    rows: int
+    nbytes: int
+
+
 @dataclass
 class _OpenFile:
     relative: str
@@ -76,7 +85,7 @@ class TaskFiles:
     options: Any
     _open_files: dict[str, _OpenFile] = field(default_factory=dict)
     _counts: dict[str, int] = field(default_factory=dict)
-    _done: list[Any] = field(default_factory=list)
+    _done: list[WrittenFile] = field(default_factory=list)
     _schema: t.Schema | None = None
     _data_columns: list[int] | None = None
     _pending: dict[str, list[RecordBatch]] = field(default_factory=dict)
@@ -188,8 +197,6 @@ class TaskFiles:
         current.writer.close()
         nbytes = current.file.tell()
         current.file.close()
-        from .source import WrittenFile
-
         self._done.append(WrittenFile(current.relative, current.rows, nbytes))
 
     def close(self) -> list[Any]:

@@ -46,6 +46,7 @@ from .policy import (
     from_spark_schema,
     to_spark_schema,
 )
+from .sink import WrittenFile
 
 MiB = 1024 * 1024
 
@@ -326,15 +327,6 @@ class _PushFilters:
 
 
 # -- writing ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    """One file a task wrote: its path relative to the attempt directory, rows, bytes."""
-
-    relative: str
-    rows: int
-    nbytes: int
 
 
 @dataclass(frozen=True)
