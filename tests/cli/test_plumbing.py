@@ -24,7 +24,8 @@ from .conftest import cli_env, console_script, run_module
         (b"id,name,score\n1,ann,3.5\n2,bob,4\n", "looks like CSV text"),
         (b"", "is empty (0 bytes)"),
         (b'{"schema": {"fields": []}, "batches": []}', "looks like JSON text"),
-        (gzip.compress(b"ARROW1\x00\x00", mtime=0), "is gzip-compressed"),  # same bytes on every xdist worker
+        # mtime=0: the same bytes (and test id) on every xdist worker
+        (gzip.compress(b"ARROW1\x00\x00", mtime=0), "is gzip-compressed"),
         (b"ARROW", "is too short (5 bytes)"),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "is not Arrow IPC: expected the file magic"),
     ],
