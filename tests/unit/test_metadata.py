@@ -26,6 +26,7 @@ from quiver.errors import (
     NotSupported,
 )
 from quiver.ipc import metadata as md
+from quiver.ipc.metadata import decode as md_decode
 from quiver.ipc.flatbuf import Builder
 from quiver.ipc.metadata import (
     Block,
@@ -971,7 +972,7 @@ def _every_type_schema_message() -> bytes:
 def _decoded(data: bytes, *, plain: bool, monkeypatch: pytest.MonkeyPatch) -> object:
     with monkeypatch.context() as m:
         if not plain:
-            m.setattr(md, "_plain_field", lambda *args: None)
+            m.setattr(md_decode, "_plain_field", lambda *args: None)
         try:
             n = struct.unpack_from("<i", data, 4)[0]
             msg = md.decode_message(data[8 : 8 + n])
@@ -992,7 +993,7 @@ def test_plain_fields_decode_as_the_general_decoder_does(
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(md, "_plain_field", counting)
+    monkeypatch.setattr(md_decode, "_plain_field", counting)
     fast = _decoded(data, plain=True, monkeypatch=monkeypatch)
     assert any(taken) and not all(taken)  # both paths ran
     general = _decoded(data, plain=False, monkeypatch=monkeypatch)

@@ -19,7 +19,12 @@ raise :class:`~quiver.errors.MetadataError` ("expected X, found Y" at an absolut
 ``base_offset`` says where the flatbuffer starts in the whole input).  Table nesting is limited
 (``max_depth``) and so is the number of Python objects made from vectors (``max_count``):
 both raise :class:`~quiver.errors.LimitExceeded`.  Vectors of structs come back as one zero-copy
-``numpy`` view.
+``numpy`` view; numpy is imported by those methods only, so that reading a schema or a
+footer does not load it.
+
+:func:`fast_vtable` and :func:`target` are the unchecked-by-exception twins used on hot
+paths: they return None where :class:`Table` would raise, and the caller then falls back to
+:class:`Table` for the explanation.
 
 :class:`Builder` writes back to front, as the reference implementation does: children are
 written before the tables that point at them, so every reference points forward.  Scalars are
@@ -38,11 +43,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LimitExceeded, MetadataError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 U8 = struct.Struct("<B")
 BOOL = struct.Struct("<?")
@@ -68,6 +74,39 @@ def _vt_struct(n: int) -> struct.Struct:
     if s is None:
         s = _VT_STRUCTS[n] = struct.Struct(f"<{n}H")
     return s
+
+
+_VT = [struct.Struct(f"<{n}H") for n in range(8)]
+_PAD = [[(0,) * (count - n) for n in range(count + 1)] for count in range(8)]
+
+
+def fast_vtable(buf: Any, size: int, pos: int, count: int = 5) -> tuple[int, ...] | None:
+    """The first ``count`` (<= 7) field offsets (0 for an absent field) and the table size
+    of the table at ``pos``, when the table and its vtable lie inside the buffer; None
+    where :class:`Table` would raise.
+
+    >>> b = Builder()
+    >>> data = b.finish(b.table([(1, "<i", 7, 0)]))
+    >>> root = U32.unpack_from(data, 0)[0]
+    >>> fast_vtable(data, len(data), root, 2)[:2], fast_vtable(data, 3, root, 2)
+    ((0, 4), None)
+    """
+    if pos + 4 > size:
+        return None
+    vt = pos - _i32(buf, pos)[0]
+    if vt < 0 or vt + 4 > size:
+        return None
+    vlen, tsize = _u16x2(buf, vt)
+    if vlen < 4 or vlen & 1 or vt + vlen > size or tsize < 4 or pos + tsize > size:
+        return None
+    nf = min((vlen - 4) >> 1, count)
+    return (*_VT[nf].unpack_from(buf, vt + 4), *_PAD[count][nf], tsize)
+
+
+def target(buf: Any, size: int, pos: int) -> int | None:
+    """Where the reference at ``pos`` points, when that is inside the buffer (else None)."""
+    t = pos + _u32(buf, pos)[0]
+    return t if t + 4 <= size else None
 
 
 def as_readable(data: Any) -> bytes | memoryview:
@@ -295,6 +334,8 @@ class Table:
 
     def int64_matrix(self, i: int, columns: int) -> np.ndarray | None:
         """A vector of structs made of ``columns`` int64s, as one zero-copy (n, columns) view."""
+        import numpy as np  # deferred: schema and footer decoding run without numpy
+
         v = self.vector(i, 8 * columns)
         if v is None:
             return None
@@ -303,6 +344,8 @@ class Table:
 
     def struct_array(self, i: int, dtype: np.dtype) -> np.ndarray | None:
         """A vector of structs as a zero-copy numpy array of a structured ``dtype``."""
+        import numpy as np  # deferred: schema and footer decoding run without numpy
+
         v = self.vector(i, dtype.itemsize)
         if v is None:
             return None
@@ -311,6 +354,8 @@ class Table:
 
     def scalar_array(self, i: int, dtype: str) -> np.ndarray | None:
         """A vector of scalars as a zero-copy numpy array (``dtype`` like ``'<i8'``)."""
+        import numpy as np  # deferred: schema and footer decoding run without numpy
+
         dt = np.dtype(dtype)
         v = self.vector(i, dt.itemsize)
         if v is None:
@@ -444,6 +489,8 @@ class Builder:
 
     def create_struct_vector(self, array: Any, align: int = 8) -> int:
         """Write a vector of structs from a numpy array (one row per struct), one tobytes()."""
+        import numpy as np  # deferred: reading never needs it here
+
         arr = np.ascontiguousarray(array)
         n = arr.shape[0] if arr.ndim else 0
         return self.create_raw_vector(arr.tobytes(), n, align)
@@ -545,4 +592,7 @@ __all__ = [
     "Builder",
     "Reader",
     "Table",
+    "as_readable",
+    "fast_vtable",
+    "target",
 ]

@@ -1,0 +1,148 @@
+"""IPC metadata: flatbuffer tables <-> plain frozen dataclasses (Schema.fbs, Message.fbs,
+File.fbs, Tensor.fbs, SparseTensor.fbs; Columnar spec "Serialization and Interprocess
+Communication").
+
+The package is split by job:
+
+- :mod:`.model`: the plain objects everything else in quiver sees (:class:`Message`,
+  :class:`SchemaMessage`, :class:`RecordBatch`, :class:`DictionaryBatch`, :class:`Footer`,
+  :class:`Block`, :class:`Tensor`, :class:`SparseTensor`, :class:`MetadataLimits`), the enum
+  numbers of the ``.fbs`` files and the one table of codec names;
+- :mod:`.decode`: the checked decoder, the only place that turns flatbuffer tables into
+  schema objects (schemas, footers, tensors, and every message the hot path does not take);
+- :mod:`.fast`: the one RecordBatch table decoder, the hot path for RecordBatch messages
+  (:func:`decode_message`) and the steady shapes (:func:`record_batch_shape`);
+- :mod:`.encode`: the plain objects -> flatbuffer bytes, and the RecordBatch templates.
+
+Only :mod:`.fast` and :mod:`.encode` import numpy; their names are loaded from here on first
+use, so that ``from quiver.ipc import metadata`` and reading a schema or a footer run
+without numpy.
+
+>>> from quiver import types as t
+>>> sm = SchemaMessage(t.schema([t.field("a", t.int32())]), {})
+>>> msg = decode_message(encode_message(Message(4, sm, 0)))
+>>> msg.version, str(msg.header.schema)
+(4, 'a: int32')
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .decode import _decode_message_general, _plain_field, decode_footer, decode_schema
+from .model import (
+    CODEC_ALIASES,
+    CODECS,
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    V4,
+    V5,
+    Block,
+    BodyCompression,
+    Buffer,
+    DictionaryBatch,
+    Footer,
+    Header,
+    Message,
+    MetadataLimits,
+    RecordBatch,
+    SchemaMessage,
+    SparseIndex,
+    SparseMatrixIndexCSX,
+    SparseTensor,
+    SparseTensorIndexCOO,
+    SparseTensorIndexCSF,
+    Tensor,
+    version_name,
+)
+
+if TYPE_CHECKING:
+    from .encode import (
+        RecordBatchTemplate,
+        _encode_schema_table,
+        _field_position,
+        _follow,
+        encode_footer,
+        encode_message,
+        encode_message_general,
+        encode_schema,
+        record_batch_template,
+    )
+    from .fast import (
+        RecordBatchShape,
+        _fast_record_batch_message,
+        decode_message,
+        read_record_batch,
+        record_batch_shape,
+    )
+
+# the names of the modules that import numpy, loaded on first use (PEP 562)
+_LAZY = {
+    "RecordBatchShape": "fast",
+    "_fast_record_batch_message": "fast",
+    "decode_message": "fast",
+    "read_record_batch": "fast",
+    "record_batch_shape": "fast",
+    "RecordBatchTemplate": "encode",
+    "_encode_schema_table": "encode",
+    "_field_position": "encode",
+    "_follow": "encode",
+    "encode_footer": "encode",
+    "encode_message": "encode",
+    "encode_message_general": "encode",
+    "encode_schema": "encode",
+    "record_batch_template": "encode",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups are plain module attributes
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+__all__ = [
+    "CODECS",
+    "CODEC_ALIASES",
+    "EXTENSION_METADATA_KEY",
+    "EXTENSION_NAME_KEY",
+    "V4",
+    "V5",
+    "Block",
+    "BodyCompression",
+    "Buffer",
+    "DictionaryBatch",
+    "Footer",
+    "Header",
+    "Message",
+    "MetadataLimits",
+    "RecordBatch",
+    "RecordBatchShape",
+    "RecordBatchTemplate",
+    "SchemaMessage",
+    "SparseIndex",
+    "SparseMatrixIndexCSX",
+    "SparseTensor",
+    "SparseTensorIndexCOO",
+    "SparseTensorIndexCSF",
+    "Tensor",
+    "decode_footer",
+    "decode_message",
+    "decode_schema",
+    "encode_footer",
+    "encode_message",
+    "encode_message_general",
+    "encode_schema",
+    "read_record_batch",
+    "record_batch_shape",
+    "record_batch_template",
+    "version_name",
+]

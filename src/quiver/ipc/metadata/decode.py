@@ -1,0 +1,804 @@
+"""IPC metadata, the checked decoder: flatbuffer tables -> the plain objects of
+:mod:`.model` (Schema.fbs, Message.fbs, File.fbs, Tensor.fbs, SparseTensor.fbs).
+
+This is the only module that turns flatbuffer tables into schema objects (fields, types,
+dictionaries, extension types) and the only reader of Schema, Footer, Tensor and
+SparseTensor tables; RecordBatch tables have one decoder, in :mod:`.fast`, that this module
+calls for RecordBatch and DictionaryBatch headers.
+
+Decoding checks every offset against the bytes present (see :mod:`quiver.ipc.flatbuf`), rejects
+metadata versions other than V4 and V5 with :class:`~quiver.errors.NotSupported`, and reports
+malformed bytes as :class:`~quiver.errors.MetadataError` (or :class:`LimitExceeded`,
+:class:`CompressionError`) at an absolute byte offset.  Exceptions of any other class are
+quiver's own bugs and are not disguised.  Plain fields (no children, dictionary or custom
+metadata, a simple type) are read with a few ``struct`` calls (:func:`_plain_field`); the
+rest, and anything odd, through :class:`~quiver.ipc.flatbuf.Table`, which explains.
+
+Dictionary-encoded fields come back as :class:`~quiver.types.DictionaryType` with their ids in
+``SchemaMessage.dictionary_ids`` keyed by the path of child indices through the flatbuffer
+``Field.children``.  Extension types travel as their storage type plus the
+``ARROW:extension:name`` / ``ARROW:extension:metadata`` field metadata.
+
+This module does not import numpy: a schema or a footer is read without it.
+
+>>> from quiver import types as t
+>>> from quiver.ipc.metadata.encode import encode_schema
+>>> sm = SchemaMessage(t.schema([t.field("a", t.int32())]), {})
+>>> str(decode_schema(encode_schema(sm)).schema)
+'a: int32'
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from ... import types as t
+from ...errors import ArrowError, CompressionError, LimitExceeded, MetadataError, NotSupported
+from ...types import DataType, Field, KeyValueMetadata, Schema
+from ..flatbuf import BOOL, I16, I32, I64, U8, Reader, Table, fast_vtable, target
+from .model import (
+    _BINARY,
+    _BINARY_VIEW,
+    _BOOL,
+    _DATE,
+    _DECIMAL,
+    _DEFAULT_LIMITS,
+    _DURATION,
+    _FIXED_BINARY,
+    _FIXED_LIST,
+    _FLOAT,
+    _FLOAT_WIDTHS,
+    _H_DICTIONARY_BATCH,
+    _H_RECORD_BATCH,
+    _H_SCHEMA,
+    _H_SPARSE_TENSOR,
+    _H_TENSOR,
+    _INT,
+    _INTERVAL,
+    _INTERVAL_UNITS,
+    _LARGE_BINARY,
+    _LARGE_LIST,
+    _LARGE_LIST_VIEW,
+    _LARGE_UTF8,
+    _LIST,
+    _LIST_VIEW,
+    _MAP,
+    _NULL,
+    _RUN_END_ENCODED,
+    _STRUCT,
+    _SUPPORTED_VERSIONS,
+    _TIME,
+    _TIME_UNITS,
+    _TIMESTAMP,
+    _TYPE_NAMES,
+    _UNION,
+    _UTF8,
+    _UTF8_VIEW,
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    V4,
+    V5,
+    Block,
+    Buffer,
+    DictionaryBatch,
+    Footer,
+    Header,
+    Message,
+    MetadataLimits,
+    RecordBatch,
+    SchemaMessage,
+    SparseIndex,
+    SparseMatrixIndexCSX,
+    SparseTensor,
+    SparseTensorIndexCOO,
+    SparseTensorIndexCSF,
+    Tensor,
+    version_name,
+)
+
+_u32 = struct.Struct("<I").unpack_from
+_i32 = struct.Struct("<i").unpack_from
+_h16 = struct.Struct("<h").unpack_from
+_QQ = struct.Struct("<qq")
+
+
+def _reader(buf: Any, base_offset: int, limits: MetadataLimits) -> Reader:
+    # the schema sits a few tables below the root (Message/Footer -> Schema -> Field)
+    return Reader(
+        buf,
+        base_offset=base_offset,
+        max_depth=limits.max_depth + 8,
+        max_count=limits.max_count,
+    )
+
+
+def _key_values(tbl: Table, i: int, limits: MetadataLimits) -> KeyValueMetadata | None:
+    if not tbl.has(i):
+        return None
+    n = tbl.vector_len(i)
+    if n > limits.max_metadata_items:
+        raise LimitExceeded(
+            f"expected at most {limits.max_metadata_items} custom metadata entries, found {n}",
+            offset=tbl.reader.base_offset + tbl.pos,
+        )
+    items = []
+    for kv in tbl.tables(i):
+        key = kv.bytes(0)
+        value = kv.bytes(1)
+        items.append((key if key is not None else b"", value if value is not None else b""))
+    if not items:
+        return None
+    return KeyValueMetadata(items)
+
+
+def _time_unit(tbl: Table, i: int, default: int, what: str) -> str:
+    u = tbl.get(i, I16, default)
+    if not 0 <= u < 4:
+        raise tbl.reader.error(f"expected a {what} TimeUnit 0..3, found {u}", tbl.pos)
+    return _TIME_UNITS[u]
+
+
+def _int_type(tbl: Table, what: str) -> DataType:
+    width = tbl.get(0, I32, 0)
+    if width not in (8, 16, 32, 64):
+        raise tbl.reader.error(f"expected {what} bitWidth 8/16/32/64, found {width}", tbl.pos)
+    return _INTEGER_TYPES[width, bool(tbl.get(1, BOOL, False))]
+
+
+_INTEGER_TYPES = {(w, s): t.IntegerType(w, s) for w in (8, 16, 32, 64) for s in (False, True)}
+
+
+def _need_children(children: tuple[Field, ...], n: int, name: str, tbl: Table) -> None:
+    if len(children) != n:
+        raise tbl.reader.error(
+            f"expected {n} child field{'s' if n != 1 else ''} for {name}, found {len(children)}",
+            tbl.pos,
+        )
+
+
+def _decode_type(
+    code: int, tt: Table | None, children: tuple[Field, ...], where: Table
+) -> DataType:
+    """The quiver type of a Type union member (``code``, table ``tt``) with its children."""
+    if code == 0 or code >= len(_TYPE_NAMES):
+        if code == 0:
+            raise where.reader.error("expected a field type, found NONE", where.pos)
+        raise NotSupported(
+            f"Type union member {code} is not supported: expected a type of Schema.fbs "
+            f"(1..{len(_TYPE_NAMES) - 1}); the data was written by a newer Arrow, upgrade quiver",
+            offset=where.reader.base_offset + where.pos,
+        )
+    if tt is None:
+        raise where.reader.error(
+            f"expected a {_TYPE_NAMES[code]} type table, found none", where.pos
+        )
+    if code in _LEAF_TYPES:
+        if children:
+            _need_children(children, 0, _TYPE_NAMES[code], tt)
+        return _LEAF_TYPES[code]
+    if code == _INT:
+        return _int_type(tt, "Int")
+    if code == _FLOAT:
+        p = tt.get(0, I16, 0)
+        if not 0 <= p < 3:
+            raise tt.reader.error(f"expected a FloatingPoint precision 0..2, found {p}", tt.pos)
+        return t.FloatingPointType(_FLOAT_WIDTHS[p])
+    if code == _DECIMAL:
+        width = tt.get(2, I32, 128)
+        precision = tt.get(0, I32, 0)
+        scale = tt.get(1, I32, 0)
+        try:
+            return t.DecimalType(width, precision, scale)
+        except ArrowError as exc:
+            raise tt.reader.error(f"expected a valid Decimal: {exc.reason}", tt.pos) from None
+    if code == _DATE:
+        u = tt.get(0, I16, 1)
+        if u not in (0, 1):
+            raise tt.reader.error(f"expected a DateUnit 0 or 1, found {u}", tt.pos)
+        return t.DateType("day" if u == 0 else "ms")
+    if code == _TIME:
+        unit = _time_unit(tt, 0, 1, "Time")
+        width = tt.get(1, I32, 32)
+        try:
+            return t.TimeType(width, unit)
+        except ArrowError as exc:
+            raise tt.reader.error(f"expected a valid Time: {exc.reason}", tt.pos) from None
+    if code == _TIMESTAMP:
+        return t.TimestampType(_time_unit(tt, 0, 0, "Timestamp"), tt.string(1))
+    if code == _INTERVAL:
+        u = tt.get(0, I16, 0)
+        if not 0 <= u < 3:
+            raise tt.reader.error(f"expected an IntervalUnit 0..2, found {u}", tt.pos)
+        return t.IntervalType(_INTERVAL_UNITS[u])
+    if code == _DURATION:
+        return t.DurationType(_time_unit(tt, 0, 1, "Duration"))
+    if code == _FIXED_BINARY:
+        width = tt.get(0, I32, 0)
+        if width < 0:
+            raise tt.reader.error(
+                f"expected a non-negative FixedSizeBinary byteWidth, found {width}", tt.pos
+            )
+        return t.FixedSizeBinaryType(width)
+    if code in _LIST_TYPES:
+        _need_children(children, 1, _TYPE_NAMES[code], tt)
+        return _LIST_TYPES[code](children[0])
+    if code == _FIXED_LIST:
+        _need_children(children, 1, "FixedSizeList", tt)
+        size = tt.get(0, I32, 0)
+        if size < 0:
+            raise tt.reader.error(
+                f"expected a non-negative FixedSizeList listSize, found {size}", tt.pos
+            )
+        return t.FixedSizeListType(children[0], size)
+    if code == _STRUCT:
+        return t.StructType(children)
+    if code == _MAP:
+        _need_children(children, 1, "Map", tt)
+        entries = children[0]
+        et = entries.type
+        if not isinstance(et, t.StructType) or len(et.children) != 2:
+            raise tt.reader.error(
+                f"expected a Map entries field of struct<key, value>, found {et}", tt.pos
+            )
+        return t.MapType(entries, tt.get(0, BOOL, False))
+    if code == _UNION:
+        mode = tt.get(0, I16, 0)
+        if mode not in (0, 1):
+            raise tt.reader.error(f"expected a UnionMode 0 or 1, found {mode}", tt.pos)
+        ids = tt.scalars(1, "i")
+        codes = tuple(range(len(children))) if ids is None else ids
+        try:
+            return t.UnionType("sparse" if mode == 0 else "dense", children, codes)
+        except ArrowError as exc:
+            raise tt.reader.error(f"expected a valid Union: {exc.reason}", tt.pos) from None
+    if code == _RUN_END_ENCODED:
+        _need_children(children, 2, "RunEndEncoded", tt)
+        try:
+            return t.RunEndEncodedType(children[0], children[1])
+        except ArrowError as exc:
+            raise tt.reader.error(f"expected a valid RunEndEncoded: {exc.reason}", tt.pos) from None
+    raise AssertionError(f"unhandled Type code {code}")  # pragma: no cover - table is complete
+
+
+_LEAF_TYPES: dict[int, DataType] = {
+    _NULL: t.NullType(),
+    _BINARY: t.BinaryType(False),
+    _UTF8: t.StringType(False),
+    _BOOL: t.BoolType(),
+    _LARGE_BINARY: t.BinaryType(True),
+    _LARGE_UTF8: t.StringType(True),
+    _BINARY_VIEW: t.BinaryViewType(),
+    _UTF8_VIEW: t.StringViewType(),
+}
+
+_LIST_TYPES: dict[int, Any] = {
+    _LIST: t.ListType,
+    _LARGE_LIST: t.LargeListType,
+    _LIST_VIEW: t.ListViewType,
+    _LARGE_LIST_VIEW: t.LargeListViewType,
+}
+
+
+def _extension(
+    typ: DataType, metadata: KeyValueMetadata, ft: Table
+) -> tuple[DataType, KeyValueMetadata | None]:
+    """Wrap ``typ`` in the ExtensionType that the field metadata names; drop those keys."""
+    ext_name = metadata.get(EXTENSION_NAME_KEY) or b""
+    serialized = metadata.get(EXTENSION_METADATA_KEY) or b""
+    try:
+        ext_str = ext_name.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ft.reader.error(
+            "expected a UTF-8 extension name, found invalid bytes", ft.pos
+        ) from None
+    rest = metadata.without(EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY)
+    return t.ExtensionType(ext_str, typ, serialized), (rest if len(rest) else None)
+
+
+_FIELD_SLOTS = tuple(getattr(Field, n).__set__ for n in ("name", "type", "nullable", "metadata"))
+
+
+def _new_field(
+    name: str, typ: DataType, nullable: bool, metadata: KeyValueMetadata | None
+) -> Field:
+    # the decoder's values already have the types Field.__post_init__ checks for; setting
+    # the slots directly skips the generic frozen __init__ (a schema of many fields)
+    s0, s1, s2, s3 = _FIELD_SLOTS
+    f = object.__new__(Field)
+    s0(f, name)
+    s1(f, typ)
+    s2(f, bool(nullable))
+    s3(f, metadata)
+    return f
+
+
+def _plain_string(buf: Any, size: int, pos: int) -> str | None:
+    """The UTF-8 string referenced at ``pos``, or None when out of bounds or invalid."""
+    s = target(buf, size, pos)
+    if s is None:
+        return None
+    n = _u32(buf, s)[0]
+    if n > size - s - 4:
+        return None
+    try:
+        return str(buf[s + 4 : s + 4 + n], "utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _plain_field(buf: Any, size: int, pos: int) -> Field | None:
+    """The Field table at ``pos`` when it is plain: no children, no dictionary, no custom
+    metadata, and a parameterless, Int, FloatingPoint, Date or Timestamp type, every
+    reference and scalar in bounds and valid.  None otherwise: the general decoder
+    (``_SchemaDecoder.field``) then decodes it or explains what is wrong."""
+    fields = fast_vtable(buf, size, pos, 7)
+    if fields is None:
+        return None
+    o_name, o_null, o_code, o_type, o_dict, o_children, o_meta, tsize = fields
+    if (
+        o_dict
+        or o_meta
+        or not o_code
+        or not o_type
+        or o_name + 4 > tsize
+        or o_null + 1 > tsize
+        or o_code + 1 > tsize
+        or o_type + 4 > tsize
+        or o_children + 4 > tsize
+    ):
+        return None
+    if o_children:
+        vec = target(buf, size, pos + o_children)
+        if vec is None or _u32(buf, vec)[0]:
+            return None
+    name = _plain_string(buf, size, pos + o_name) if o_name else ""
+    tt = target(buf, size, pos + o_type)
+    if name is None or tt is None:
+        return None
+    code = buf[pos + o_code]
+    typ = _LEAF_TYPES.get(code)
+    if typ is None:
+        typ = _plain_type(buf, size, code, tt)
+        if typ is None:
+            return None
+    return _new_field(name, typ, bool(o_null and buf[pos + o_null]), None)
+
+
+def _plain_type(buf: Any, size: int, code: int, tt: int) -> DataType | None:
+    """The Int, FloatingPoint, Date or Timestamp type of the table at ``tt`` (as
+    ``_decode_type`` reads it), or None."""
+    if code not in (_INT, _FLOAT, _DATE, _TIMESTAMP):
+        return None
+    fields = fast_vtable(buf, size, tt, 2)
+    if fields is None:
+        return None
+    o0, o1, tsize = fields
+    if code == _INT:
+        if o0 + 4 > tsize or o1 + 1 > tsize:
+            return None
+        width = _i32(buf, tt + o0)[0] if o0 else 0
+        if width not in (8, 16, 32, 64):
+            return None
+        return _INTEGER_TYPES[width, bool(o1 and buf[tt + o1])]
+    if o0 + 2 > tsize:
+        return None
+    if code == _FLOAT:
+        p = _h16(buf, tt + o0)[0] if o0 else 0
+        return t.FloatingPointType(_FLOAT_WIDTHS[p]) if 0 <= p < 3 else None
+    if code == _DATE:
+        u = _h16(buf, tt + o0)[0] if o0 else 1
+        return t.DateType("day" if u == 0 else "ms") if u in (0, 1) else None
+    u = _h16(buf, tt + o0)[0] if o0 else 0  # Timestamp
+    if not 0 <= u < 4 or o1 + 4 > tsize:
+        return None
+    tz = _plain_string(buf, size, tt + o1) if o1 else None
+    if o1 and tz is None:
+        return None
+    try:
+        return t.TimestampType(_TIME_UNITS[u], tz)
+    except ArrowError:
+        return None
+
+
+class _SchemaDecoder:
+    __slots__ = ("dictionary_ids", "limits", "nfields")
+
+    def __init__(self, limits: MetadataLimits) -> None:
+        self.limits = limits
+        self.nfields = 0
+        self.dictionary_ids: dict[tuple[int, ...], int] = {}
+
+    def fields(self, tbl: Table, i: int, path: tuple[int, ...], names: str) -> tuple[Field, ...]:
+        n = tbl.vector_len(i)
+        self.nfields += n
+        if self.nfields > self.limits.max_fields:
+            raise LimitExceeded(
+                f"expected at most {self.limits.max_fields} fields in a schema, found more "
+                f"(raise MetadataLimits.max_fields if the source is trusted)",
+                offset=tbl.reader.base_offset + tbl.pos,
+                field_path=names or None,
+            )
+        if n and len(path) >= self.limits.max_depth:
+            raise LimitExceeded(
+                f"expected fields nested at most {self.limits.max_depth} deep, found deeper",
+                offset=tbl.reader.base_offset + tbl.pos,
+                field_path=names or None,
+            )
+        if not n:
+            return ()
+        reader = tbl.reader
+        depth = tbl.depth + 1
+        # plain fields (no children, dictionary or metadata; a simple type) decode with a
+        # few struct reads; the rest, and anything odd, through Table (which explains)
+        fast = depth + 1 <= reader.max_depth
+        out = []
+        for k, pos in enumerate(tbl._refs(i) or ()):
+            f = _plain_field(reader.buf, reader.size, pos) if fast else None
+            if f is None:
+                f = self.field(Table(reader, pos, depth), (*path, k), names)
+            out.append(f)
+        return tuple(out)
+
+    def field(self, ft: Table, path: tuple[int, ...], parent: str) -> Field:
+        name = ft.string(0)
+        if name is None:
+            name = ""
+        names = f"{parent}.{name}" if parent else name
+        try:
+            nullable = ft.get(1, BOOL, False)
+            code = ft.get(2, U8, 0)
+            present = ft.offsets  # vtable entries: 0 for an absent field
+            count = len(present)
+            children = self.fields(ft, 5, path, names) if count > 5 and present[5] else ()
+            metadata = _key_values(ft, 6, self.limits) if count > 6 and present[6] else None
+            leaf = _LEAF_TYPES.get(code)
+            if leaf is not None and not children and ft.ref(3):
+                # parameterless types: their (empty) table need not be read
+                typ = leaf
+            else:
+                typ = _decode_type(code, ft.table(3) if code else None, children, ft)
+            if count > 4 and present[4]:
+                de = ft.table(4)
+                if de is not None:
+                    typ = self.dictionary(de, typ, path)
+            # like Arrow C++: a dictionary-encoded extension field is an extension type
+            # whose storage is the dictionary type
+            if metadata is not None and metadata.get(EXTENSION_NAME_KEY) is not None:
+                typ, metadata = _extension(typ, metadata, ft)
+            return _new_field(name, typ, nullable, metadata)
+        except ArrowError as exc:
+            raise exc.locate(field_path=names or "<unnamed>") from None
+
+    def dictionary(self, de: Table, value_type: DataType, path: tuple[int, ...]) -> DataType:
+        dict_id = de.get(0, I64, 0)
+        it = de.table(1)
+        index_type = t.IntegerType(32, True) if it is None else _int_type(it, "dictionary index")
+        kind = de.get(3, I16, 0)
+        if kind != 0:
+            raise NotSupported(
+                f"dictionaryKind {kind} is not supported: expected DenseArray (0)",
+                offset=de.reader.base_offset + de.pos,
+            )
+        self.dictionary_ids[path] = dict_id
+        return t.DictionaryType(index_type, value_type, de.get(2, BOOL, False))
+
+
+def _decode_schema_table(tbl: Table, limits: MetadataLimits) -> SchemaMessage:
+    endian = tbl.get(0, I16, 0)
+    if endian not in (0, 1):
+        raise tbl.reader.error(f"expected Endianness 0 or 1, found {endian}", tbl.pos)
+    dec = _SchemaDecoder(limits)
+    try:
+        fields = dec.fields(tbl, 1, (), "")
+    except RecursionError:
+        raise LimitExceeded(
+            "expected a schema shallow enough for Python's recursion limit, found deeper "
+            "nesting (lower MetadataLimits.max_depth)",
+            offset=tbl.reader.base_offset + tbl.pos,
+        ) from None
+    metadata = _key_values(tbl, 2, limits)
+    features = tbl.scalars(3, "q") or ()
+    return SchemaMessage(
+        Schema(fields, metadata),
+        dec.dictionary_ids,
+        "little" if endian == 0 else "big",
+        tuple(features),
+    )
+
+
+
+def _decode_record_batch(tbl: Table, limits: MetadataLimits) -> RecordBatch:
+    """The RecordBatch table ``tbl`` through the one RecordBatch decoder of :mod:`.fast`."""
+    from .fast import read_record_batch  # numpy: loaded for batches, not schemas or footers
+
+    return read_record_batch(tbl.buf, tbl.pos, limits, tbl.reader.base_offset)
+
+
+def _decode_dictionary_batch(tbl: Table, limits: MetadataLimits) -> DictionaryBatch:
+    data = tbl.table(1)
+    if data is None:
+        raise tbl.reader.error("expected DictionaryBatch data (a RecordBatch), found none", tbl.pos)
+    return DictionaryBatch(
+        tbl.get(0, I64, 0), _decode_record_batch(data, limits), tbl.get(2, BOOL, False)
+    )
+
+
+def _buffer_at(tbl: Table, pos: int) -> Buffer:
+    off, length = _QQ.unpack_from(tbl.buf, pos)
+    if off < 0 or length < 0:
+        raise tbl.reader.error(
+            f"expected a non-negative Buffer offset and length, found ({off}, {length})", pos
+        )
+    return Buffer(off, length)
+
+
+def _required_buffer(tbl: Table, i: int, what: str) -> Buffer:
+    p = tbl.struct_pos(i, 16)
+    if not p:
+        raise tbl.reader.error(f"expected {what}, found none", tbl.pos)
+    return _buffer_at(tbl, p)
+
+
+def _buffer_vector(tbl: Table, i: int, what: str) -> tuple[Buffer, ...]:
+    v = tbl.vector(i, 16)
+    if v is None:
+        raise tbl.reader.error(f"expected {what}, found none", tbl.pos)
+    start, n = v
+    tbl.reader.count(n, tbl.pos)
+    return tuple(_buffer_at(tbl, start + 16 * k) for k in range(n))
+
+
+def _tensor_type(tbl: Table) -> DataType:
+    code, tt = tbl.union(0)
+    return _decode_type(code, tt, (), tbl)
+
+
+def _tensor_dims(tbl: Table) -> tuple[tuple[int, ...], tuple[str | None, ...]]:
+    if not tbl.has(2):
+        raise tbl.reader.error("expected a tensor shape, found none", tbl.pos)
+    shape = []
+    names = []
+    for dim in tbl.tables(2):
+        size = dim.get(0, I64, 0)
+        if size < 0:
+            raise dim.reader.error(f"expected a non-negative dimension size, found {size}", dim.pos)
+        shape.append(size)
+        names.append(dim.string(1))
+    return tuple(shape), tuple(names)
+
+
+def _required_int(tbl: Table, i: int, what: str) -> DataType:
+    it = tbl.table(i)
+    if it is None:
+        raise tbl.reader.error(f"expected {what}, found none", tbl.pos)
+    return _int_type(it, what)
+
+
+def _decode_tensor(tbl: Table) -> Tensor:
+    typ = _tensor_type(tbl)
+    shape, names = _tensor_dims(tbl)
+    strides = tbl.scalars(3, "q") or ()
+    data = _required_buffer(tbl, 4, "tensor data (a Buffer)")
+    return Tensor(typ, shape, names, tuple(strides), data.offset, data.length)
+
+
+def _decode_sparse_index(code: int, it: Table | None, where: Table) -> SparseIndex:
+    if code == 0 or it is None:
+        raise where.reader.error("expected a sparseIndex, found none", where.pos)
+    if code == 1:
+        return SparseTensorIndexCOO(
+            _required_int(it, 0, "COO indicesType"),
+            _required_buffer(it, 2, "COO indicesBuffer"),
+            tuple(it.scalars(1, "q") or ()),
+            it.get(3, BOOL, False),
+        )
+    if code == 2:
+        axis = it.get(0, I16, 0)
+        if axis not in (0, 1):
+            raise it.reader.error(f"expected compressedAxis 0 or 1, found {axis}", it.pos)
+        return SparseMatrixIndexCSX(
+            "row" if axis == 0 else "column",
+            _required_int(it, 1, "CSX indptrType"),
+            _required_buffer(it, 2, "CSX indptrBuffer"),
+            _required_int(it, 3, "CSX indicesType"),
+            _required_buffer(it, 4, "CSX indicesBuffer"),
+        )
+    if code == 3:
+        axis_order = it.scalars(4, "i")
+        if axis_order is None:
+            raise it.reader.error("expected CSF axisOrder, found none", it.pos)
+        return SparseTensorIndexCSF(
+            _required_int(it, 0, "CSF indptrType"),
+            _buffer_vector(it, 1, "CSF indptrBuffers"),
+            _required_int(it, 2, "CSF indicesType"),
+            _buffer_vector(it, 3, "CSF indicesBuffers"),
+            tuple(axis_order),
+        )
+    raise where.reader.error(f"expected a SparseTensorIndex type 1..3, found {code}", where.pos)
+
+
+def _decode_sparse_tensor(tbl: Table) -> SparseTensor:
+    typ = _tensor_type(tbl)
+    shape, names = _tensor_dims(tbl)
+    nnz = tbl.get(3, I64, 0)
+    if nnz < 0:
+        raise tbl.reader.error(f"expected a non-negative non_zero_length, found {nnz}", tbl.pos)
+    code, it = tbl.union(4)
+    index = _decode_sparse_index(code, it, tbl)
+    data = _required_buffer(tbl, 6, "sparse tensor data (a Buffer)")
+    return SparseTensor(typ, shape, names, nnz, index, data)
+
+
+def _check_version(version: int, tbl: Table) -> None:
+    if version in _SUPPORTED_VERSIONS:
+        return
+    if 0 <= version < V4:
+        raise NotSupported(
+            f"metadata version {version_name(version)} is not supported: expected V4 or V5 "
+            f"(rewrite the data with Arrow >= 0.15)",
+            offset=tbl.reader.base_offset + tbl.pos,
+        )
+    if version > V5:
+        raise NotSupported(
+            f"metadata version {version_name(version)} (enum value {version}) is not supported: "
+            f"expected V4 or V5 (the data comes from a newer Arrow; upgrade quiver)",
+            offset=tbl.reader.base_offset + tbl.pos,
+        )
+    raise tbl.reader.error(f"expected a MetadataVersion V4 or V5, found {version}", tbl.pos)
+
+
+def _as_format_error(exc: Exception, reader: Reader, what: str) -> Exception:
+    """Malformed input surfaces as a FormatError (or NotSupported), never anything else."""
+    if isinstance(exc, (MetadataError, LimitExceeded, CompressionError, NotSupported)):
+        return exc
+    if isinstance(exc, ArrowError):
+        return MetadataError(
+            f"expected a valid {what} flatbuffer, found {exc.reason}",
+            offset=exc.offset if exc.offset is not None else reader.base_offset,
+            field_path=exc.field_path,
+        )
+    if isinstance(
+        exc,
+        (
+            struct.error,
+            IndexError,
+            KeyError,
+            ValueError,
+            OverflowError,
+            TypeError,
+            RecursionError,
+            MemoryError,
+        ),
+    ):
+        return reader.error(f"expected a well-formed {what} flatbuffer, found {exc!r}", 0)
+    return exc
+
+def _decode_message_general(buf: Any, base_offset: int, lim: MetadataLimits) -> Message:
+    """Every message kind, through :class:`~quiver.ipc.flatbuf.Table` (checks and explains)."""
+    reader = _reader(buf, base_offset, lim)
+    try:
+        root = reader.root()
+        version = root.get(0, I16, 0)
+        _check_version(version, root)
+        code, ht = root.union(1)
+        body_length = root.get(3, I64, 0)
+        if body_length < 0:
+            raise reader.error(f"expected a non-negative bodyLength, found {body_length}", root.pos)
+        custom = _key_values(root, 4, lim) if root.has(4) else None
+        if code == 0:
+            return Message(version, None, body_length, custom)
+        if ht is None:
+            raise reader.error(
+                f"expected a header table for header type {code}, found none", root.pos
+            )
+        if code == _H_RECORD_BATCH:
+            header: Header = _decode_record_batch(ht, lim)
+        elif code == _H_SCHEMA:
+            header = _decode_schema_table(ht, lim)
+        elif code == _H_DICTIONARY_BATCH:
+            header = _decode_dictionary_batch(ht, lim)
+        elif code == _H_TENSOR:
+            header = _decode_tensor(ht)
+        elif code == _H_SPARSE_TENSOR:
+            header = _decode_sparse_tensor(ht)
+        else:
+            raise reader.error(f"expected a MessageHeader type 0..5, found {code}", root.pos)
+        return Message(version, header, body_length, custom)
+    except Exception as exc:
+        raise _as_format_error(exc, reader, "Message") from None
+
+
+def decode_schema(
+    buf: Any, *, base_offset: int = 0, limits: MetadataLimits | None = None
+) -> SchemaMessage:
+    """Decode a flatbuffer whose root is a bare Schema table.
+
+    >>> from quiver import types as t
+    >>> sm = SchemaMessage(t.schema([("d", t.dictionary(t.int8(), t.string()))]), {(0,): 5})
+    >>> from quiver.ipc.metadata.encode import encode_schema
+    >>> decode_schema(encode_schema(sm)).dictionary_ids
+    {(0,): 5}
+    """
+    lim = limits or _DEFAULT_LIMITS
+    reader = _reader(buf, base_offset, lim)
+    try:
+        return _decode_schema_table(reader.root(), lim)
+    except Exception as exc:
+        raise _as_format_error(exc, reader, "Schema") from None
+
+
+_BLOCK = struct.Struct("<qi4xq")  # File.fbs struct Block: offset, metaDataLength, pad, bodyLength
+# the byte holding the sign bit of each Block field (little endian)
+_BLOCK_SIGN_BYTES = (7, 11, 23)
+
+
+def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
+    v = tbl.vector(i, _BLOCK.size)
+    if v is None or not v[1]:
+        return ()
+    start, n = v
+    if n > limits.max_blocks:
+        raise LimitExceeded(
+            f"expected at most {limits.max_blocks} Blocks, found {n}",
+            offset=tbl.reader.base_offset + tbl.pos,
+        )
+    region = memoryview(tbl.buf)[start : start + _BLOCK.size * n]
+    # one pass over the sign bytes (C speed) instead of a comparison per value
+    if any(max(region[k :: _BLOCK.size]) >= 0x80 for k in _BLOCK_SIGN_BYTES):
+        for k, values in enumerate(_BLOCK.iter_unpack(region)):
+            if min(values) < 0:
+                raise tbl.reader.error(
+                    f"expected non-negative Block values, found {values} at Block {k}",
+                    start + _BLOCK.size * k,
+                )
+    return tuple(_block(*values) for values in _BLOCK.iter_unpack(region))
+
+
+_BLOCK_SLOTS = tuple(
+    getattr(Block, n).__set__ for n in ("offset", "meta_data_length", "body_length")
+)
+
+
+def _block(offset: int, meta_data_length: int, body_length: int) -> Block:
+    # files with many batches have many Blocks: skip the generic frozen __init__
+    s0, s1, s2 = _BLOCK_SLOTS
+    blk = object.__new__(Block)
+    s0(blk, offset)
+    s1(blk, meta_data_length)
+    s2(blk, body_length)
+    return blk
+
+
+def decode_footer(
+    buf: Any, *, base_offset: int = 0, limits: MetadataLimits | None = None
+) -> Footer:
+    """Decode an IPC file Footer flatbuffer.
+
+    >>> from quiver import types as t
+    >>> sm = SchemaMessage(t.schema([("a", t.int64())]), {})
+    >>> from quiver.ipc.metadata.encode import encode_footer
+    >>> f = decode_footer(encode_footer(Footer(V5, sm, (), (Block(8, 136, 64),))))
+    >>> f.record_batches
+    (Block(offset=8, meta_data_length=136, body_length=64),)
+    """
+    lim = limits or _DEFAULT_LIMITS
+    reader = _reader(buf, base_offset, lim)
+    try:
+        root = reader.root()
+        # a footer without a version field comes from writers that predate it: read as V4
+        version = root.get(0, I16, 0) if root.has(0) else V4
+        _check_version(version, root)
+        st = root.table(1)
+        if st is None:
+            raise reader.error("expected a Footer schema, found none", root.pos)
+        schema = _decode_schema_table(st, lim)
+        return Footer(
+            version,
+            schema,
+            _blocks(root, 2, lim),
+            _blocks(root, 3, lim),
+            _key_values(root, 4, lim),
+        )
+    except Exception as exc:
+        raise _as_format_error(exc, reader, "Footer") from None

@@ -1,0 +1,292 @@
+"""IPC metadata, the model: the plain objects that the rest of quiver sees (Message.fbs,
+File.fbs, Tensor.fbs, SparseTensor.fbs), and the enum numbers of the ``.fbs`` files.
+
+:class:`Message`, :class:`SchemaMessage`, :class:`RecordBatch`, :class:`DictionaryBatch`,
+:class:`Footer`, :class:`Block`, :class:`Tensor` and :class:`SparseTensor` are frozen
+dataclasses of quiver's own types (:mod:`quiver.types`); :mod:`.decode` and :mod:`.fast`
+build them from flatbuffers, :mod:`.encode` writes them back.  ``RecordBatch.nodes`` and
+``RecordBatch.buffers`` are ``(n, 2)`` int64 numpy arrays, but this module does not import
+numpy itself (only comparing or normalising pairs does), so that reading a schema or a
+footer runs without it.
+
+:data:`CODECS` and :data:`CODEC_ALIASES` are quiver's one table of compression codec
+names: the writer's options, the compression package and the metadata coder all use it.
+
+>>> RecordBatch(2, [[2, 0]], [[0, 0], [0, 16]]) == RecordBatch(2, [[2, 0]], [[0, 0], [0, 16]])
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ...errors import ArrowInvalidArgument
+from ...types import DataType, KeyValueMetadata, Schema
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# enums (the numbers of the .fbs files)
+
+V4 = 3
+V5 = 4
+_SUPPORTED_VERSIONS = (V4, V5)
+
+# MessageHeader union
+_H_SCHEMA, _H_DICTIONARY_BATCH, _H_RECORD_BATCH, _H_TENSOR, _H_SPARSE_TENSOR = 1, 2, 3, 4, 5
+
+# Type union
+_NULL, _INT, _FLOAT, _BINARY, _UTF8, _BOOL, _DECIMAL, _DATE, _TIME, _TIMESTAMP = range(1, 11)
+_INTERVAL, _LIST, _STRUCT, _UNION, _FIXED_BINARY, _FIXED_LIST, _MAP, _DURATION = range(11, 19)
+_LARGE_BINARY, _LARGE_UTF8, _LARGE_LIST, _RUN_END_ENCODED = range(19, 23)
+_BINARY_VIEW, _UTF8_VIEW, _LIST_VIEW, _LARGE_LIST_VIEW = range(23, 27)
+
+_TYPE_NAMES = (
+    "NONE",
+    "Null",
+    "Int",
+    "FloatingPoint",
+    "Binary",
+    "Utf8",
+    "Bool",
+    "Decimal",
+    "Date",
+    "Time",
+    "Timestamp",
+    "Interval",
+    "List",
+    "Struct_",
+    "Union",
+    "FixedSizeBinary",
+    "FixedSizeList",
+    "Map",
+    "Duration",
+    "LargeBinary",
+    "LargeUtf8",
+    "LargeList",
+    "RunEndEncoded",
+    "BinaryView",
+    "Utf8View",
+    "ListView",
+    "LargeListView",
+)
+
+_TIME_UNITS = ("s", "ms", "us", "ns")
+_INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
+_FLOAT_WIDTHS = (16, 32, 64)
+# Message.fbs: enum CompressionType : byte { LZ4_FRAME, ZSTD } (position = enum value)
+CODECS: tuple[str, ...] = ("lz4_frame", "zstd")
+#: every codec name a caller may give (lower case), with the canonical name it stands for
+CODEC_ALIASES: dict[str, str] = {
+    "lz4": "lz4_frame",
+    "lz4_frame": "lz4_frame",
+    "lz4frame": "lz4_frame",
+    "zstd": "zstd",
+}
+_CODECS = CODECS
+
+EXTENSION_NAME_KEY = b"ARROW:extension:name"
+EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
+
+
+def version_name(version: int) -> str:
+    """The MetadataVersion enum name of ``version`` (``3`` -> ``'V4'``)."""
+    return f"V{version + 1}"
+
+
+# --------------------------------------------------------------------------------------
+# the plain objects
+
+
+@dataclass(frozen=True)
+class MetadataLimits:
+    """Safety limits for decoding metadata; raise them for trusted sources.
+
+    ``max_depth`` bounds field nesting, ``max_fields`` the number of fields in a schema,
+    ``max_nodes`` / ``max_buffers`` the FieldNodes and Buffers of one record batch,
+    ``max_metadata_items`` the key/value pairs of one custom metadata list, ``max_blocks`` the
+    Blocks of a footer and ``max_count`` every vector element turned into a Python object.
+    """
+
+    max_depth: int = 64
+    max_fields: int = 100_000
+    max_nodes: int = 10_000_000
+    max_buffers: int = 10_000_000
+    max_metadata_items: int = 1_000_000
+    max_blocks: int = 10_000_000
+    max_count: int = 1_000_000
+
+
+_DEFAULT_LIMITS = MetadataLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class BodyCompression:
+    """How the body buffers of a batch are compressed (one codec, buffer by buffer)."""
+
+    codec: str  # "lz4_frame" or "zstd"
+    method: str = "buffer"
+
+
+_COMPRESSIONS = {name: BodyCompression(name) for name in _CODECS}
+
+
+def _pairs(value: Any) -> np.ndarray:
+    """``value`` as an (n, 2) little-endian int64 array (a view when it already is one)."""
+    import numpy as np  # deferred: the schema and footer paths never come here
+
+    arr = np.asarray(value, dtype="<i8")
+    if arr.size == 0:
+        return np.zeros((0, 2), dtype="<i8")
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ArrowInvalidArgument(f"expected (n, 2) integer pairs, found shape {arr.shape}")
+    return arr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RecordBatch:
+    """The RecordBatch table: row count, FieldNodes, Buffers (metadata only, no body).
+
+    ``nodes`` is an (n, 2) int64 array of ``[length, null_count]`` and ``buffers`` an (m, 2)
+    int64 array of ``[offset, length]``, in depth-first pre-order of the schema.
+    """
+
+    length: int
+    nodes: np.ndarray
+    buffers: np.ndarray
+    compression: BodyCompression | None = None
+    variadic_buffer_counts: tuple[int, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RecordBatch):
+            return NotImplemented
+        import numpy as np  # deferred: see _pairs
+
+        return (
+            self.length == other.length
+            and np.array_equal(_pairs(self.nodes), _pairs(other.nodes))
+            and np.array_equal(_pairs(self.buffers), _pairs(other.buffers))
+            and self.compression == other.compression
+            and tuple(self.variadic_buffer_counts) == tuple(other.variadic_buffer_counts)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class DictionaryBatch:
+    """A dictionary's values for dictionary ``id``; ``is_delta`` appends to the existing one."""
+
+    id: int
+    data: RecordBatch
+    is_delta: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaMessage:
+    """A Schema table: quiver schema, dictionary ids by field path, endianness, features."""
+
+    schema: Schema
+    dictionary_ids: dict[tuple[int, ...], int]
+    endianness: str = "little"
+    features: tuple[int, ...] = ()
+
+
+class Buffer(NamedTuple):
+    """The ``Buffer`` struct: a region of a message body."""
+
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tensor:
+    """A dense tensor's metadata (Tensor.fbs); the data is ``data_length`` body bytes."""
+
+    type: DataType
+    shape: tuple[int, ...]
+    dim_names: tuple[str | None, ...]
+    strides: tuple[int, ...]
+    data_offset: int
+    data_length: int
+
+
+@dataclass(frozen=True, slots=True)
+class SparseTensorIndexCOO:
+    """Coordinate-format index: an (N, ndim) matrix of ``indices_type`` coordinates."""
+
+    indices_type: DataType
+    indices_buffer: Buffer
+    indices_strides: tuple[int, ...] = ()
+    is_canonical: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SparseMatrixIndexCSX:
+    """Compressed sparse row (``compressed_axis='row'``) or column matrix index."""
+
+    compressed_axis: str  # "row" or "column"
+    indptr_type: DataType
+    indptr_buffer: Buffer
+    indices_type: DataType
+    indices_buffer: Buffer
+
+
+@dataclass(frozen=True, slots=True)
+class SparseTensorIndexCSF:
+    """Compressed sparse fiber index: one indptr / indices buffer per level."""
+
+    indptr_type: DataType
+    indptr_buffers: tuple[Buffer, ...]
+    indices_type: DataType
+    indices_buffers: tuple[Buffer, ...]
+    axis_order: tuple[int, ...]
+
+
+SparseIndex = SparseTensorIndexCOO | SparseMatrixIndexCSX | SparseTensorIndexCSF
+
+
+@dataclass(frozen=True, slots=True)
+class SparseTensor:
+    """A sparse tensor's metadata (SparseTensor.fbs)."""
+
+    type: DataType
+    shape: tuple[int, ...]
+    dim_names: tuple[str | None, ...]
+    non_zero_length: int
+    sparse_index: SparseIndex
+    data: Buffer
+
+
+Header = SchemaMessage | RecordBatch | DictionaryBatch | Tensor | SparseTensor | None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """An encapsulated message's metadata: version, header, body length, custom metadata."""
+
+    version: int  # MetadataVersion enum value: V4 = 3, V5 = 4
+    header: Header
+    body_length: int
+    custom_metadata: KeyValueMetadata | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Where one message sits in an IPC file."""
+
+    offset: int
+    meta_data_length: int
+    body_length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Footer:
+    """The IPC file footer: schema and the Blocks of dictionaries and record batches."""
+
+    version: int
+    schema: SchemaMessage
+    dictionaries: tuple[Block, ...]
+    record_batches: tuple[Block, ...]
+    custom_metadata: KeyValueMetadata | None = None
