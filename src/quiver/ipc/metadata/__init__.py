@@ -30,7 +30,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .decode import _decode_message_general, _plain_field, decode_footer, decode_schema
+from .decode import (
+    _decode_message_general,
+    _fast_record_batch_message,
+    _plain_field,
+    decode_footer,
+    decode_message,
+    decode_schema,
+)
 from .model import (
     CODEC_ALIASES,
     CODECS,
@@ -69,19 +76,11 @@ if TYPE_CHECKING:
         encode_schema,
         record_batch_template,
     )
-    from .fast import (
-        RecordBatchShape,
-        _fast_record_batch_message,
-        decode_message,
-        read_record_batch,
-        record_batch_shape,
-    )
+    from .fast import RecordBatchShape, read_record_batch, record_batch_shape
 
 # the names of the modules that import numpy, loaded on first use (PEP 562)
 _LAZY = {
     "RecordBatchShape": "fast",
-    "_fast_record_batch_message": "fast",
-    "decode_message": "fast",
     "read_record_batch": "fast",
     "record_batch_shape": "fast",
     "RecordBatchTemplate": "encode",

@@ -31,12 +31,13 @@ This module does not import numpy: a schema or a footer is read without it.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from ... import types as t
 from ...errors import ArrowError, CompressionError, LimitExceeded, MetadataError, NotSupported
 from ...types import DataType, Field, KeyValueMetadata, Schema
-from ..flatbuf import BOOL, I16, I32, I64, U8, Reader, Table, fast_vtable, target
+from ..flatbuf import BOOL, I16, I32, I64, U8, Reader, Table, as_readable, fast_vtable, target
 from .model import (
     _BINARY,
     _BINARY_VIEW,
@@ -100,6 +101,7 @@ from .model import (
 _u32 = struct.Struct("<I").unpack_from
 _i32 = struct.Struct("<i").unpack_from
 _h16 = struct.Struct("<h").unpack_from
+_q64 = struct.Struct("<q").unpack_from
 _QQ = struct.Struct("<qq")
 
 
@@ -508,11 +510,99 @@ def _decode_schema_table(tbl: Table, limits: MetadataLimits) -> SchemaMessage:
 
 
 
-def _decode_record_batch(tbl: Table, limits: MetadataLimits) -> RecordBatch:
-    """The RecordBatch table ``tbl`` through the one RecordBatch decoder of :mod:`.fast`."""
-    from .fast import read_record_batch  # numpy: loaded for batches, not schemas or footers
+# fast.read_record_batch, bound on the first RecordBatch header: it makes numpy views, and
+# numpy is not needed (nor imported) to read schemas and footers
+_read_record_batch: Callable[[Any, int, MetadataLimits], RecordBatch] | None = None
 
-    return read_record_batch(tbl.buf, tbl.pos, limits, tbl.reader.base_offset)
+
+def _record_batch_reader() -> Callable[[Any, int, MetadataLimits], RecordBatch]:
+    global _read_record_batch
+    from .fast import read_record_batch
+
+    _read_record_batch = read_record_batch
+    return read_record_batch
+
+
+def _decode_record_batch(tbl: Table, limits: MetadataLimits) -> RecordBatch:
+    """The RecordBatch table ``tbl``, through the one RecordBatch decoder."""
+    read = _read_record_batch or _record_batch_reader()
+    return read(tbl.buf, tbl.pos, limits, tbl.reader.base_offset)
+
+
+_new = object.__new__
+_MSG_SLOTS = tuple(
+    getattr(Message, n).__set__ for n in ("version", "header", "body_length", "custom_metadata")
+)
+
+
+def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | None:
+    """The hot path: a RecordBatch message, its root read with a few struct calls and its
+    header by :func:`~quiver.ipc.metadata.fast.read_record_batch`.
+
+    Returns None for anything else (other headers, custom metadata, anything out of bounds or
+    invalid); the general path then decodes it or explains the error.
+    """
+    size = len(buf)
+    if size < 12:
+        return None
+    root = _u32(buf, 0)[0]
+    vt = fast_vtable(buf, size, root)
+    if vt is None:
+        return None
+    o_version, o_htype, o_header, o_body, o_custom, tsize = vt
+    if (
+        o_custom
+        or not o_version
+        or not o_htype
+        or not o_header
+        or o_version + 2 > tsize
+        or o_htype + 1 > tsize
+        or o_header + 4 > tsize
+        or o_body + 8 > tsize
+    ):
+        return None
+    version = _h16(buf, root + o_version)[0]
+    if version not in _SUPPORTED_VERSIONS or buf[root + o_htype] != _H_RECORD_BATCH:
+        return None
+    body_length = _q64(buf, root + o_body)[0] if o_body else 0
+    if body_length < 0:
+        return None
+    p = root + o_header
+    try:
+        rb = (_read_record_batch or _record_batch_reader())(buf, p + _u32(buf, p)[0], limits)
+    except ArrowError:
+        return None  # the general path says what is wrong, with the message's offsets
+    m0, m1, m2, m3 = _MSG_SLOTS
+    msg = _new(Message)
+    m0(msg, version)
+    m1(msg, rb)
+    m2(msg, body_length)
+    m3(msg, None)
+    return msg
+
+
+def decode_message(
+    buf: Any, *, base_offset: int = 0, limits: MetadataLimits | None = None
+) -> Message:
+    """Decode a Message flatbuffer (the bytes after the length prefix, padding allowed).
+
+    Plain RecordBatch messages take the hot path (:func:`_fast_record_batch_message`);
+    every other message, and any message the hot path refuses, goes through the checked
+    decoder, which explains what is wrong.
+
+    >>> from quiver.ipc.metadata.encode import encode_message
+    >>> rb = RecordBatch(3, [[3, 0]], [[0, 0], [0, 24]])
+    >>> m = decode_message(encode_message(Message(V5, rb, 24)))
+    >>> m.header.nodes.tolist(), m.body_length
+    ([[3, 0]], 24)
+    """
+    lim = limits or _DEFAULT_LIMITS
+    if not isinstance(buf, bytes):
+        buf = as_readable(buf)
+    fast = _fast_record_batch_message(buf, lim)
+    if fast is not None:
+        return fast
+    return _decode_message_general(buf, base_offset, lim)
 
 
 def _decode_dictionary_batch(tbl: Table, limits: MetadataLimits) -> DictionaryBatch:

@@ -6,7 +6,7 @@
 general builder writes); everything else goes through :class:`~quiver.ipc.flatbuf.Builder`.
 
 >>> from quiver import types as t
->>> from quiver.ipc.metadata.fast import decode_message
+>>> from quiver.ipc.metadata import decode_message
 >>> sm = SchemaMessage(t.schema([t.field("a", t.int32())]), {})
 >>> msg = decode_message(encode_message(Message(4, sm, 0)))
 >>> msg.version, str(msg.header.schema)
@@ -447,7 +447,7 @@ class RecordBatchTemplate:
     ``prefix`` goes before the flatbuffer (the writer passes the framing prefix, which
     depends only on the metadata size).
 
-    >>> from quiver.ipc.metadata.fast import decode_message
+    >>> from quiver.ipc.metadata import decode_message
     >>> tmpl = RecordBatchTemplate(4, 1, 2)
     >>> meta = tmpl.encode(8, 1, [1, 0], [0, 0, 0, 8])
     >>> msg = decode_message(meta)

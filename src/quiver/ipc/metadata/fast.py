@@ -1,19 +1,20 @@
-"""IPC metadata, the fast paths: the one decoder of RecordBatch tables, the hot path for
-RecordBatch messages, and the steady shapes.
+"""IPC metadata, the numpy side of decoding: the one decoder of RecordBatch tables, and
+the steady shapes.
 
 A RecordBatch table is decoded by :func:`read_record_batch` and nowhere else: the hot path
-(:func:`decode_message` on a plain RecordBatch message), the general decoder of
-:mod:`.decode` (RecordBatch and DictionaryBatch headers) and :func:`record_batch_shape` all
-go through it.  It reads the table with a few ``struct`` calls and never builds one Python
-object per FieldNode or Buffer: ``RecordBatch.nodes`` and ``RecordBatch.buffers`` are
-zero-copy ``(n, 2)`` int64 views of the input.  Body offsets and lengths are checked against
-the body by the body decoder, not here; negative values are rejected here, with the same
-"expected X, found Y" errors and offsets as :class:`~quiver.ipc.flatbuf.Table` gives.
+of :func:`~quiver.ipc.metadata.decode.decode_message` (a plain RecordBatch message), the
+checked decoder of :mod:`.decode` (RecordBatch and DictionaryBatch headers) and
+:func:`record_batch_shape` all go through it.  It reads the table with a few ``struct``
+calls and never builds one Python object per FieldNode or Buffer: ``RecordBatch.nodes``
+and ``RecordBatch.buffers`` are zero-copy ``(n, 2)`` int64 views of the input.  Body
+offsets and lengths are checked against the body by the body decoder, not here; negative
+values are rejected here, with the same "expected X, found Y" errors and offsets as
+:class:`~quiver.ipc.flatbuf.Table` gives.
 
 :class:`RecordBatchShape` records where the per-batch numbers sit in one writer's messages,
 for the steady path of :mod:`quiver.ipc.steady`.
 
->>> from quiver.ipc.metadata.encode import encode_message
+>>> from quiver.ipc.metadata import V5, Message, decode_message, encode_message
 >>> rb = RecordBatch(3, [[3, 0]], [[0, 0], [0, 24]])
 >>> m = decode_message(encode_message(Message(V5, rb, 24)))
 >>> m.header.nodes.tolist(), m.body_length
@@ -28,18 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ArrowError, CompressionError, LimitExceeded, MetadataError
-from ..flatbuf import Reader, Table, as_readable, fast_vtable, target
-from .decode import _decode_message_general
+from ...errors import CompressionError, LimitExceeded, MetadataError
+from ..flatbuf import Reader, Table, fast_vtable, target
+from .decode import _fast_record_batch_message
 from .model import (
     _COMPRESSIONS,
     _DEFAULT_LIMITS,
-    _H_RECORD_BATCH,
-    _SUPPORTED_VERSIONS,
     CODECS,
-    V5,  # noqa: F401 (the doctests)
     BodyCompression,
-    Message,
     MetadataLimits,
     RecordBatch,
 )
@@ -75,37 +72,38 @@ def _past_end(i: int, width: int, o: int, tsize: int, pos: int, base: int) -> Me
     )
 
 
-def _vector(buf: Any, size: int, tbl: int, i: int, o: int, width: int, base: int) -> int:
-    """(start, count) of the vector that field ``i`` (at ``tbl + o``) references."""
-    p = tbl + o
-    vec = target(buf, size, p)
-    if vec is None:
-        raise MetadataError(
-            f"expected field {i}'s reference inside the {size}-byte flatbuffer, found target "
-            f"offset {p + _u32(buf, p)[0]}",
-            offset=base + p,
-        )
-    n = _u32(buf, vec)[0]
-    room = size - vec - 4
-    if n * width > room:
-        raise MetadataError(
-            f"expected a vector of at most {room // width} {width}-byte elements, found "
-            f"length {n}",
-            offset=base + vec,
-        )
-    return n
+def _ref_error(buf: Any, size: int, p: int, i: int, base: int) -> MetadataError:
+    return MetadataError(
+        f"expected field {i}'s reference inside the {size}-byte flatbuffer, found target "
+        f"offset {p + _u32(buf, p)[0]}",
+        offset=base + p,
+    )
+
+
+def _length_error(n: int, width: int, room: int, vec: int, base: int) -> MetadataError:
+    return MetadataError(
+        f"expected a vector of at most {room // width} {width}-byte elements, found "
+        f"length {n}",
+        offset=base + vec,
+    )
 
 
 def _pairs(
     buf: Any, size: int, tbl: int, i: int, o: int, what: str, limit: int, base: int
 ) -> np.ndarray:
-    """The vector of 16-byte structs of two int64 that field ``i`` references, as one
-    zero-copy (n, 2) view, checked >= 0."""
-    n = _vector(buf, size, tbl, i, o, 16, base)
+    """The vector of 16-byte structs of two int64 that field ``i`` (at ``tbl + o``)
+    references, as one zero-copy (n, 2) view, checked >= 0."""
+    p = tbl + o
+    vec = p + _u32(buf, p)[0]
+    if vec + 4 > size:
+        raise _ref_error(buf, size, p, i, base)
+    n = _u32(buf, vec)[0]
+    start = vec + 4
+    if n * 16 > size - start:
+        raise _length_error(n, 16, size - start, vec, base)
     if n > limit:
         raise LimitExceeded(f"expected at most {limit} {what}s, found {n}", offset=base + tbl)
-    vec = tbl + o + _u32(buf, tbl + o)[0]
-    arr = np.frombuffer(buf, _PAIR, count=n, offset=vec + 4)
+    arr = np.frombuffer(buf, _PAIR, count=n, offset=start)
     if n <= 32:
         # tiny vectors: one struct call is several times faster than a numpy reduction
         if not n:
@@ -113,7 +111,7 @@ def _pairs(
         st = _q_many.get(n)
         if st is None:
             st = _q_many[n] = struct.Struct(f"<{2 * n}q")
-        if min(st.unpack_from(buf, vec + 4)) >= 0:
+        if min(st.unpack_from(buf, start)) >= 0:
             return arr
     elif not (arr < 0).any():
         return arr
@@ -124,24 +122,36 @@ def _pairs(
     )
 
 
+def _past_end(vt: tuple[int, ...], widths: tuple[int, ...], pos: int, base: int) -> MetadataError:
+    """The first field of the vtable ``vt`` (offsets, then the table size) that does not
+    fit its table."""
+    tsize = vt[-1]
+    for i, (o, width) in enumerate(zip(vt, widths)):
+        if o + width > tsize:
+            return MetadataError(
+                f"expected field {i} ({width} bytes at {o}) inside the {tsize}-byte table, "
+                f"found it past the end",
+                offset=base + pos,
+            )
+    return MetadataError(f"expected a valid table, found {vt}", offset=base + pos)
+
+
+_RB_WIDTHS = (8, 4, 4, 4, 4)  # length, nodes, buffers, compression, variadicBufferCounts
+_BC_WIDTHS = (1, 1)  # codec, method
+
+
 def _compression(buf: Any, size: int, tbl: int, o: int, base: int) -> BodyCompression:
     p = tbl + o
     ct = target(buf, size, p)
     if ct is None:
-        raise MetadataError(
-            f"expected field 3's reference inside the {size}-byte flatbuffer, found target "
-            f"offset {p + _u32(buf, p)[0]}",
-            offset=base + p,
-        )
+        raise _ref_error(buf, size, p, 3, base)
     vt = fast_vtable(buf, size, ct)
     if vt is None:
         raise _table_error(buf, ct, base)
     o_codec, o_method, _, _, _, tsize = vt
-    if o_codec + 1 > tsize:
-        raise _past_end(0, 1, o_codec, tsize, ct, base)
+    if o_codec + 1 > tsize or o_method + 1 > tsize:
+        raise _past_end(vt, _BC_WIDTHS, ct, base)
     codec = _i8(buf, ct + o_codec)[0] if o_codec else 0
-    if o_method + 1 > tsize:
-        raise _past_end(1, 1, o_method, tsize, ct, base)
     method = _i8(buf, ct + o_method)[0] if o_method else 0
     if not 0 <= codec < len(CODECS):
         raise CompressionError(
@@ -166,7 +176,7 @@ def read_record_batch(
     :class:`~quiver.errors.CompressionError`, located at ``base_offset`` plus the position in
     ``buf``.
 
-    >>> from quiver.ipc.metadata.encode import encode_message
+    >>> from quiver.ipc.metadata import V5, Message, encode_message
     >>> data = encode_message(Message(V5, RecordBatch(2, [[2, 0]], [[0, 0], [0, 8]]), 8))
     >>> header = Reader(data).root().table(2)
     >>> rb = read_record_batch(data, header.pos, _DEFAULT_LIMITS)
@@ -178,35 +188,38 @@ def read_record_batch(
     if vt is None:
         raise _table_error(buf, pos, base_offset)
     o_length, o_nodes, o_buffers, o_comp, o_variadic, tsize = vt
-    if o_length + 8 > tsize:
-        raise _past_end(0, 8, o_length, tsize, pos, base_offset)
+    if (
+        o_length + 8 > tsize
+        or o_nodes + 4 > tsize
+        or o_buffers + 4 > tsize
+        or o_comp + 4 > tsize
+        or o_variadic + 4 > tsize
+    ):
+        raise _past_end(vt, _RB_WIDTHS, pos, base_offset)
     length = _q64(buf, pos + o_length)[0] if o_length else 0
     if length < 0:
         raise MetadataError(
-            f"expected a non-negative RecordBatch length, found {length}", offset=base_offset + pos
+            f"expected a non-negative RecordBatch length, found {length}",
+            offset=base_offset + pos,
         )
-    if not o_nodes:
-        nodes = _NO_PAIRS
-    elif o_nodes + 4 > tsize:
-        raise _past_end(1, 4, o_nodes, tsize, pos, base_offset)
-    else:
+    if o_nodes:
         nodes = _pairs(buf, size, pos, 1, o_nodes, "FieldNode", limits.max_nodes, base_offset)
-    if not o_buffers:
-        buffers = _NO_PAIRS
-    elif o_buffers + 4 > tsize:
-        raise _past_end(2, 4, o_buffers, tsize, pos, base_offset)
     else:
+        nodes = _NO_PAIRS
+    if o_buffers:
         buffers = _pairs(buf, size, pos, 2, o_buffers, "Buffer", limits.max_buffers, base_offset)
-    compression = None
-    if o_comp:
-        if o_comp + 4 > tsize:
-            raise _past_end(3, 4, o_comp, tsize, pos, base_offset)
-        compression = _compression(buf, size, pos, o_comp, base_offset)
+    else:
+        buffers = _NO_PAIRS
+    compression = _compression(buf, size, pos, o_comp, base_offset) if o_comp else None
     variadic: tuple[int, ...] = ()
     if o_variadic:
-        if o_variadic + 4 > tsize:
-            raise _past_end(4, 4, o_variadic, tsize, pos, base_offset)
-        n = _vector(buf, size, pos, 4, o_variadic, 8, base_offset)
+        p = pos + o_variadic
+        vec = p + _u32(buf, p)[0]
+        if vec + 4 > size:
+            raise _ref_error(buf, size, p, 4, base_offset)
+        n = _u32(buf, vec)[0]
+        if n * 8 > size - vec - 4:
+            raise _length_error(n, 8, size - vec - 4, vec, base_offset)
         if n > limits.max_count:
             raise LimitExceeded(
                 f"expected at most {limits.max_count} flatbuffer elements, found more "
@@ -214,7 +227,6 @@ def read_record_batch(
                 offset=base_offset + pos,
             )
         if n:
-            vec = pos + o_variadic + _u32(buf, pos + o_variadic)[0]
             variadic = struct.unpack_from(f"<{n}q", buf, vec + 4)
             if min(variadic) < 0:
                 raise MetadataError(
@@ -238,55 +250,6 @@ _RB_SLOTS = tuple(
     getattr(RecordBatch, n).__set__
     for n in ("length", "nodes", "buffers", "compression", "variadic_buffer_counts")
 )
-_MSG_SLOTS = tuple(
-    getattr(Message, n).__set__ for n in ("version", "header", "body_length", "custom_metadata")
-)
-
-
-def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | None:
-    """The hot path: a RecordBatch message, its root read with a few struct calls and its
-    header by :func:`read_record_batch`.
-
-    Returns None for anything else (other headers, custom metadata, anything out of bounds or
-    invalid); the general path then decodes it or explains the error.
-    """
-    size = len(buf)
-    if size < 12:
-        return None
-    root = _u32(buf, 0)[0]
-    vt = fast_vtable(buf, size, root)
-    if vt is None:
-        return None
-    o_version, o_htype, o_header, o_body, o_custom, tsize = vt
-    if (
-        o_custom
-        or not o_version
-        or not o_htype
-        or not o_header
-        or o_version + 2 > tsize
-        or o_htype + 1 > tsize
-        or o_header + 4 > tsize
-        or o_body + 8 > tsize
-    ):
-        return None
-    version = _h16(buf, root + o_version)[0]
-    if version not in _SUPPORTED_VERSIONS or buf[root + o_htype] != _H_RECORD_BATCH:
-        return None
-    body_length = _q64(buf, root + o_body)[0] if o_body else 0
-    if body_length < 0:
-        return None
-    p = root + o_header
-    try:
-        rb = read_record_batch(buf, p + _u32(buf, p)[0], limits)
-    except ArrowError:
-        return None  # the general path says what is wrong, with the message's offsets
-    m0, m1, m2, m3 = _MSG_SLOTS
-    msg = _new(Message)
-    m0(msg, version)
-    m1(msg, rb)
-    m2(msg, body_length)
-    m3(msg, None)
-    return msg
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,27 +370,3 @@ def record_batch_shape(buf: Any) -> RecordBatchShape | None:
         struct.Struct("".join(numbers_fmt)),
         (slots["body"], slots["length"], slots["nodes"], slots["buffers"]),  # type: ignore[arg-type]
     )
-
-
-def decode_message(
-    buf: Any, *, base_offset: int = 0, limits: MetadataLimits | None = None
-) -> Message:
-    """Decode a Message flatbuffer (the bytes after the length prefix, padding allowed).
-
-    Plain RecordBatch messages take the hot path; every other message, and any message the
-    hot path refuses, goes through the checked decoder of :mod:`.decode`, which explains
-    what is wrong.
-
-    >>> from quiver.ipc.metadata.encode import encode_message
-    >>> rb = RecordBatch(3, [[3, 0]], [[0, 0], [0, 24]])
-    >>> m = decode_message(encode_message(Message(V5, rb, 24)))
-    >>> m.header.nodes.tolist(), m.body_length
-    ([[3, 0]], 24)
-    """
-    lim = limits or _DEFAULT_LIMITS
-    if not isinstance(buf, bytes):
-        buf = as_readable(buf)
-    fast = _fast_record_batch_message(buf, lim)
-    if fast is not None:
-        return fast
-    return _decode_message_general(buf, base_offset, lim)
