@@ -26,7 +26,6 @@ from quiver.errors import (
     NotSupported,
 )
 from quiver.ipc import metadata as md
-from quiver.ipc.metadata import decode as md_decode
 from quiver.ipc.flatbuf import Builder
 from quiver.ipc.metadata import (
     Block,
@@ -50,6 +49,7 @@ from quiver.ipc.metadata import (
     encode_message,
     encode_schema,
 )
+from quiver.ipc.metadata import decode as md_decode
 from tests.conftest import INTEGRATION, SUPPLEMENT, require_shared
 
 pa = pytest.importorskip("pyarrow")
@@ -1025,3 +1025,32 @@ def test_every_byte_flip_of_a_schema_decodes_as_the_general_decoder_does(
             assert _decoded(bad, plain=True, monkeypatch=monkeypatch) == _decoded(
                 bad, plain=False, monkeypatch=monkeypatch
             ), (pos, flip)
+
+
+def test_decoding_bugs_are_not_disguised_as_metadata_errors(monkeypatch: pytest.MonkeyPatch):
+    # the flatbuffer reader reports every bounds problem itself (MetadataError with an
+    # offset), so an IndexError while decoding is quiver's own bug and must surface as one
+    def broken(*args):
+        raise IndexError("a bug")
+
+    monkeypatch.setattr(md_decode, "_plain_field", broken)
+    data = encode_schema(SchemaMessage(qt.schema([("a", qt.int32())]), {}))
+    with pytest.raises(IndexError, match="a bug"):
+        decode_schema(data)
+    schema = SchemaMessage(qt.schema([("a", qt.int8())]), {})
+    with pytest.raises(IndexError, match="a bug"):
+        decode_message(encode_message(Message(md.V5, schema, 0)))
+    with pytest.raises(IndexError, match="a bug"):
+        decode_footer(encode_footer(Footer(md.V5, schema, (), ())))
+
+
+def test_values_that_type_constructors_refuse_are_metadata_errors():
+    # a Decimal table whose precision decimal128 refuses (an ArrowInvalidArgument from the
+    # constructor) is bad metadata, reported as a MetadataError with the field's path
+    def fields(b: Builder) -> list[int]:
+        dec = b.table([(0, "<i", 99), (1, "<i", 2), (2, "<i", 128)])
+        return [_field_table(b, 7, dec, f0=b.create_string("price"))]
+
+    with pytest.raises(MetadataError) as info:
+        decode_schema(_schema_bytes(fields))
+    assert info.value.field_path == "price"

@@ -738,10 +738,23 @@ def _check_version(version: int, tbl: Table) -> None:
     raise tbl.reader.error(f"expected a MetadataVersion V4 or V5, found {version}", tbl.pos)
 
 
-def _as_format_error(exc: Exception, reader: Reader, what: str) -> Exception:
-    """Malformed input surfaces as a FormatError (or NotSupported), never anything else."""
+def _as_format_error(exc: ArrowError, reader: Reader, what: str) -> ArrowError:
+    """An error raised while decoding, as the caller should see it.
+
+    Errors about the bytes (MetadataError, LimitExceeded, CompressionError, NotSupported)
+    pass unchanged.  Any other ArrowError comes from a constructor that refused a value the
+    bytes carried (``t.decimal128(99, 0)``, a time unit a type does not take): that is bad
+    metadata too, so it becomes a MetadataError.  Exceptions that are not ArrowErrors are
+    not caught at all: every bounds problem is reported by the flatbuffer reader itself, so
+    an IndexError, TypeError or struct.error here is a bug in quiver and must show as one.
+    """
     if isinstance(exc, (MetadataError, LimitExceeded, CompressionError, NotSupported)):
         return exc
+    return MetadataError(
+        f"expected a valid {what} flatbuffer, found {exc.reason}",
+        offset=exc.offset if exc.offset is not None else reader.base_offset,
+        field_path=exc.field_path,
+    )
     if isinstance(exc, ArrowError):
         return MetadataError(
             f"expected a valid {what} flatbuffer, found {exc.reason}",
@@ -795,7 +808,7 @@ def _decode_message_general(buf: Any, base_offset: int, lim: MetadataLimits) -> 
         else:
             raise reader.error(f"expected a MessageHeader type 0..5, found {code}", root.pos)
         return Message(version, header, body_length, custom)
-    except Exception as exc:
+    except ArrowError as exc:
         raise _as_format_error(exc, reader, "Message") from None
 
 
@@ -814,7 +827,7 @@ def decode_schema(
     reader = _reader(buf, base_offset, lim)
     try:
         return _decode_schema_table(reader.root(), lim)
-    except Exception as exc:
+    except ArrowError as exc:
         raise _as_format_error(exc, reader, "Schema") from None
 
 
@@ -890,5 +903,5 @@ def decode_footer(
             _blocks(root, 3, lim),
             _key_values(root, 4, lim),
         )
-    except Exception as exc:
+    except ArrowError as exc:
         raise _as_format_error(exc, reader, "Footer") from None
