@@ -47,7 +47,8 @@ def test_schema_imports_only_the_schema_readers(tmp_path: Path, sample_file: Pat
         "quiver", "quiver.errors", "quiver.types", "quiver.cli", "quiver.cli._common",
         "quiver.cli._read", "quiver.cli.schema", "quiver.ipc", "quiver.ipc.index",
         "quiver.ipc.decoder", "quiver.ipc.metadata", "quiver.ipc.flatbuf",
-        "quiver.ipc.framing", "quiver.ipc.file_decoder",
+        "quiver.ipc.framing", "quiver.ipc.file_decoder", "quiver.ipc.metadata.model",
+        "quiver.ipc.metadata.decode",
     }
     for path in (sample_file, sample_stream):
         code, quiver, others = _imports(tmp_path, "schema", str(path))

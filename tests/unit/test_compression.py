@@ -209,11 +209,22 @@ def test_levels_in_range_round_trip(codec: str, level: int) -> None:
     assert np.array_equal(c.decompress_buffer(codec, _stored(parts), max_uncompressed=1 << 20), raw)
 
 
-def test_codec_ids_follow_message_fbs() -> None:
-    assert (c.codec_id("lz4"), c.codec_id("zstd")) == (0, 1)
-    assert (c.codec_from_id(0), c.codec_from_id(1)) == ("lz4_frame", "zstd")
-    with pytest.raises(CompressionError, match="found 7"):
-        c.codec_from_id(7)
+def test_codec_names_come_from_one_table_in_message_fbs_order() -> None:
+    from quiver.ipc import metadata as md
+    from quiver.ipc.writer import IpcWriteOptions
+
+    # CompressionType: LZ4_FRAME = 0, ZSTD = 1
+    assert c.CODECS is md.CODECS and md.CODECS == ("lz4_frame", "zstd")
+    for alias, name in md.CODEC_ALIASES.items():
+        assert c.normalize_codec(alias.upper()) == name
+        # the writer takes every name the table has, and stores the codec it stands for
+        assert IpcWriteOptions(compression=alias).compression == alias
+    for codec in md.CODECS:
+        rb = md.RecordBatch(1, [[1, 0]], [[0, 0]], md.BodyCompression(codec))
+        msg = md.decode_message(md.encode_message(md.Message(md.V5, rb, 8)))
+        assert msg.header.compression.codec == codec
+    with pytest.raises(ArrowInvalidArgument, match="expected a codec name"):
+        c.normalize_codec("snappy")
 
 
 def _many(n: int = 6, size: int = 400_000) -> list[np.ndarray]:
@@ -360,7 +371,7 @@ def test_piecewise_decoding_stops_just_past_the_declared_length(monkeypatch, cod
 
     # 32 MiB of real output (a zstd frame without a content size, so only decoding tells),
     # 3 MiB declared: decoding in 1 MiB pieces stops early instead of producing all of it
-    monkeypatch.setattr(c, "ONE_SHOT_MAX", 0)
+    monkeypatch.setattr(c.codecs, "ONE_SHOT_MAX", 0)
     raw = np.zeros(32 << 20, np.uint8)
     if codec == "zstd":
         payload = zstandard.ZstdCompressor(write_content_size=False).compress(raw)
@@ -389,9 +400,9 @@ def test_plausible_ratio_decides_one_call_or_pieces() -> None:
 @pytest.fixture
 def in_pieces(monkeypatch):
     """Force the piecewise decoders on small buffers (pieces of 64 output / 16 input bytes)."""
-    monkeypatch.setattr(c, "ONE_SHOT_MAX", 0)
-    monkeypatch.setattr(c, "DECOMPRESS_CHUNK", 64)
-    monkeypatch.setattr(c, "LZ4_INPUT_CHUNK", 16)
+    monkeypatch.setattr(c.codecs, "ONE_SHOT_MAX", 0)
+    monkeypatch.setattr(c.codecs, "DECOMPRESS_CHUNK", 64)
+    monkeypatch.setattr(c.codecs, "LZ4_INPUT_CHUNK", 16)
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -448,9 +459,9 @@ def test_piecewise_zstd_reads_concatenated_frames(in_pieces) -> None:
 @given(data=st.binary(min_size=8, max_size=300))
 def test_piecewise_arbitrary_bytes_decode_or_raise_format_error(codec: str, data: bytes) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(c, "ONE_SHOT_MAX", 0)
-        mp.setattr(c, "DECOMPRESS_CHUNK", 64)
-        mp.setattr(c, "LZ4_INPUT_CHUNK", 16)
+        mp.setattr(c.codecs, "ONE_SHOT_MAX", 0)
+        mp.setattr(c.codecs, "DECOMPRESS_CHUNK", 64)
+        mp.setattr(c.codecs, "LZ4_INPUT_CHUNK", 16)
         try:
             out = c.decompress_buffer(codec, np.frombuffer(data, np.uint8), max_uncompressed=4096)
         except FormatError:

@@ -40,7 +40,7 @@ def _data(kind: str, n: int, seed: int = 0) -> bytes:
 def walk(request, monkeypatch) -> str:
     """Run a test as configured, and again with the walk taking every linked frame."""
     if request.param == "always":
-        monkeypatch.setattr(c, "LZ4_LINKED_COMPRESSED_RATIO", float("inf"))
+        monkeypatch.setattr(c.lz4frame, "LZ4_LINKED_COMPRESSED_RATIO", float("inf"))
     return request.param
 
 
@@ -150,8 +150,8 @@ def test_walk_rejects_lying_lengths(walk: str, kind: str, delta: int) -> None:
 def test_frames_of_raw_blocks_are_walked_past_the_one_call_limit(monkeypatch) -> None:
     import tracemalloc
 
-    monkeypatch.setattr(c, "ONE_SHOT_MAX", 64 * KIB)
-    monkeypatch.setattr(c, "DECOMPRESS_CHUNK", 64 * KIB)
+    monkeypatch.setattr(c.codecs, "ONE_SHOT_MAX", 64 * KIB)
+    monkeypatch.setattr(c.codecs, "DECOMPRESS_CHUNK", 64 * KIB)
     n = 2_000_003
     raw = _data("random", n)
     payload = pa.compress(raw, "lz4", asbytes=True)
@@ -347,7 +347,7 @@ def test_pool_runs_the_largest_first_and_small_ones_inline(monkeypatch) -> None:
             future.set_result(fn(i))
             return future
 
-    monkeypatch.setattr(c, "_pool", lambda workers: Pool())
+    monkeypatch.setattr(c.pool, "_pool", lambda workers: Pool())
     sizes = [10, 5 << 20, 100, 9 << 20, 7 << 20, 3]
     assert c._run(lambda i: i * 2, sizes, threads=2, min_bytes=1 << 16) == [i * 2 for i in range(6)]
     assert submitted == [3, 4, 1]

@@ -20,7 +20,7 @@ def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Big reads from 4 KiB, in 8 KiB pieces, so that small files exercise the pieces."""
     monkeypatch.setattr(reader, "_BIG_READ", 4096)
     monkeypatch.setattr(reader, "_READ_PIECE", 8192)
-    monkeypatch.setattr("quiver.ipc.compression.PARALLEL_THRESHOLD", 0)
+    monkeypatch.setattr("quiver.ipc.compression.pool.PARALLEL_THRESHOLD", 0)
 
 
 def _write(path: Path, compression: str | None) -> pa.Table:

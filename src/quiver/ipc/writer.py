@@ -37,7 +37,7 @@ from .body import V4, V5, Assembled, assemble, assemble_body, compile_write_plan
 from .dictionaries import DictionaryWriter
 from .framing import EOS, FILE_HEADER, MAGIC, frame_message
 
-_CODECS = {"lz4": "lz4_frame", "lz4_frame": "lz4_frame", "zstd": "zstd"}
+_CODECS = md.CODEC_ALIASES  # the one codec-name table (quiver.ipc.metadata.model)
 _SMALL_WRITE = 64 * 1024
 # compressed batches of at least this many raw bytes, to a real file with threads, are
 # written as the pool compresses them (_Writer._write_pipelined)
