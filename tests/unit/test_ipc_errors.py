@@ -169,6 +169,15 @@ def test_invalid_validate_level_is_caller_error() -> None:
         ipc.open_stream(_stream(TABLE), validate="paranoid")
 
 
+def test_validate_none_is_refused_not_taken_as_structural() -> None:
+    # "none" used to be accepted and quietly meant "structural"
+    with pytest.raises(qv.ArrowInvalidArgument, match="found 'none'.*use 'structural'"):
+        ipc.open_stream(_stream(TABLE), validate="none")
+    with pytest.raises(qv.ArrowInvalidArgument, match="found 'none'"):
+        StreamDecoder(ipc.IpcReadOptions(validate="none"))
+    assert len(list(ipc.open_stream(_stream(TABLE), validate="structural"))) >= 1
+
+
 def test_full_validation_catches_non_monotonic_offsets() -> None:
     batch = qv.record_batch({"s": qv.array(["ab", "cd", "ef"])})
     sink = ipc.BufferOutputStream()

@@ -39,7 +39,7 @@ from .decoder import DEFAULT_LIMITS, END, NEED_DATA, IpcLimits, MessageDecoder, 
 from .dictionaries import DictionaryMemo
 from .steady import SteadyBatches
 
-VALIDATION_LEVELS = ("none", "structural", "full")
+VALIDATION_LEVELS = ("structural", "full")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +49,12 @@ class IpcReadOptions:
     ``columns``: names or indices to load (others are skipped without decoding);
     ``validate``: ``"structural"`` (default: buffer bounds and sizes, first and last
     offsets, child lengths, O(1) per array) or ``"full"`` (also every offset, UTF-8 string,
-    dictionary index, union code, run end, view: O(rows)); ``"none"`` is accepted and
-    means the structural level, whose checks guard memory access and always run;
+    dictionary index, union code, run end, view: O(rows)).  There is no ``"none"`` (as
+    nanoarrow has): the structural checks are what turn malformed bytes into a
+    :class:`~quiver.errors.FormatError` rather than an IndexError or a wrong view, they
+    cost O(1) per array, and the steady fast path already runs them on plain ints, so
+    skipping them would save little and break the promise that bad input raises quiver's
+    format error.  ``validate="none"`` is refused with an error that says so;
     ``ensure_native_endian``: swap big-endian data to native order (default) or keep
     it as written (such arrays are not validated and are meant for passing through, not
     for value conversion); ``use_threads``: decompress buffers on a thread pool;
@@ -64,6 +68,12 @@ class IpcReadOptions:
     limits: IpcLimits = DEFAULT_LIMITS
 
     def __post_init__(self) -> None:
+        if self.validate == "none":
+            raise E.ArrowInvalidArgument(
+                "expected validate 'structural' or 'full', found 'none': the structural "
+                "checks guard every buffer access and always run (O(1) per array); use "
+                "'structural'"
+            )
         if self.validate not in VALIDATION_LEVELS:
             raise E.ArrowInvalidArgument(
                 f"expected validate in {VALIDATION_LEVELS}, found {self.validate!r}"
