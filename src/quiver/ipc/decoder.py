@@ -25,7 +25,6 @@ size gives the same batches or the same error.
 from __future__ import annotations
 
 import functools
-import struct
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,10 +32,7 @@ from typing import Any
 
 from .. import errors as E
 from . import metadata as md
-from .framing import MAGIC, describe_foreign
-
-_I32 = struct.Struct("<i")
-_PREFIX_PAIR = struct.Struct("<ii").unpack_from
+from .framing import CONTINUATION_BYTES, MAGIC, describe_foreign, metadata_length, parse_prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,10 +242,14 @@ class MessageDecoder:
         """
         first = self._chunks[0]
         size = len(first)
-        if size < 8:
+        try:
+            prefix = parse_prefix(first)
+        except E.FramingError:
             return None
-        marker, n = _PREFIX_PAIR(first, 0)
-        if marker != -1 or n <= 0 or n > self.limits.max_metadata_size or size < 8 + n:
+        if prefix is None or prefix[1] != 8:
+            return None
+        n = prefix[0]
+        if n <= 0 or n > self.limits.max_metadata_size or size < 8 + n:
             return None
         start = self._pos
         meta = first[8 : 8 + n]
@@ -275,7 +275,7 @@ class MessageDecoder:
     def _step_prefix(self) -> None:
         self._msg_start = self._pos
         raw = self._take(4)
-        if bytes(raw) == b"\xff\xff\xff\xff":
+        if bytes(raw) == CONTINUATION_BYTES:
             self._state, self._need = _LENGTH, 4
             return
         if self._index == 0 and self._pos == 4 + self._msg_start and bytes(raw) == MAGIC[:4]:
@@ -286,7 +286,7 @@ class MessageDecoder:
                 message_index=0,
             )
         if self._index == 0:
-            n = _I32.unpack(raw)[0]
+            n = int.from_bytes(raw, "little", signed=True)
             # a legacy stream starts with a small positive length: only an impossible
             # one is taken for text; the four bytes alone decide, so that any chunking
             # gives the same error
@@ -301,22 +301,20 @@ class MessageDecoder:
                     message_index=0,
                 )
         self.legacy = True
-        self._length_known(_I32.unpack(raw)[0])
+        self._length_known(raw)
 
     def _step_length(self) -> None:
-        (n,) = _I32.unpack(self._take(4))
-        self._length_known(n)
+        self._length_known(self._take(4))
 
-    def _length_known(self, n: int) -> None:
+    def _length_known(self, raw: memoryview) -> None:
+        """The metadata length word ``raw`` (the last 4 bytes taken), read by framing."""
+        try:
+            n = metadata_length(raw, 0, base_offset=self._pos - 4)
+        except E.FramingError as exc:
+            raise exc.locate(message_index=self._index) from None
         if n == 0:
             self._state, self._need = _FINISHED, 0
             return
-        if n < 0:
-            raise E.FramingError(
-                f"expected a non-negative metadata length, found {n}",
-                offset=self._pos - 4,
-                message_index=self._index,
-            )
         if n > self.limits.max_metadata_size:
             raise E.LimitExceeded(
                 f"expected metadata of at most {self.limits.max_metadata_size} bytes "

@@ -11,11 +11,21 @@ the int32 length comes first and a bare zero length ends the stream.
 
 File format: ``ARROW1`` + 2 bytes of padding, the stream (with EOS), the footer
 flatbuffer, its int32 length and ``ARROW1`` again.
+
+This module is quiver's one parser of the message prefix: :func:`parse_prefix` for bytes
+in hand (the stream decoder's fast path, :func:`read_frame`, file blocks), and
+:func:`metadata_length` for the int32 length word that the stream decoder's step-by-step
+machine reads on its own once it has seen the :data:`CONTINUATION_BYTES`.  The steady
+path compares a message's first 8 bytes with :func:`expected_prefix` in one ``struct``
+call.
 """
 
 from __future__ import annotations
 
 import struct
+from typing import Any
+
+from ..errors import FramingError, TruncatedError
 
 CONTINUATION = 0xFFFFFFFF
 CONTINUATION_BYTES = b"\xff\xff\xff\xff"
@@ -27,6 +37,9 @@ FILE_TRAILER_SIZE = 4 + len(MAGIC)  # footer length + magic
 
 _I32 = struct.Struct("<i")
 _PREFIX = struct.Struct("<Ii")
+#: the 8 bytes of a continuation prefix, read as two int32 (the marker reads as -1)
+PREFIX_PAIR = struct.Struct("<ii")
+_unpack_pair = PREFIX_PAIR.unpack_from
 
 
 _FOREIGN_MAGIC = (
@@ -81,6 +94,54 @@ def frame_message(metadata: bytes, body_length: int = 0, *, alignment: int = 8) 
     return _PREFIX.pack(CONTINUATION, len(metadata) + pad) + metadata + b"\x00" * pad
 
 
+def metadata_length(buf: Any, pos: int, *, base_offset: int = 0) -> int:
+    """The int32 metadata length at ``pos`` (0 is end of stream); FramingError when it is
+    negative, located at ``base_offset + pos``.
+
+    >>> metadata_length(b"\\x10\\x00\\x00\\x00", 0)
+    16
+    """
+    (length,) = _I32.unpack_from(buf, pos)
+    if length < 0:
+        raise FramingError(
+            f"expected a non-negative metadata length, found {length}", offset=base_offset + pos
+        )
+    return length
+
+
+def parse_prefix(buf: Any, pos: int = 0, *, base_offset: int = 0) -> tuple[int, int] | None:
+    """The message prefix at ``pos``: ``(metadata length, prefix size)``, the size 8 for
+    the continuation form and 4 for the legacy form (streams before Arrow 0.15); a length of
+    0 is end of stream.  None when ``buf`` ends before the prefix does; FramingError for a
+    negative length (at ``base_offset`` plus its position in ``buf``).
+
+    >>> parse_prefix(frame_message(b"abcdefgh")), parse_prefix(EOS), parse_prefix(b"\\xff" * 6)
+    ((8, 8), (0, 8), None)
+    >>> parse_prefix(b"\\x08\\x00\\x00\\x00abcdefgh")  # legacy: no continuation marker
+    (8, 4)
+    """
+    end = len(buf)
+    if pos + 8 <= end:
+        first, length = _unpack_pair(buf, pos)
+        if first == -1:
+            if length < 0:
+                metadata_length(buf, pos + 4, base_offset=base_offset)  # raises
+            return length, 8
+    elif pos + 4 > end or buf[pos : pos + 4] == CONTINUATION_BYTES:
+        return None
+    return metadata_length(buf, pos, base_offset=base_offset), 4
+
+
+def expected_prefix(length: int) -> tuple[int, int]:
+    """What :data:`PREFIX_PAIR` reads from the continuation prefix of a message whose
+    metadata is ``length`` bytes (the steady path compares with it in one call).
+
+    >>> PREFIX_PAIR.unpack_from(frame_message(b"abcdefgh")) == expected_prefix(8)
+    True
+    """
+    return -1, length
+
+
 def read_frame(buf: memoryview | bytes, pos: int = 0) -> tuple[memoryview, int, int]:
     """Parse the prefix at ``pos`` of a complete buffer.
 
@@ -89,30 +150,17 @@ def read_frame(buf: memoryview | bytes, pos: int = 0) -> tuple[memoryview, int, 
     raised by the caller's decoder for streaming input; this helper is for whole buffers
     (files, tensors).
     """
-    from ..errors import FramingError, TruncatedError
-
     mv = memoryview(buf)
-    if pos < 0 or pos + 4 > len(mv):
+    prefix = parse_prefix(mv, pos) if pos >= 0 else None
+    if prefix is None:
+        n = max(len(mv) - pos, 0)
+        if pos < 0 or n < 4:
+            raise TruncatedError(f"expected a 4-byte message prefix, found {n} bytes", offset=pos)
         raise TruncatedError(
-            f"expected a 4-byte message prefix, found {max(len(mv) - pos, 0)} bytes",
-            offset=pos,
+            f"expected an int32 metadata length, found {n - 4} bytes", offset=pos + 4
         )
-    (first,) = _I32.unpack_from(mv, pos)
-    if first == -1:
-        if pos + 8 > len(mv):
-            raise TruncatedError(
-                f"expected an int32 metadata length, found {len(mv) - pos - 4} bytes",
-                offset=pos + 4,
-            )
-        (length,) = _I32.unpack_from(mv, pos + 4)
-        start = pos + 8
-    else:
-        length = first
-        start = pos + 4
-    if length < 0:
-        raise FramingError(
-            f"expected a non-negative metadata length, found {length}", offset=start - 4
-        )
+    length, size = prefix
+    start = pos + size
     if start + length > len(mv):
         raise TruncatedError(
             f"expected {length} bytes of metadata, found {len(mv) - start}", offset=start

@@ -33,8 +33,9 @@ from ..batch import RecordBatch
 from ..errors import ArrowError
 from . import metadata as md
 from .body import PlanNode
+from .framing import PREFIX_PAIR, expected_prefix
 
-_PREFIX = struct.Struct("<ii").unpack_from
+_PREFIX = PREFIX_PAIR.unpack_from
 _OFFSET_READERS = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
 # record batches a reader reads the general way that may set up the fast path
 STEADY_TRIES = 4
@@ -173,7 +174,7 @@ def _numbers_reader(
     unpack = shape.numbers.unpack_from
     i_body, i_length, node_slice, buffer_slice = shape.slots
     head = 8 + shape.size
-    prefix = (-1, shape.size)
+    prefix = expected_prefix(shape.size)
 
     def read(chunk: memoryview) -> tuple[int, int, int, tuple, tuple] | None:
         size = len(chunk)
@@ -428,7 +429,7 @@ def _take_compiled(
     fixed = struct.Struct("<8s" + shape.fixed.format[1:])
     names: dict[str, Any] = {
         "_fixed": fixed.unpack_from,
-        "FIXED": (struct.pack("<ii", -1, shape.size), *shape.fixed_bytes),
+        "FIXED": (PREFIX_PAIR.pack(*expected_prefix(shape.size)), *shape.fixed_bytes),
         "_numbers": shape.numbers.unpack_from,
         "_frombuffer": np.frombuffer,
         "_u8": np.uint8,
