@@ -32,7 +32,8 @@ def test_parse_prefix_asks_for_more_bytes_when_the_prefix_is_cut(data: bytes) ->
 
 
 def test_negative_lengths_are_framing_errors_at_the_length_word() -> None:
-    with pytest.raises(FramingError, match="expected a non-negative metadata length, found -2") as e:
+    negative = "expected a non-negative metadata length, found -2"
+    with pytest.raises(FramingError, match=negative) as e:
         parse_prefix(b"\xff\xff\xff\xff\xfe\xff\xff\xff", base_offset=100)
     assert e.value.offset == 104
     with pytest.raises(FramingError, match="found -16") as e:

@@ -171,7 +171,7 @@ def test_invalid_validate_level_is_caller_error() -> None:
 
 def test_validate_none_is_refused_not_taken_as_structural() -> None:
     # "none" used to be accepted and quietly meant "structural"
-    with pytest.raises(qv.ArrowInvalidArgument, match="found 'none'.*use 'structural'"):
+    with pytest.raises(qv.ArrowInvalidArgument, match=r"found 'none'.*use 'structural'"):
         ipc.open_stream(_stream(TABLE), validate="none")
     with pytest.raises(qv.ArrowInvalidArgument, match="found 'none'"):
         StreamDecoder(ipc.IpcReadOptions(validate="none"))
