@@ -48,7 +48,7 @@ def test_schema_imports_only_the_schema_readers(tmp_path: Path, sample_file: Pat
         "quiver.cli._read", "quiver.cli.schema", "quiver.ipc", "quiver.ipc.index",
         "quiver.ipc.decoder", "quiver.ipc.metadata", "quiver.ipc.flatbuf",
         "quiver.ipc.framing", "quiver.ipc.file_decoder", "quiver.ipc.metadata.model",
-        "quiver.ipc.metadata.decode",
+        "quiver.ipc.metadata.decode", "quiver.ipc.metadata.fields",
     }
     for path in (sample_file, sample_stream):
         code, quiver, others = _imports(tmp_path, "schema", str(path))

@@ -49,7 +49,7 @@ from quiver.ipc.metadata import (
     encode_message,
     encode_schema,
 )
-from quiver.ipc.metadata import decode as md_decode
+from quiver.ipc.metadata import fields as md_fields
 from tests.conftest import INTEGRATION, SUPPLEMENT, require_shared
 
 pa = pytest.importorskip("pyarrow")
@@ -972,7 +972,7 @@ def _every_type_schema_message() -> bytes:
 def _decoded(data: bytes, *, plain: bool, monkeypatch: pytest.MonkeyPatch) -> object:
     with monkeypatch.context() as m:
         if not plain:
-            m.setattr(md_decode, "_plain_field", lambda *args: None)
+            m.setattr(md_fields, "_plain_field", lambda *args: None)
         try:
             n = struct.unpack_from("<i", data, 4)[0]
             msg = md.decode_message(data[8 : 8 + n])
@@ -993,7 +993,7 @@ def test_plain_fields_decode_as_the_general_decoder_does(
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(md_decode, "_plain_field", counting)
+    monkeypatch.setattr(md_fields, "_plain_field", counting)
     fast = _decoded(data, plain=True, monkeypatch=monkeypatch)
     assert any(taken) and not all(taken)  # both paths ran
     general = _decoded(data, plain=False, monkeypatch=monkeypatch)
@@ -1033,7 +1033,7 @@ def test_decoding_bugs_are_not_disguised_as_metadata_errors(monkeypatch: pytest.
     def broken(*args):
         raise IndexError("a bug")
 
-    monkeypatch.setattr(md_decode, "_plain_field", broken)
+    monkeypatch.setattr(md_fields, "_plain_field", broken)
     data = encode_schema(SchemaMessage(qt.schema([("a", qt.int32())]), {}))
     with pytest.raises(IndexError, match="a bug"):
         decode_schema(data)

@@ -55,6 +55,7 @@ def _probe(*modules: str, data: bytes = b"") -> tuple[bool, list]:
         "quiver.ipc.metadata",
         "quiver.ipc.metadata.model",
         "quiver.ipc.metadata.decode",
+        "quiver.ipc.metadata.fields",
         "quiver.ipc.framing",
         "quiver.ipc.decoder",
         "quiver.ipc.file_decoder",

@@ -8,8 +8,10 @@ The package is split by job:
   :class:`SchemaMessage`, :class:`RecordBatch`, :class:`DictionaryBatch`, :class:`Footer`,
   :class:`Block`, :class:`Tensor`, :class:`SparseTensor`, :class:`MetadataLimits`), the enum
   numbers of the ``.fbs`` files and the one table of codec names;
-- :mod:`.decode`: the checked decoder, the only place that turns flatbuffer tables into
-  schema objects (schemas, footers, tensors, and every message the hot path does not take);
+- :mod:`.decode` and :mod:`.fields`: the checked decoder, the only code that turns
+  flatbuffer tables into schema objects (:mod:`.fields`: Schema, Field and Type tables;
+  :mod:`.decode`: messages, footers, tensors, and the entry point :func:`decode_message`
+  with its hot path for plain RecordBatch messages);
 - :mod:`.fast`: the one RecordBatch table decoder, the hot path for RecordBatch messages
   (:func:`decode_message`) and the steady shapes (:func:`record_batch_shape`);
 - :mod:`.encode`: the plain objects -> flatbuffer bytes, and the RecordBatch templates.
@@ -33,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 from .decode import (
     _decode_message_general,
     _fast_record_batch_message,
-    _plain_field,
     decode_footer,
     decode_message,
     decode_schema,
 )
+from .fields import _plain_field
 from .model import (
     CODEC_ALIASES,
     CODECS,

@@ -25,7 +25,7 @@ from ... import types as t
 from ...errors import ArrowInvalidArgument
 from ...types import DataType, Field, KeyValueMetadata
 from ..flatbuf import Builder
-from .decode import _LEAF_TYPES
+from .fields import _LEAF_TYPES
 from .model import (
     _BINARY,
     _CODECS,

@@ -1,0 +1,464 @@
+"""IPC metadata, the schema half of the checked decoder: Schema.fbs ``Schema``, ``Field``,
+``DictionaryEncoding``, ``KeyValue`` and the ``Type`` union -> quiver's fields, types and
+:class:`~quiver.ipc.metadata.model.SchemaMessage`.
+
+Together with :mod:`.decode` (messages, footers, tensors), this is the only code that turns
+flatbuffer tables into schema objects.  Plain fields (no children, dictionary or custom
+metadata, a simple type) are read with a few ``struct`` calls (:func:`_plain_field`); the
+rest, and anything odd, through :class:`~quiver.ipc.flatbuf.Table`, which explains.
+Dictionary-encoded fields come back as :class:`~quiver.types.DictionaryType` with their ids
+in ``SchemaMessage.dictionary_ids`` keyed by the path of child indices through
+``Field.children``; extension types travel as their storage type plus the
+``ARROW:extension:name`` / ``ARROW:extension:metadata`` field metadata.  No numpy here.
+
+>>> from quiver import types as t
+>>> from quiver.ipc.flatbuf import Reader
+>>> from quiver.ipc.metadata.encode import encode_schema
+>>> sm = SchemaMessage(t.schema([("a", t.int32()), ("b", t.list_(t.string()))]), {})
+>>> _decode_schema_table(Reader(encode_schema(sm)).root(), MetadataLimits()).schema.names
+['a', 'b']
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from ... import types as t
+from ...errors import ArrowError, LimitExceeded, NotSupported
+from ...types import DataType, Field, KeyValueMetadata, Schema
+from ..flatbuf import BOOL, I16, I32, I64, U8, Table, fast_vtable, target
+from .model import (
+    _BINARY,
+    _BINARY_VIEW,
+    _BOOL,
+    _DATE,
+    _DECIMAL,
+    _DURATION,
+    _FIXED_BINARY,
+    _FIXED_LIST,
+    _FLOAT,
+    _FLOAT_WIDTHS,
+    _INT,
+    _INTERVAL,
+    _INTERVAL_UNITS,
+    _LARGE_BINARY,
+    _LARGE_LIST,
+    _LARGE_LIST_VIEW,
+    _LARGE_UTF8,
+    _LIST,
+    _LIST_VIEW,
+    _MAP,
+    _NULL,
+    _RUN_END_ENCODED,
+    _STRUCT,
+    _TIME,
+    _TIME_UNITS,
+    _TIMESTAMP,
+    _TYPE_NAMES,
+    _UNION,
+    _UTF8,
+    _UTF8_VIEW,
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    MetadataLimits,
+    SchemaMessage,
+)
+
+_u32 = struct.Struct("<I").unpack_from
+_i32 = struct.Struct("<i").unpack_from
+_h16 = struct.Struct("<h").unpack_from
+
+
+def _key_values(tbl: Table, i: int, limits: MetadataLimits) -> KeyValueMetadata | None:
+    if not tbl.has(i):
+        return None
+    n = tbl.vector_len(i)
+    if n > limits.max_metadata_items:
+        raise LimitExceeded(
+            f"expected at most {limits.max_metadata_items} custom metadata entries, found {n}",
+            offset=tbl.reader.base_offset + tbl.pos,
+        )
+    items = []
+    for kv in tbl.tables(i):
+        key = kv.bytes(0)
+        value = kv.bytes(1)
+        items.append((key if key is not None else b"", value if value is not None else b""))
+    if not items:
+        return None
+    return KeyValueMetadata(items)
+
+
+def _time_unit(tbl: Table, i: int, default: int, what: str) -> str:
+    u = tbl.get(i, I16, default)
+    if not 0 <= u < 4:
+        raise tbl.reader.error(f"expected a {what} TimeUnit 0..3, found {u}", tbl.pos)
+    return _TIME_UNITS[u]
+
+
+def _int_type(tbl: Table, what: str) -> DataType:
+    width = tbl.get(0, I32, 0)
+    if width not in (8, 16, 32, 64):
+        raise tbl.reader.error(f"expected {what} bitWidth 8/16/32/64, found {width}", tbl.pos)
+    return _INTEGER_TYPES[width, bool(tbl.get(1, BOOL, False))]
+
+
+_INTEGER_TYPES = {(w, s): t.IntegerType(w, s) for w in (8, 16, 32, 64) for s in (False, True)}
+
+
+def _need_children(children: tuple[Field, ...], n: int, name: str, tbl: Table) -> None:
+    if len(children) != n:
+        raise tbl.reader.error(
+            f"expected {n} child field{'s' if n != 1 else ''} for {name}, found {len(children)}",
+            tbl.pos,
+        )
+
+
+def _decode_type(
+    code: int, tt: Table | None, children: tuple[Field, ...], where: Table
+) -> DataType:
+    """The quiver type of a Type union member (``code``, table ``tt``) with its children."""
+    if code == 0 or code >= len(_TYPE_NAMES):
+        if code == 0:
+            raise where.reader.error("expected a field type, found NONE", where.pos)
+        raise NotSupported(
+            f"Type union member {code} is not supported: expected a type of Schema.fbs "
+            f"(1..{len(_TYPE_NAMES) - 1}); the data was written by a newer Arrow, upgrade quiver",
+            offset=where.reader.base_offset + where.pos,
+        )
+    if tt is None:
+        raise where.reader.error(
+            f"expected a {_TYPE_NAMES[code]} type table, found none", where.pos
+        )
+    if code in _LEAF_TYPES:
+        if children:
+            _need_children(children, 0, _TYPE_NAMES[code], tt)
+        return _LEAF_TYPES[code]
+    if code == _INT:
+        return _int_type(tt, "Int")
+    if code == _FLOAT:
+        p = tt.get(0, I16, 0)
+        if not 0 <= p < 3:
+            raise tt.reader.error(f"expected a FloatingPoint precision 0..2, found {p}", tt.pos)
+        return t.FloatingPointType(_FLOAT_WIDTHS[p])
+    if code == _DECIMAL:
+        width = tt.get(2, I32, 128)
+        precision = tt.get(0, I32, 0)
+        scale = tt.get(1, I32, 0)
+        try:
+            return t.DecimalType(width, precision, scale)
+        except ArrowError as exc:
+            raise tt.reader.error(f"expected a valid Decimal: {exc.reason}", tt.pos) from None
+    if code == _DATE:
+        u = tt.get(0, I16, 1)
+        if u not in (0, 1):
+            raise tt.reader.error(f"expected a DateUnit 0 or 1, found {u}", tt.pos)
+        return t.DateType("day" if u == 0 else "ms")
+    if code == _TIME:
+        unit = _time_unit(tt, 0, 1, "Time")
+        width = tt.get(1, I32, 32)
+        try:
+            return t.TimeType(width, unit)
+        except ArrowError as exc:
+            raise tt.reader.error(f"expected a valid Time: {exc.reason}", tt.pos) from None
+    if code == _TIMESTAMP:
+        return t.TimestampType(_time_unit(tt, 0, 0, "Timestamp"), tt.string(1))
+    if code == _INTERVAL:
+        u = tt.get(0, I16, 0)
+        if not 0 <= u < 3:
+            raise tt.reader.error(f"expected an IntervalUnit 0..2, found {u}", tt.pos)
+        return t.IntervalType(_INTERVAL_UNITS[u])
+    if code == _DURATION:
+        return t.DurationType(_time_unit(tt, 0, 1, "Duration"))
+    if code == _FIXED_BINARY:
+        width = tt.get(0, I32, 0)
+        if width < 0:
+            raise tt.reader.error(
+                f"expected a non-negative FixedSizeBinary byteWidth, found {width}", tt.pos
+            )
+        return t.FixedSizeBinaryType(width)
+    if code in _LIST_TYPES:
+        _need_children(children, 1, _TYPE_NAMES[code], tt)
+        return _LIST_TYPES[code](children[0])
+    if code == _FIXED_LIST:
+        _need_children(children, 1, "FixedSizeList", tt)
+        size = tt.get(0, I32, 0)
+        if size < 0:
+            raise tt.reader.error(
+                f"expected a non-negative FixedSizeList listSize, found {size}", tt.pos
+            )
+        return t.FixedSizeListType(children[0], size)
+    if code == _STRUCT:
+        return t.StructType(children)
+    if code == _MAP:
+        _need_children(children, 1, "Map", tt)
+        entries = children[0]
+        et = entries.type
+        if not isinstance(et, t.StructType) or len(et.children) != 2:
+            raise tt.reader.error(
+                f"expected a Map entries field of struct<key, value>, found {et}", tt.pos
+            )
+        return t.MapType(entries, tt.get(0, BOOL, False))
+    if code == _UNION:
+        mode = tt.get(0, I16, 0)
+        if mode not in (0, 1):
+            raise tt.reader.error(f"expected a UnionMode 0 or 1, found {mode}", tt.pos)
+        ids = tt.scalars(1, "i")
+        codes = tuple(range(len(children))) if ids is None else ids
+        try:
+            return t.UnionType("sparse" if mode == 0 else "dense", children, codes)
+        except ArrowError as exc:
+            raise tt.reader.error(f"expected a valid Union: {exc.reason}", tt.pos) from None
+    if code == _RUN_END_ENCODED:
+        _need_children(children, 2, "RunEndEncoded", tt)
+        try:
+            return t.RunEndEncodedType(children[0], children[1])
+        except ArrowError as exc:
+            raise tt.reader.error(f"expected a valid RunEndEncoded: {exc.reason}", tt.pos) from None
+    raise AssertionError(f"unhandled Type code {code}")  # pragma: no cover - table is complete
+
+
+_LEAF_TYPES: dict[int, DataType] = {
+    _NULL: t.NullType(),
+    _BINARY: t.BinaryType(False),
+    _UTF8: t.StringType(False),
+    _BOOL: t.BoolType(),
+    _LARGE_BINARY: t.BinaryType(True),
+    _LARGE_UTF8: t.StringType(True),
+    _BINARY_VIEW: t.BinaryViewType(),
+    _UTF8_VIEW: t.StringViewType(),
+}
+
+_LIST_TYPES: dict[int, Any] = {
+    _LIST: t.ListType,
+    _LARGE_LIST: t.LargeListType,
+    _LIST_VIEW: t.ListViewType,
+    _LARGE_LIST_VIEW: t.LargeListViewType,
+}
+
+
+def _extension(
+    typ: DataType, metadata: KeyValueMetadata, ft: Table
+) -> tuple[DataType, KeyValueMetadata | None]:
+    """Wrap ``typ`` in the ExtensionType that the field metadata names; drop those keys."""
+    ext_name = metadata.get(EXTENSION_NAME_KEY) or b""
+    serialized = metadata.get(EXTENSION_METADATA_KEY) or b""
+    try:
+        ext_str = ext_name.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ft.reader.error(
+            "expected a UTF-8 extension name, found invalid bytes", ft.pos
+        ) from None
+    rest = metadata.without(EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY)
+    return t.ExtensionType(ext_str, typ, serialized), (rest if len(rest) else None)
+
+
+_FIELD_SLOTS = tuple(getattr(Field, n).__set__ for n in ("name", "type", "nullable", "metadata"))
+
+
+def _new_field(
+    name: str, typ: DataType, nullable: bool, metadata: KeyValueMetadata | None
+) -> Field:
+    # the decoder's values already have the types Field.__post_init__ checks for; setting
+    # the slots directly skips the generic frozen __init__ (a schema of many fields)
+    s0, s1, s2, s3 = _FIELD_SLOTS
+    f = object.__new__(Field)
+    s0(f, name)
+    s1(f, typ)
+    s2(f, bool(nullable))
+    s3(f, metadata)
+    return f
+
+
+def _plain_string(buf: Any, size: int, pos: int) -> str | None:
+    """The UTF-8 string referenced at ``pos``, or None when out of bounds or invalid."""
+    s = target(buf, size, pos)
+    if s is None:
+        return None
+    n = _u32(buf, s)[0]
+    if n > size - s - 4:
+        return None
+    try:
+        return str(buf[s + 4 : s + 4 + n], "utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _plain_field(buf: Any, size: int, pos: int) -> Field | None:
+    """The Field table at ``pos`` when it is plain: no children, no dictionary, no custom
+    metadata, and a parameterless, Int, FloatingPoint, Date or Timestamp type, every
+    reference and scalar in bounds and valid.  None otherwise: the general decoder
+    (``_SchemaDecoder.field``) then decodes it or explains what is wrong."""
+    fields = fast_vtable(buf, size, pos, 7)
+    if fields is None:
+        return None
+    o_name, o_null, o_code, o_type, o_dict, o_children, o_meta, tsize = fields
+    if (
+        o_dict
+        or o_meta
+        or not o_code
+        or not o_type
+        or o_name + 4 > tsize
+        or o_null + 1 > tsize
+        or o_code + 1 > tsize
+        or o_type + 4 > tsize
+        or o_children + 4 > tsize
+    ):
+        return None
+    if o_children:
+        vec = target(buf, size, pos + o_children)
+        if vec is None or _u32(buf, vec)[0]:
+            return None
+    name = _plain_string(buf, size, pos + o_name) if o_name else ""
+    tt = target(buf, size, pos + o_type)
+    if name is None or tt is None:
+        return None
+    code = buf[pos + o_code]
+    typ = _LEAF_TYPES.get(code)
+    if typ is None:
+        typ = _plain_type(buf, size, code, tt)
+        if typ is None:
+            return None
+    return _new_field(name, typ, bool(o_null and buf[pos + o_null]), None)
+
+
+def _plain_type(buf: Any, size: int, code: int, tt: int) -> DataType | None:
+    """The Int, FloatingPoint, Date or Timestamp type of the table at ``tt`` (as
+    ``_decode_type`` reads it), or None."""
+    if code not in (_INT, _FLOAT, _DATE, _TIMESTAMP):
+        return None
+    fields = fast_vtable(buf, size, tt, 2)
+    if fields is None:
+        return None
+    o0, o1, tsize = fields
+    if code == _INT:
+        if o0 + 4 > tsize or o1 + 1 > tsize:
+            return None
+        width = _i32(buf, tt + o0)[0] if o0 else 0
+        if width not in (8, 16, 32, 64):
+            return None
+        return _INTEGER_TYPES[width, bool(o1 and buf[tt + o1])]
+    if o0 + 2 > tsize:
+        return None
+    if code == _FLOAT:
+        p = _h16(buf, tt + o0)[0] if o0 else 0
+        return t.FloatingPointType(_FLOAT_WIDTHS[p]) if 0 <= p < 3 else None
+    if code == _DATE:
+        u = _h16(buf, tt + o0)[0] if o0 else 1
+        return t.DateType("day" if u == 0 else "ms") if u in (0, 1) else None
+    u = _h16(buf, tt + o0)[0] if o0 else 0  # Timestamp
+    if not 0 <= u < 4 or o1 + 4 > tsize:
+        return None
+    tz = _plain_string(buf, size, tt + o1) if o1 else None
+    if o1 and tz is None:
+        return None
+    try:
+        return t.TimestampType(_TIME_UNITS[u], tz)
+    except ArrowError:
+        return None
+
+
+class _SchemaDecoder:
+    __slots__ = ("dictionary_ids", "limits", "nfields")
+
+    def __init__(self, limits: MetadataLimits) -> None:
+        self.limits = limits
+        self.nfields = 0
+        self.dictionary_ids: dict[tuple[int, ...], int] = {}
+
+    def fields(self, tbl: Table, i: int, path: tuple[int, ...], names: str) -> tuple[Field, ...]:
+        n = tbl.vector_len(i)
+        self.nfields += n
+        if self.nfields > self.limits.max_fields:
+            raise LimitExceeded(
+                f"expected at most {self.limits.max_fields} fields in a schema, found more "
+                f"(raise MetadataLimits.max_fields if the source is trusted)",
+                offset=tbl.reader.base_offset + tbl.pos,
+                field_path=names or None,
+            )
+        if n and len(path) >= self.limits.max_depth:
+            raise LimitExceeded(
+                f"expected fields nested at most {self.limits.max_depth} deep, found deeper",
+                offset=tbl.reader.base_offset + tbl.pos,
+                field_path=names or None,
+            )
+        if not n:
+            return ()
+        reader = tbl.reader
+        depth = tbl.depth + 1
+        # plain fields (no children, dictionary or metadata; a simple type) decode with a
+        # few struct reads; the rest, and anything odd, through Table (which explains)
+        fast = depth + 1 <= reader.max_depth
+        out = []
+        for k, pos in enumerate(tbl._refs(i) or ()):
+            f = _plain_field(reader.buf, reader.size, pos) if fast else None
+            if f is None:
+                f = self.field(Table(reader, pos, depth), (*path, k), names)
+            out.append(f)
+        return tuple(out)
+
+    def field(self, ft: Table, path: tuple[int, ...], parent: str) -> Field:
+        name = ft.string(0)
+        if name is None:
+            name = ""
+        names = f"{parent}.{name}" if parent else name
+        try:
+            nullable = ft.get(1, BOOL, False)
+            code = ft.get(2, U8, 0)
+            present = ft.offsets  # vtable entries: 0 for an absent field
+            count = len(present)
+            children = self.fields(ft, 5, path, names) if count > 5 and present[5] else ()
+            metadata = _key_values(ft, 6, self.limits) if count > 6 and present[6] else None
+            leaf = _LEAF_TYPES.get(code)
+            if leaf is not None and not children and ft.ref(3):
+                # parameterless types: their (empty) table need not be read
+                typ = leaf
+            else:
+                typ = _decode_type(code, ft.table(3) if code else None, children, ft)
+            if count > 4 and present[4]:
+                de = ft.table(4)
+                if de is not None:
+                    typ = self.dictionary(de, typ, path)
+            # like Arrow C++: a dictionary-encoded extension field is an extension type
+            # whose storage is the dictionary type
+            if metadata is not None and metadata.get(EXTENSION_NAME_KEY) is not None:
+                typ, metadata = _extension(typ, metadata, ft)
+            return _new_field(name, typ, nullable, metadata)
+        except ArrowError as exc:
+            raise exc.locate(field_path=names or "<unnamed>") from None
+
+    def dictionary(self, de: Table, value_type: DataType, path: tuple[int, ...]) -> DataType:
+        dict_id = de.get(0, I64, 0)
+        it = de.table(1)
+        index_type = t.IntegerType(32, True) if it is None else _int_type(it, "dictionary index")
+        kind = de.get(3, I16, 0)
+        if kind != 0:
+            raise NotSupported(
+                f"dictionaryKind {kind} is not supported: expected DenseArray (0)",
+                offset=de.reader.base_offset + de.pos,
+            )
+        self.dictionary_ids[path] = dict_id
+        return t.DictionaryType(index_type, value_type, de.get(2, BOOL, False))
+
+
+def _decode_schema_table(tbl: Table, limits: MetadataLimits) -> SchemaMessage:
+    endian = tbl.get(0, I16, 0)
+    if endian not in (0, 1):
+        raise tbl.reader.error(f"expected Endianness 0 or 1, found {endian}", tbl.pos)
+    dec = _SchemaDecoder(limits)
+    try:
+        fields = dec.fields(tbl, 1, (), "")
+    except RecursionError:
+        raise LimitExceeded(
+            "expected a schema shallow enough for Python's recursion limit, found deeper "
+            "nesting (lower MetadataLimits.max_depth)",
+            offset=tbl.reader.base_offset + tbl.pos,
+        ) from None
+    metadata = _key_values(tbl, 2, limits)
+    features = tbl.scalars(3, "q") or ()
+    return SchemaMessage(
+        Schema(fields, metadata),
+        dec.dictionary_ids,
+        "little" if endian == 0 else "big",
+        tuple(features),
+    )
