@@ -62,9 +62,13 @@ U64 = struct.Struct("<Q")
 F32 = struct.Struct("<f")
 F64 = struct.Struct("<d")
 
-_u32 = U32.unpack_from
-_i32 = I32.unpack_from
-_u16x2 = struct.Struct("<HH").unpack_from
+# unpackers for the hot paths that read fields at known positions (one call, no lookup)
+read_u32 = _u32 = U32.unpack_from
+read_i32 = _i32 = I32.unpack_from
+read_i16 = I16.unpack_from
+read_i64 = I64.unpack_from
+read_i8 = I8.unpack_from
+read_u16x2 = _u16x2 = struct.Struct("<HH").unpack_from
 
 _VT_STRUCTS: dict[int, struct.Struct] = {}
 
@@ -594,5 +598,11 @@ __all__ = [
     "Table",
     "as_readable",
     "fast_vtable",
+    "read_i8",
+    "read_i16",
+    "read_i32",
+    "read_i64",
+    "read_u16x2",
+    "read_u32",
     "target",
 ]

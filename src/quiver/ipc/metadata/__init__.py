@@ -21,10 +21,10 @@ use, so that ``from quiver.ipc import metadata`` and reading a schema or a foote
 without numpy.
 
 >>> from quiver import types as t
->>> sm = SchemaMessage(t.schema([t.field("a", t.int32())]), {})
->>> msg = decode_message(encode_message(Message(4, sm, 0)))
->>> msg.version, str(msg.header.schema)
-(4, 'a: int32')
+>>> sm = SchemaMessage(t.schema([("d", t.dictionary(t.int8(), t.string()))]), {(0,): 7})
+>>> footer = decode_footer(encode_footer(Footer(V5, sm, (), (Block(8, 120, 64),))))
+>>> footer.schema.dictionary_ids, footer.record_batches[0].body_length
+({(0,): 7}, 64)
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import model as _model
 from .decode import (
     _decode_message_general,
     _fast_record_batch_message,
@@ -40,31 +41,7 @@ from .decode import (
     decode_schema,
 )
 from .fields import _plain_field
-from .model import (
-    CODEC_ALIASES,
-    CODECS,
-    EXTENSION_METADATA_KEY,
-    EXTENSION_NAME_KEY,
-    V4,
-    V5,
-    Block,
-    BodyCompression,
-    Buffer,
-    DictionaryBatch,
-    Footer,
-    Header,
-    Message,
-    MetadataLimits,
-    RecordBatch,
-    SchemaMessage,
-    SparseIndex,
-    SparseMatrixIndexCSX,
-    SparseTensor,
-    SparseTensorIndexCOO,
-    SparseTensorIndexCSF,
-    Tensor,
-    version_name,
-)
+from .model import *  # the plain objects, the enum versions and the codec table
 
 if TYPE_CHECKING:
     from .encode import (
@@ -111,30 +88,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "CODECS",
-    "CODEC_ALIASES",
-    "EXTENSION_METADATA_KEY",
-    "EXTENSION_NAME_KEY",
-    "V4",
-    "V5",
-    "Block",
-    "BodyCompression",
-    "Buffer",
-    "DictionaryBatch",
-    "Footer",
-    "Header",
-    "Message",
-    "MetadataLimits",
-    "RecordBatch",
+    *_model.__all__,
     "RecordBatchShape",
     "RecordBatchTemplate",
-    "SchemaMessage",
-    "SparseIndex",
-    "SparseMatrixIndexCSX",
-    "SparseTensor",
-    "SparseTensorIndexCOO",
-    "SparseTensorIndexCSF",
-    "Tensor",
     "decode_footer",
     "decode_message",
     "decode_schema",
@@ -145,5 +101,4 @@ __all__ = [
     "read_record_batch",
     "record_batch_shape",
     "record_batch_template",
-    "version_name",
 ]

@@ -34,7 +34,18 @@ from typing import Any
 
 from ...errors import ArrowError, CompressionError, LimitExceeded, MetadataError, NotSupported
 from ...types import DataType
-from ..flatbuf import BOOL, I16, I64, Reader, Table, as_readable, fast_vtable
+from ..flatbuf import (
+    BOOL,
+    I16,
+    I64,
+    Reader,
+    Table,
+    as_readable,
+    fast_vtable,
+    read_i16,
+    read_i64,
+    read_u32,
+)
 from .fields import _decode_schema_table, _decode_type, _int_type, _key_values
 from .model import (
     _DEFAULT_LIMITS,
@@ -64,10 +75,6 @@ from .model import (
     version_name,
 )
 
-_u32 = struct.Struct("<I").unpack_from
-_i32 = struct.Struct("<i").unpack_from
-_h16 = struct.Struct("<h").unpack_from
-_q64 = struct.Struct("<q").unpack_from
 _QQ = struct.Struct("<qq")
 
 
@@ -116,7 +123,7 @@ def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | No
     size = len(buf)
     if size < 12:
         return None
-    root = _u32(buf, 0)[0]
+    root = read_u32(buf, 0)[0]
     vt = fast_vtable(buf, size, root)
     if vt is None:
         return None
@@ -132,15 +139,15 @@ def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | No
         or o_body + 8 > tsize
     ):
         return None
-    version = _h16(buf, root + o_version)[0]
+    version = read_i16(buf, root + o_version)[0]
     if version not in _SUPPORTED_VERSIONS or buf[root + o_htype] != _H_RECORD_BATCH:
         return None
-    body_length = _q64(buf, root + o_body)[0] if o_body else 0
+    body_length = read_i64(buf, root + o_body)[0] if o_body else 0
     if body_length < 0:
         return None
     p = root + o_header
     try:
-        rb = (_read_record_batch or _record_batch_reader())(buf, p + _u32(buf, p)[0], limits)
+        rb = (_read_record_batch or _record_batch_reader())(buf, p + read_u32(buf, p)[0], limits)
     except ArrowError:
         return None  # the general path says what is wrong, with the message's offsets
     m0, m1, m2, m3 = _MSG_SLOTS

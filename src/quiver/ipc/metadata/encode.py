@@ -25,10 +25,8 @@ from ... import types as t
 from ...errors import ArrowInvalidArgument
 from ...types import DataType, Field, KeyValueMetadata
 from ..flatbuf import Builder
-from .fields import _LEAF_TYPES
-from .model import (
+from .fields import (
     _BINARY,
-    _CODECS,
     _DATE,
     _DECIMAL,
     _DURATION,
@@ -36,11 +34,6 @@ from .model import (
     _FIXED_LIST,
     _FLOAT,
     _FLOAT_WIDTHS,
-    _H_DICTIONARY_BATCH,
-    _H_RECORD_BATCH,
-    _H_SCHEMA,
-    _H_SPARSE_TENSOR,
-    _H_TENSOR,
     _INT,
     _INTERVAL,
     _INTERVAL_UNITS,
@@ -48,17 +41,26 @@ from .model import (
     _LARGE_LIST,
     _LARGE_LIST_VIEW,
     _LARGE_UTF8,
+    _LEAF_TYPES,
     _LIST,
     _LIST_VIEW,
     _MAP,
     _RUN_END_ENCODED,
     _STRUCT,
-    _SUPPORTED_VERSIONS,
     _TIME,
     _TIME_UNITS,
     _TIMESTAMP,
     _UNION,
     _UTF8,
+)
+from .model import (
+    _CODECS,
+    _H_DICTIONARY_BATCH,
+    _H_RECORD_BATCH,
+    _H_SCHEMA,
+    _H_SPARSE_TENSOR,
+    _H_TENSOR,
+    _SUPPORTED_VERSIONS,
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
     Block,

@@ -30,7 +30,17 @@ from typing import Any
 import numpy as np
 
 from ...errors import CompressionError, LimitExceeded, MetadataError
-from ..flatbuf import Reader, Table, fast_vtable, target
+from ..flatbuf import (
+    Reader,
+    Table,
+    fast_vtable,
+    read_i8,
+    read_i32,
+    read_i64,
+    read_u16x2,
+    read_u32,
+    target,
+)
 from .decode import _fast_record_batch_message
 from .model import (
     _COMPRESSIONS,
@@ -40,13 +50,6 @@ from .model import (
     MetadataLimits,
     RecordBatch,
 )
-
-_u32 = struct.Struct("<I").unpack_from
-_i32 = struct.Struct("<i").unpack_from
-_hh = struct.Struct("<HH").unpack_from
-_h16 = struct.Struct("<h").unpack_from
-_q64 = struct.Struct("<q").unpack_from
-_i8 = struct.Struct("<b").unpack_from
 
 _NO_PAIRS = np.zeros((0, 2), dtype="<i8")
 _NO_PAIRS.flags.writeable = False
@@ -75,7 +78,7 @@ def _past_end(i: int, width: int, o: int, tsize: int, pos: int, base: int) -> Me
 def _ref_error(buf: Any, size: int, p: int, i: int, base: int) -> MetadataError:
     return MetadataError(
         f"expected field {i}'s reference inside the {size}-byte flatbuffer, found target "
-        f"offset {p + _u32(buf, p)[0]}",
+        f"offset {p + read_u32(buf, p)[0]}",
         offset=base + p,
     )
 
@@ -94,10 +97,10 @@ def _pairs(
     """The vector of 16-byte structs of two int64 that field ``i`` (at ``tbl + o``)
     references, as one zero-copy (n, 2) view, checked >= 0."""
     p = tbl + o
-    vec = p + _u32(buf, p)[0]
+    vec = p + read_u32(buf, p)[0]
     if vec + 4 > size:
         raise _ref_error(buf, size, p, i, base)
-    n = _u32(buf, vec)[0]
+    n = read_u32(buf, vec)[0]
     start = vec + 4
     if n * 16 > size - start:
         raise _length_error(n, 16, size - start, vec, base)
@@ -151,8 +154,8 @@ def _compression(buf: Any, size: int, tbl: int, o: int, base: int) -> BodyCompre
     o_codec, o_method, _, _, _, tsize = vt
     if o_codec + 1 > tsize or o_method + 1 > tsize:
         raise _past_end(vt, _BC_WIDTHS, ct, base)
-    codec = _i8(buf, ct + o_codec)[0] if o_codec else 0
-    method = _i8(buf, ct + o_method)[0] if o_method else 0
+    codec = read_i8(buf, ct + o_codec)[0] if o_codec else 0
+    method = read_i8(buf, ct + o_method)[0] if o_method else 0
     if not 0 <= codec < len(CODECS):
         raise CompressionError(
             f"expected a CompressionType 0 (LZ4_FRAME) or 1 (ZSTD), found {codec}",
@@ -196,7 +199,7 @@ def read_record_batch(
         or o_variadic + 4 > tsize
     ):
         raise _past_end(vt, _RB_WIDTHS, pos, base_offset)
-    length = _q64(buf, pos + o_length)[0] if o_length else 0
+    length = read_i64(buf, pos + o_length)[0] if o_length else 0
     if length < 0:
         raise MetadataError(
             f"expected a non-negative RecordBatch length, found {length}",
@@ -214,10 +217,10 @@ def read_record_batch(
     variadic: tuple[int, ...] = ()
     if o_variadic:
         p = pos + o_variadic
-        vec = p + _u32(buf, p)[0]
+        vec = p + read_u32(buf, p)[0]
         if vec + 4 > size:
             raise _ref_error(buf, size, p, 4, base_offset)
-        n = _u32(buf, vec)[0]
+        n = read_u32(buf, vec)[0]
         if n * 8 > size - vec - 4:
             raise _length_error(n, 8, size - vec - 4, vec, base_offset)
         if n > limits.max_count:
@@ -279,8 +282,8 @@ class RecordBatchShape:
 
 def _vtable_ranges(buf: bytes, pos: int) -> list[tuple[int, int]]:
     """The bytes :func:`_fast_vtable` reads for the table at ``pos``."""
-    vt = pos - _i32(buf, pos)[0]
-    vlen = _hh(buf, vt)[0]
+    vt = pos - read_i32(buf, pos)[0]
+    vlen = read_u16x2(buf, vt)[0]
     return [(pos, pos + 4), (vt, vt + 4 + 2 * min((vlen - 4) >> 1, 5))]
 
 
@@ -304,17 +307,17 @@ def _record_batch_structure(buf: bytes, root: int, rb: int) -> list[tuple[int, i
     for o in fields[1:5]:  # type: ignore[index]  # nodes, buffers, compression, variadic
         if o:
             field = rb + o
-            target = field + _u32(buf, field)[0]
+            target = field + read_u32(buf, field)[0]
             out += [(field, field + 4), (target, target + 4)]
     o_comp, o_variadic = fields[3], fields[4]  # type: ignore[index]
     if o_comp:
-        ct = rb + o_comp + _u32(buf, rb + o_comp)[0]
+        ct = rb + o_comp + read_u32(buf, rb + o_comp)[0]
         o_codec, o_method = fast_vtable(buf, size, ct)[:2]  # type: ignore[index]
         out += _vtable_ranges(buf, ct)
         out += [(ct + o_codec, ct + o_codec + 1), (ct + o_method, ct + o_method + 1)]
     if o_variadic:
-        vec = rb + o_variadic + _u32(buf, rb + o_variadic)[0]
-        out.append((vec + 4, vec + 4 + 8 * _u32(buf, vec)[0]))
+        vec = rb + o_variadic + read_u32(buf, rb + o_variadic)[0]
+        out.append((vec + 4, vec + 4 + 8 * read_u32(buf, vec)[0]))
     return out
 
 
@@ -330,17 +333,17 @@ def record_batch_shape(buf: Any) -> RecordBatchShape | None:
     message = _fast_record_batch_message(buf, _DEFAULT_LIMITS)
     if message is None:
         return None
-    root = _u32(buf, 0)[0]
+    root = read_u32(buf, 0)[0]
     _, _, o_header, o_body, _, _ = fast_vtable(buf, size, root)  # type: ignore[misc]
     p = root + o_header
-    rb = p + _u32(buf, p)[0]
+    rb = p + read_u32(buf, p)[0]
     o_length, o_nodes, o_buffers, _, _, _ = fast_vtable(buf, size, rb)  # type: ignore[misc]
     if not (o_body and o_length and o_nodes and o_buffers):
         return None
     places = [(root + o_body, 1, "body"), (rb + o_length, 1, "length")]
     for field, name in ((rb + o_nodes, "nodes"), (rb + o_buffers, "buffers")):
-        vec = field + _u32(buf, field)[0]
-        places.append((vec + 4, 2 * _u32(buf, vec)[0], name))
+        vec = field + read_u32(buf, field)[0]
+        places.append((vec + 4, 2 * read_u32(buf, vec)[0], name))
     places.sort()
     # every byte the fast decoder reads to learn the structure (offsets, vtables, version,
     # header type, counts, compression, variadic counts) must lie outside the places:

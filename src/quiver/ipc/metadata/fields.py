@@ -21,53 +21,71 @@ in ``SchemaMessage.dictionary_ids`` keyed by the path of child indices through
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 from ... import types as t
 from ...errors import ArrowError, LimitExceeded, NotSupported
 from ...types import DataType, Field, KeyValueMetadata, Schema
-from ..flatbuf import BOOL, I16, I32, I64, U8, Table, fast_vtable, target
+from ..flatbuf import (
+    BOOL,
+    I16,
+    I32,
+    I64,
+    U8,
+    Table,
+    fast_vtable,
+    read_i16,
+    read_i32,
+    read_u32,
+    target,
+)
 from .model import (
-    _BINARY,
-    _BINARY_VIEW,
-    _BOOL,
-    _DATE,
-    _DECIMAL,
-    _DURATION,
-    _FIXED_BINARY,
-    _FIXED_LIST,
-    _FLOAT,
-    _FLOAT_WIDTHS,
-    _INT,
-    _INTERVAL,
-    _INTERVAL_UNITS,
-    _LARGE_BINARY,
-    _LARGE_LIST,
-    _LARGE_LIST_VIEW,
-    _LARGE_UTF8,
-    _LIST,
-    _LIST_VIEW,
-    _MAP,
-    _NULL,
-    _RUN_END_ENCODED,
-    _STRUCT,
-    _TIME,
-    _TIME_UNITS,
-    _TIMESTAMP,
-    _TYPE_NAMES,
-    _UNION,
-    _UTF8,
-    _UTF8_VIEW,
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
     MetadataLimits,
     SchemaMessage,
 )
 
-_u32 = struct.Struct("<I").unpack_from
-_i32 = struct.Struct("<i").unpack_from
-_h16 = struct.Struct("<h").unpack_from
+# Schema.fbs: the Type union's codes, and the enums of its tables
+_NULL, _INT, _FLOAT, _BINARY, _UTF8, _BOOL, _DECIMAL, _DATE, _TIME, _TIMESTAMP = range(1, 11)
+_INTERVAL, _LIST, _STRUCT, _UNION, _FIXED_BINARY, _FIXED_LIST, _MAP, _DURATION = range(11, 19)
+_LARGE_BINARY, _LARGE_UTF8, _LARGE_LIST, _RUN_END_ENCODED = range(19, 23)
+_BINARY_VIEW, _UTF8_VIEW, _LIST_VIEW, _LARGE_LIST_VIEW = range(23, 27)
+
+_TYPE_NAMES = (
+    "NONE",
+    "Null",
+    "Int",
+    "FloatingPoint",
+    "Binary",
+    "Utf8",
+    "Bool",
+    "Decimal",
+    "Date",
+    "Time",
+    "Timestamp",
+    "Interval",
+    "List",
+    "Struct_",
+    "Union",
+    "FixedSizeBinary",
+    "FixedSizeList",
+    "Map",
+    "Duration",
+    "LargeBinary",
+    "LargeUtf8",
+    "LargeList",
+    "RunEndEncoded",
+    "BinaryView",
+    "Utf8View",
+    "ListView",
+    "LargeListView",
+)
+
+_TIME_UNITS = ("s", "ms", "us", "ns")
+_INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
+_FLOAT_WIDTHS = (16, 32, 64)
+
 
 
 def _key_values(tbl: Table, i: int, limits: MetadataLimits) -> KeyValueMetadata | None:
@@ -275,7 +293,7 @@ def _plain_string(buf: Any, size: int, pos: int) -> str | None:
     s = target(buf, size, pos)
     if s is None:
         return None
-    n = _u32(buf, s)[0]
+    n = read_u32(buf, s)[0]
     if n > size - s - 4:
         return None
     try:
@@ -307,7 +325,7 @@ def _plain_field(buf: Any, size: int, pos: int) -> Field | None:
         return None
     if o_children:
         vec = target(buf, size, pos + o_children)
-        if vec is None or _u32(buf, vec)[0]:
+        if vec is None or read_u32(buf, vec)[0]:
             return None
     name = _plain_string(buf, size, pos + o_name) if o_name else ""
     tt = target(buf, size, pos + o_type)
@@ -334,19 +352,19 @@ def _plain_type(buf: Any, size: int, code: int, tt: int) -> DataType | None:
     if code == _INT:
         if o0 + 4 > tsize or o1 + 1 > tsize:
             return None
-        width = _i32(buf, tt + o0)[0] if o0 else 0
+        width = read_i32(buf, tt + o0)[0] if o0 else 0
         if width not in (8, 16, 32, 64):
             return None
         return _INTEGER_TYPES[width, bool(o1 and buf[tt + o1])]
     if o0 + 2 > tsize:
         return None
     if code == _FLOAT:
-        p = _h16(buf, tt + o0)[0] if o0 else 0
+        p = read_i16(buf, tt + o0)[0] if o0 else 0
         return t.FloatingPointType(_FLOAT_WIDTHS[p]) if 0 <= p < 3 else None
     if code == _DATE:
-        u = _h16(buf, tt + o0)[0] if o0 else 1
+        u = read_i16(buf, tt + o0)[0] if o0 else 1
         return t.DateType("day" if u == 0 else "ms") if u in (0, 1) else None
-    u = _h16(buf, tt + o0)[0] if o0 else 0  # Timestamp
+    u = read_i16(buf, tt + o0)[0] if o0 else 0  # Timestamp
     if not 0 <= u < 4 or o1 + 4 > tsize:
         return None
     tz = _plain_string(buf, size, tt + o1) if o1 else None

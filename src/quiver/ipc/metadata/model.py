@@ -36,45 +36,6 @@ _SUPPORTED_VERSIONS = (V4, V5)
 # MessageHeader union
 _H_SCHEMA, _H_DICTIONARY_BATCH, _H_RECORD_BATCH, _H_TENSOR, _H_SPARSE_TENSOR = 1, 2, 3, 4, 5
 
-# Type union
-_NULL, _INT, _FLOAT, _BINARY, _UTF8, _BOOL, _DECIMAL, _DATE, _TIME, _TIMESTAMP = range(1, 11)
-_INTERVAL, _LIST, _STRUCT, _UNION, _FIXED_BINARY, _FIXED_LIST, _MAP, _DURATION = range(11, 19)
-_LARGE_BINARY, _LARGE_UTF8, _LARGE_LIST, _RUN_END_ENCODED = range(19, 23)
-_BINARY_VIEW, _UTF8_VIEW, _LIST_VIEW, _LARGE_LIST_VIEW = range(23, 27)
-
-_TYPE_NAMES = (
-    "NONE",
-    "Null",
-    "Int",
-    "FloatingPoint",
-    "Binary",
-    "Utf8",
-    "Bool",
-    "Decimal",
-    "Date",
-    "Time",
-    "Timestamp",
-    "Interval",
-    "List",
-    "Struct_",
-    "Union",
-    "FixedSizeBinary",
-    "FixedSizeList",
-    "Map",
-    "Duration",
-    "LargeBinary",
-    "LargeUtf8",
-    "LargeList",
-    "RunEndEncoded",
-    "BinaryView",
-    "Utf8View",
-    "ListView",
-    "LargeListView",
-)
-
-_TIME_UNITS = ("s", "ms", "us", "ns")
-_INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
-_FLOAT_WIDTHS = (16, 32, 64)
 # Message.fbs: enum CompressionType : byte { LZ4_FRAME, ZSTD } (position = enum value)
 CODECS: tuple[str, ...] = ("lz4_frame", "zstd")
 #: every codec name a caller may give (lower case), with the canonical name it stands for
@@ -290,3 +251,30 @@ class Footer:
     dictionaries: tuple[Block, ...]
     record_batches: tuple[Block, ...]
     custom_metadata: KeyValueMetadata | None = None
+
+
+__all__ = [
+    "CODECS",
+    "CODEC_ALIASES",
+    "EXTENSION_METADATA_KEY",
+    "EXTENSION_NAME_KEY",
+    "V4",
+    "V5",
+    "Block",
+    "BodyCompression",
+    "Buffer",
+    "DictionaryBatch",
+    "Footer",
+    "Header",
+    "Message",
+    "MetadataLimits",
+    "RecordBatch",
+    "SchemaMessage",
+    "SparseIndex",
+    "SparseMatrixIndexCSX",
+    "SparseTensor",
+    "SparseTensorIndexCOO",
+    "SparseTensorIndexCSF",
+    "Tensor",
+    "version_name",
+]
