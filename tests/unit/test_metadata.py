@@ -49,6 +49,7 @@ from quiver.ipc.metadata import (
     encode_message,
     encode_schema,
 )
+from quiver.ipc.metadata import decode as md_decode
 from quiver.ipc.metadata import fields as md_fields
 from tests.conftest import INTEGRATION, SUPPLEMENT, require_shared
 
@@ -1054,3 +1055,26 @@ def test_values_that_type_constructors_refuse_are_metadata_errors():
     with pytest.raises(MetadataError) as info:
         decode_schema(_schema_bytes(fields))
     assert info.value.field_path == "price"
+
+
+@pytest.mark.parametrize("little_host", [True, False])
+@pytest.mark.parametrize("n", [1, 40, 3000])
+def test_footer_blocks_read_without_numpy_match_and_refuse_negatives(
+    monkeypatch: pytest.MonkeyPatch, little_host: bool, n: int
+) -> None:
+    # the Blocks are read with struct / memoryview (no numpy); a big-endian host takes the
+    # struct path
+    monkeypatch.setattr(md_decode, "_LITTLE_HOST", little_host)
+    sm = SchemaMessage(qt.schema([("a", qt.int8())]), {})
+    blocks = tuple(Block(8 + 100 * i, 64 + i % 5, i) for i in range(n))
+    data = encode_footer(Footer(md.V5, sm, blocks[:2], blocks))
+    footer = decode_footer(data)
+    assert footer.record_batches == blocks and footer.dictionaries == blocks[:2]
+    # a negative metaDataLength in the last Block: found, with its index and offset
+    at = data.rindex(struct.pack("<qi", blocks[-1].offset, blocks[-1].meta_data_length))
+    bad = bytearray(data)
+    bad[at + 8 : at + 12] = struct.pack("<i", -3)
+    message = rf"expected non-negative Block values, found .*-3.* at Block {n - 1}"
+    with pytest.raises(MetadataError, match=message) as e:
+        decode_footer(bytes(bad), base_offset=1000)
+    assert e.value.offset == 1000 + at

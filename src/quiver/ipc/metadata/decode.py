@@ -29,6 +29,7 @@ This module does not import numpy: a schema or a footer is read without it.
 from __future__ import annotations
 
 import struct
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -410,8 +411,18 @@ def decode_schema(
 
 
 _BLOCK = struct.Struct("<qi4xq")  # File.fbs struct Block: offset, metaDataLength, pad, bodyLength
-# the byte holding the sign bit of each Block field (little endian)
-_BLOCK_SIGN_BYTES = (7, 11, 23)
+_LITTLE_HOST = sys.byteorder == "little"
+
+
+def _block_columns(region: memoryview) -> tuple[list[int], list[int], list[int]]:
+    """The offsets, metaDataLengths and bodyLengths of the Blocks in ``region``."""
+    if _LITTLE_HOST:
+        # strided memoryviews of the int64 and int32 words: three C-speed tolist() calls
+        words = region.cast("q")
+        halves = region.cast("i")
+        return words[0::3].tolist(), halves[2::6].tolist(), words[2::3].tolist()
+    rows = list(_BLOCK.iter_unpack(region))
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
 def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
@@ -424,16 +435,15 @@ def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
             f"expected at most {limits.max_blocks} Blocks, found {n}",
             offset=tbl.reader.base_offset + tbl.pos,
         )
-    region = memoryview(tbl.buf)[start : start + _BLOCK.size * n]
-    # one pass over the sign bytes (C speed) instead of a comparison per value
-    if any(max(region[k :: _BLOCK.size]) >= 0x80 for k in _BLOCK_SIGN_BYTES):
-        for k, values in enumerate(_BLOCK.iter_unpack(region)):
-            if min(values) < 0:
-                raise tbl.reader.error(
-                    f"expected non-negative Block values, found {values} at Block {k}",
-                    start + _BLOCK.size * k,
-                )
-    return tuple(_block(*values) for values in _BLOCK.iter_unpack(region))
+    offsets, meta, body = _block_columns(memoryview(tbl.buf)[start : start + _BLOCK.size * n])
+    if min(offsets) < 0 or min(meta) < 0 or min(body) < 0:
+        k = next(k for k in range(n) if min(offsets[k], meta[k], body[k]) < 0)
+        raise tbl.reader.error(
+            f"expected non-negative Block values, found ({offsets[k]}, {meta[k]}, {body[k]}) "
+            f"at Block {k}",
+            start + _BLOCK.size * k,
+        )
+    return tuple(map(_block, offsets, meta, body))
 
 
 _BLOCK_SLOTS = tuple(
