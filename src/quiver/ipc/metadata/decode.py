@@ -108,6 +108,8 @@ def _decode_record_batch(tbl: Table, limits: MetadataLimits) -> RecordBatch:
     return read(tbl.buf, tbl.pos, limits, tbl.reader.base_offset)
 
 
+# Building Message through its slot descriptors skips the generic frozen __init__ (half
+# the cost on the per-batch hot path); it has no __post_init__.
 _new = object.__new__
 _MSG_SLOTS = tuple(
     getattr(Message, n).__set__ for n in ("version", "header", "body_length", "custom_metadata")

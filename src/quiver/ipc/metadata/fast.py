@@ -56,6 +56,13 @@ _NO_PAIRS.flags.writeable = False
 _PAIR = np.dtype(("<i8", 2))  # frombuffer with this dtype gives an (n, 2) int64 array
 _q_many: dict[int, struct.Struct] = {}
 
+# Building the frozen dataclass through its slot descriptors skips the generic frozen
+# __init__ (half the cost on the per-batch hot path); it has no __post_init__.
+_new = object.__new__
+_RB_SLOTS = tuple(
+    getattr(RecordBatch, n).__set__
+    for n in ("length", "nodes", "buffers", "compression", "variadic_buffer_counts")
+)
 
 
 def _table_error(buf: Any, pos: int, base_offset: int) -> MetadataError:
@@ -65,14 +72,6 @@ def _table_error(buf: Any, pos: int, base_offset: int) -> MetadataError:
     except MetadataError as exc:
         return exc
     return MetadataError(f"expected a table at {pos}, found none", offset=base_offset + pos)
-
-
-def _past_end(i: int, width: int, o: int, tsize: int, pos: int, base: int) -> MetadataError:
-    return MetadataError(
-        f"expected field {i} ({width} bytes at {o}) inside the {tsize}-byte table, "
-        f"found it past the end",
-        offset=base + pos,
-    )
 
 
 def _ref_error(buf: Any, size: int, p: int, i: int, base: int) -> MetadataError:
@@ -244,15 +243,6 @@ def read_record_batch(
     s3(rb, compression)
     s4(rb, variadic)
     return rb
-
-
-# Building the frozen dataclasses through their slot descriptors skips the generic frozen
-# __init__ (half the cost on the per-batch hot path); neither class has a __post_init__.
-_new = object.__new__
-_RB_SLOTS = tuple(
-    getattr(RecordBatch, n).__set__
-    for n in ("length", "nodes", "buffers", "compression", "variadic_buffer_counts")
-)
 
 
 @dataclass(frozen=True, slots=True)
