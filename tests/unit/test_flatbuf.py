@@ -10,6 +10,7 @@ import pytest
 
 from quiver.errors import LimitExceeded, MetadataError
 from quiver.ipc.flatbuf import BOOL, F64, I8, I16, I32, I64, U8, Builder, Reader
+from quiver.ipc.flatvec import int64_matrix
 
 
 def _sample() -> bytes:
@@ -51,7 +52,7 @@ def test_builder_output_round_trips_through_reader():
     assert t.get(4, F64, 0.0) == 2.5
     assert t.get(5, BOOL, False) is True
     assert t.scalars(6, "q") == (1, -2, 3)
-    assert t.int64_matrix(7, 2).tolist() == [[1, 2], [3, 4], [5, 6]]
+    assert int64_matrix(t, 7, 2).tolist() == [[1, 2], [3, 4], [5, 6]]
     kids = t.tables(8)
     assert [(k.get(0, I32, -1), k.string(1)) for k in kids] == [(0, "k0"), (1, "k1"), (2, "k2")]
     assert t.strings(9) == ["a", "bc"]
@@ -67,7 +68,7 @@ def test_absent_fields_give_defaults_and_none():
     assert t.get(50, I32, 7) == 7
     assert t.table(50) is None and t.string(50) is None and t.scalars(50, "q") is None
     assert t.tables(50) == [] and t.strings(50) == []
-    assert t.int64_matrix(50, 2) is None
+    assert int64_matrix(t, 50, 2) is None
     assert t.union(50) == (0, None)
 
 
@@ -105,7 +106,7 @@ def test_identical_vtables_are_shared():
 
 def test_struct_vector_is_a_zero_copy_view():
     data = _sample()
-    arr = Reader(data).root().int64_matrix(7, 2)
+    arr = int64_matrix(Reader(data).root(), 7, 2)
     assert arr.shape == (3, 2) and arr.dtype == np.dtype("<i8")
     assert np.shares_memory(arr, np.frombuffer(data, np.uint8))
 
@@ -157,7 +158,7 @@ def test_rejects_vector_longer_than_buffer():
     with pytest.raises(MetadataError, match="expected a vector of at most"):
         Reader(bytes(data)).root().scalars(0, "q")
     with pytest.raises(MetadataError, match="found length 1073741824"):
-        Reader(bytes(data)).root().int64_matrix(0, 2)
+        int64_matrix(Reader(bytes(data)).root(), 0, 2)
 
 
 def test_rejects_string_longer_than_buffer_and_bad_utf8():
@@ -208,7 +209,7 @@ def test_random_and_mutated_bytes_raise_only_metadata_errors():
         t.get(2, I16, 0)
         t.get(3, I64, 0)
         t.scalars(6, "q")
-        t.int64_matrix(7, 2)
+        int64_matrix(t, 7, 2)
         for k in t.tables(8):
             k.get(0, I32, 0)
             k.string(1)

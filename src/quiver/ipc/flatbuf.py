@@ -18,9 +18,9 @@ by a NUL.  A union takes two fields: a ``uint8`` type code and the reference to 
 raise :class:`~quiver.errors.MetadataError` ("expected X, found Y" at an absolute byte offset:
 ``base_offset`` says where the flatbuffer starts in the whole input).  Table nesting is limited
 (``max_depth``) and so is the number of Python objects made from vectors (``max_count``):
-both raise :class:`~quiver.errors.LimitExceeded`.  Vectors of structs come back as one zero-copy
-``numpy`` view; numpy is imported by those methods only, so that reading a schema or a
-footer does not load it.
+both raise :class:`~quiver.errors.LimitExceeded`.  This module does not import numpy (a
+schema or a footer is read without it); the numpy views of vectors of structs are in
+:mod:`quiver.ipc.flatvec`.
 
 :func:`fast_vtable` and :func:`target` are the unchecked-by-exception twins used on hot
 paths: they return None where :class:`Table` would raise, and the caller then falls back to
@@ -43,12 +43,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import LimitExceeded, MetadataError
-
-if TYPE_CHECKING:
-    import numpy as np
 
 U8 = struct.Struct("<B")
 BOOL = struct.Struct("<?")
@@ -336,37 +333,6 @@ class Table:
         t = self.ref(i)
         return _u32(self.buf, t)[0] if t else 0
 
-    def int64_matrix(self, i: int, columns: int) -> np.ndarray | None:
-        """A vector of structs made of ``columns`` int64s, as one zero-copy (n, columns) view."""
-        import numpy as np  # deferred: schema and footer decoding run without numpy
-
-        v = self.vector(i, 8 * columns)
-        if v is None:
-            return None
-        start, n = v
-        return np.frombuffer(self.buf, "<i8", count=n * columns, offset=start).reshape(n, columns)
-
-    def struct_array(self, i: int, dtype: np.dtype) -> np.ndarray | None:
-        """A vector of structs as a zero-copy numpy array of a structured ``dtype``."""
-        import numpy as np  # deferred: schema and footer decoding run without numpy
-
-        v = self.vector(i, dtype.itemsize)
-        if v is None:
-            return None
-        start, n = v
-        return np.frombuffer(self.buf, dtype, count=n, offset=start)
-
-    def scalar_array(self, i: int, dtype: str) -> np.ndarray | None:
-        """A vector of scalars as a zero-copy numpy array (``dtype`` like ``'<i8'``)."""
-        import numpy as np  # deferred: schema and footer decoding run without numpy
-
-        dt = np.dtype(dtype)
-        v = self.vector(i, dt.itemsize)
-        if v is None:
-            return None
-        start, n = v
-        return np.frombuffer(self.buf, dt, count=n, offset=start)
-
     def scalars(self, i: int, code: str) -> tuple[Any, ...] | None:
         """A vector of scalars as a tuple of Python values (``code`` a struct code like 'q')."""
         size = struct.calcsize("<" + code)
@@ -492,12 +458,10 @@ class Builder:
         return self.create_raw_vector(struct.pack(f"<{n}{code}", *values), n, size)
 
     def create_struct_vector(self, array: Any, align: int = 8) -> int:
-        """Write a vector of structs from a numpy array (one row per struct), one tobytes()."""
-        import numpy as np  # deferred: reading never needs it here
-
-        arr = np.ascontiguousarray(array)
-        n = arr.shape[0] if arr.ndim else 0
-        return self.create_raw_vector(arr.tobytes(), n, align)
+        """Write a vector of structs from a numpy array (one row per struct): one
+        ``tobytes()``, which is in C order whatever the array's strides."""
+        n = array.shape[0] if array.ndim else 0
+        return self.create_raw_vector(array.tobytes(), n, align)
 
     def create_offset_vector(self, handles: Sequence[int]) -> int:
         """Write a vector of references (to tables or strings) given their handles."""

@@ -12,8 +12,8 @@ The package is split by job:
   flatbuffer tables into schema objects (:mod:`.fields`: Schema, Field and Type tables;
   :mod:`.decode`: messages, footers, tensors, and the entry point :func:`decode_message`
   with its hot path for plain RecordBatch messages);
-- :mod:`.fast`: the one RecordBatch table decoder, the hot path for RecordBatch messages
-  (:func:`decode_message`) and the steady shapes (:func:`record_batch_shape`);
+- :mod:`.fast`: the one RecordBatch table decoder (numpy views of FieldNodes and Buffers);
+- :mod:`.shape`: the steady shapes (:func:`record_batch_shape`);
 - :mod:`.encode`: the plain objects -> flatbuffer bytes, and the RecordBatch templates.
 
 Only :mod:`.fast` and :mod:`.encode` import numpy; their names are loaded from here on first
@@ -55,13 +55,14 @@ if TYPE_CHECKING:
         encode_schema,
         record_batch_template,
     )
-    from .fast import RecordBatchShape, read_record_batch, record_batch_shape
+    from .fast import read_record_batch
+    from .shape import RecordBatchShape, record_batch_shape
 
 # the names of the modules that import numpy, loaded on first use (PEP 562)
 _LAZY = {
-    "RecordBatchShape": "fast",
+    "RecordBatchShape": "shape",
     "read_record_batch": "fast",
-    "record_batch_shape": "fast",
+    "record_batch_shape": "shape",
     "RecordBatchTemplate": "encode",
     "_encode_schema_table": "encode",
     "_field_position": "encode",

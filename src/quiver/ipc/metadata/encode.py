@@ -77,10 +77,19 @@ from .model import (
     SparseTensorIndexCOO,
     SparseTensorIndexCSF,
     Tensor,
-    _pairs,
 )
 
 _QQ = struct.Struct("<qq")
+
+
+def _pairs(value: Any) -> np.ndarray:
+    """``value`` as an (n, 2) little-endian int64 array (a view when it already is one)."""
+    arr = np.asarray(value, dtype="<i8")
+    if arr.size == 0:
+        return np.zeros((0, 2), dtype="<i8")
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ArrowInvalidArgument(f"expected (n, 2) integer pairs, found shape {arr.shape}")
+    return arr
 
 
 def _encode_key_values(b: Builder, md: Any) -> int:

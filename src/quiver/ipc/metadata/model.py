@@ -6,8 +6,7 @@ File.fbs, Tensor.fbs, SparseTensor.fbs), and the enum numbers of the ``.fbs`` fi
 dataclasses of quiver's own types (:mod:`quiver.types`); :mod:`.decode` and :mod:`.fast`
 build them from flatbuffers, :mod:`.encode` writes them back.  ``RecordBatch.nodes`` and
 ``RecordBatch.buffers`` are ``(n, 2)`` int64 numpy arrays, but this module does not import
-numpy itself (only comparing or normalising pairs does), so that reading a schema or a
-footer runs without it.
+numpy, so that reading a schema or a footer runs without it.
 
 :data:`CODECS` and :data:`CODEC_ALIASES` are quiver's one table of compression codec
 names: the writer's options, the compression package and the metadata coder all use it.
@@ -21,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ...errors import ArrowInvalidArgument
 from ...types import DataType, KeyValueMetadata, Schema
 
 if TYPE_CHECKING:
@@ -93,16 +91,12 @@ class BodyCompression:
 _COMPRESSIONS = {name: BodyCompression(name) for name in _CODECS}
 
 
-def _pairs(value: Any) -> np.ndarray:
-    """``value`` as an (n, 2) little-endian int64 array (a view when it already is one)."""
-    import numpy as np  # deferred: the schema and footer paths never come here
-
-    arr = np.asarray(value, dtype="<i8")
-    if arr.size == 0:
-        return np.zeros((0, 2), dtype="<i8")
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ArrowInvalidArgument(f"expected (n, 2) integer pairs, found shape {arr.shape}")
-    return arr
+def _pair_rows(value: Any) -> list[list[int]]:
+    """``value`` (an (n, 2) array or a sequence of pairs) as a list of ``[a, b]`` ints."""
+    if hasattr(value, "tolist"):
+        rows = value.tolist()
+        return [] if not rows or rows == [[]] else [[int(a), int(b)] for a, b in rows]
+    return [[int(a), int(b)] for a, b in value]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -122,12 +116,10 @@ class RecordBatch:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RecordBatch):
             return NotImplemented
-        import numpy as np  # deferred: see _pairs
-
         return (
             self.length == other.length
-            and np.array_equal(_pairs(self.nodes), _pairs(other.nodes))
-            and np.array_equal(_pairs(self.buffers), _pairs(other.buffers))
+            and _pair_rows(self.nodes) == _pair_rows(other.nodes)
+            and _pair_rows(self.buffers) == _pair_rows(other.buffers)
             and self.compression == other.compression
             and tuple(self.variadic_buffer_counts) == tuple(other.variadic_buffer_counts)
         )
