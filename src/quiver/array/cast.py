@@ -517,7 +517,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
         dst, (t.IntegerType, t.FloatingPointType)
     ):
         return _parse_numbers(arr, dst, safe)
-    if isinstance(src, (t.IntegerType, t.BoolType)) and isinstance(
+    if isinstance(src, (t.IntegerType, t.BoolType, t.FloatingPointType)) and isinstance(
         dst, (t.StringType, t.StringViewType)
     ):
         text = _format_numbers(arr, src)
@@ -529,20 +529,26 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
 
 
 def _format_numbers(arr: Array, src: t.DataType) -> Array:
-    """Integers and booleans as text, as Arrow writes them (decimal digits;
-    ``true``/``false``), with numpy's string ufuncs."""
+    """Integers, floats and booleans as text, as Arrow writes them (decimal digits;
+    floats as :func:`_float_text`; ``true``/``false``), with numpy's string ufuncs."""
     from ..buffers import unpack_bits
 
     n = len(arr)
     valid = arr.is_valid_mask()
     if isinstance(src, t.BoolType):
         bits = unpack_bits(arr.buffers[1], arr.offset, n) if n else np.zeros(0, bool)
-        text = np.where(bits, "true", "false")
+        raw = np.where(bits, b"true", b"false")
+    elif isinstance(src, t.FloatingPointType):
+        values = _raw(arr)
+        if valid is not None:
+            values = np.where(valid, values, 0)
+        raw = _float_text(values if values.dtype != np.float16 else values.astype(np.float64))
     else:
-        text = _raw(arr).astype(str)
+        raw = _raw(arr).astype("S")
     if valid is not None:
-        text = np.where(valid, text, "")
-    raw = np.strings.encode(text, "ascii") if n else np.zeros(0, "S1")
+        raw = np.where(valid, raw, b"")
+    if not n:
+        raw = np.zeros(0, "S1")
     lengths = np.strings.str_len(raw).astype(np.int64)
     width = raw.dtype.itemsize
     matrix = np.frombuffer(raw.tobytes(), np.uint8).reshape(n, width) if n else np.zeros(
@@ -553,6 +559,99 @@ def _format_numbers(arr: Array, src: t.DataType) -> Array:
     validity = None if valid is None else pack_bits(valid)
     return make_array(t.string(), n, [validity, offsets.view(np.uint8), data], (),
                       -1 if valid is not None else 0, 0)
+
+
+# -- floats as text ---------------------------------------------------------------------
+# Arrow writes a float with the shortest digits that read back to the same value
+# (double-conversion's ToShortest), positionally when the decimal exponent x of the first
+# digit is -6 <= x < 10 and as d.ddde+x otherwise (no zero padding of the exponent, no
+# trailing ".0"), and "nan", "inf", "-inf", "-0".  The shortest digits come from Python's
+# repr for float64 (a per-element C call through ``map``; numpy has no vectorized shortest
+# formatting, and ``ndarray.astype(str)`` is the same per-element Dragon4 and slower) and
+# from numpy's ``astype`` for float32 (shortest for the float32 value); everything after
+# that is whole-array numpy string work.
+
+_S = np.strings
+
+
+def _shortest_raw(values: np.ndarray) -> np.ndarray:
+    """Shortest round-trip text of each value, in repr's or numpy's layout (bytes)."""
+    if values.dtype == np.float64:
+        return np.array(list(map(repr, values.tolist())), dtype="S") if len(values) else (
+            np.zeros(0, "S1"))
+    return values.astype("S")
+
+
+def _digits_and_point(raw: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                 np.ndarray]:
+    """(digits, k, p) of finite values' texts: the significant digits without leading or
+    trailing zeros, their count k, and p, the count of digits before the decimal point
+    (value = 0.digits * 10**p)."""
+    body = np.where(neg, _S.slice(raw, 1, None), raw)
+    mant, _, exp = _S.partition(body, b"e")
+    exp10 = np.zeros(len(raw), np.int64)
+    has_e = _S.str_len(exp) > 0
+    if has_e.any():
+        exp10[has_e] = _S.replace(exp[has_e], b"+", b"").astype(np.int64)
+    ip, _, fp = _S.partition(mant, b".")
+    joined = _S.add(ip, fp)
+    stripped = _S.lstrip(joined, b"0")
+    lead = (_S.str_len(joined) - _S.str_len(stripped)).astype(np.int64)
+    digits = _S.rstrip(stripped, b"0")
+    k = _S.str_len(digits).astype(np.int64)
+    p = _S.str_len(ip).astype(np.int64) + exp10 - lead
+    return digits, k, p
+
+
+def _relayout(raw: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Finite values' shortest texts in Arrow's layout."""
+    digits, k, p = _digits_and_point(raw, neg)
+    x = p - 1
+    out = np.empty(len(raw), dtype=f"S{raw.dtype.itemsize + 8}")
+    positional = (x >= -6) & (x < 10)
+    m = positional & (p <= 0)
+    if m.any():  # 0.000ddd
+        out[m] = _S.add(_S.add(b"0.", _S.multiply(b"0", -p[m])), digits[m])
+    m = positional & (p > 0) & (p < k)
+    if m.any():  # dd.ddd
+        out[m] = _S.add(_S.add(_S.slice(digits[m], 0, p[m]), b"."),
+                        _S.slice(digits[m], p[m], None))
+    m = positional & (p >= k)
+    if m.any():  # ddd000
+        out[m] = _S.add(digits[m], _S.multiply(b"0", p[m] - k[m]))
+    m = ~positional
+    if m.any():  # d.ddde+x
+        d = digits[m]
+        tail = np.where(k[m] > 1, _S.add(b".", _S.slice(d, 1, None)), b"")
+        sign = np.where(x[m] >= 0, b"e+", b"e-")
+        out[m] = _S.add(_S.add(_S.add(_S.slice(d, 0, 1), tail), sign),
+                        np.abs(x[m]).astype("S"))
+    out[k == 0] = b"0"
+    if neg.any():
+        out[neg] = _S.add(b"-", out[neg])
+    return out
+
+
+def _float_text(values: np.ndarray) -> np.ndarray:
+    """float32/float64 values as Arrow's text (bytes array).
+
+    >>> _float_text(np.array([0.1, 1e20, 1e-7, 1.0, -0.0, 3e10, 1e-6])).tolist()
+    [b'0.1', b'1e+20', b'1e-7', b'1', b'-0', b'3e+10', b'0.000001']
+    """
+    raw = _shortest_raw(values)
+    finite = np.isfinite(values)
+    if values.dtype == np.float64:
+        # repr already is Arrow's text for values written positionally with a fraction and
+        # -4 <= exponent < 10; only the rest are laid out again
+        mag = np.abs(values)
+        need = finite & ~((mag >= 1e-4) & (mag < 1e10) & ~_S.endswith(raw, b".0"))
+    else:
+        need = finite
+    if not need.any():
+        return raw
+    out = raw.astype(f"S{raw.dtype.itemsize + 8}")
+    out[need] = _relayout(raw[need], np.signbit(values[need]))
+    return out
 
 
 def _reinterpret_wide(arr: Array, raw: np.ndarray, dst: t.DataType, safe: bool) -> Array:
