@@ -2,14 +2,19 @@
 
 Not an Arrow spec section; follows ``pyarrow.compute.cast``.  Supported: between integer,
 floating point and boolean types; decimals (rescaling) and between decimals, integers and
-floats; the temporal types (units of timestamps, durations and times, date32 <-> date64,
-timestamps <-> dates, and the integer storage they reinterpret); between string,
-large_string and string_view and their binary counterparts (binary to string checks
-UTF-8); strings parsed as numbers.  A dictionary array is decoded first.
+floats, and floats to decimals (the exact binary value rounded half to even, as pyarrow);
+the temporal types (units of timestamps, durations and times, date32 <-> date64,
+timestamps <-> dates, a zoned timestamp giving its local date in that zone, and the
+integer storage they reinterpret); between string, large_string and string_view and their
+binary counterparts (binary to string checks UTF-8); strings parsed as numbers; integers,
+booleans and floats written as text (floats with the shortest digits that read back, in
+Arrow's layout).  A dictionary array is decoded first.
 
 Safe (the default) means a value that does not fit (overflow) or would lose digits
 (truncation) is an error that names the row; ``safe=False`` wraps or truncates as numpy
-does.
+does.  One difference from pyarrow: a float cast to a decimal whose scale cannot hold the
+float's digits (123.456 to scale 2) is an error when safe, where pyarrow's safe cast
+rounds it silently; ``safe=False`` rounds as pyarrow does.
 
 >>> import quiver as qv
 >>> cast(qv.array([1, None, 300]), qv.int16()).to_pylist()
@@ -22,6 +27,9 @@ quiver.errors.ArrowInvalid: expected values that fit int8, found 300 at row 2
 
 from __future__ import annotations
 
+import datetime
+import re
+import zoneinfo
 from typing import Any
 
 import numpy as np
@@ -184,13 +192,15 @@ def _temporal(arr: Array, src: t.DataType, target: t.DataType, safe: bool) -> Ar
     tkind, tper = _unit_of(target)
     if skind == "timestamp" and tkind == "date":
         tz = src.tz  # type: ignore[attr-defined]
-        if tz not in (None, "UTC", "utc", "+00:00", "Z"):
-            raise NotSupported(
-                f"casting a timestamp with time zone {tz!r} to a date is not supported; "
-                "cast to timestamp without zone after converting to local time first"
-            )
         per_day = 86_400 * sper
-        days = np.floor_divide(values.astype(np.int64), per_day)  # dates floor, as pyarrow
+        ticks = values.astype(np.int64)
+        if tz not in (None, "UTC", "utc", "+00:00", "Z"):
+            valid = arr.is_valid_mask()
+            seconds = np.floor_divide(ticks, sper)
+            if valid is not None:
+                seconds = np.where(valid, seconds, 0)
+            ticks = ticks + _utc_offsets(seconds, tz) * sper  # the local wall clock
+        days = np.floor_divide(ticks, per_day)  # dates floor, as pyarrow
         if target.unit == "day":  # type: ignore[attr-defined]
             return _result(target, arr, days.astype("<i4"))
         return _result(target, arr, (days * _MS_PER_DAY).astype("<i8"))
@@ -208,6 +218,60 @@ def _temporal(arr: Array, src: t.DataType, target: t.DataType, safe: bool) -> Ar
     if tper >= sper:
         return _rescale(arr, values, tper // sper, 1, target, safe)
     return _rescale(arr, values, 1, sper // tper, target, safe)
+
+
+_FIXED_OFFSET = re.compile(r"([+-])(\d\d):?(\d\d)")
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def _utc_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
+    """The UTC offset (seconds, int64) of time zone ``tz`` at each UTC instant.
+
+    Zone rules come from ``zoneinfo``, asked once per distinct UTC day of the data (at its
+    first and last second) rather than per value; a day whose two offsets differ holds a
+    transition, found by bisection, and its values take the offset of their side of it.
+    This assumes at most one offset change per UTC day, which every tz database zone
+    meets.
+    """
+    fixed = _FIXED_OFFSET.fullmatch(tz)
+    if fixed is not None:
+        sign = -1 if fixed.group(1) == "-" else 1
+        return np.full(len(seconds), sign * (int(fixed.group(2)) * 3600
+                                             + int(fixed.group(3)) * 60), np.int64)
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ArrowInvalid(f"expected a time zone name of the tz database or an offset "
+                           f"like +05:30, found {tz!r}") from None
+
+    def offset_at(second: int) -> int:
+        local = zone.fromutc((_EPOCH + datetime.timedelta(seconds=second)).replace(
+            tzinfo=zone))
+        return int(local.utcoffset().total_seconds())  # type: ignore[union-attr]
+
+    days, inverse = np.unique(np.floor_divide(seconds, 86_400), return_inverse=True)
+    firsts = (days * 86_400).tolist()
+    try:
+        start = np.array([offset_at(s) for s in firsts], np.int64)  # distinct days only
+        end = np.array([offset_at(s + 86_399) for s in firsts], np.int64)
+    except OverflowError:
+        bad = next(i for i, s in enumerate(firsts) if not 0 < (
+            datetime.date(1970, 1, 1).toordinal() + s // 86_400) < 3_652_059)
+        row = int(np.flatnonzero(inverse == bad)[0])
+        raise ArrowInvalid(f"expected timestamps within years 1 to 9999 to find their local "
+                           f"date in {tz!r}, found {int(seconds[row])} s at row {row}") from None
+    switch = np.array(firsts, np.int64) + 86_400  # the first second of the end offset
+    for i in np.flatnonzero(start != end).tolist():  # transitions: a few per year of data
+        lo, hi = firsts[i], firsts[i] + 86_399
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if offset_at(mid) == start[i]:
+                lo = mid
+            else:
+                hi = mid
+        switch[i] = hi
+    day_of = inverse.reshape(-1)
+    return np.where(seconds >= switch[day_of], end[day_of], start[day_of])
 
 
 # -- decimals ---------------------------------------------------------------------------
@@ -290,6 +354,61 @@ def _to_decimal(arr: Array, src: t.DataType, target: t.DecimalType, safe: bool) 
         raise ArrowInvalid(
             f"expected values that fit {target}, found an unscaled {ints[row]} at row {row}"
         )
+    return _result(target, arr, _decimal_buffer(ints, target.bit_width))
+
+
+def _float_to_decimal(arr: Array, target: t.DecimalType, safe: bool) -> Array:
+    """Floats as decimals: the float's exact binary value rounded half to even at the
+    target scale (pyarrow's result).  Safe: NaN, infinity, a value that does not fit the
+    precision, and a value whose shortest text (what ``repr`` shows) has digits beyond
+    the scale are errors naming the row; pyarrow's safe cast rounds those digits away
+    silently (``safe=False`` does the same here) and writes 0 for what does not fit."""
+    values = _raw(arr)
+    valid = arr.is_valid_mask()
+    if valid is not None:
+        values = np.where(valid, values, 0)
+    finite = np.isfinite(values)
+    row = _first(~finite)
+    if row is not None:
+        raise ArrowInvalid(f"expected finite values to cast to {target}, found "
+                           f"{float(values[row])} at row {row}")
+    scale = target.scale
+    if safe:
+        neg = np.signbit(values)
+        nonzero = values != 0
+        if nonzero.any():
+            sub = values[nonzero]
+            _, k, p = _digits_and_point(_shortest_raw(sub if sub.dtype != np.float16 else
+                                                      sub.astype(np.float64)), neg[nonzero])
+            lost = np.zeros(len(values), bool)
+            lost[nonzero] = k - p > scale
+            row = _first(lost)
+            if row is not None:
+                raise ArrowInvalid(
+                    f"expected values that convert to {target} without losing digits, found "
+                    f"{float(values[row])!r} at row {row} (safe=False rounds to the scale)"
+                )
+    # value = mantissa * 2**exponent exactly, with a 53-bit integer mantissa
+    frac, exp2 = np.frexp(values.astype(np.float64))
+    mantissa = np.ldexp(frac, 53).astype(np.int64).astype(object)
+    shift = exp2.astype(np.int64) - 53
+    num = np.abs(mantissa) * (10**scale if scale > 0 else 1)
+    num = np.where(shift > 0, np.left_shift(num, np.maximum(shift, 0).astype(object)), num)
+    den = np.left_shift(1, np.maximum(-shift, 0).astype(object)) * (
+        10 ** (-scale) if scale < 0 else 1)
+    q = num // den
+    r = num - q * den
+    up = (2 * r > den) | ((2 * r == den) & (q % 2 == 1))
+    ints = np.where(mantissa < 0, -(q + up), q + up)
+    limit = 10 ** target.precision
+    too_big = np.abs(ints) >= limit
+    row = _first(too_big)
+    if row is not None:
+        if safe:
+            raise ArrowInvalid(
+                f"expected values that fit {target}, found {float(values[row])!r} at row {row}"
+            )
+        ints = np.where(too_big, 0, ints)
     return _result(target, arr, _decimal_buffer(ints, target.bit_width))
 
 
@@ -497,7 +616,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
         return _to_numeric(arr, _raw(arr), dst, safe)
     if isinstance(dst, t.DecimalType):
         if isinstance(src, t.FloatingPointType):
-            raise NotSupported(f"casting {src} to {dst} is not supported (floats are inexact)")
+            return _float_to_decimal(arr, dst, safe)
         return _to_decimal(arr, src, dst, safe)
     if isinstance(src, t.DecimalType):
         return _from_decimal(arr, src, dst, safe)
