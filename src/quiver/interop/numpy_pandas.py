@@ -469,13 +469,32 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
 
 def _objects_from_pandas(values: np.ndarray) -> Array:
     """An object column: NaN and pd.NA are nulls (pyarrow's ``from_pandas``)."""
-    from ..array.build import array
+    from ..array.build import _bitmap, _build_binary, _MixedKinds, array
 
     pd = _pandas()
     nulls = pd.isna(values)
-    if nulls.any():
-        values = values.copy()
-        values[nulls] = None
+    if not nulls.any():
+        return array(values.tolist())
+    # strings with nulls: the present values are joined as a column without nulls (one
+    # join, no per-value None test) and the offsets spread over the null slots
+    valid = ~nulls
+    present = values[valid].tolist()
+    if present and present[0].__class__ is str:
+        try:
+            dense = _build_binary(present, t.string(), strict=True)
+        except (_MixedKinds, ArrowInvalid):  # other kinds, or more than int32 offsets
+            dense = None
+        if dense is not None:
+            _, offsets, data = dense.buffers
+            ends = offsets.view("<i4")[np.cumsum(valid)]
+            spread = np.empty(len(values) + 1, "<i4")
+            spread[0] = 0
+            spread[1:] = ends
+            bitmap, null_count = _bitmap(valid)
+            return make_array(t.string(), len(values), (bitmap, spread.view(np.uint8), data),
+                              (), null_count)
+    values = values.copy()
+    values[nulls] = None
     return array(values.tolist())
 
 
