@@ -666,20 +666,23 @@ def _windows(spans: list[tuple[int, int]], owner: _Owner) -> dict[int, tuple[int
     """For each buffer start, (window start, window view): buffers lying near each other
     (gaps below _WINDOW_GAP, a window at most _WINDOW_MAX) share one view."""
     out: dict[int, tuple[int, np.ndarray]] = {}
-    starts: list[int] = []
+    group: list[int] = []
     lo = hi = 0
-    for start, end in sorted(spans):
-        if starts and (start - hi > _WINDOW_GAP or end - lo > _WINDOW_MAX):
-            window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-            out.update((s, (lo, window)) for s in starts)
-            starts = []
-        if not starts:
-            lo, hi = start, end
-        starts.append(start)
-        hi = max(hi, end)
-    if starts:
-        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-        out.update((s, (lo, window)) for s in starts)
+    for start, stop in sorted(spans):
+        if group and (start - hi > _WINDOW_GAP or stop - lo > _WINDOW_MAX):
+            entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
+            for address in group:
+                out[address] = entry
+            group = []
+        if not group:
+            lo = hi = start
+        group.append(start)
+        if stop > hi:
+            hi = stop
+    if group:
+        entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
+        for address in group:
+            out[address] = entry
     return out
 
 
