@@ -12,7 +12,10 @@ up to the last offset; view data from the variadic sizes buffer) and no longer. 
 producer's ``ArrowArray`` is moved into an :class:`_Owner` (our own copy of the struct, the
 source's ``release`` set to NULL, as the spec's "move" allows); each buffer's numpy ``base``
 is a small object that references the owner, so the producer's release runs exactly once,
-when the last quiver buffer over its memory is gone.
+when the last quiver buffer over its memory is gone.  Record batches of plain leaf columns
+(the flat fast path below) are not moved: their buffers reference the PyCapsule itself,
+whose destructor releases the array (the PyCapsule protocol's rule), which spares the
+struct copy and a release through ctypes per batch.
 
 >>> import pyarrow as pa
 >>> a = import_array(pa.array([1, None, 3]))
@@ -631,11 +634,14 @@ class BatchImporter:
                 schema = self._target
             self._field, self._schema, self._schema_obj = field, schema, schema_obj
             self._leaves = _leaf_plan(schema)
-        owner = _move_array(capsules[1])
         if self._leaves is not None:
-            fast = _import_leaves(owner, self._leaves, schema)  # type: ignore[arg-type]
+            # the views keep the capsule alive, whose destructor releases the array
+            capsule = capsules[1]
+            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
+            fast = _import_leaves(capsule, address, self._leaves, schema)  # type: ignore[arg-type]
             if fast is not None:
                 return fast
+        owner = _move_array(capsules[1])
         array = _build(owner.struct, field.type, owner, "", 0)
         if array.null_count:
             raise ArrowInvalid(
@@ -708,26 +714,34 @@ def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
     return plan
 
 
-def _import_leaves(owner: _Owner, plan: list[tuple[Any, ...]], schema: t.Schema) -> Any:
-    # the per-batch cost of a writer fed pyarrow batches: one C read per struct, buffer
-    # table and last offset, plain locals, and one numpy view per window of buffers
+def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
+                   schema: t.Schema) -> Any:
+    """The batch at ``address`` (an ArrowArray struct, left unreleased and unmoved) as a
+    RecordBatch whose buffer views keep ``owner`` (the capsule holding it, or an
+    :class:`_Owner`) alive, or None when it is not a batch of plain leaf columns."""
+    # the per-batch cost of a writer fed pyarrow batches: one C read per struct (one for
+    # all the children when they lie side by side, as pyarrow's do), buffer table and
+    # last offset, plain locals, and one numpy view per window of buffers
+    string_at = ctypes.string_at
+    size = c.ARRAY_STRUCT.size
     (length, null_count, offset, _n_buffers, n_children, _buffers, children_address,
-     dictionary, _, _) = c.ARRAY_STRUCT.unpack_from(owner.struct)
-    if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary
+     dictionary, release, _) = c.ARRAY_STRUCT.unpack(string_at(address, size))
+    if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary or not release
             or n_children != len(plan) or not plan or not children_address):
         return None
-    string_at = ctypes.string_at
-    unpack_struct = c.ARRAY_STRUCT.unpack
-    size = c.ARRAY_STRUCT.size
     pointers = struct.unpack(f"{n_children}P", string_at(children_address, 8 * n_children))
+    first = pointers[0]
+    if first and pointers == tuple(range(first, first + size * n_children, size)):
+        structs = list(c.ARRAY_STRUCT.iter_unpack(string_at(first, size * n_children)))
+    else:
+        if not all(pointers):
+            return None
+        structs = [c.ARRAY_STRUCT.unpack(string_at(p, size)) for p in pointers]
     pieces: list[tuple[Any, ...]] = []
     spans: list[tuple[int, int]] = []
     end_of_batch = offset + length
-    for address, (dtype, kind, width, table, cls) in zip(pointers, plan):
-        if not address:
-            return None
-        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release,
-         _) = unpack_struct(string_at(address, size))
+    for child, (dtype, kind, width, table, cls) in zip(structs, plan):
+        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release, _) = child
         if (not release or n_buf * 8 != table.size or n_kids or dict_address
                 or n < end_of_batch or off < 0 or not buffers_address):
             return None
@@ -828,11 +842,13 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
         # batches of plain leaf columns take the flat fast path (as BatchImporter)
         field = _field_from_capsule(capsules[0])
         schema, plan = _leaf_plan_of(field)
-        owner = _move_array(capsules[1])
         if plan is not None:
-            fast = _import_leaves(owner, plan, schema)
+            capsule = capsules[1]
+            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
+            fast = _import_leaves(capsule, address, plan, schema)  # type: ignore[arg-type]
             if fast is not None:
                 return fast
+        owner = _move_array(capsules[1])
         return _batch_from_struct(field, _build(owner.struct, field.type, owner, "", 0))
     field, array = _import_array_field(capsules, validate)
     return _batch_from_struct(field, array)
