@@ -669,10 +669,10 @@ def _format_numbers(arr: Array, src: t.DataType) -> Array:
     if not n:
         raw = np.zeros(0, "S1")
     lengths = np.strings.str_len(raw).astype(np.int64)
-    width = raw.dtype.itemsize
-    matrix = np.frombuffer(raw.tobytes(), np.uint8).reshape(n, width) if n else np.zeros(
-        (0, width), np.uint8)
-    data = matrix[np.arange(width)[None, :] < lengths[:, None]]
+    # the texts hold no NUL byte, so dropping the padding NULs of the fixed-width bytes
+    # leaves the values one after another
+    padded = np.frombuffer(raw.tobytes(), np.uint8)
+    data = padded[padded != 0]
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
     validity = None if valid is None else pack_bits(valid)
@@ -761,9 +761,15 @@ def _float_text(values: np.ndarray) -> np.ndarray:
     finite = np.isfinite(values)
     if values.dtype == np.float64:
         # repr already is Arrow's text for values written positionally with a fraction and
-        # -4 <= exponent < 10; only the rest are laid out again
+        # -4 <= exponent < 10, and whole numbers there (and zeros) only lose repr's ".0";
+        # the rest are laid out again
         mag = np.abs(values)
-        need = finite & ~((mag >= 1e-4) & (mag < 1e10) & ~_S.endswith(raw, b".0"))
+        positional = (mag >= 1e-4) & (mag < 1e10) | (mag == 0)
+        whole = positional & _S.endswith(raw, b".0")
+        need = finite & ~positional
+        if whole.any():
+            raw = raw.copy()
+            raw[whole] = _S.slice(raw[whole], 0, -2)
     else:
         need = finite
     if not need.any():
