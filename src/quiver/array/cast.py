@@ -255,9 +255,16 @@ def _utc_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
         start = np.array([offset_at(s) for s in firsts], np.int64)  # distinct days only
         end = np.array([offset_at(s + 86_399) for s in firsts], np.int64)
     except OverflowError:
-        bad = next(i for i, s in enumerate(firsts) if not 0 < (
-            datetime.date(1970, 1, 1).toordinal() + s // 86_400) < 3_652_059)
-        row = int(np.flatnonzero(inverse == bad)[0])
+        def fits(second: int) -> bool:
+            try:
+                offset_at(second)
+                offset_at(second + 86_399)
+            except OverflowError:
+                return False
+            return True
+
+        bad = next(i for i, s in enumerate(firsts) if not fits(s))  # the error path only
+        row = int(np.flatnonzero(inverse.reshape(-1) == bad)[0])
         raise ArrowInvalid(f"expected timestamps within years 1 to 9999 to find their local "
                            f"date in {tz!r}, found {int(seconds[row])} s at row {row}") from None
     switch = np.array(firsts, np.int64) + 86_400  # the first second of the end offset

@@ -845,7 +845,7 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
         if plan is not None:
             capsule = capsules[1]
             address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
-            fast = _import_leaves(capsule, address, plan, schema)  # type: ignore[arg-type]
+            fast = _import_leaves(capsule, address, plan, schema)
             if fast is not None:
                 return fast
         owner = _move_array(capsules[1])
