@@ -785,3 +785,29 @@ def test_batch_importer_fast_path_matches_the_general_import_on_leaf_types() -> 
     importer = imp.BatchImporter()
     assert importer(nested).to_pydict() == {"l": [[1], None, [2, 3]]}
     assert importer._leaves is None
+
+
+def test_batch_fast_path_keeps_the_producer_memory_until_its_views_die() -> None:
+    import pyarrow as pa
+
+    from quiver.interop import import_ as imp
+
+    def imported(importer: object) -> object:
+        batch = pa.record_batch({"a": pa.array(np.arange(1100)) * 3,  # pyarrow's memory
+                                 "s": pa.array(["x" * 50] * 1000 + [None] * 100)})
+        return importer(batch)  # the pyarrow batch dies here
+
+    gc.collect()
+    before = pa.total_allocated_bytes()
+    for importer in (imp.BatchImporter(), imp.import_batch):
+        ours = imported(importer)
+        gc.collect()
+        assert pa.total_allocated_bytes() - before >= 8 * 1100  # held by our views
+        view = ours.column(1).buffers[2][10:20]
+        del ours
+        gc.collect()
+        assert pa.total_allocated_bytes() - before >= 8 * 1100  # a slice holds it too
+        assert bytes(view) == b"x" * 10
+        del view
+        gc.collect()
+        assert pa.total_allocated_bytes() == before  # released once the views are gone

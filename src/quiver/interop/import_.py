@@ -12,7 +12,10 @@ up to the last offset; view data from the variadic sizes buffer) and no longer. 
 producer's ``ArrowArray`` is moved into an :class:`_Owner` (our own copy of the struct, the
 source's ``release`` set to NULL, as the spec's "move" allows); each buffer's numpy ``base``
 is a small object that references the owner, so the producer's release runs exactly once,
-when the last quiver buffer over its memory is gone.
+when the last quiver buffer over its memory is gone.  Record batches of plain leaf columns
+(the flat fast path below) are not moved: their buffers reference the PyCapsule itself,
+whose destructor releases the array (the PyCapsule protocol's rule), which spares the
+struct copy and a release through ctypes per batch.
 
 >>> import pyarrow as pa
 >>> a = import_array(pa.array([1, None, 3]))
@@ -631,11 +634,14 @@ class BatchImporter:
                 schema = self._target
             self._field, self._schema, self._schema_obj = field, schema, schema_obj
             self._leaves = _leaf_plan(schema)
-        owner = _move_array(capsules[1])
         if self._leaves is not None:
-            fast = _import_leaves(owner, self._leaves, schema)  # type: ignore[arg-type]
+            # the views keep the capsule alive, whose destructor releases the array
+            capsule = capsules[1]
+            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
+            fast = _import_leaves(capsule, address, self._leaves, schema)  # type: ignore[arg-type]
             if fast is not None:
                 return fast
+        owner = _move_array(capsules[1])
         array = _build(owner.struct, field.type, owner, "", 0)
         if array.null_count:
             raise ArrowInvalid(
@@ -666,25 +672,32 @@ def _windows(spans: list[tuple[int, int]], owner: _Owner) -> dict[int, tuple[int
     """For each buffer start, (window start, window view): buffers lying near each other
     (gaps below _WINDOW_GAP, a window at most _WINDOW_MAX) share one view."""
     out: dict[int, tuple[int, np.ndarray]] = {}
-    starts: list[int] = []
+    group: list[int] = []
     lo = hi = 0
-    for start, end in sorted(spans):
-        if starts and (start - hi > _WINDOW_GAP or end - lo > _WINDOW_MAX):
-            window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-            out.update((s, (lo, window)) for s in starts)
-            starts = []
-        if not starts:
-            lo, hi = start, end
-        starts.append(start)
-        hi = max(hi, end)
-    if starts:
-        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-        out.update((s, (lo, window)) for s in starts)
+    for start, stop in sorted(spans):
+        if group and (start - hi > _WINDOW_GAP or stop - lo > _WINDOW_MAX):
+            entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
+            for address in group:
+                out[address] = entry
+            group = []
+        if not group:
+            lo = hi = start
+        group.append(start)
+        if stop > hi:
+            hi = stop
+    if group:
+        entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
+        for address in group:
+            out[address] = entry
     return out
 
 
 def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
-    """Per column (type, buffer kinds, widths), or None when a column is not a plain leaf."""
+    """Per column (type, kind, width, buffer table reader, Array class), or None when a
+    column is not a plain leaf.  kind: 0 fixed width values, 1 bits, 2 offsets and data
+    (width is the value or offset width)."""
+    from ..array.base import _ARRAY_CLASSES
+
     plan = []
     for f in schema.fields:
         lay = layout_of(f.type)
@@ -694,70 +707,103 @@ def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
             physical, t.DictionaryType
         ):
             return None
-        plan.append((f.type, kinds, tuple(b.byte_width for b in lay.buffers)))
+        kind = {"values": 0, "bits": 1, "offsets": 2}[kinds[1]]
+        width = lay.buffers[1].byte_width
+        table = struct.Struct(f"{len(kinds)}P")
+        plan.append((f.type, kind, width, table, _ARRAY_CLASSES.get(f.type.__class__, Array)))
     return plan
 
 
-def _import_leaves(owner: _Owner, plan: list[tuple[Any, ...]], schema: t.Schema) -> Any:
+def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
+                   schema: t.Schema) -> Any:
+    """The batch at ``address`` (an ArrowArray struct, left unreleased and unmoved) as a
+    RecordBatch whose buffer views keep ``owner`` (the capsule holding it, or an
+    :class:`_Owner`) alive, or None when it is not a batch of plain leaf columns."""
+    # the per-batch cost of a writer fed pyarrow batches: one C read per struct (one for
+    # all the children when they lie side by side, as pyarrow's do), buffer table and
+    # last offset, plain locals, and one numpy view per window of buffers
+    string_at = ctypes.string_at
+    size = c.ARRAY_STRUCT.size
     (length, null_count, offset, _n_buffers, n_children, _buffers, children_address,
-     dictionary, _, _) = c.ARRAY_STRUCT.unpack_from(owner.struct)
-    if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary
+     dictionary, release, _) = c.ARRAY_STRUCT.unpack(string_at(address, size))
+    if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary or not release
             or n_children != len(plan) or not plan or not children_address):
         return None
-    size = c.ARRAY_STRUCT.size
-    pointers = struct.unpack(f"{n_children}P", ctypes.string_at(children_address, 8 * n_children))
+    pointers = struct.unpack(f"{n_children}P", string_at(children_address, 8 * n_children))
+    first = pointers[0]
+    if first and pointers == tuple(range(first, first + size * n_children, size)):
+        structs = list(c.ARRAY_STRUCT.iter_unpack(string_at(first, size * n_children)))
+    else:
+        if not all(pointers):
+            return None
+        structs = [c.ARRAY_STRUCT.unpack(string_at(p, size)) for p in pointers]
     pieces: list[tuple[Any, ...]] = []
     spans: list[tuple[int, int]] = []
     end_of_batch = offset + length
-    for address, (dtype, kinds, widths) in zip(pointers, plan):
-        if not address:
+    for child, (dtype, kind, width, table, cls) in zip(structs, plan):
+        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release, _) = child
+        if (not release or n_buf * 8 != table.size or n_kids or dict_address
+                or n < end_of_batch or off < 0 or not buffers_address):
             return None
-        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release,
-         _) = c.ARRAY_STRUCT.unpack(ctypes.string_at(address, size))
-        if (not release or n_buf != len(kinds) or n_kids or dict_address or n < end_of_batch
-                or off < 0 or not buffers_address):
-            return None
-        addresses = struct.unpack(f"{n_buf}P", ctypes.string_at(buffers_address, 8 * n_buf))
+        addresses = table.unpack(string_at(buffers_address, table.size))
         end = off + n
-        sizes = []
-        for kind, width, buf_address in zip(kinds, widths, addresses):
-            if kind in ("validity", "bits"):
-                nbytes = (end + 7) >> 3
-            elif kind == "values":
-                nbytes = end * width
-            elif kind == "offsets":
-                nbytes = (end + 1) * width
-            else:  # data: up to the last offset
-                last_at = addresses[1] + end * widths[1]
-                (last,) = struct.unpack("<q" if widths[1] == 8 else "<i",
-                                        ctypes.string_at(last_at, widths[1]))
-                if last < 0:
-                    return None
-                nbytes = last
-            if not buf_address:
-                if kind == "validity" and nulls == 0:
-                    sizes.append(0)
-                    continue
-                if nbytes and n:
-                    return None
-            sizes.append(nbytes)
+        validity = addresses[0]
+        if validity:
+            vbytes = (end + 7) >> 3
+            spans.append((validity, validity + vbytes))
+        elif nulls == 0 or not n:
+            vbytes = 0
+        else:
+            return None
+        if kind == 0:
+            sizes = (vbytes, end * width)
+        elif kind == 1:
+            sizes = (vbytes, (end + 7) >> 3)
+        else:
+            (last,) = struct.unpack("<q" if width == 8 else "<i",
+                                    string_at(addresses[1] + end * width, width))
+            if last < 0:
+                return None
+            sizes = (vbytes, (end + 1) * width, last)
+        for buf_address, nbytes in zip(addresses[1:], sizes[1:]):
             if buf_address and nbytes:
                 spans.append((buf_address, buf_address + nbytes))
-        pieces.append((dtype, n, nulls, off, addresses, sizes))
-    windows = _windows(spans, owner)
+            elif nbytes and n:
+                return None
+        pieces.append((cls, dtype, n, nulls, off, addresses, sizes))
+    # buffers lying near each other (gaps below _WINDOW_GAP, a window at most
+    # _WINDOW_MAX) share one view.  When all the gaps together are below _WINDOW_GAP (a
+    # batch whose buffers sit in one body or one arena) that is a single view, found
+    # without sorting; otherwise _windows groups them
+    empty = empty_buffer()
     columns = []
-    for dtype, n, nulls, off, addresses, sizes in pieces:
-        bufs: list[np.ndarray | None] = []
-        for i, (buf_address, nbytes) in enumerate(zip(addresses, sizes)):
-            if not buf_address or not nbytes:
-                bufs.append(None if i == 0 else empty_buffer())
-            else:
-                lo, window = windows[buf_address]
-                bufs.append(window[buf_address - lo : buf_address - lo + nbytes])
-        col = make_array(dtype, n, bufs, (), nulls, off)
-        if offset or n != length:
-            col = col.slice(offset, length)
-        columns.append(col)
+    if spans:
+        lo = min([start for start, _ in spans])
+        hi = max([stop for _, stop in spans])
+        total = sum([stop - start for start, stop in spans])
+    if spans and hi - lo <= _WINDOW_MAX and hi - lo - total <= _WINDOW_GAP:
+        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
+        for cls, dtype, n, nulls, off, addresses, sizes in pieces:
+            bufs: list[np.ndarray | None] = [
+                (window[address - lo : address - lo + nbytes] if address and nbytes
+                 else empty) for address, nbytes in zip(addresses, sizes)
+            ]
+            if not sizes[0]:
+                bufs[0] = None
+            col = cls(dtype, n, bufs, (), nulls, off, None)
+            columns.append(col if not offset and n == length else col.slice(offset, length))
+    else:
+        windows = _windows(spans, owner)
+        for cls, dtype, n, nulls, off, addresses, sizes in pieces:
+            bufs = []
+            for i, (buf_address, nbytes) in enumerate(zip(addresses, sizes)):
+                if not buf_address or not nbytes:
+                    bufs.append(None if i == 0 else empty)
+                else:
+                    start, view = windows[buf_address]
+                    bufs.append(view[buf_address - start : buf_address - start + nbytes])
+            col = cls(dtype, n, bufs, (), nulls, off, None)
+            columns.append(col if not offset and n == length else col.slice(offset, length))
     from ..batch import RecordBatch
 
     # the columns were built with the schema's own types and checked to the batch length
@@ -796,11 +842,13 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
         # batches of plain leaf columns take the flat fast path (as BatchImporter)
         field = _field_from_capsule(capsules[0])
         schema, plan = _leaf_plan_of(field)
-        owner = _move_array(capsules[1])
         if plan is not None:
-            fast = _import_leaves(owner, plan, schema)
+            capsule = capsules[1]
+            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
+            fast = _import_leaves(capsule, address, plan, schema)
             if fast is not None:
                 return fast
+        owner = _move_array(capsules[1])
         return _batch_from_struct(field, _build(owner.struct, field.type, owner, "", 0))
     field, array = _import_array_field(capsules, validate)
     return _batch_from_struct(field, array)
