@@ -87,10 +87,3 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))
-
-
-# the Arrow PyCapsule protocol methods on types, arrays, batches, tables and readers:
-# small stubs that load quiver.interop when first called
-from ._protocol import install as _install_protocol  # noqa: E402
-
-_install_protocol()

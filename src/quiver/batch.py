@@ -248,7 +248,35 @@ class _PandasConversions:
         return batch if cls is RecordBatch else Table.from_batches([batch])  # type: ignore[return-value]
 
 
-class RecordBatch(_PandasConversions):
+class _TabularCData:
+    """The Arrow PyCapsule protocol for RecordBatch and Table: the schema and a stream."""
+
+    __slots__ = ()
+
+    def __arrow_c_schema__(self) -> Any:
+        """The schema as an ``arrow_schema`` PyCapsule (the Arrow PyCapsule protocol).
+
+        >>> import pyarrow as pa
+        >>> pa.schema(record_batch({"a": [1]})).names
+        ['a']
+        """
+        return self.schema.__arrow_c_schema__()  # type: ignore[attr-defined]
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """An ``arrow_array_stream`` PyCapsule that hands out the batches one at a time,
+        zero-copy, as the consumer pulls them.
+
+        >>> import pyarrow as pa
+        >>> pa.table(table({"a": [1, 2]})).num_rows
+        2
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from .cdata.stream import export_stream
+
+        return export_stream(self, requested_schema)
+
+
+class RecordBatch(_PandasConversions, _TabularCData):
     """A schema and equal-length columns (quiver Arrays), like ``pyarrow.RecordBatch``.
 
     ``num_rows`` is needed only for a batch without columns (IPC allows those).
@@ -610,6 +638,19 @@ class RecordBatch(_PandasConversions):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]:
+        """This batch as ``(arrow_schema, arrow_array)`` PyCapsules: a struct array whose
+        children are the columns, zero-copy (the Arrow PyCapsule protocol).
+
+        >>> import pyarrow as pa
+        >>> pa.record_batch(record_batch({"a": [1, 2]})).num_rows
+        2
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from .cdata.stream import export_batch
+
+        return export_batch(self, requested_schema)
+
     def __repr__(self) -> str:
         lines = ["quiver.RecordBatch"]
         if self._schema.fields:
@@ -778,7 +819,20 @@ class ChunkedArray:
 
     def to_pandas(self) -> Any:
         """A pandas Series of the values (see :func:`quiver.interop.batch_to_pandas`)."""
-        return self.combine_chunks().to_pandas()  # type: ignore[attr-defined]
+        return self.combine_chunks().to_pandas()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """An ``arrow_array_stream`` PyCapsule of the chunks (a stream of arrays of this
+        type, the Arrow PyCapsule protocol), zero-copy.
+
+        >>> import pyarrow as pa
+        >>> pa.chunked_array(chunked_array([[1], [2, 3]])).num_chunks
+        2
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from .cdata.stream import export_stream
+
+        return export_stream(self, requested_schema)
 
     def validate(self, *, full: bool = False) -> None:
         """Validate every chunk."""
@@ -825,7 +879,7 @@ def chunked_array(arrays: Sequence[Any], type: t.DataType | None = None) -> Chun
 # Table
 
 
-class Table(_PandasConversions):
+class Table(_PandasConversions, _TabularCData):
     """A schema and a list of record batches of that schema, like ``pyarrow.Table``.
 
     >>> tbl = Table.from_batches([record_batch({"n": [1, 2]}), record_batch({"n": [3]})])
@@ -1341,6 +1395,19 @@ class RecordBatchReader:
     def close(self) -> None:
         """Stop reading (idempotent)."""
         self._closed = True
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """An ``arrow_array_stream`` PyCapsule that reads this reader's batches as the
+        consumer pulls them (the Arrow PyCapsule protocol); the IPC readers inherit it.
+
+        >>> import pyarrow as pa
+        >>> pa.RecordBatchReader.from_stream(table({"a": [1]}).to_reader()).read_all().num_rows
+        1
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from .cdata.stream import export_stream
+
+        return export_stream(self, requested_schema)
 
     def __enter__(self) -> RecordBatchReader:
         return self
