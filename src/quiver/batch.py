@@ -192,7 +192,8 @@ def _sort_spec(sorting: str | Sequence[tuple[str, str]]) -> list[tuple[str, str]
 def _cast_type(target: Any) -> t.DataType:
     if isinstance(target, t.DataType):
         return target
-    from .interop import import_type
+    # another library's type (``__arrow_c_schema__``); ctypes loads only for one
+    from .cdata.schema import import_type
 
     return import_type(target)
 
@@ -1231,29 +1232,17 @@ def _column_values(f: t.Field, column: Array) -> list[Any]:
         raise
 
 
-def _is_pandas_frame(data: Any) -> bool:
-    return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas")
-
-
 def record_batch(
     data: Any,
     names: Sequence[str] | None = None,
     schema: t.Schema | None = None,
     metadata: Any = None,
 ) -> RecordBatch:
-    """A RecordBatch from a dict of columns, a list of arrays plus names, a list of rows, a
-    pandas DataFrame, or any object speaking the Arrow PyCapsule protocol (zero-copy)."""
+    """A RecordBatch from a dict of columns, a list of arrays plus names, or a list of rows
+    (``quiver.record_batch``, :func:`quiver.constructors.record_batch`, also takes pandas
+    frames and other libraries' data)."""
     if isinstance(data, RecordBatch):
         return data
-    if _is_pandas_frame(data):
-        from .interop.numpy_pandas import batch_from_pandas
-
-        return batch_from_pandas(data)
-    if hasattr(data, "__arrow_c_array__") or hasattr(data, "__arrow_c_stream__"):
-        # interop sits above this module; it is imported only for such objects
-        from .interop import import_batch
-
-        return import_batch(data)
     if isinstance(data, Mapping):
         return RecordBatch.from_pydict(data, schema, metadata)
     if _is_rows(data):
@@ -1271,17 +1260,13 @@ def table(
     schema: t.Schema | None = None,
     metadata: Any = None,
 ) -> Table:
-    """A Table from a dict of columns, arrays plus names, rows, or record batches."""
+    """A Table from a dict of columns, arrays plus names, rows, or record batches
+    (``quiver.table``, :func:`quiver.constructors.table`, also takes pandas frames and other
+    libraries' data)."""
     if isinstance(data, Table):
         return data
     if isinstance(data, RecordBatch):
         return Table(data.schema, [data])
-    if _is_pandas_frame(data):
-        return Table.from_batches([record_batch(data)])
-    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
-        from .interop import import_table
-
-        return import_table(data)
     if isinstance(data, (list, tuple)) and data and all(isinstance(b, RecordBatch) for b in data):
         return Table.from_batches(list(data), schema)
     return Table.from_batches([record_batch(data, names, schema, metadata)])
@@ -1339,7 +1324,11 @@ class RecordBatchReader:
         """A reader of ``batches`` (quiver RecordBatches of ``schema``, checked as they come;
         ``schema`` may be any ``__arrow_c_schema__`` object)."""
         if not isinstance(schema, t.Schema):
-            schema = t.schema(schema)
+            # another library's schema (``__arrow_c_schema__``); ctypes loads only for one
+            from .cdata.schema import import_schema
+
+            schema = (import_schema(schema) if hasattr(schema, "__arrow_c_schema__")
+                      else t.schema(schema))
 
         def checked() -> Iterator[RecordBatch]:
             for i, b in enumerate(batches):

@@ -1314,16 +1314,10 @@ def field(
 
 
 def schema(fields: Any, metadata: Any = None) -> Schema:
-    """A schema from Field objects, (name, type) pairs, a mapping, or any object with
-    ``__arrow_c_schema__`` (a pyarrow or polars schema, ...)."""
+    """A schema from Field objects, (name, type) pairs or a mapping.  (``quiver.schema``,
+    :func:`quiver.constructors.schema`, also takes other libraries' schemas.)"""
     if isinstance(fields, Schema):
         return fields if metadata is None else fields.with_metadata(metadata)
-    if hasattr(fields, "__arrow_c_schema__"):
-        # interop sits above this module; it is imported only for such objects
-        from .interop import import_schema
-
-        imported = import_schema(fields)
-        return imported if metadata is None else imported.with_metadata(metadata)
     return Schema(_fields_from(fields), _metadata(metadata))
 
 
