@@ -36,7 +36,7 @@ def export_schema(obj: t.DataType | t.Field | t.Schema) -> Any:
     """An ``arrow_schema`` PyCapsule describing a quiver type, field or schema.
 
     >>> import quiver as qv, pyarrow as pa
-    >>> pa.schema(export_schema(qv.schema([qv.field("a", qv.int8())]))).names
+    >>> pa.Schema._import_from_c_capsule(export_schema(qv.schema([qv.field("a", qv.int8())]))).names
     ['a']
     """
     if not isinstance(obj, (t.DataType, t.Field, t.Schema)):
