@@ -18,7 +18,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # public name -> the module that defines it
 _NAMES: dict[str, str] = {

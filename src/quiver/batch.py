@@ -19,16 +19,21 @@ table's equality ignores how it is chunked.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
+
+import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
 
 from . import types as t
 from .array import select as _select
-from .array.base import Array, slice_bounds
+from .array.base import Array, make_array, slice_bounds
+from .array.build import array as array_from_values
+from .array.concat import concat_arrays
+from .array.equal import array_equals
+from .array.validate import validate_array
 from .errors import (
     ArrowError,
     ArrowIndexError,
@@ -36,7 +41,6 @@ from .errors import (
     ArrowInvalidArgument,
     ArrowKeyError,
     ArrowTypeError,
-    NotSupported,
 )
 
 __all__ = [
@@ -57,20 +61,6 @@ _PREVIEW = 10
 # helpers
 
 
-def validate_array(*args: Any, **kwargs: Any) -> None:
-    """:func:`quiver.array.validate.validate_array`, loaded on first use."""
-    from .array.validate import validate_array as validate
-
-    validate(*args, **kwargs)
-
-
-def array_equals(a: Array, b: Array) -> bool:
-    """:func:`quiver.array.equal.array_equals`, loaded on first use."""
-    from .array.equal import array_equals as equals
-
-    return equals(a, b)
-
-
 def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
     """An Array from ``values`` (an Array, a ChunkedArray, or Python / numpy data)."""
     if isinstance(values, ChunkedArray):
@@ -81,15 +71,8 @@ def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
                 f"expected column {name!r} of type {dtype}, found {values.type}"
             )
         return values
-    # the constructor lives in the array package; looked up late so this module does not
-    # depend on it at import time
-    build = getattr(importlib.import_module("quiver.array"), "array", None)
-    if build is None or not callable(build):
-        raise NotSupported(
-            "building columns from Python values needs quiver.array(); pass Array objects"
-        )
     try:
-        return build(values, type=dtype)
+        return array_from_values(values, type=dtype)
     except ArrowError as exc:
         raise exc.locate(field_path=name or None) from None
 
@@ -551,8 +534,6 @@ class RecordBatch(_PandasConversions, _TabularCData):
 
     def to_struct_array(self) -> Array:
         """The rows as one struct array (no copy: the columns become its children)."""
-        from .array.base import make_array
-
         struct_type = t.struct(list(self._schema.fields))
         return make_array(struct_type, self._num_rows, [None], self._columns, 0, 0)
 
@@ -776,8 +757,6 @@ class ChunkedArray:
 
     def to_numpy(self, zero_copy_only: bool = False) -> Any:
         """All values as one numpy array (copies when there is more than one chunk)."""
-        import numpy as np
-
         if len(self._chunks) == 1:
             return self._chunks[0].to_numpy(zero_copy_only=zero_copy_only)
         if zero_copy_only:
@@ -790,8 +769,6 @@ class ChunkedArray:
 
     def combine_chunks(self) -> Array:
         """One array with every value (copies unless there is exactly one chunk)."""
-        from .array.concat import concat_arrays
-
         if not self._chunks:
             return _build([], self._type, "")
         return concat_arrays(list(self._chunks))
