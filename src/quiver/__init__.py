@@ -18,10 +18,9 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from ._version import __version__
-
 # public name -> the module that defines it
 _NAMES: dict[str, str] = {
+    "__version__": "quiver._version",
     # quiver.errors
     "ArrowError": "quiver.errors",
     "ArrowIndexError": "quiver.errors",
@@ -180,7 +179,7 @@ _SUBMODULES = frozenset({
     "integration", "interop", "ipc", "job", "layout", "spark", "tensor", "types",
 })
 
-__all__ = sorted(_NAMES)
+__all__ = sorted(n for n in _NAMES if not n.startswith("_"))
 
 
 def __getattr__(name: str) -> Any:
