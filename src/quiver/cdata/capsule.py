@@ -1,8 +1,9 @@
 """The Arrow C data and C stream interface structs, capsules, metadata and release callbacks.
 
-Implements the ABI of CDataInterface.rst ("Structure definitions", "Data type description --
-format strings", "Metadata") and CStreamInterface.rst ("Structure definition") with ctypes,
-plus the PyCapsule plumbing of PyCapsuleInterface.rst ("Lifetime semantics").
+Implements the ABI of CDataInterface.rst ("Structure definitions", "Metadata") and
+CStreamInterface.rst ("Structure definition") with ctypes, plus the PyCapsule plumbing of
+PyCapsuleInterface.rst ("Lifetime semantics").  The format strings live with the types
+(:func:`quiver.types.c_format`, :func:`quiver.cdata.schema.parse_format`).
 
 The struct fields that hold C strings (``format``, ``name``, ``metadata``) are declared as
 ``void*`` because ``metadata`` is binary (it contains NUL bytes); :func:`c_string` reads one.
