@@ -1506,7 +1506,14 @@ def _c_schema_capsule(
     metadata: list[tuple[bytes, bytes]],
     children_fields: tuple[Field, ...] | None = None,
 ) -> Any:
-    # ctypes and the C structs load on the first export, not with this module
-    from .cdata.capsule import export_schema_node
+    global _export_schema_node
+    if _export_schema_node is None:
+        # ctypes and the C structs load on the first export, not with this module (kept
+        # after that: an import statement per export would cost a sixth of a small one)
+        from .cdata.capsule import export_schema_node
 
-    return export_schema_node(c_schema_node(name, dtype, nullable, metadata, children_fields))
+        _export_schema_node = export_schema_node
+    return _export_schema_node(c_schema_node(name, dtype, nullable, metadata, children_fields))
+
+
+_export_schema_node: Any = None

@@ -124,7 +124,8 @@ def check_requested(ours: t.Schema | t.DataType, requested_schema: Any) -> None:
 
 def export_array(arr: Any, requested_schema: Any = None) -> tuple[Any, Any]:
     """``(arrow_schema, arrow_array)`` PyCapsules for a quiver Array, zero-copy."""
-    check_requested(arr.type, requested_schema)
+    if requested_schema is not None:
+        check_requested(arr.type, requested_schema)
     schema_capsule = arr.type.__arrow_c_schema__()
     a = c.ArrowArray()
     fill_array(a, arr)

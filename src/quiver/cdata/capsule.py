@@ -344,7 +344,8 @@ def fill_schema(s: ArrowSchema, node: SchemaNode) -> None:
         dictionary = ArrowSchema()
         fill_schema(dictionary, dictionary_node)
 
-    key = keep((format_buf, children, dictionary, name_buf, meta_buf, child_ptrs))
+    key = next(_IDS)
+    _KEEP[key] = (format_buf, children, dictionary, name_buf, meta_buf, child_ptrs)
     # one pack_into instead of nine ctypes attribute writes (the export hot path)
     SCHEMA_STRUCT.pack_into(
         s,
@@ -387,7 +388,8 @@ def fill_array(
     buffers alive until the consumer releases."""
     child_ptrs = pointer_table(len(children))(*map(ctypes.addressof, children))
     buffer_table = pointer_table(len(addresses))(*addresses)
-    key = keep((children, dictionary, owner, buffer_table, child_ptrs))
+    key = next(_IDS)
+    _KEEP[key] = (children, dictionary, owner, buffer_table, child_ptrs)
     ARRAY_STRUCT.pack_into(
         a,
         0,
