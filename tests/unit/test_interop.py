@@ -17,8 +17,8 @@ import quiver as qv
 from quiver.array import make_array
 from quiver.array.base import Array
 from quiver.errors import ArrowInvalid, ArrowTypeError, NotSupported
+from quiver.interop import cdata as c
 from quiver.interop import (
-    attach_dunders,
     export_array,
     export_schema,
     import_array,
@@ -27,13 +27,10 @@ from quiver.interop import (
     import_type,
     live_exports,
 )
-from quiver.interop import cdata as c
-
-attach_dunders()
 
 
 class Wrap:
-    """A protocol-speaking wrapper, so tests do not depend on attach_dunders' targets."""
+    """A protocol-speaking wrapper, so tests do not depend on the classes' own methods."""
 
     def __init__(self, obj):
         self.obj = obj

@@ -595,7 +595,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
     target = target_type
     if not isinstance(target, t.DataType):
         if hasattr(target, "__arrow_c_schema__"):
-            from ..interop import import_type
+            from ..cdata.schema import import_type  # ctypes, loaded only for such a target
 
             target = import_type(target)
         else:

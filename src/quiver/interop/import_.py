@@ -34,29 +34,31 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
-from ..array.base import Array, make_array
+from ..array.base import _ARRAY_CLASSES, Array, make_array
+from ..array.concat import concat_arrays
+from ..array.validate import validate_array
+from ..batch import RecordBatch, Table
 from ..buffers import empty_buffer
+from ..cdata import capsule as c
+from ..cdata.schema import (  # noqa: F401 - schema import lives at the types layer
+    _FIELD_CACHE,
+    MAX_DEPTH,
+    _field_from_capsule,
+    _field_from_struct,
+    _schema_capsule,
+    _schema_of,
+    export_schema,
+    import_field,
+    import_schema,
+    import_type,
+    peek_field,
+)
+from ..cdata.stream import export_stream
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
 from ..layout import layout_of
-from . import cdata as c
-
-MAX_DEPTH = 200
-
 
 # --------------------------------------------------------------------------------------
 # getting capsules out of objects
-
-
-def _schema_capsule(obj: Any) -> Any:
-    if type(obj).__name__ == "PyCapsule":
-        return obj
-    method = getattr(obj, "__arrow_c_schema__", None)
-    if method is None:
-        raise ArrowTypeError(
-            f"expected an object with __arrow_c_schema__ or an arrow_schema capsule, "
-            f"found {type(obj).__name__}"
-        )
-    return method()
 
 
 def is_capsule_pair(obj: Any) -> bool:
@@ -79,213 +81,8 @@ def _array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
             f"found {type(obj).__name__}"
         )
     if requested_schema is not None:
-        from .export import export_schema
-
         return method(requested_schema=export_schema(requested_schema))
     return method()
-
-
-# --------------------------------------------------------------------------------------
-# schemas
-
-
-def _child_pointers(ptr_table: Any, n: int, what: str, path: str) -> list[Any]:
-    if n < 0:
-        raise ArrowInvalid(f"expected a non-negative n_children, found {n}", field_path=path)
-    if n and not ptr_table:
-        raise ArrowInvalid(
-            f"expected a {what} children table for {n} children, found NULL", field_path=path
-        )
-    out = []
-    for i in range(n):
-        p = ptr_table[i]
-        if not p:
-            raise ArrowInvalid(f"expected child {i} to be non-NULL, found NULL", field_path=path)
-        out.append(p.contents)
-    return out
-
-
-def _read_field(s: c.ArrowSchema, path: str, depth: int) -> t.Field:
-    if depth > MAX_DEPTH:
-        raise ArrowInvalid(
-            f"expected type nesting of at most {MAX_DEPTH} levels, found deeper", field_path=path
-        )
-    if not s.release:
-        raise ArrowInvalid("expected a live ArrowSchema, found a released one", field_path=path)
-    fmt = c.c_string(s.format)
-    if fmt is None:
-        raise ArrowInvalid("expected a format string, found NULL", field_path=path)
-    raw_name = c.c_string(s.name) or b""
-    try:
-        name = raw_name.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ArrowInvalid(
-            f"expected a UTF-8 field name, found {raw_name!r}", field_path=path
-        ) from None
-    here = f"{path}.{name}" if path else name
-    metadata = c.decode_metadata(s.metadata, here)
-    flags = int(s.flags)
-    children = [
-        _read_field(ch, here, depth + 1)
-        for ch in _child_pointers(s.children, int(s.n_children), "schema", here)
-    ]
-    if s.dictionary:
-        if children:
-            raise ArrowInvalid(
-                f"expected no children on a dictionary index schema, found {len(children)}",
-                field_path=here,
-            )
-        index_type = c.parse_format(fmt, [], here, flags)
-        if not isinstance(index_type, t.IntegerType):
-            raise ArrowInvalid(
-                f"expected an integer dictionary index format, found {fmt!r}", field_path=here
-            )
-        values = _read_field(s.dictionary.contents, here, depth + 1)
-        dtype: t.DataType = t.DictionaryType(
-            index_type, values.type, bool(flags & c.ARROW_FLAG_DICTIONARY_ORDERED)
-        )
-    else:
-        dtype = c.parse_format(fmt, children, here, flags)
-    ext_name = next((v for k, v in metadata if k == c.EXTENSION_NAME_KEY), None)
-    if ext_name is not None:
-        serialized = next((v for k, v in metadata if k == c.EXTENSION_METADATA_KEY), b"")
-        dtype = t.ExtensionType(ext_name.decode("utf-8", "replace"), dtype, serialized)
-        metadata = [
-            (k, v) for k, v in metadata
-            if k not in (c.EXTENSION_NAME_KEY, c.EXTENSION_METADATA_KEY)
-        ]
-    return t.Field(name, dtype, bool(flags & c.ARROW_FLAG_NULLABLE), metadata or None)
-
-
-# Fields already imported, by the bytes that describe them (every node's format, name,
-# metadata and flags): a producer that exports batch after batch of one schema (a Spark
-# sink writing pyarrow batches) has it parsed once.  Reading those bytes costs a third of
-# a full parse.
-_FIELD_CACHE: dict[tuple[Any, ...], t.Field] = {}
-_FIELD_CACHE_SIZE = 256
-_DIGEST_NODES = 512  # wider schemas are parsed every time
-_I32 = struct.Struct("<i")
-
-
-def _metadata_blob(address: int) -> bytes | None:
-    """The raw bytes of a C data metadata block (None when malformed: the full parse
-    then raises the error)."""
-    (count,) = _I32.unpack(ctypes.string_at(address, 4))
-    if count < 0 or count > 10_000:
-        return None
-    pos = address + 4
-    for _ in range(2 * count):
-        (n,) = _I32.unpack(ctypes.string_at(pos, 4))
-        if n < 0:
-            return None
-        pos += 4 + n
-    return ctypes.string_at(address, pos - address)
-
-
-def _digest(address: int, budget: list[int]) -> tuple[Any, ...] | None:
-    """What identifies the schema tree at ``address`` (None: parse it in full)."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        return None
-    (fmt, name, metadata, flags, n_children, children, dictionary, release,
-     _) = c.SCHEMA_STRUCT.unpack(ctypes.string_at(address, c.SCHEMA_STRUCT.size))
-    if not release or not fmt or not 0 <= n_children <= _DIGEST_NODES or (
-        n_children and not children
-    ):
-        return None
-    blob = _metadata_blob(metadata) if metadata else b""
-    if blob is None:
-        return None
-    kids: list[Any] = []
-    if n_children:
-        for p in struct.unpack(f"{n_children}P", ctypes.string_at(children, 8 * n_children)):
-            kid = _digest(p, budget) if p else None
-            if kid is None:
-                return None
-            kids.append(kid)
-    dict_digest = None
-    if dictionary:
-        dict_digest = _digest(dictionary, budget)
-        if dict_digest is None:
-            return None
-    return (
-        ctypes.string_at(fmt),
-        ctypes.string_at(name) if name else None,
-        blob,
-        flags,
-        tuple(kids),
-        dict_digest,
-    )
-
-
-def _field_from_struct(s: c.ArrowSchema) -> t.Field:
-    try:
-        key = _digest(ctypes.addressof(s), [_DIGEST_NODES])
-        if key is not None:
-            hit = _FIELD_CACHE.get(key)
-            if hit is not None:
-                return hit
-        field = _read_field(s, "", 0)
-        if key is not None:
-            if len(_FIELD_CACHE) >= _FIELD_CACHE_SIZE:
-                _FIELD_CACHE.clear()
-            _FIELD_CACHE[key] = field
-        return field
-    finally:
-        if s.release:
-            s.release(ctypes.byref(s))
-
-
-def _field_from_capsule(capsule: Any) -> t.Field:
-    address = c.capsule_address(capsule, c.SCHEMA_CAPSULE)
-    return _field_from_struct(c.ArrowSchema.from_address(address))
-
-
-def peek_field(obj: Any) -> t.Field:
-    """Read a schema capsule (or ``__arrow_c_schema__``) without releasing a raw capsule.
-
-    For ``requested_schema`` capsules, which stay the caller's to reuse and release.
-    """
-    if type(obj).__name__ != "PyCapsule":
-        return import_field(obj)
-    address = c.capsule_address(obj, c.SCHEMA_CAPSULE)
-    return _read_field(c.ArrowSchema.from_address(address), "", 0)
-
-
-def import_field(obj: Any) -> t.Field:
-    """A quiver Field from an ``arrow_schema`` capsule or an object with ``__arrow_c_schema__``.
-
-    >>> import pyarrow as pa
-    >>> str(import_field(pa.field("x", pa.list_(pa.int8()), nullable=False)))
-    'x: list<item: int8> not null'
-    """
-    return _field_from_capsule(_schema_capsule(obj))
-
-
-def import_type(obj: Any) -> t.DataType:
-    """A quiver DataType from anything that speaks ``__arrow_c_schema__``.
-
-    >>> import pyarrow as pa
-    >>> import_type(pa.timestamp("ms", "UTC"))
-    DataType(timestamp[ms, tz=UTC])
-    """
-    return import_field(obj).type
-
-
-def _schema_of(f: t.Field) -> t.Schema:
-    if not isinstance(f.type, t.StructType):
-        raise ArrowTypeError(f"expected a struct ('+s') schema for a record batch, found {f.type}")
-    return t.Schema(f.type.fields, f.metadata)
-
-
-def import_schema(obj: Any) -> t.Schema:
-    """A quiver Schema from a struct-typed ``__arrow_c_schema__`` (pyarrow Schema, ...).
-
-    >>> import pyarrow as pa
-    >>> import_schema(pa.schema([("a", pa.int32())], metadata={"k": "v"})).metadata
-    KeyValueMetadata([(b'k', b'v')])
-    """
-    return _schema_of(import_field(obj))
 
 
 # --------------------------------------------------------------------------------------
@@ -533,8 +330,6 @@ def _validated(array: Array, validate: str) -> Array:
         raise ArrowInvalidArgument(
             f"expected validate to be one of {VALIDATE_LEVELS}, found {validate!r}"
         )
-    from ..array.validate import validate_array
-
     validate_array(array, full=validate == "full")
     return array
 
@@ -556,8 +351,6 @@ def _concat(chunks: list[Array], dtype: t.DataType) -> Array:
             f"expected at least one chunk to build a {dtype} array, found none; "
             "use import_stream to read an empty stream"
         )
-    from ..array.concat import concat_arrays
-
     return concat_arrays(chunks)
 
 
@@ -595,13 +388,7 @@ def _batch_from_struct(field: t.Field, array: Array) -> Any:
 
 
 def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> Any:
-    """A quiver RecordBatch (``quiver.batch``), or a clear error while it does not exist."""
-    try:
-        from ..batch import RecordBatch
-    except ImportError:
-        raise NotSupported(
-            "quiver.batch.RecordBatch is not available; import arrays with import_array"
-        ) from None
+    """A quiver RecordBatch of ``columns`` (checked against ``schema``)."""
     return RecordBatch(schema, columns, num_rows)
 
 
@@ -696,8 +483,6 @@ def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
     """Per column (type, kind, width, buffer table reader, Array class), or None when a
     column is not a plain leaf.  kind: 0 fixed width values, 1 bits, 2 offsets and data
     (width is the value or offset width)."""
-    from ..array.base import _ARRAY_CLASSES
-
     plan = []
     for f in schema.fields:
         lay = layout_of(f.type)
@@ -804,8 +589,6 @@ def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
                     bufs.append(view[buf_address - start : buf_address - start + nbytes])
             col = cls(dtype, n, bufs, (), nulls, off, None)
             columns.append(col if not offset and n == length else col.slice(offset, length))
-    from ..batch import RecordBatch
-
     # the columns were built with the schema's own types and checked to the batch length
     return RecordBatch._trusted(schema, columns, length)
 
@@ -948,17 +731,13 @@ class ArrowStreamReader:
         return self.read_next_batch()
 
     def read_all(self) -> Any:
-        """Every remaining batch, as a quiver Table (a list while ``quiver.batch`` lacks it).
+        """Every remaining batch, as a quiver Table.
 
         A stream of arrays gives one Array (chunks concatenated).
         """
         batches = list(self)
         if self._arrays:
             return _concat(batches, self._field.type)
-        try:
-            from ..batch import Table
-        except ImportError:
-            return batches
         return Table.from_batches(batches, schema=self.schema)
 
     def close(self) -> None:
@@ -978,8 +757,6 @@ class ArrowStreamReader:
             self.close()
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        from .export import export_stream
-
         return export_stream(
             self, requested_schema, schema=self._field.type if self._arrays else self.schema
         )
@@ -1007,8 +784,6 @@ def import_stream(
             f"found {type(obj).__name__}"
         )
     if requested_schema is not None:
-        from .export import export_schema
-
         capsule = method(requested_schema=export_schema(requested_schema))
     else:
         capsule = method()
@@ -1025,8 +800,6 @@ def import_table(obj: Any, requested_schema: Any = None, *, validate: str = "non
     2
     """
     if not hasattr(obj, "__arrow_c_stream__") and hasattr(obj, "__arrow_c_array__"):
-        from ..batch import Table
-
         batch = import_batch(obj, requested_schema, validate=validate)
         return Table.from_batches([batch], schema=batch.schema)
     with import_stream(obj, requested_schema, validate=validate) as reader:

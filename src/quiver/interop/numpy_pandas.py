@@ -41,8 +41,14 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
+from .._version import __version__
 from ..array.base import Array, make_array
+from ..array.build import _bitmap, _build_binary, _MixedKinds, array, from_numpy
+from ..array.cast import _offsets_and_data
+from ..array.select import _null_mask
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
+from ..layout import storage_numpy_dtype
+from .import_ import import_array, new_record_batch
 
 _PANDAS_KEY = b"pandas"
 
@@ -64,8 +70,6 @@ def _strings(col: Array) -> np.ndarray:
     decode of the data buffer; only the creation of each str is per value."""
     st = t.storage_of(col.type)
     if isinstance(st, t.StringViewType):
-        from ..array.cast import _offsets_and_data
-
         offsets, data = _offsets_and_data(col)
     else:
         w = 8 if st.large else 4  # type: ignore[attr-defined]
@@ -152,8 +156,6 @@ def _column_to_pandas(
     numpy_type = meta.get("numpy_type") if meta else None
     st = t.storage_of(dtype)
     if isinstance(st, t.DictionaryType):
-        from ..array.select import _null_mask
-
         # the indices are the codes: viewed in their own width (signed, as pandas wants),
         # nulls set to -1 in one pass
         width = st.index_type.bit_width  # type: ignore[attr-defined]
@@ -212,8 +214,6 @@ def _column_to_pandas(
 
 def _filled(col: Array) -> np.ndarray:
     """The values of a numeric column with nulls (whatever their slots hold)."""
-    from ..layout import storage_numpy_dtype
-
     return col._fixed_values_view(storage_numpy_dtype(t.storage_of(col.type)))  # type: ignore[arg-type]
 
 
@@ -408,8 +408,6 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
     >>> arr.to_pylist(), meta["numpy_type"]
     ([1, None], 'Int64')
     """
-    from ..array.build import from_numpy
-
     pd = _pandas()
     if isinstance(series, pd.Index):
         series = pd.Series(series, copy=False)
@@ -429,8 +427,6 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
         arr = from_numpy(utc, t.timestamp(unit, str(dtype.tz)))
         return arr, _entry("datetimetz", str(utc.dtype), {"timezone": str(dtype.tz)})
     if _arrow_backed(pd, dtype) and hasattr(series, "__arrow_c_stream__"):
-        from .import_ import import_array
-
         # the extension array's own pyarrow data (``__arrow_array__``, pandas' protocol
         # for pyarrow) imports in a third of the time of the Series' C stream, which
         # pandas builds anew on every call; the stream serves anything else
@@ -474,8 +470,6 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
 
 def _objects_from_pandas(values: np.ndarray) -> Array:
     """An object column: NaN and pd.NA are nulls (pyarrow's ``from_pandas``)."""
-    from ..array.build import _bitmap, _build_binary, _MixedKinds, array
-
     pd = _pandas()
     nulls = pd.isna(values)
     if not nulls.any():
@@ -523,8 +517,6 @@ def batch_from_pandas(df: Any, *, preserve_index: bool | None = None) -> Any:
     pd = _pandas()
     if not isinstance(df, pd.DataFrame):
         raise ArrowTypeError(f"expected a pandas DataFrame, found {type(df).__name__}")
-    from .import_ import new_record_batch
-
     names: list[str] = []
     columns: list[Array] = []
     entries: list[dict[str, Any]] = []
@@ -577,6 +569,4 @@ def batch_from_pandas(df: Any, *, preserve_index: bool | None = None) -> Any:
 
 
 def _version() -> str:
-    from .. import __version__
-
     return __version__
