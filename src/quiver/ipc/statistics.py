@@ -1002,8 +1002,8 @@ class FileStatistics(Sequence[BatchStatistics]):
     row_counts: np.ndarray
     null_counts: tuple[np.ndarray, ...]
     nan_counts: tuple[np.ndarray, ...]
-    mins: tuple[Array | None, ...]
-    maxs: tuple[Array | None, ...]
+    mins: Sequence[Array | None]
+    maxs: Sequence[Array | None]
     min_exact: tuple[np.ndarray, ...]
     max_exact: tuple[np.ndarray, ...]
     has_bounds: tuple[np.ndarray, ...]
@@ -1150,9 +1150,9 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
         raise E("statistics value offsets inside their union children")
     if not isinstance(children[0].type, t.IntegerType) or children[0].type.width != 64:
         raise E(f"the statistics union's first child as int64, found {children[0].type}")
-    # each entry's key as one of ours (7 kinds), -1 for keys quiver does not know
+    # each entry's key as one of ours (7 kinds), len(_KEYS) for keys quiver does not know
     ours = {k: i for i, k in enumerate(_KEYS)}
-    kind = np.array([ours.get(n, -1) for n in names], np.int64)[key_index]
+    kind = np.array([ours.get(n, len(_KEYS)) for n in names], np.int64)[key_index]
     counts_child = children[0]
     count_values = counts_child.buffers[1].view("<i8")[counts_child.offset :
                                                         counts_child.offset + len(counts_child)]
@@ -1168,52 +1168,82 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
     # counts (code 0) by kind, slot and batch; later entries overwrite earlier ones, as
     # the message-by-message reading did
     counts = np.zeros((len(_KEYS), rows, nb), np.int64)
-    hit = (codes == 0) & (kind >= 0)
+    hit = (codes == 0) & (kind < len(_KEYS))
     counts[kind[hit], slot[hit], batch_of_entry[hit]] = count_values[offs[hit]]
     row_counts = counts[_KEYS.index(ROW_COUNT), 0]
     null_counts = counts[_KEYS.index(NULL_COUNT), 1:]
     nan_counts = counts[_KEYS.index(NAN_COUNT), 1:]
-    bound_kinds = [ours[k] for k in (MIN_EXACT, MIN_APPROX, MAX_EXACT, MAX_APPROX)]
-    is_bound = np.isin(kind, bound_kinds) & (slot > 0)
-    bound_entries = np.flatnonzero(is_bound)
-    by_column = np.argsort(slot[bound_entries], kind="stable")
-    bound_entries = bound_entries[by_column]
-    edges = np.searchsorted(slot[bound_entries], np.arange(1, rows + 1))
-    mins, maxs, min_exact, max_exact, has = [], [], [], [], []
-    for c in range(ncols):
-        mine = bound_entries[edges[c] : edges[c + 1]]
-        bounds = []
-        exact = []
-        present = np.zeros(nb, bool)
-        for exact_key, approx_key in ((MIN_EXACT, MIN_APPROX), (MAX_EXACT, MAX_APPROX)):
-            where = mine[(kind[mine] == ours[exact_key]) | (kind[mine] == ours[approx_key])]
-            if len(where) == 0:
-                bounds.append(None)
-                exact.append(np.ones(nb, bool))
-                continue
-            code = int(codes[where[0]])
-            if (codes[where] != code).any():
-                raise E(f"column {c}'s bounds in one union child")
-            index = np.zeros(nb, np.int64)
-            valid = np.zeros(nb, bool)
-            index[batch_of_entry[where]] = offs[where]
-            valid[batch_of_entry[where]] = True
-            present |= valid
-            nullable = make_array(t.int64(), nb, [np.packbits(valid, bitorder="little"),
-                                                  index.view(np.uint8)], (), -1)
-            bounds.append(take(children[code], nullable))
-            flags = np.ones(nb, bool)
-            flags[batch_of_entry[where]] = kind[where] == ours[exact_key]
-            exact.append(flags)
-        mins.append(bounds[0])
-        maxs.append(bounds[1])
-        min_exact.append(exact[0])
-        max_exact.append(exact[1])
-        has.append(present if bounds[0] is not None and bounds[1] is not None
-                   else np.zeros(nb, bool))
-    return FileStatistics(row_counts, tuple(null_counts), tuple(nan_counts), tuple(mins),
-                          tuple(maxs), tuple(min_exact), tuple(max_exact), tuple(has),
+    # bounds by side (0: min, 1: max), slot and batch: where in which child, how exact
+    side_of_kind = np.full(len(_KEYS) + 1, -1, np.int64)  # the last: unknown keys (-1)
+    exact_of_kind = np.zeros(len(_KEYS) + 1, bool)
+    for key, side, exact in ((MIN_EXACT, 0, True), (MIN_APPROX, 0, False),
+                             (MAX_EXACT, 1, True), (MAX_APPROX, 1, False)):
+        side_of_kind[ours[key]] = side
+        exact_of_kind[ours[key]] = exact
+    side = side_of_kind[kind]
+    hit = (side >= 0) & (slot > 0)
+    where = (side[hit], slot[hit] - 1, batch_of_entry[hit])
+    present = np.zeros((2, ncols, nb), bool)
+    present[where] = True
+    index = np.zeros((2, ncols, nb), np.int64)
+    index[where] = offs[hit]
+    exact = np.ones((2, ncols, nb), bool)
+    exact[where] = exact_of_kind[kind[hit]]
+    code_low = np.full((2, ncols), 127, np.int64)
+    code_high = np.full((2, ncols), -1, np.int64)
+    np.minimum.at(code_low, where[:2], codes[hit])
+    np.maximum.at(code_high, where[:2], codes[hit])
+    mixed = np.flatnonzero(((code_low != code_high) & (code_high >= 0)).any(axis=0))
+    if len(mixed):
+        raise E(f"column {int(mixed[0])}'s bounds in one union child")
+    known = code_high >= 0  # (side, column): some batch has this bound
+    has = present[0] & present[1] & known[0][:, None] & known[1][:, None]
+    mins = _LazyBounds(children, code_high[0], index[0], present[0])
+    maxs = _LazyBounds(children, code_high[1], index[1], present[1])
+    return FileStatistics(row_counts, tuple(null_counts), tuple(nan_counts), mins, maxs,
+                          tuple(exact[0]), tuple(exact[1]), tuple(has),
                           np.asarray(indices, np.int64))
+
+
+class _LazyBounds(Sequence[Any]):
+    """One side of every column's bounds (mins or maxs): per column an array of its
+    value type over the batches (null where unknown), or None for a column without
+    bounds; each array is made on first use, as a filter needs only its own columns."""
+
+    def __init__(self, children: Sequence[Array], codes: np.ndarray, index: np.ndarray,
+                 present: np.ndarray) -> None:
+        self._children, self._codes, self._index, self._present = (
+            children, codes, index, present)
+        self._made: dict[int, Array | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __getitem__(self, c: Any) -> Any:
+        if isinstance(c, slice):
+            return [self[i] for i in range(*c.indices(len(self)))]
+        n = len(self)
+        if not -n <= c < n:
+            raise IndexError(f"expected a column index below {n}, found {c}")
+        c %= n
+        if c not in self._made:
+            self._made[c] = self._make(c)
+        return self._made[c]
+
+    def _make(self, c: int) -> Array | None:
+        from ..array import make_array
+        from ..array.select import take
+
+        code = int(self._codes[c])
+        if code < 0:
+            return None
+        present = self._present[c]
+        nb = len(present)
+        if present.all():
+            return take(self._children[code], self._index[c])
+        nullable = make_array(t.int64(), nb, [np.packbits(present, bitorder="little"),
+                                              self._index[c].view(np.uint8)], (), -1)
+        return take(self._children[code], nullable)
 
 
 def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
