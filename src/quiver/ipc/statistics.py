@@ -1189,17 +1189,15 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
     index[where] = offs[hit]
     exact = np.ones((2, ncols, nb), bool)
     exact[where] = exact_of_kind[kind[hit]]
-    code_low = np.full((2, ncols), 127, np.int64)
-    code_high = np.full((2, ncols), -1, np.int64)
-    np.minimum.at(code_low, where[:2], codes[hit])
-    np.maximum.at(code_high, where[:2], codes[hit])
-    mixed = np.flatnonzero(((code_low != code_high) & (code_high >= 0)).any(axis=0))
-    if len(mixed):
-        raise E(f"column {int(mixed[0])}'s bounds in one union child")
-    known = code_high >= 0  # (side, column): some batch has this bound
+    code_of = np.full((2, ncols), -1, np.int64)  # each (side, column)'s union child
+    code_of[where[:2]] = codes[hit]
+    mixed = codes[hit] != code_of[where[:2]]
+    if mixed.any():
+        raise E(f"column {int(where[1][np.argmax(mixed)])}'s bounds in one union child")
+    known = code_of >= 0  # (side, column): some batch has this bound
     has = present[0] & present[1] & known[0][:, None] & known[1][:, None]
-    mins = _LazyBounds(children, code_high[0], index[0], present[0])
-    maxs = _LazyBounds(children, code_high[1], index[1], present[1])
+    mins = _LazyBounds(children, code_of[0], index[0], present[0])
+    maxs = _LazyBounds(children, code_of[1], index[1], present[1])
     return FileStatistics(row_counts, tuple(null_counts), tuple(nan_counts), mins, maxs,
                           tuple(exact[0]), tuple(exact[1]), tuple(has),
                           np.asarray(indices, np.int64))
@@ -1258,84 +1256,52 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     from .reader import open_stream
 
     n = len(stream)
-    if n % 8:
+    if n % 8 or n < 16:
         return None
-    # the head (schema, the keys' dictionary) and the first batch, the ordinary way
-    pos = 0
-    while True:
-        meta, body_start, _ = read_frame(stream, pos)
-        if not len(meta):
-            return None
-        message = md.decode_message(meta)
-        if isinstance(message.header, md.RecordBatch):
-            break
-        pos = body_start + message.body_length
-    first = pos
-    version = message.version
-    head = open_stream(stream[: body_start + message.body_length] + EOS)
-    batch0 = next(iter(head))
-    schema = head.schema
-    if schema.names != ["column", "statistics"] or version != md.V5 or first % 8:
+    meta, schema_end, _ = read_frame(stream, 0)
+    plan = _stream_plan(stream, bytes(meta), schema_end)
+    if plan is None:
         return None
-    column_type, map_type = schema.field(0).type, schema.field(1).type
-    if not isinstance(map_type, t.MapType) or column_type != t.int32():
-        return None
-    key_type = map_type.entries_field.type.field(0).type
-    union_type = map_type.entries_field.type.field(1).type
-    if (not isinstance(key_type, t.DictionaryType) or key_type.index_type != t.int32()
-            or not isinstance(union_type, t.UnionType) or union_type.mode != "dense"
-            or tuple(union_type.type_codes) != tuple(range(len(union_type.children)))):
-        return None
-    child_types = [f.type for f in union_type.children]
-    child_specs = [layout_of(vt).buffers for vt in child_types]
-    kinds = {"validity", "values", "bits", "offsets", "data"}
-    if any(s.kind not in kinds for specs in child_specs for s in specs):
-        return None
-    rows = batch0.num_rows
-    num_nodes = 5 + len(child_types)
-    num_buffers = 9 + sum(len(s) for s in child_specs)
-    if message.header.nodes.shape[0] != num_nodes or message.header.buffers.shape[0] != (
-            num_buffers):
-        return None
-    # the messages: a walk over the framing, reading each body length where it sits
-    most = max(1, (n - first) // 64)
-    templates = [_template(version, num_nodes, num_buffers, d)
-                 for d in range(1, len(str(most)) + 1)]
-    if any(tm is None for tm in templates):
-        return None
-    body_word = {}
-    for tm in templates:
-        if body_word.setdefault(tm.size, tm.body_at) != tm.body_at:  # type: ignore[union-attr]
-            return None
-    prefix = struct.Struct("<Ii").unpack_from
-    word = struct.Struct("<q").unpack_from
-    starts = []
-    sizes = []
-    while True:
-        if pos + 8 > n:
-            return None
-        marker, length = prefix(stream, pos)
-        if marker != 0xFFFFFFFF:
-            return None
-        if length == 0:
-            break
-        at = body_word.get(length + 8)
-        if at is None:
-            return None
-        body_length = word(stream, pos + 8 * at)[0]
-        if body_length < 0 or body_length % 8:
-            return None
-        starts.append(pos)
-        sizes.append(length + 8)
-        pos += length + 8 + body_length
-    if pos + 8 != n or not starts:
-        return None
-    starts_a = np.asarray(starts, np.int64)
-    m = len(starts_a)
+    union_type, map_type, key_type, child_types, child_specs = plan[:5]
+    templates: list[_Template] = plan[5]
+    # the record batch messages: wherever a word holds a template's prefix (continuation
+    # and metadata size), a message may start; the chain of body lengths from the first
+    # one after the head must run through such words to the end-of-stream marker
     words = np.frombuffer(stream, "<i8")
-    size = sizes[0]
-    if any(s != size for s in sizes):
+    prefixes = {}
+    for tm in templates:
+        prefix = struct.unpack("<q", struct.pack("<Ii", 0xFFFFFFFF, tm.size - 8))[0]
+        if prefixes.setdefault(prefix, tm).body_at != tm.body_at:
+            return None
+    prefix_words = np.array(list(prefixes), np.int64)
+    candidates = np.flatnonzero(np.isin(words, prefix_words))
+    candidates = candidates[candidates * 8 >= schema_end]
+    if not len(candidates):
         return None
+    size_of = np.zeros(len(candidates), np.int64)
+    body_of = np.zeros(len(candidates), np.int64)
+    for prefix, tm in prefixes.items():
+        mine = words[candidates] == prefix
+        size_of[mine] = tm.size
+        at = np.minimum(candidates[mine] + tm.body_at, len(words) - 1)
+        body_of[mine] = words[at]
+    usable = (body_of >= 0) & (body_of % 8 == 0) & (body_of <= 8 * len(words))
+    following = dict(zip(candidates[usable].tolist(),
+                         (candidates[usable] + (size_of[usable] + body_of[usable]) // 8).tolist()))
+    at = int(candidates[0])
+    chain = []
+    while at in following:
+        chain.append(at)
+        at = following[at]
+    if at != len(words) - 1 or int(words[at]) != struct.unpack("<q", EOS)[0] or not chain:
+        return None
+    starts_a = np.asarray(chain, np.int64) * 8
+    m = len(starts_a)
+    sizes = size_of[np.searchsorted(candidates, chain)]
+    size = int(sizes[0])
+    if (sizes != size).any():
+        return None
+    num_nodes, num_buffers = templates[0].num_nodes, templates[0].num_buffers
     matrix = words[(starts_a // 8)[:, None] + np.arange(size // 8)]
     body_lengths = np.zeros(m, np.int64)
     nodes = np.zeros((m, num_nodes, 2), np.int64)
@@ -1343,14 +1309,30 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     indices = np.full(m, -1, np.int64)
     lengths = np.zeros(m, np.int64)
     matched = np.zeros(m, bool)
+    # batch k's index has len(str(k)) digits, as quiver writes them: try that template on
+    # those rows first, then every template on the rows left
+    expected = np.ones(m, np.int64)
+    for d in range(2, len(templates) + 1):
+        expected[np.arange(m) >= 10 ** (d - 1)] = d
     for tm in templates:
-        if tm.size != size:  # type: ignore[union-attr]
-            continue
-        found = tm.decode(matrix)  # type: ignore[union-attr]
-        ok = found[0] & ~matched
-        body_lengths[ok], lengths[ok] = found[1][ok], found[2][ok]
-        nodes[ok], buffers[ok], indices[ok] = found[3][ok], found[4][ok], found[5][ok]
-        matched |= ok
+        for rows_of in (np.flatnonzero(expected == tm.digits), None):
+            pick = rows_of if rows_of is not None else np.flatnonzero(~matched)
+            if tm.size != size or not len(pick):
+                continue
+            found = tm.decode(matrix[pick])
+            ok = found[0] & ~matched[pick]
+            hit = pick[ok]
+            body_lengths[hit], lengths[hit] = found[1][ok], found[2][ok]
+            nodes[hit], buffers[hit], indices[hit] = found[3][ok], found[4][ok], found[5][ok]
+            matched[hit] = True
+            if matched.all():
+                break
+        if matched.all():
+            break
+    rows = int(lengths[0])
+    key_dictionary = _key_dictionary(stream, int(starts_a[0]))
+    if key_dictionary is None or rows < 1:
+        return None
     if not matched.all() or (lengths != rows).any() or (nodes < 0).any() or (
             buffers < 0).any():
         return None
@@ -1364,14 +1346,19 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     body_starts = starts_a + size
     spans = buffers[:, :, 1]
 
-    def take_bytes(j: int, count: np.ndarray) -> np.ndarray | None:
-        """Buffer ``j``'s first ``count`` bytes of every message, concatenated."""
+    def take_bytes(j: int, count: np.ndarray, width: int = 1) -> np.ndarray | None:
+        """Buffer ``j``'s first ``count`` bytes of every message, concatenated (gathered
+        ``width`` bytes at a time where the buffers allow)."""
         if (spans[:, j] < count).any():
             return None
-        return body[_ranges(body_starts + buffers[:, j, 0], count)]
+        at = body_starts + buffers[:, j, 0]
+        if width > 1 and not (at % width).any() and not (count % width).any():
+            view = np.frombuffer(stream, f"V{width}", len(stream) // width)
+            return view[_ranges(at // width, count // width)].view(np.uint8)
+        return body[_ranges(at, count)]
 
     # column: int32 ids with a validity bitmap
-    ids = take_bytes(1, np.full(m, rows * 4))
+    ids = take_bytes(1, np.full(m, rows * 4), 4)
     if ids is None:
         return None
     column_nulls = nodes[:, 0, 1]
@@ -1390,7 +1377,7 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
         validity = np.packbits(bits.reshape(-1), bitorder="little")
     column = make_array(t.int32(), m * rows, [validity, ids], (), int(column_nulls.sum()))
     # the map's offsets, each message's from 0 to its entry count
-    own = take_bytes(3, np.full(m, (rows + 1) * 4))
+    own = take_bytes(3, np.full(m, (rows + 1) * 4), 4)
     if own is None:
         return None
     own = own.view("<i4").reshape(m, rows + 1).astype(np.int64)
@@ -1399,9 +1386,9 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     entry_starts = _exclusive_cumsum(e)
     map_offsets = np.concatenate([(own[:, :-1] + entry_starts[:, None]).reshape(-1),
                                   [int(e.sum())]]).astype(np.int32)
-    keys = take_bytes(6, e * 4)
+    keys = take_bytes(6, e * 4, 4)
     codes = take_bytes(7, e)
-    offsets = take_bytes(8, e * 4)
+    offsets = take_bytes(8, e * 4, 4)
     if keys is None or codes is None or offsets is None:
         return None
     codes = codes.view(np.int8)
@@ -1425,7 +1412,7 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
             if spec.kind == "validity":  # no nulls (checked): no bitmap needed
                 parts.append(None)
             elif spec.kind == "values":
-                found = take_bytes(j, counts * spec.byte_width)
+                found = take_bytes(j, counts * spec.byte_width, spec.byte_width)
                 if found is None:
                     return None
                 parts.append(found)
@@ -1440,7 +1427,7 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
             elif spec.kind == "offsets":
                 # each non-empty message's counts + 1 offsets (an empty one may have none)
                 w = spec.byte_width
-                found = take_bytes(j, np.where(counts > 0, (counts + 1) * w, 0))
+                found = take_bytes(j, np.where(counts > 0, (counts + 1) * w, 0), w)
                 if found is None:
                     return None
                 values = found.view(f"<i{w}").astype(np.int64)
@@ -1470,8 +1457,91 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     union = make_array(union_type, len(codes), [codes.view(np.uint8),
                                                 offsets.astype(np.int32).view(np.uint8)],
                        children, 0)
-    key_dictionary = batch0.column(1).children[0].children[0].dictionary
     key_array = make_array(key_type, len(keys), [None, keys], (), 0, 0, key_dictionary)
     entries = make_array(map_type.entries_field.type, len(keys), [None], [key_array, union], 0)
     stats_map = make_array(map_type, m * rows, [None, map_offsets.view(np.uint8)], [entries], 0)
     return column, stats_map, indices, rows
+
+
+_PLANS: dict[bytes, tuple | None] = {}
+
+
+
+def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | None:
+    """What reading a statistics stream in bulk needs from its schema message (cached by
+    those bytes: every file of one schema has the same): rows per batch, the map, key and
+    union types, the union children's types and layouts, the keys' dictionary and the
+    templates of its record batch messages; None when the stream is not one quiver
+    writes (the message-by-message path reads it)."""
+    if schema_meta in _PLANS:
+        return _PLANS[schema_meta]
+    from ..layout import layout_of
+    from . import metadata as md
+    from .framing import EOS, read_frame
+    from .reader import open_stream
+
+    found = None
+    # the head and the first batch, the ordinary way: the schema and the keys' dictionary
+    pos = schema_end
+    while True:
+        meta, body_start, _ = read_frame(stream, pos)
+        if not len(meta):
+            return None
+        message = md.decode_message(meta)
+        pos = body_start + message.body_length
+        if isinstance(message.header, md.RecordBatch):
+            break
+    head = open_stream(stream[:pos] + EOS)
+    batch0 = next(iter(head))
+    schema = head.schema
+    column_type, map_type = schema.field(0).type, schema.field(1).type
+    if (schema.names == ["column", "statistics"] and message.version == md.V5
+            and isinstance(map_type, t.MapType) and column_type == t.int32()):
+        key_type = map_type.entries_field.type.field(0).type
+        union_type = map_type.entries_field.type.field(1).type
+        if (isinstance(key_type, t.DictionaryType) and key_type.index_type == t.int32()
+                and isinstance(union_type, t.UnionType) and union_type.mode == "dense"
+                and tuple(union_type.type_codes) == tuple(range(len(union_type.children)))):
+            child_types = [f.type for f in union_type.children]
+            child_specs = [layout_of(vt).buffers for vt in child_types]
+            kinds = {"validity", "values", "bits", "offsets", "data"}
+            num_nodes = 5 + len(child_types)
+            num_buffers = 9 + sum(len(s) for s in child_specs)
+            # enough digits for as many batches as the longest stream could hold
+            templates = [_template(md.V5, num_nodes, num_buffers, d) for d in range(1, 10)]
+            if (all(s.kind in kinds for specs in child_specs for s in specs)
+                    and all(tm is not None for tm in templates)
+                    and message.header.nodes.shape[0] == num_nodes
+                    and message.header.buffers.shape[0] == num_buffers):
+                found = (union_type, map_type, key_type, child_types, child_specs,
+                         templates)
+    if len(_PLANS) < 64:
+        _PLANS[schema_meta] = found
+    return found
+
+
+_DICTIONARIES: dict[bytes, Array | None] = {}
+
+
+def _key_dictionary(stream: bytes, first: int) -> Array | None:
+    """The statistics keys' dictionary of a stream whose first record batch message
+    starts at ``first`` (cached by the bytes before it: the schema and dictionary
+    messages), or None."""
+    head_bytes = stream[:first]
+    if head_bytes in _DICTIONARIES:
+        return _DICTIONARIES[head_bytes]
+    from .framing import EOS, read_frame
+    from .reader import open_stream
+
+    _, body_start, _ = read_frame(stream, first)
+    from . import metadata as md
+
+    message = md.decode_message(read_frame(stream, first)[0])
+    head = open_stream(stream[: body_start + message.body_length] + EOS)
+    batch0 = next(iter(head), None)
+    found = None
+    if batch0 is not None and head.schema.names == ["column", "statistics"]:
+        found = batch0.column(1).children[0].children[0].dictionary
+    if len(_DICTIONARIES) < 64:
+        _DICTIONARIES[head_bytes] = found
+    return found
