@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import struct
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -118,8 +119,10 @@ def _fixed_extremes(values: np.ndarray, valid: np.ndarray | None
         values = values[valid]
     if len(values) == 0:
         return None
+    if values.dtype.kind != "f":  # integers: any minimum is the minimum
+        return values.min(), values.max(), 0
     low = values.argmin()  # argmin stops at a NaN: one pass tells whether there is any
-    if values.dtype.kind != "f" or not np.isnan(values[low]):
+    if not np.isnan(values[low]):
         return values[low], values[values.argmax()], 0
     nan = np.isnan(values)
     nans = int(np.count_nonzero(nan))
@@ -171,20 +174,37 @@ _KEEP = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 
 
 
 class _Words:
-    """Reads bytes ``j .. j+8`` of byte strings as big-endian uint64s (missing bytes 0),
-    so that comparing words compares the strings' bytes eight at a time."""
+    """Reads bytes ``j .. j+8`` of a string or binary array's values as big-endian
+    uint64s (bytes past a value's end are 0), so that comparing words compares the
+    values' bytes eight at a time; ``starts`` index ``data``, ``lengths`` are the values'."""
 
-    def __init__(self, starts: np.ndarray, lengths: np.ndarray, data: np.ndarray) -> None:
-        self.starts, self.lengths = starts, lengths
-        padded = np.zeros(len(data) + 8, np.uint8)
-        padded[: len(data)] = data
-        self.end = len(data)
-        # an unaligned view: element i is bytes i .. i+8 (never past the padding); as
-        # 8-byte voids, which numpy gathers faster than unaligned integers
-        self.view = np.ndarray((len(data) + 1,), "V8", padded, 0, (1,))
+    def __init__(self, arr: Array) -> None:
+        from ..errors import ArrowInvalid
+
+        width = "<i8" if arr.type.large else "<i4"
+        offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
+        data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
+        first, last = int(offsets[0]), int(offsets[-1])
+        self.lengths = np.diff(offsets).astype(np.int64)
+        if first < 0 or last > len(data) or (len(self.lengths) and self.lengths.min() < 0):
+            # values the structural checks do not look at; statistics must not index by them
+            raise ArrowInvalid(
+                f"expected offsets that do not decrease, within the {len(data)} data bytes, "
+                f"to compute statistics; found {first}..{last}"
+            )
+        starts = offsets[:-1]
+        if len(data) - last < 8:  # no room to read 8 bytes at every start: a padded copy
+            padded = np.zeros(last - first + 8, np.uint8)
+            padded[: last - first] = data[first:last]
+            data, starts = padded, starts - first
+        self.starts, self.data = starts, data
+        self.end = len(data) - 8
+        # an unaligned view: element i is bytes i .. i+8; as 8-byte voids, which numpy
+        # gathers faster than unaligned integers
+        self.view = np.ndarray((self.end + 1,), "V8", data, 0, (1,))
 
     def at(self, rows: np.ndarray | None, j: int) -> np.ndarray:
-        if rows is None and j == 0:  # starts lie within the data: no clipping
+        if rows is None and j == 0:  # every start lies within the data: no clipping
             begin, lengths = self.starts, self.lengths
         else:
             begin = np.minimum(self.starts[rows] + j, self.end)
@@ -194,6 +214,11 @@ class _Words:
         if len(short):
             words[short] &= _KEEP[np.maximum(lengths[short], 0)]
         return words
+
+    def value(self, row: int, n: int) -> bytes:
+        """The first ``n`` bytes (at most) of value ``row``."""
+        start = int(self.starts[row])
+        return bytes(self.data[start : start + min(int(self.lengths[row]), n)])
 
 
 def _extreme_bytes(words: _Words, rows: np.ndarray, largest: bool, first: np.ndarray
@@ -243,18 +268,14 @@ def _binary_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
                      ) -> tuple[bytes, bytes, bool, bool] | None:
     """(minimum, maximum, min exact, max exact) of a string or binary column as bytes,
     each at most PREFIX_BYTES long; None without valid values or without an upper bound."""
-    starts, lengths, data = _bytes_of(arr)
+    words = _Words(arr)
     rows = np.arange(len(arr)) if valid is None else np.flatnonzero(valid)
     if len(rows) == 0:
         return None
-    words = _Words(starts, lengths, data)
     first = words.at(None if valid is None else rows, 0)
     low, low_cut = _extreme_bytes(words, rows, False, first)
     high, high_cut = _extreme_bytes(words, rows, True, first)
-
-    def value(row: int, n: int) -> bytes:
-        return bytes(data[starts[row] : starts[row] + min(int(lengths[row]), n)])
-
+    value = words.value
     if not low_cut and not high_cut:
         return value(low, PREFIX_BYTES), value(high, PREFIX_BYTES), True, True
     is_text = isinstance(dtype, t.StringType)
@@ -521,26 +542,63 @@ class StatisticsCollector:
     """What a file writer keeps of its batches' statistics: per column, the plain numbers
     of :func:`column_raw` (no arrays, no per-batch objects), turned into the footer value
     once, at close (:meth:`encode`).  The function for each column is chosen once, from
-    the schema."""
+    the schema.
 
-    def __init__(self, schema: t.Schema) -> None:
+    With ``threads``, :meth:`add` computes on a worker thread (numpy releases the GIL in
+    its reductions and gathers) while the writer writes the batch, and :meth:`wait`, which
+    the writer calls before it returns from ``write_batch``, collects the result: the
+    caller may change its buffers once ``write_batch`` has returned."""
+
+    def __init__(self, schema: t.Schema, *, threads: bool = False) -> None:
         self.schema = schema
         self._functions = [_raw_function(f.type) for f in schema.fields]
         self.row_counts: list[int] = []
         self.raws: list[list[Raw]] = [[] for _ in schema.fields]
+        self._threads = threads
+        self._pending: Any = None
 
     def __len__(self) -> int:
         return len(self.row_counts)
 
     def add(self, columns: Sequence[Array], num_rows: int) -> None:
-        """Compute and keep one batch's statistics."""
+        """Compute and keep one batch's statistics (on a worker thread with ``threads``:
+        call :meth:`wait` before the batch's buffers may change)."""
+        self.wait()
         self.row_counts.append(num_rows)
+        if self._threads:
+            self._pending = _statistics_pool().submit(self._compute, columns)
+        else:
+            self._compute(columns)
+
+    def _compute(self, columns: Sequence[Array]) -> None:
         for fn, log, column in zip(self._functions, self.raws, columns):
             log.append(fn(column))
 
+    def wait(self) -> None:
+        """Finish the batch :meth:`add` took last (raising what computing it raised)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
     def encode(self) -> str:
         """The footer value (see :func:`encode_statistics`)."""
+        self.wait()
         return encode_statistics(self)
+
+
+_POOL: Any = None
+_POOL_LOCK = threading.Lock()
+
+
+def _statistics_pool() -> Any:
+    """One worker thread for every writer's statistics (created on first use)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiver-statistics")
+        return _POOL
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -1150,6 +1208,12 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
         raise E("statistics value offsets inside their union children")
     if not isinstance(children[0].type, t.IntegerType) or children[0].type.width != 64:
         raise E(f"the statistics union's first child as int64, found {children[0].type}")
+    for k, child in enumerate(children):  # (bounds are taken from them later, on demand)
+        try:
+            child.validate(full=True)
+        except ArrowError as exc:
+            raise E(f"valid values in the statistics union's child {k} ({child.type}), "
+                    f"found: {exc}") from None
     # each entry's key as one of ours (7 kinds), len(_KEYS) for keys quiver does not know
     ours = {k: i for i, k in enumerate(_KEYS)}
     kind = np.array([ours.get(n, len(_KEYS)) for n in names], np.int64)[key_index]
@@ -1290,9 +1354,11 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
                          (candidates[usable] + (size_of[usable] + body_of[usable]) // 8).tolist()))
     at = int(candidates[0])
     chain = []
-    while at in following:
+    step = following.get
+    after = step(at)
+    while after is not None:
         chain.append(at)
-        at = following[at]
+        at, after = after, step(after)
     if at != len(words) - 1 or int(words[at]) != struct.unpack("<q", EOS)[0] or not chain:
         return None
     starts_a = np.asarray(chain, np.int64) * 8
