@@ -1174,8 +1174,6 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
                   rows: int) -> FileStatistics:
     """:class:`FileStatistics` from the ``column`` and ``statistics`` columns of all
     statistics batches concatenated (``rows`` rows per batch), vectorized."""
-    from ..array import make_array
-    from ..array.select import take
 
     E = _format_error
     nb = len(column) // rows
@@ -1314,10 +1312,7 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     messages (see :class:`_Template`); None when the stream is not laid out so (another
     writer, a damaged value), for the message-by-message path to read or refuse."""
     from ..array import make_array
-    from ..layout import layout_of
-    from . import metadata as md
     from .framing import EOS, read_frame
-    from .reader import open_stream
 
     n = len(stream)
     if n % 8 or n < 16:
@@ -1529,7 +1524,7 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     return column, stats_map, indices, rows
 
 
-_PLANS: dict[bytes, tuple | None] = {}
+_PLANS: dict[bytes, tuple] = {}
 
 
 
@@ -1543,11 +1538,14 @@ def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | 
         return _PLANS[schema_meta]
     from ..layout import layout_of
     from . import metadata as md
-    from .framing import EOS, read_frame
-    from .reader import open_stream
+    from .framing import read_frame
 
     found = None
-    # the head and the first batch, the ordinary way: the schema and the keys' dictionary
+    first = md.decode_message(schema_meta).header
+    if not isinstance(first, md.SchemaMessage) or len(first.schema.fields) != 2:
+        return None
+    schema = first.schema
+    # the first record batch message, for its FieldNode and Buffer counts
     pos = schema_end
     while True:
         meta, body_start, _ = read_frame(stream, pos)
@@ -1557,9 +1555,6 @@ def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | 
         pos = body_start + message.body_length
         if isinstance(message.header, md.RecordBatch):
             break
-    head = open_stream(stream[:pos] + EOS)
-    batch0 = next(iter(head))
-    schema = head.schema
     column_type, map_type = schema.field(0).type, schema.field(1).type
     if (schema.names == ["column", "statistics"] and message.version == md.V5
             and isinstance(map_type, t.MapType) and column_type == t.int32()):
@@ -1581,7 +1576,7 @@ def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | 
                     and message.header.buffers.shape[0] == num_buffers):
                 found = (union_type, map_type, key_type, child_types, child_specs,
                          templates)
-    if len(_PLANS) < 64:
+    if found is not None and len(_PLANS) < 64:  # (a refusal may be this stream's damage)
         _PLANS[schema_meta] = found
     return found
 
