@@ -185,8 +185,9 @@ class _Words:
         offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
         data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
         first, last = int(offsets[0]), int(offsets[-1])
-        self.lengths = np.diff(offsets).astype(np.int64)
-        if first < 0 or last > len(data) or (len(self.lengths) and self.lengths.min() < 0):
+        self.lengths = np.diff(offsets)
+        self.shortest = int(self.lengths.min()) if len(self.lengths) else 0
+        if first < 0 or last > len(data) or self.shortest < 0:
             # values the structural checks do not look at; statistics must not index by them
             raise ArrowInvalid(
                 f"expected offsets that do not decrease, within the {len(data)} data bytes, "
@@ -205,11 +206,14 @@ class _Words:
 
     def at(self, rows: np.ndarray | None, j: int) -> np.ndarray:
         if rows is None and j == 0:  # every start lies within the data: no clipping
-            begin, lengths = self.starts, self.lengths
+            words = self.view[self.starts].view("<u8").byteswap()
+            if self.shortest >= 8:
+                return words
+            lengths = self.lengths
         else:
             begin = np.minimum(self.starts[rows] + j, self.end)
             lengths = self.lengths[rows] - j
-        words = self.view[begin].view(">u8").astype(np.uint64)
+            words = self.view[begin].view("<u8").byteswap()
         short = np.flatnonzero(lengths < 8)  # bytes past their ends count as 0
         if len(short):
             words[short] &= _KEEP[np.maximum(lengths[short], 0)]
@@ -223,15 +227,16 @@ class _Words:
 
 def _extreme_bytes(words: _Words, rows: np.ndarray, largest: bool, first: np.ndarray
                    ) -> tuple[int, bool]:
-    """The row whose value is smallest (largest) among ``rows`` comparing at most
-    PREFIX_BYTES bytes, eight at a time, and whether the comparison was cut short;
-    ``first`` holds every row's first eight bytes (computed once for min and max)."""
+    """The row whose value is smallest (largest) among ``rows`` (None: all) comparing at
+    most PREFIX_BYTES bytes, eight at a time, and whether the comparison was cut short;
+    ``first`` holds those rows' first eight bytes (computed once for min and max)."""
     lengths = words.lengths
     candidates = rows
     for j in range(0, PREFIX_BYTES, 8):
         found = first if j == 0 else words.at(candidates, j)
         best = found.max() if largest else found.min()
-        candidates = candidates[found == best]
+        candidates = (np.flatnonzero(found == best) if candidates is None
+                      else candidates[found == best])
         short = lengths[candidates] <= j + 8
         if len(candidates) == 1 or short.all():
             # the rest are equal up to their ends: the shortest is smallest, longest largest
@@ -269,10 +274,10 @@ def _binary_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
     """(minimum, maximum, min exact, max exact) of a string or binary column as bytes,
     each at most PREFIX_BYTES long; None without valid values or without an upper bound."""
     words = _Words(arr)
-    rows = np.arange(len(arr)) if valid is None else np.flatnonzero(valid)
-    if len(rows) == 0:
+    rows = None if valid is None else np.flatnonzero(valid)
+    if len(arr) == 0 or (rows is not None and len(rows) == 0):
         return None
-    first = words.at(None if valid is None else rows, 0)
+    first = words.at(rows, 0)
     low, low_cut = _extreme_bytes(words, rows, False, first)
     high, high_cut = _extreme_bytes(words, rows, True, first)
     value = words.value
