@@ -489,3 +489,28 @@ def test_damaged_statistics_decode_the_same_on_both_paths_or_raise_format_errors
         else:
             assert not isinstance(bulk, type)
             _same_statistics(bulk, general)
+
+
+@pytest.mark.parametrize("threads", [True, False], ids=["threads", "no-threads"])
+def test_a_batch_whose_statistics_fail_leaves_consistent_statistics(threads):
+    import quiver as qv
+    from quiver import types as t
+    from quiver.array import make_array
+    from quiver.batch import RecordBatch
+
+    good = qv.record_batch({"s": qv.array(["a", "b"])})
+    offsets = np.array([0, 5, 1], "<i4").view(np.uint8)  # decreasing: no bounds to take
+    bad = RecordBatch(good.schema, [make_array(
+        t.string(), 2, [None, offsets, np.frombuffer(b"abcdef", np.uint8)], (), 0)])
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, good.schema, statistics=True, use_threads=threads) as writer:
+        writer.write_batch(good)
+        with pytest.raises(E.ArrowInvalid, match="do not decrease"):
+            writer.write_batch(bad)
+        writer.write_batch(good)
+    reader = ipc.open_file(sink.getvalue())
+    if threads:  # written before its statistics failed: the file has none
+        assert reader.num_record_batches == 3 and reader.statistics is None
+    else:  # refused before it was written
+        assert reader.num_record_batches == 2
+        assert [s.row_count for s in reader.statistics] == [2, 2]

@@ -561,34 +561,44 @@ class StatisticsCollector:
         self.raws: list[list[Raw]] = [[] for _ in schema.fields]
         self._threads = threads
         self._pending: Any = None
+        self._lost = False  # a batch written without its statistics: the file gets none
 
     def __len__(self) -> int:
-        return len(self.row_counts)
+        return 0 if self._lost else len(self.row_counts)
 
     def add(self, columns: Sequence[Array], num_rows: int) -> None:
         """Compute and keep one batch's statistics (on a worker thread with ``threads``:
-        call :meth:`wait` before the batch's buffers may change)."""
+        call :meth:`wait` before the batch's buffers may change).  Without threads, what
+        computing them raises comes from here, before the batch is written, and nothing
+        is kept of it."""
         self.wait()
-        self.row_counts.append(num_rows)
         if self._threads:
-            self._pending = _statistics_pool().submit(self._compute, columns)
+            self._pending = _statistics_pool().submit(self._compute, columns, num_rows)
         else:
-            self._compute(columns)
+            self._compute(columns, num_rows)
 
-    def _compute(self, columns: Sequence[Array]) -> None:
-        for fn, log, column in zip(self._functions, self.raws, columns):
-            log.append(fn(column))
+    def _compute(self, columns: Sequence[Array], num_rows: int) -> None:
+        found = [fn(column) for fn, column in zip(self._functions, columns)]
+        self.row_counts.append(num_rows)
+        for log, raw in zip(self.raws, found):
+            log.append(raw)
 
     def wait(self) -> None:
-        """Finish the batch :meth:`add` took last (raising what computing it raised)."""
+        """Finish the batch :meth:`add` took last.  What computing its statistics raised
+        is raised here, after the batch was written: the file then gets no statistics
+        (they would miss a batch)."""
         pending, self._pending = self._pending, None
         if pending is not None:
-            pending.result()
+            try:
+                pending.result()
+            except BaseException:
+                self._lost = True
+                raise
 
     def encode(self) -> str:
-        """The footer value (see :func:`encode_statistics`)."""
+        """The footer value (see :func:`encode_statistics`); "" without statistics."""
         self.wait()
-        return encode_statistics(self)
+        return encode_statistics(self) if len(self) else ""
 
 
 _POOL: Any = None
@@ -596,14 +606,18 @@ _POOL_LOCK = threading.Lock()
 
 
 def _statistics_pool() -> Any:
-    """One worker thread for every writer's statistics (created on first use)."""
+    """One worker thread for every writer's statistics (created on first use, and again
+    in a forked child, which has the pool but not its thread)."""
     global _POOL
+    import os
+
     with _POOL_LOCK:
-        if _POOL is None:
+        if _POOL is None or _POOL[0] != os.getpid():
             from concurrent.futures import ThreadPoolExecutor
 
-            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiver-statistics")
-        return _POOL
+            _POOL = (os.getpid(), ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="quiver-statistics"))
+        return _POOL[1]
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
