@@ -691,10 +691,12 @@ class _Writer:
         """The footer's custom metadata, with the batches' statistics when kept.  Any
         statistics carried over in the given metadata are dropped: they describe another
         file's batches, and a reader would skip batches by them."""
+        meta = self._footer_metadata
+        if meta is None and self._statistics is None:
+            return None  # (without loading the statistics module)
         from .statistics import STATISTICS_KEY
 
         key = STATISTICS_KEY.encode()
-        meta = self._footer_metadata
         pairs = [(k, v) for k, v in (meta.items() if meta is not None else ()) if k != key]
         if self._statistics:
             pairs.append((key, self._statistics.encode().encode()))
