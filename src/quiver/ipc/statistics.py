@@ -23,6 +23,14 @@ most :data:`PREFIX_BYTES` bytes: a longer minimum is cut (still a lower bound), 
 maximum is cut and rounded up (still an upper bound), and both are then marked
 approximate, as Parquet does.  A dictionary column's bounds are its dictionary's range,
 marked approximate (unused dictionary values may widen it).
+
+Cost.  A writer keeps per batch only plain numbers (:class:`StatisticsCollector`, one
+function per column type chosen from the schema, optionally on a worker thread) and
+builds the statistics batches column-wise at close (:func:`_columnar`).  All statistics
+messages of a file share one schema and one metadata layout, so their framed metadata is
+handled as a matrix, one row per message (:class:`_Template`), both when writing
+(:func:`_bulk_messages`) and when reading (:func:`_bulk_columns`, which also gathers the
+bodies column by column); a stream laid out otherwise is read message by message.
 """
 
 from __future__ import annotations
