@@ -25,7 +25,7 @@ approximate, as Parquet does.  A dictionary column's bounds are its dictionary's
 marked approximate (unused dictionary values may widen it).
 
 Cost.  A writer keeps per batch only plain numbers (:class:`StatisticsCollector`, one
-function per column type chosen from the schema, optionally on a worker thread) and
+function per column type chosen from the schema) and
 builds the statistics batches column-wise at close (:func:`_columnar`).  All statistics
 messages of a file share one schema and one metadata layout, so their framed metadata is
 handled as a matrix, one row per message (:class:`_Template`), both when writing
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import base64
 import struct
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -557,75 +556,29 @@ class StatisticsCollector:
     once, at close (:meth:`encode`).  The function for each column is chosen once, from
     the schema.
 
-    With ``threads``, :meth:`add` computes on a worker thread (numpy releases the GIL in
-    its reductions and gathers) while the writer writes the batch, and :meth:`wait`, which
-    the writer calls before it returns from ``write_batch``, collects the result: the
-    caller may change its buffers once ``write_batch`` has returned."""
+    (Computing on a worker thread while the batch is written was tried: on this shared
+    2-core machine it made writes slower, the cores being busy anyway.)"""
 
-    def __init__(self, schema: t.Schema, *, threads: bool = False) -> None:
+    def __init__(self, schema: t.Schema) -> None:
         self.schema = schema
         self._functions = [_raw_function(f.type) for f in schema.fields]
         self.row_counts: list[int] = []
         self.raws: list[list[Raw]] = [[] for _ in schema.fields]
-        self._threads = threads
-        self._pending: Any = None
-        self._lost = False  # a batch written without its statistics: the file gets none
 
     def __len__(self) -> int:
-        return 0 if self._lost else len(self.row_counts)
+        return len(self.row_counts)
 
     def add(self, columns: Sequence[Array], num_rows: int) -> None:
-        """Compute and keep one batch's statistics (on a worker thread with ``threads``:
-        call :meth:`wait` before the batch's buffers may change).  Without threads, what
-        computing them raises comes from here, before the batch is written, and nothing
-        is kept of it."""
-        self.wait()
-        if self._threads:
-            self._pending = _statistics_pool().submit(self._compute, columns, num_rows)
-        else:
-            self._compute(columns, num_rows)
-
-    def _compute(self, columns: Sequence[Array], num_rows: int) -> None:
+        """Compute and keep one batch's statistics; what computing them raises comes
+        from here (before the writer writes the batch), and nothing is kept of it."""
         found = [fn(column) for fn, column in zip(self._functions, columns)]
         self.row_counts.append(num_rows)
         for log, raw in zip(self.raws, found):
             log.append(raw)
 
-    def wait(self) -> None:
-        """Finish the batch :meth:`add` took last.  What computing its statistics raised
-        is raised here, after the batch was written: the file then gets no statistics
-        (they would miss a batch)."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            try:
-                pending.result()
-            except BaseException:
-                self._lost = True
-                raise
-
     def encode(self) -> str:
-        """The footer value (see :func:`encode_statistics`); "" without statistics."""
-        self.wait()
-        return encode_statistics(self) if len(self) else ""
-
-
-_POOL: Any = None
-_POOL_LOCK = threading.Lock()
-
-
-def _statistics_pool() -> Any:
-    """One worker thread for every writer's statistics (created on first use, and again
-    in a forked child, which has the pool but not its thread)."""
-    global _POOL
-    import os
-
-    with _POOL_LOCK:
-        if _POOL is None or _POOL[0] != os.getpid():
-            from concurrent.futures import ThreadPoolExecutor
-
-            _POOL = (os.getpid(), ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="quiver-statistics"))
-        return _POOL[1]
+        """The footer value (see :func:`encode_statistics`)."""
+        return encode_statistics(self)
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

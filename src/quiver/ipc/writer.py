@@ -748,16 +748,7 @@ class RecordBatchFileWriter(_Writer):
         if statistics:
             from .statistics import StatisticsCollector
 
-            self._statistics = StatisticsCollector(self.schema, threads=self.options.use_threads)
-
-    def write_batch(self, batch: Any, custom_metadata: Any = None) -> None:
-        try:
-            super().write_batch(batch, custom_metadata)
-        finally:
-            if self._statistics is not None:
-                self._statistics.wait()  # computed while the batch was written
-
-    write_batch.__doc__ = _Writer.write_batch.__doc__
+            self._statistics = StatisticsCollector(self.schema)
 
 
 def _write_options(options: IpcWriteOptions | None, kw: dict[str, Any]) -> IpcWriteOptions:
