@@ -888,6 +888,66 @@ def _template(version: int, num_nodes: int, num_buffers: int, digits: int) -> _T
     return _TEMPLATES[key]
 
 
+class _TemplateGroup:
+    """The templates of one message size (indices of different digit counts), which put
+    the numbers at the same places and differ only in a few words around the digits:
+    a matrix of messages is checked against the shared words once, then each row's
+    digits words against the template of its digit count."""
+
+    def __init__(self, templates: Sequence[_Template]) -> None:
+        first = templates[0]
+        self.templates = list(templates)
+        self.size = first.size
+        self.first = first
+        for tm in templates:
+            if (tm.size, tm.length_at, tm.body_at, tm.nodes_at, tm.buffers_at) != (
+                    first.size, first.length_at, first.body_at, first.nodes_at,
+                    first.buffers_at):
+                raise _TemplateError("templates of one size with numbers elsewhere")
+        differ = np.zeros(first.size // 8, bool)
+        for tm in templates:
+            differ |= first.words != tm.words
+            differ[tm.digit_words] = True
+        self.own = np.flatnonzero(differ)  # the words each template checks itself
+        shared = np.ones(first.size // 8, bool)
+        shared[self.own] = False
+        shared[np.setdiff1d(np.arange(first.size // 8), first.fixed_words)] = False
+        # all ones over the words every template has the same, zero elsewhere
+        self.shared = np.where(shared & ~differ, -1, 0).astype(np.int64)
+        self.positions = []  # per template: (digit byte positions in its own words, rest)
+        for tm in templates:
+            at = np.arange(tm.value_at, tm.value_at + tm.digits)
+            starts = self.own * 8
+            where = np.concatenate([np.flatnonzero(starts == (a // 8) * 8) * 8 + a % 8
+                                    for a in at])
+            rest = np.setdiff1d(np.arange(8 * len(self.own)), where)
+            self.positions.append((where, rest, tm.words[self.own].view(np.uint8)))
+
+    def decode(self, matrix: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """(body lengths, lengths, nodes, buffers, indices) of an (m, size // 8) int64
+        matrix of framed metadata, or None when a row is not one of the group's."""
+        m = len(matrix)
+        first = self.first
+        if ((matrix ^ first.words) & self.shared).any():
+            return None
+        raw = np.ascontiguousarray(matrix[:, self.own]).view(np.uint8).reshape(m, -1)
+        indices = np.full(m, -1, np.int64)
+        for tm, (where, rest, own) in zip(self.templates, self.positions):
+            ok = (raw[:, rest] == own[rest]).all(axis=1) & (indices < 0)
+            if not ok.any():
+                continue
+            digits = raw[ok][:, where].astype(np.int64) - ord("0")
+            if ((digits < 0) | (digits > 9)).any():
+                return None
+            indices[ok] = digits @ (10 ** np.arange(tm.digits - 1, -1, -1, dtype=np.int64))
+        if (indices < 0).any():
+            return None
+        nodes = matrix[:, first.nodes_at : first.nodes_at + 2 * first.num_nodes]
+        buffers = matrix[:, first.buffers_at : first.buffers_at + 2 * first.num_buffers]
+        return (matrix[:, first.body_at], matrix[:, first.length_at],
+                nodes.reshape(m, -1, 2), buffers.reshape(m, -1, 2), indices)
+
+
 def _pad8(n: np.ndarray) -> np.ndarray:
     return (n + 7) & ~7
 
@@ -1302,16 +1362,13 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     if plan is None:
         return None
     union_type, map_type, key_type, child_types, child_specs = plan[:5]
-    templates: list[_Template] = plan[5]
+    groups: dict[int, _TemplateGroup] = plan[5]
     # the record batch messages: wherever a word holds a template's prefix (continuation
     # and metadata size), a message may start; the chain of body lengths from the first
     # one after the head must run through such words to the end-of-stream marker
     words = np.frombuffer(stream, "<i8")
-    prefixes = {}
-    for tm in templates:
-        prefix = struct.unpack("<q", struct.pack("<Ii", 0xFFFFFFFF, tm.size - 8))[0]
-        if prefixes.setdefault(prefix, tm).body_at != tm.body_at:
-            return None
+    prefixes = {struct.unpack("<q", struct.pack("<Ii", 0xFFFFFFFF, size - 8))[0]: g.first
+                for size, g in groups.items()}
     prefix_words = np.array(list(prefixes), np.int64)
     candidates = np.flatnonzero(np.isin(words, prefix_words))
     candidates = candidates[candidates * 8 >= schema_end]
@@ -1342,39 +1399,16 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     size = int(sizes[0])
     if (sizes != size).any():
         return None
-    num_nodes, num_buffers = templates[0].num_nodes, templates[0].num_buffers
     matrix = words[(starts_a // 8)[:, None] + np.arange(size // 8)]
-    body_lengths = np.zeros(m, np.int64)
-    nodes = np.zeros((m, num_nodes, 2), np.int64)
-    buffers = np.zeros((m, num_buffers, 2), np.int64)
-    indices = np.full(m, -1, np.int64)
-    lengths = np.zeros(m, np.int64)
-    matched = np.zeros(m, bool)
-    # batch k's index has len(str(k)) digits, as quiver writes them: try that template on
-    # those rows first, then every template on the rows left
-    expected = np.ones(m, np.int64)
-    for d in range(2, len(templates) + 1):
-        expected[np.arange(m) >= 10 ** (d - 1)] = d
-    for tm in templates:
-        for rows_of in (np.flatnonzero(expected == tm.digits), None):
-            pick = rows_of if rows_of is not None else np.flatnonzero(~matched)
-            if tm.size != size or not len(pick):
-                continue
-            found = tm.decode(matrix[pick])
-            ok = found[0] & ~matched[pick]
-            hit = pick[ok]
-            body_lengths[hit], lengths[hit] = found[1][ok], found[2][ok]
-            nodes[hit], buffers[hit], indices[hit] = found[3][ok], found[4][ok], found[5][ok]
-            matched[hit] = True
-            if matched.all():
-                break
-        if matched.all():
-            break
+    found = groups[size].decode(matrix)
+    if found is None:
+        return None
+    body_lengths, lengths, nodes, buffers, indices = found
     rows = int(lengths[0])
     key_dictionary = _key_dictionary(stream, int(starts_a[0]))
     if key_dictionary is None or rows < 1:
         return None
-    if not matched.all() or (lengths != rows).any() or (nodes < 0).any() or (
+    if (lengths != rows).any() or (nodes < 0).any() or (
             buffers < 0).any():
         return None
     if ((buffers[:, :, 0] + buffers[:, :, 1]) > body_lengths[:, None]).any():
@@ -1554,8 +1588,16 @@ def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | 
                     and all(tm is not None for tm in templates)
                     and message.header.nodes.shape[0] == num_nodes
                     and message.header.buffers.shape[0] == num_buffers):
-                found = (union_type, map_type, key_type, child_types, child_specs,
-                         templates)
+                by_size: dict[int, list[_Template]] = {}
+                for tm in templates:
+                    by_size.setdefault(tm.size, []).append(tm)  # type: ignore[union-attr]
+                try:
+                    groups = {size: _TemplateGroup(g) for size, g in by_size.items()}
+                except _TemplateError:
+                    groups = None
+                if groups is not None:
+                    found = (union_type, map_type, key_type, child_types, child_specs,
+                             groups)
     if found is not None and len(_PLANS) < 64:  # (a refusal may be this stream's damage)
         _PLANS[schema_meta] = found
     return found
