@@ -1174,7 +1174,7 @@ def decode_statistics(value: str | bytes) -> FileStatistics:
     except (ArrowError, ValueError, IndexError, TypeError, OverflowError, struct.error):
         bulk = None  # the message-by-message path below says what is wrong
     if bulk is not None:
-        return _from_columns(*bulk)
+        return _from_columns(*bulk, checked=True)
     reader = open_stream(stream)
     batches, indices = [], []
     for position, batch in enumerate(reader):
@@ -1210,10 +1210,12 @@ def _batch_index(found: Any, position: int) -> int:
                             f"metadata, found {found!r}") from None
 
 
-def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
-                  rows: int) -> FileStatistics:
+def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: int,
+                  checked: bool = False) -> FileStatistics:
     """:class:`FileStatistics` from the ``column`` and ``statistics`` columns of all
-    statistics batches concatenated (``rows`` rows per batch), vectorized."""
+    statistics batches concatenated (``rows`` rows per batch), vectorized.  ``checked``:
+    the map offsets, union type codes and union offsets are known to be in range (the
+    bulk reading checked them message by message)."""
 
     E = _format_error
     nb = len(column) // rows
@@ -1222,7 +1224,8 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
                                                    stats_map.offset + len(stats_map) + 1]
     entries = stats_map.children[0]
     start, stop = int(map_offsets[0]), int(map_offsets[-1])
-    if (np.diff(map_offsets.astype(np.int64)) < 0).any() or start < 0 or stop > len(entries):
+    per_row = np.diff(map_offsets.astype(np.int64))
+    if not checked and ((per_row < 0).any() or start < 0 or stop > len(entries)):
         raise E(f"statistics map offsets that do not decrease, inside its {len(entries)} "
                 "entries")
     key_array = entries.children[0].slice(start, stop - start)
@@ -1239,10 +1242,10 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
     children = union.children
     if len(key_index) and (key_index.min() < 0 or key_index.max() >= len(names)):
         raise E(f"statistics key indices below {len(names)}")
-    if len(codes) and (codes.min() < 0 or codes.max() >= len(children)):
+    if not checked and len(codes) and (codes.min() < 0 or codes.max() >= len(children)):
         raise E(f"statistics value type codes below {len(children)}")
     sizes = np.array([len(c) for c in children], dtype=np.int64)
-    if len(offs) and ((offs < 0) | (offs >= sizes[codes.astype(np.int64)])).any():
+    if not checked and len(offs) and ((offs < 0) | (offs >= sizes[codes])).any():
         raise E("statistics value offsets inside their union children")
     if not isinstance(children[0].type, t.IntegerType) or children[0].type.width != 64:
         raise E(f"the statistics union's first child as int64, found {children[0].type}")
@@ -1258,7 +1261,7 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray,
     counts_child = children[0]
     count_values = counts_child.buffers[1].view("<i8")[counts_child.offset :
                                                         counts_child.offset + len(counts_child)]
-    row_of_entry = np.repeat(np.arange(len(stats_map)), np.diff(map_offsets))
+    row_of_entry = np.repeat(np.arange(len(stats_map)), per_row)
     batch_of_entry = row_of_entry // rows
     ids = column.buffers[1].view("<i4")[column.offset : column.offset + len(column)]
     id_valid = column.is_valid_mask()
