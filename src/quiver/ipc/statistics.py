@@ -44,9 +44,19 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
+from ..array import make_array
 from ..array.base import Array
+from ..array.build import array as build
+from ..array.concat import concat_arrays
+from ..array.select import _null_mask, take
+from ..batch import RecordBatch
 from ..buffers import unpack_bits
-from ..errors import ArrowError
+from ..errors import ArrowError, ArrowInvalid, FormatError
+from ..layout import layout_of, storage_numpy_dtype
+from ..types import KeyValueMetadata
+from . import metadata as md
+from .framing import EOS, frame_message, read_frame
+from .metadata import V5
 
 STATISTICS_KEY = "quiver:statistics"
 BATCH_KEY = "quiver:batch"
@@ -102,13 +112,11 @@ class Bounds:
         """[min, max] as one array (None without bounds)."""
         if self.low is None or self.high is None:
             return None
-        from ..array.concat import concat_arrays
 
         return concat_arrays([self.low, self.high])
 
 
 def _numbers(arr: Array, dtype: t.DataType) -> np.ndarray:
-    from ..layout import storage_numpy_dtype
 
     return arr._fixed_values_view(storage_numpy_dtype(dtype))
 
@@ -159,7 +167,6 @@ def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
 def _bytes_of(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starts, lengths and the data bytes of this array's values only (a slice's data
     buffer may hold a whole column)."""
-    from ..errors import ArrowInvalid
 
     width = "<i8" if arr.type.large else "<i4"
     offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1].astype(np.int64)
@@ -186,7 +193,6 @@ class _Words:
     values' bytes eight at a time; ``starts`` index ``data``, ``lengths`` are the values'."""
 
     def __init__(self, arr: Array) -> None:
-        from ..errors import ArrowInvalid
 
         width = "<i8" if arr.type.large else "<i4"
         offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
@@ -311,7 +317,6 @@ Raw = tuple[int, int, Any, Any, bool, bool]
 def _raw_function(dtype: t.DataType) -> Any:
     """The function computing a column's :data:`Raw` statistics, chosen once per type."""
     if isinstance(dtype, t.ExtensionType):  # bounds of the storage values
-        from ..array import make_array
 
         storage = dtype.storage_type
         inner = _raw_function(storage)
@@ -322,7 +327,6 @@ def _raw_function(dtype: t.DataType) -> Any:
 
         return extension
     if isinstance(dtype, (t.DictionaryType, t.RunEndEncodedType, t.UnionType)):
-        from ..array.select import _null_mask
 
         is_dict = isinstance(dtype, t.DictionaryType)
 
@@ -338,7 +342,6 @@ def _raw_function(dtype: t.DataType) -> Any:
         return logical
     if isinstance(dtype, (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,
                           t.TimestampType, t.DurationType)):
-        from ..layout import storage_numpy_dtype
 
         np_dtype = storage_numpy_dtype(dtype)
 
@@ -424,8 +427,6 @@ def column_raw(arr: Array) -> Raw:
 def _values_array(values: Sequence[Any], dtype: t.DataType) -> Array:
     """An array of ``dtype`` (a value type: no extension, no dictionary) holding raw
     bounds as :func:`column_raw` gives them."""
-    from ..array import make_array
-    from ..layout import storage_numpy_dtype
 
     n = len(values)
     storage = t.storage_of(dtype)
@@ -619,8 +620,6 @@ class _Columns:
 
     def batch(self, k: int) -> Any:
         """Statistics batch ``k`` as a RecordBatch of StatisticsSchema.rst's columns."""
-        from ..array import make_array
-        from ..batch import RecordBatch
 
         e0 = int(self.entry_counts[:k].sum())
         e = int(self.entry_counts[k])
@@ -646,10 +645,6 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
     numpy (no loop over batches).  Each batch's ``1 + num_columns`` rows are the batch
     (``ARROW:row_count:exact``), then each column: ``ARROW:null_count:exact``,
     ``quiver:nan_count:exact`` (floating point) and, where known, min and max."""
-    from ..array import make_array
-    from ..array.build import array as build
-    from ..array.concat import concat_arrays
-    from ..array.select import take
 
     value_types = union_value_types(schema)
     nb = len(row_counts)
@@ -782,10 +777,6 @@ class _Template:
     ``num_buffers`` Buffers and custom metadata ``quiver:batch`` of ``digits`` digits."""
 
     def __init__(self, version: int, num_nodes: int, num_buffers: int, digits: int) -> None:
-        from ..types import KeyValueMetadata
-        from . import metadata as md
-        from .framing import frame_message
-
         self.version, self.num_nodes, self.num_buffers = version, num_nodes, num_buffers
         self.digits = digits
         count = 2 + 2 * num_nodes + 2 * num_buffers
@@ -956,7 +947,6 @@ def _body_parts(cols: _Columns) -> tuple[np.ndarray, list[tuple[np.ndarray, np.n
                                                                np.ndarray]]]:
     """Every batch's FieldNodes, as a (batches, nodes, 2) array, and its buffers in IPC
     order, each as (source bytes, start in them per batch, length per batch)."""
-    from ..layout import layout_of
 
     nb = len(cols.entry_counts)
     rows = cols.rows
@@ -1064,8 +1054,6 @@ def encode_statistics(collector: StatisticsCollector) -> str:
     The schema, the keys' dictionary and the first batch go through the stream writer;
     the other batches are laid out all at once (:func:`_bulk_messages`), as the writer
     would write them but for the body's layout."""
-    from .framing import EOS
-    from .metadata import V5
     from .writer import BufferOutputStream, new_stream
 
     if not len(collector):
@@ -1146,7 +1134,6 @@ def footer_value(metadata: Any) -> str | bytes | None:
 
 def statistics_stream(value: str | bytes) -> bytes:
     """The IPC stream a footer value encodes; quiver's FormatError for other text."""
-    from ..errors import FormatError
 
     if isinstance(value, str):
         value = value.encode("ascii", errors="replace")
@@ -1165,7 +1152,6 @@ def decode_statistics(value: str | bytes) -> FileStatistics:
     metadata layout: those are read all at once (:func:`_bulk_columns`); any other stream
     message by message.  Raises quiver's FormatError for a value that is not such a stream.
     """
-    from ..array.concat import concat_arrays
     from .reader import open_stream
 
     stream = statistics_stream(value)
@@ -1195,7 +1181,6 @@ def decode_statistics(value: str | bytes) -> FileStatistics:
 
 
 def _format_error(expected: str) -> ArrowError:
-    from ..errors import FormatError
 
     return FormatError(f"expected {expected}")
 
@@ -1334,8 +1319,6 @@ class _LazyBounds(Sequence[Any]):
         return self._made[c]
 
     def _make(self, c: int) -> Array | None:
-        from ..array import make_array
-        from ..array.select import take
 
         code = int(self._codes[c])
         if code < 0:
@@ -1354,8 +1337,6 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     concatenated, their ``quiver:batch`` indices and rows per batch, read as a matrix of
     messages (see :class:`_Template`); None when the stream is not laid out so (another
     writer, a damaged value), for the message-by-message path to read or refuse."""
-    from ..array import make_array
-    from .framing import EOS, read_frame
 
     n = len(stream)
     if n % 8 or n < 16:
@@ -1553,9 +1534,6 @@ def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | 
     writes (the message-by-message path reads it)."""
     if schema_meta in _PLANS:
         return _PLANS[schema_meta]
-    from ..layout import layout_of
-    from . import metadata as md
-    from .framing import read_frame
 
     found = None
     first = md.decode_message(schema_meta).header
@@ -1616,12 +1594,9 @@ def _key_dictionary(stream: bytes, first: int) -> Array | None:
     head_bytes = stream[:first]
     if head_bytes in _DICTIONARIES:
         return _DICTIONARIES[head_bytes]
-    from .framing import EOS, read_frame
     from .reader import open_stream
 
     _, body_start, _ = read_frame(stream, first)
-    from . import metadata as md
-
     message = md.decode_message(read_frame(stream, first)[0])
     head = open_stream(stream[: body_start + message.body_length] + EOS)
     batch0 = next(iter(head), None)
