@@ -4,7 +4,9 @@ run, medians of alternating runs, as ratios (quiver / pyarrow).
 Rows and targets:
 - writing pyarrow RecordBatches with quiver's writer (the Spark sink's path): about as
   fast as writing quiver batches (ratio to quiver's own batches <= ~1.1, and shown vs
-  pyarrow writing the same batches);
+  pyarrow writing the same batches); the batches are slices of one table (each column
+  in its own allocation) and, as a Spark worker gets them, batches read from a stream;
+- casting float64 to string (no target: shown for the record);
 - reading a stream from a path (4M rows, 40 batches; pyarrow through ``OSFile``): <= 1.5;
 - ``import quiver`` vs ``import pyarrow`` in a fresh interpreter: <= 1.0.
 
@@ -53,9 +55,22 @@ def make_table(rows: int) -> pa.Table:
     )
 
 
-def bench_write_pyarrow_batches(rows: int, batch_rows: int, repeat: int) -> None:
+def _read_back(table: pa.Table, batch_rows: int) -> list[pa.RecordBatch]:
+    """The table's batches as pyarrow reads them from a stream (each batch's buffers in
+    one body, as the batches a Spark worker receives)."""
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=batch_rows)
+    return list(pipc.open_stream(sink.getvalue()))
+
+
+def bench_write_pyarrow_batches(rows: int, batch_rows: int, repeat: int,
+                                read_back: bool = False) -> None:
+    """``read_back``: batches read from a stream; otherwise slices of the table (every
+    column's buffers in allocations of their own, often far apart)."""
     table = make_table(rows)
-    pa_batches = table.to_batches(max_chunksize=batch_rows)
+    pa_batches = (_read_back(table, batch_rows) if read_back
+                  else table.to_batches(max_chunksize=batch_rows))
     q_batches = [import_batch(b) for b in pa_batches]
     schema = table.schema
 
@@ -72,10 +87,27 @@ def bench_write_pyarrow_batches(rows: int, batch_rows: int, repeat: int) -> None
                 w.write_batch(b)
 
     n = len(pa_batches)
-    label = f"write {n} pyarrow batches of {batch_rows} rows"
+    label = f"write {n} pyarrow batches of {batch_rows} rows" + (" read" if read_back else "")
     ours, mine = paired_median(lambda: write(pa_batches), lambda: write(q_batches), repeat)
     row(label + " vs quiver batches", ours, mine, who="quiver-batches")
     row(label + " vs pyarrow", *paired_median(lambda: write(pa_batches), pa_write, repeat))
+
+
+def bench_float_text(rows: int, repeat: int) -> None:
+    """cast float64 -> string: quiver takes the shortest digits from Python's repr, one
+    value at a time (numpy has no vectorized shortest formatting), the layout with numpy."""
+    import quiver as qv
+    from quiver.interop import import_array
+
+    rng = np.random.default_rng(0)
+    for name, values in (("uniform", rng.random(rows) * 1e5),
+                         ("wide exponents",
+                          rng.standard_normal(rows) * 10.0 ** rng.integers(-30, 30, rows))):
+        theirs = pa.array(values)
+        ours = import_array(theirs)
+        row(f"cast {rows} float64 ({name}) to string",
+            *paired_median(lambda ours=ours: ours.cast(qv.string()),
+                           lambda theirs=theirs: theirs.cast(pa.string()), repeat))
 
 
 def bench_stream_from_path(rows: int, repeat: int) -> None:
@@ -164,6 +196,9 @@ def main() -> None:
     print(f"rows={rows} repeat={repeat} (medians)")
     bench_write_pyarrow_batches(rows, 10_000, repeat)
     bench_write_pyarrow_batches(rows // 10, 100, repeat)
+    bench_write_pyarrow_batches(rows, 10_000, repeat, read_back=True)
+    bench_write_pyarrow_batches(rows // 10, 100, repeat, read_back=True)
+    bench_float_text(rows // 4, repeat)
     bench_stream_from_path(rows, repeat)
     bench_small_batches(1_000 if args.quick else 10_000, repeat)
     bench_import(max(repeat, 5))

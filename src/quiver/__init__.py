@@ -1,71 +1,171 @@
 """quiver: the Apache Arrow columnar format and its IPC serialization, in Python.
 
-This module only re-exports; the code lives in the submodules.
+This module only re-exports, lazily (PEP 562): ``import quiver`` loads nothing but this
+file, and each name loads its module on first use, so a command that reads a schema does
+not pay for numpy, arrays or IPC writers.  The code lives in the submodules, in layers (see
+the README's "Architecture"): errors, types, layout/buffers, array, batch, ipc,
+interop/integration, and at the top the public factories of :mod:`quiver.constructors`
+(which also take other libraries' objects), spark and the command line.
 
 >>> import quiver as qv
 >>> qv.array([1, None, 3]).to_pylist()
 [1, None, 3]
 """
 
-from . import errors, layout, types
-from .array import (
-    Array,
-    BinaryArray,
-    BinaryViewArray,
-    BooleanArray,
-    DayTime,
-    DictionaryArray,
-    ExtensionArray,
-    FixedSizeBinaryArray,
-    FixedSizeListArray,
-    LargeListArray,
-    LargeListViewArray,
-    ListArray,
-    ListViewArray,
-    MapArray,
-    MonthDayNano,
-    NullArray,
-    PrimitiveArray,
-    RunEndEncodedArray,
-    StringArray,
-    StringViewArray,
-    StructArray,
-    UnionArray,
-    from_numpy,
-    infer_type,
-    make_array,
-)
-from .batch import (
-    ChunkedArray,
-    RecordBatch,
-    RecordBatchReader,
-    Table,
-    chunked_array,
-    concat_tables,
-    record_batch,
-    table,
-)
-from .errors import *
-from .types import *
-from .types import (
-    DataType,
-    Field,
-    KeyValueMetadata,
-    Schema,
-)
+from __future__ import annotations
 
-# ``quiver.array`` is the function (like ``pyarrow.array``); it shadows the subpackage
-# attribute, which stays importable as ``from quiver.array import ...`` via sys.modules.
-from .array.build import array  # isort: skip
+import importlib
+from types import ModuleType
+from typing import Any
 
-__version__ = "0.1.0"
-
-# Submodules and names loaded on first use (PEP 562), so that ``import quiver`` costs
-# the core (types, arrays, batches) and not IPC, JSON integration, tensors, interop or
-# the command line until they are asked for.
-_LAZY_MODULES = {"cli", "compute", "integration", "interop", "ipc", "tensor"}
-_LAZY_NAMES = {
+# public name -> the module that defines it
+_NAMES: dict[str, str] = {
+    "__version__": "quiver._version",
+    # quiver.errors
+    "ArrowError": "quiver.errors",
+    "ArrowIndexError": "quiver.errors",
+    "ArrowInvalid": "quiver.errors",
+    "ArrowInvalidArgument": "quiver.errors",
+    "ArrowKeyError": "quiver.errors",
+    "ArrowTypeError": "quiver.errors",
+    "BodyError": "quiver.errors",
+    "CompressionError": "quiver.errors",
+    "DictionaryError": "quiver.errors",
+    "FormatError": "quiver.errors",
+    "FramingError": "quiver.errors",
+    "LimitExceeded": "quiver.errors",
+    "MetadataError": "quiver.errors",
+    "NotSupported": "quiver.errors",
+    "TruncatedError": "quiver.errors",
+    # quiver.types
+    "binary": "quiver.types",
+    "binary_view": "quiver.types",
+    "BinaryType": "quiver.types",
+    "BinaryViewType": "quiver.types",
+    "bool_": "quiver.types",
+    "BoolType": "quiver.types",
+    "DataType": "quiver.types",
+    "date32": "quiver.types",
+    "date64": "quiver.types",
+    "DateType": "quiver.types",
+    "day_time_interval": "quiver.types",
+    "decimal128": "quiver.types",
+    "decimal256": "quiver.types",
+    "decimal32": "quiver.types",
+    "decimal64": "quiver.types",
+    "DecimalType": "quiver.types",
+    "dense_union": "quiver.types",
+    "dictionary": "quiver.types",
+    "DictionaryType": "quiver.types",
+    "duration": "quiver.types",
+    "DurationType": "quiver.types",
+    "extension": "quiver.types",
+    "ExtensionType": "quiver.types",
+    "Field": "quiver.types",
+    "field": "quiver.types",
+    "fixed_size_binary": "quiver.types",
+    "fixed_size_list": "quiver.types",
+    "FixedSizeBinaryType": "quiver.types",
+    "FixedSizeListType": "quiver.types",
+    "float16": "quiver.types",
+    "float32": "quiver.types",
+    "float64": "quiver.types",
+    "FloatingPointType": "quiver.types",
+    "int16": "quiver.types",
+    "int32": "quiver.types",
+    "int64": "quiver.types",
+    "int8": "quiver.types",
+    "IntegerType": "quiver.types",
+    "INTERVAL_UNITS": "quiver.types",
+    "IntervalType": "quiver.types",
+    "is_binary_like": "quiver.types",
+    "is_fixed_width": "quiver.types",
+    "is_integer": "quiver.types",
+    "is_nested": "quiver.types",
+    "KeyValueMetadata": "quiver.types",
+    "large_binary": "quiver.types",
+    "large_list": "quiver.types",
+    "large_list_view": "quiver.types",
+    "large_string": "quiver.types",
+    "large_utf8": "quiver.types",
+    "LargeListType": "quiver.types",
+    "LargeListViewType": "quiver.types",
+    "list_": "quiver.types",
+    "list_view": "quiver.types",
+    "ListType": "quiver.types",
+    "ListViewType": "quiver.types",
+    "map_": "quiver.types",
+    "MapType": "quiver.types",
+    "month_day_nano_interval": "quiver.types",
+    "month_interval": "quiver.types",
+    "null": "quiver.types",
+    "NullType": "quiver.types",
+    "run_end_encoded": "quiver.types",
+    "RunEndEncodedType": "quiver.types",
+    "Schema": "quiver.types",
+    "sparse_union": "quiver.types",
+    "storage_of": "quiver.types",
+    "string": "quiver.types",
+    "string_view": "quiver.types",
+    "StringType": "quiver.types",
+    "StringViewType": "quiver.types",
+    "struct": "quiver.types",
+    "StructType": "quiver.types",
+    "time32": "quiver.types",
+    "time64": "quiver.types",
+    "TIME_UNITS": "quiver.types",
+    "timestamp": "quiver.types",
+    "TimestampType": "quiver.types",
+    "TimeType": "quiver.types",
+    "uint16": "quiver.types",
+    "uint32": "quiver.types",
+    "uint64": "quiver.types",
+    "uint8": "quiver.types",
+    "union": "quiver.types",
+    "UnionType": "quiver.types",
+    "utf8": "quiver.types",
+    "uuid": "quiver.types",
+    # quiver.array
+    "Array": "quiver.array",
+    "BinaryArray": "quiver.array",
+    "BinaryViewArray": "quiver.array",
+    "BooleanArray": "quiver.array",
+    "DayTime": "quiver.array",
+    "DictionaryArray": "quiver.array",
+    "ExtensionArray": "quiver.array",
+    "FixedSizeBinaryArray": "quiver.array",
+    "FixedSizeListArray": "quiver.array",
+    "from_numpy": "quiver.array",
+    "infer_type": "quiver.array",
+    "LargeListArray": "quiver.array",
+    "LargeListViewArray": "quiver.array",
+    "ListArray": "quiver.array",
+    "ListViewArray": "quiver.array",
+    "make_array": "quiver.array",
+    "MapArray": "quiver.array",
+    "MonthDayNano": "quiver.array",
+    "NullArray": "quiver.array",
+    "PrimitiveArray": "quiver.array",
+    "RunEndEncodedArray": "quiver.array",
+    "StringArray": "quiver.array",
+    "StringViewArray": "quiver.array",
+    "StructArray": "quiver.array",
+    "UnionArray": "quiver.array",
+    # quiver.array.concat
     "concat_arrays": "quiver.array.concat",
+    # quiver.batch
+    "ChunkedArray": "quiver.batch",
+    "concat_tables": "quiver.batch",
+    "RecordBatch": "quiver.batch",
+    "RecordBatchReader": "quiver.batch",
+    "Table": "quiver.batch",
+    # quiver.constructors
+    "array": "quiver.constructors",
+    "chunked_array": "quiver.constructors",
+    "record_batch": "quiver.constructors",
+    "schema": "quiver.constructors",
+    "table": "quiver.constructors",
+    # quiver.tensor
     "SparseCOOTensor": "quiver.tensor",
     "SparseCSCMatrix": "quiver.tensor",
     "SparseCSFTensor": "quiver.tensor",
@@ -73,24 +173,46 @@ _LAZY_NAMES = {
     "Tensor": "quiver.tensor",
 }
 
+# submodules reachable as attributes (``quiver.ipc``, ``quiver.types``, ...)
+_SUBMODULES = frozenset({
+    "batch", "buffers", "cdata", "cli", "compute", "constructors", "errors", "filters",
+    "integration", "interop", "ipc", "job", "layout", "spark", "tensor", "types",
+})
 
-def __getattr__(name: str) -> object:
-    import importlib
+__all__ = sorted(n for n in _NAMES if not n.startswith("_"))
 
-    if name in _LAZY_MODULES:
-        return importlib.import_module(f"quiver.{name}")
-    module = _LAZY_NAMES.get(name)
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
     if module is not None:
-        return getattr(importlib.import_module(module), name)
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"quiver.{name}")
     raise AttributeError(f"module 'quiver' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))
+    return sorted(set(globals()) | set(_NAMES) | _SUBMODULES)
 
 
-# the Arrow PyCapsule protocol methods on types, arrays, batches, tables and readers:
-# small stubs that load quiver.interop when first called
-from ._protocol import install as _install_protocol  # noqa: E402
+class _Package(ModuleType):
+    """``quiver.array`` is the function (like ``pyarrow.array``), not the subpackage that
+    the import system binds on the package when ``quiver.array.*`` is first imported; the
+    subpackage stays importable as ``from quiver.array import ...`` through sys.modules."""
 
-_install_protocol()
+    @property
+    def array(self) -> Any:
+        """:func:`quiver.constructors.array`."""
+        return __getattr__("array")
+
+    @array.setter
+    def array(self, value: Any) -> None:
+        if not isinstance(value, ModuleType):  # the subpackage binding is ignored
+            globals()["array"] = value
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _Package

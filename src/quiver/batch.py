@@ -19,16 +19,21 @@ table's equality ignores how it is chunked.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
+
+import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
 
 from . import types as t
 from .array import select as _select
-from .array.base import Array, slice_bounds
+from .array.base import Array, make_array, slice_bounds
+from .array.build import array as array_from_values
+from .array.concat import concat_arrays
+from .array.equal import array_equals
+from .array.validate import validate_array
 from .errors import (
     ArrowError,
     ArrowIndexError,
@@ -36,7 +41,6 @@ from .errors import (
     ArrowInvalidArgument,
     ArrowKeyError,
     ArrowTypeError,
-    NotSupported,
 )
 
 __all__ = [
@@ -57,20 +61,6 @@ _PREVIEW = 10
 # helpers
 
 
-def validate_array(*args: Any, **kwargs: Any) -> None:
-    """:func:`quiver.array.validate.validate_array`, loaded on first use."""
-    from .array.validate import validate_array as validate
-
-    validate(*args, **kwargs)
-
-
-def array_equals(a: Array, b: Array) -> bool:
-    """:func:`quiver.array.equal.array_equals`, loaded on first use."""
-    from .array.equal import array_equals as equals
-
-    return equals(a, b)
-
-
 def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
     """An Array from ``values`` (an Array, a ChunkedArray, or Python / numpy data)."""
     if isinstance(values, ChunkedArray):
@@ -81,15 +71,8 @@ def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
                 f"expected column {name!r} of type {dtype}, found {values.type}"
             )
         return values
-    # the constructor lives in the array package; looked up late so this module does not
-    # depend on it at import time
-    build = getattr(importlib.import_module("quiver.array"), "array", None)
-    if build is None or not callable(build):
-        raise NotSupported(
-            "building columns from Python values needs quiver.array(); pass Array objects"
-        )
     try:
-        return build(values, type=dtype)
+        return array_from_values(values, type=dtype)
     except ArrowError as exc:
         raise exc.locate(field_path=name or None) from None
 
@@ -192,7 +175,8 @@ def _sort_spec(sorting: str | Sequence[tuple[str, str]]) -> list[tuple[str, str]
 def _cast_type(target: Any) -> t.DataType:
     if isinstance(target, t.DataType):
         return target
-    from .interop import import_type
+    # another library's type (``__arrow_c_schema__``); ctypes loads only for one
+    from .cdata.schema import import_type
 
     return import_type(target)
 
@@ -248,7 +232,35 @@ class _PandasConversions:
         return batch if cls is RecordBatch else Table.from_batches([batch])  # type: ignore[return-value]
 
 
-class RecordBatch(_PandasConversions):
+class _TabularCData:
+    """The Arrow PyCapsule protocol for RecordBatch and Table: the schema and a stream."""
+
+    __slots__ = ()
+
+    def __arrow_c_schema__(self) -> Any:
+        """The schema as an ``arrow_schema`` PyCapsule (the Arrow PyCapsule protocol).
+
+        >>> import pyarrow as pa
+        >>> pa.schema(record_batch({"a": [1]})).names
+        ['a']
+        """
+        return self.schema.__arrow_c_schema__()  # type: ignore[attr-defined]
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """An ``arrow_array_stream`` PyCapsule that hands out the batches one at a time,
+        zero-copy, as the consumer pulls them.
+
+        >>> import pyarrow as pa
+        >>> pa.table(table({"a": [1, 2]})).num_rows
+        2
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from .cdata.stream import export_stream
+
+        return export_stream(self, requested_schema)
+
+
+class RecordBatch(_PandasConversions, _TabularCData):
     """A schema and equal-length columns (quiver Arrays), like ``pyarrow.RecordBatch``.
 
     ``num_rows`` is needed only for a batch without columns (IPC allows those).
@@ -522,8 +534,6 @@ class RecordBatch(_PandasConversions):
 
     def to_struct_array(self) -> Array:
         """The rows as one struct array (no copy: the columns become its children)."""
-        from .array.base import make_array
-
         struct_type = t.struct(list(self._schema.fields))
         return make_array(struct_type, self._num_rows, [None], self._columns, 0, 0)
 
@@ -609,6 +619,19 @@ class RecordBatch(_PandasConversions):
         return self.equals(other)
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]:
+        """This batch as ``(arrow_schema, arrow_array)`` PyCapsules: a struct array whose
+        children are the columns, zero-copy (the Arrow PyCapsule protocol).
+
+        >>> import pyarrow as pa
+        >>> pa.record_batch(record_batch({"a": [1, 2]})).num_rows
+        2
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from .cdata.stream import export_batch
+
+        return export_batch(self, requested_schema)
 
     def __repr__(self) -> str:
         lines = ["quiver.RecordBatch"]
@@ -734,8 +757,6 @@ class ChunkedArray:
 
     def to_numpy(self, zero_copy_only: bool = False) -> Any:
         """All values as one numpy array (copies when there is more than one chunk)."""
-        import numpy as np
-
         if len(self._chunks) == 1:
             return self._chunks[0].to_numpy(zero_copy_only=zero_copy_only)
         if zero_copy_only:
@@ -748,8 +769,6 @@ class ChunkedArray:
 
     def combine_chunks(self) -> Array:
         """One array with every value (copies unless there is exactly one chunk)."""
-        from .array.concat import concat_arrays
-
         if not self._chunks:
             return _build([], self._type, "")
         return concat_arrays(list(self._chunks))
@@ -778,7 +797,20 @@ class ChunkedArray:
 
     def to_pandas(self) -> Any:
         """A pandas Series of the values (see :func:`quiver.interop.batch_to_pandas`)."""
-        return self.combine_chunks().to_pandas()  # type: ignore[attr-defined]
+        return self.combine_chunks().to_pandas()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """An ``arrow_array_stream`` PyCapsule of the chunks (a stream of arrays of this
+        type, the Arrow PyCapsule protocol), zero-copy.
+
+        >>> import pyarrow as pa
+        >>> pa.chunked_array(chunked_array([[1], [2, 3]])).num_chunks
+        2
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from .cdata.stream import export_stream
+
+        return export_stream(self, requested_schema)
 
     def validate(self, *, full: bool = False) -> None:
         """Validate every chunk."""
@@ -825,7 +857,7 @@ def chunked_array(arrays: Sequence[Any], type: t.DataType | None = None) -> Chun
 # Table
 
 
-class Table(_PandasConversions):
+class Table(_PandasConversions, _TabularCData):
     """A schema and a list of record batches of that schema, like ``pyarrow.Table``.
 
     >>> tbl = Table.from_batches([record_batch({"n": [1, 2]}), record_batch({"n": [3]})])
@@ -1177,29 +1209,17 @@ def _column_values(f: t.Field, column: Array) -> list[Any]:
         raise
 
 
-def _is_pandas_frame(data: Any) -> bool:
-    return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas")
-
-
 def record_batch(
     data: Any,
     names: Sequence[str] | None = None,
     schema: t.Schema | None = None,
     metadata: Any = None,
 ) -> RecordBatch:
-    """A RecordBatch from a dict of columns, a list of arrays plus names, a list of rows, a
-    pandas DataFrame, or any object speaking the Arrow PyCapsule protocol (zero-copy)."""
+    """A RecordBatch from a dict of columns, a list of arrays plus names, or a list of rows
+    (``quiver.record_batch``, :func:`quiver.constructors.record_batch`, also takes pandas
+    frames and other libraries' data)."""
     if isinstance(data, RecordBatch):
         return data
-    if _is_pandas_frame(data):
-        from .interop.numpy_pandas import batch_from_pandas
-
-        return batch_from_pandas(data)
-    if hasattr(data, "__arrow_c_array__") or hasattr(data, "__arrow_c_stream__"):
-        # interop sits above this module; it is imported only for such objects
-        from .interop import import_batch
-
-        return import_batch(data)
     if isinstance(data, Mapping):
         return RecordBatch.from_pydict(data, schema, metadata)
     if _is_rows(data):
@@ -1217,17 +1237,13 @@ def table(
     schema: t.Schema | None = None,
     metadata: Any = None,
 ) -> Table:
-    """A Table from a dict of columns, arrays plus names, rows, or record batches."""
+    """A Table from a dict of columns, arrays plus names, rows, or record batches
+    (``quiver.table``, :func:`quiver.constructors.table`, also takes pandas frames and other
+    libraries' data)."""
     if isinstance(data, Table):
         return data
     if isinstance(data, RecordBatch):
         return Table(data.schema, [data])
-    if _is_pandas_frame(data):
-        return Table.from_batches([record_batch(data)])
-    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
-        from .interop import import_table
-
-        return import_table(data)
     if isinstance(data, (list, tuple)) and data and all(isinstance(b, RecordBatch) for b in data):
         return Table.from_batches(list(data), schema)
     return Table.from_batches([record_batch(data, names, schema, metadata)])
@@ -1285,7 +1301,11 @@ class RecordBatchReader:
         """A reader of ``batches`` (quiver RecordBatches of ``schema``, checked as they come;
         ``schema`` may be any ``__arrow_c_schema__`` object)."""
         if not isinstance(schema, t.Schema):
-            schema = t.schema(schema)
+            # another library's schema (``__arrow_c_schema__``); ctypes loads only for one
+            from .cdata.schema import import_schema
+
+            schema = (import_schema(schema) if hasattr(schema, "__arrow_c_schema__")
+                      else t.schema(schema))
 
         def checked() -> Iterator[RecordBatch]:
             for i, b in enumerate(batches):
@@ -1341,6 +1361,19 @@ class RecordBatchReader:
     def close(self) -> None:
         """Stop reading (idempotent)."""
         self._closed = True
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """An ``arrow_array_stream`` PyCapsule that reads this reader's batches as the
+        consumer pulls them (the Arrow PyCapsule protocol); the IPC readers inherit it.
+
+        >>> import pyarrow as pa
+        >>> pa.RecordBatchReader.from_stream(table({"a": [1]}).to_reader()).read_all().num_rows
+        1
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from .cdata.stream import export_stream
+
+        return export_stream(self, requested_schema)
 
     def __enter__(self) -> RecordBatchReader:
         return self

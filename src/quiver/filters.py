@@ -571,3 +571,11 @@ def filter_mask(batch: Any, dnf: DNF) -> np.ndarray:
                 rows &= valid
         keep |= rows
     return keep
+
+
+def filter_batch(batch: Any, dnf: DNF) -> Any:
+    """The rows of ``batch`` the filter keeps: the batch itself when it keeps them all
+    (as in a batch whose statistics could not rule the filter out and that matches
+    throughout), no copy."""
+    mask = filter_mask(batch, dnf)
+    return batch if mask.all() else batch.filter(mask)

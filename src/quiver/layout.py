@@ -260,3 +260,55 @@ def logical_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
     if isinstance(st, t.DurationType):
         return np.dtype(f"m8[{st.unit}]")
     return storage_numpy_dtype(st)
+
+
+# -- the structural rules between an array and its children, written once ----------------
+#
+# The IPC body loader, the steady fast path, validate_array and the JSON reader all ask the
+# same O(1) questions of an array before anything walks into its children; they read the
+# numbers their own way (byte order, slicing) and word the error their own way (which
+# exception, which path), but the rule and its "expected X, found Y" text live here.
+
+
+def children_problem(
+    rule: str,
+    end: int,
+    child_lengths: list[int] | tuple[int, ...],
+    *,
+    list_size: int = 0,
+    last_run_end: int | None = None,
+    end_is: str = "",
+) -> tuple[int, str] | None:
+    """The first way ``end`` slots (offset + length) are not backed by the children.
+
+    ``rule`` is :attr:`Layout.children`.  ``same``: each child holds ``end`` values;
+    ``fixed``: the child holds ``end * list_size``; ``run_end``: as many run ends as
+    values, at least one when ``end > 0``, and ``last_run_end >= end`` (read by the caller,
+    who may pass None when ``end`` is 0).  Offsets, whose reading depends on the caller's
+    buffers, are checked by the callers.  ``end_is`` says in the message what ``end`` counts
+    (" (offset + length)").  Returns ``(child index, message)`` or None.
+
+    >>> children_problem("same", 3, [3, 2])
+    (1, 'child too short: expected length >= 3, found 2')
+    >>> children_problem("fixed", 2, [6], list_size=3) is None
+    True
+    """
+    if rule == "same":
+        for i, n in enumerate(child_lengths):
+            if n < end:
+                return i, f"child too short: expected length >= {end}{end_is}, found {n}"
+    elif rule == "fixed":
+        need = end * list_size
+        if child_lengths[0] < need:
+            return 0, (f"child too short: expected length >= {need} ({end}{end_is} x "
+                       f"list_size {list_size}), found {child_lengths[0]}")
+    elif rule == "run_end":
+        runs, values = child_lengths
+        if runs != values:
+            return 0, f"expected as many run ends as values ({values}), found {runs}"
+        if end and not runs:
+            return 0, "expected at least one run end for a non-empty array, found 0"
+        if end and last_run_end is not None and last_run_end < end:
+            return 0, f"expected the last run end >= {end}{end_is}, found {last_run_end}"
+    return None
+

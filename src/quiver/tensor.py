@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -249,6 +249,34 @@ class _Dimensioned:
             raise ArrowInvalidArgument(f"expected a dimension below {self.ndim}, found {i}")
         return self._dim_names[i] if self._dim_names else ""
 
+    # what "equal" means, for every kind: ``_family`` is the class compared with at all,
+    # ``_same_kind`` the test for equality, ``_dense_values`` the values compared
+    _family: ClassVar[type]
+
+    def _dense_values(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _same_kind(self, other: object) -> bool:
+        return isinstance(other, self._family)
+
+    def equals(self, other: object) -> bool:
+        """Same kind, value type, shape, dimension names and (dense) values; strides may
+        differ."""
+        return (
+            self._same_kind(other)
+            and self._type == other._type  # type: ignore[attr-defined]
+            and self._shape == other._shape  # type: ignore[attr-defined]
+            and self._dim_names == other._dim_names  # type: ignore[attr-defined]
+            and bool(np.array_equal(self._dense_values(), other._dense_values()))  # type: ignore[attr-defined]
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, self._family):
+            return NotImplemented
+        return self.equals(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 class Tensor(_Dimensioned):
     """A dense n-dimensional array of fixed-width numbers over one data buffer."""
@@ -355,23 +383,8 @@ class Tensor(_Dimensioned):
             return self
         return Tensor.from_numpy(np.ascontiguousarray(self.to_numpy()), self._dim_names or None)
 
-    def equals(self, other: object) -> bool:
-        """Same type, shape, dimension names and values (strides may differ)."""
-        if not isinstance(other, Tensor):
-            return False
-        return (
-            self._type == other._type
-            and self._shape == other._shape
-            and self._dim_names == other._dim_names
-            and bool(np.array_equal(self.to_numpy(), other.to_numpy()))
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Tensor):
-            return NotImplemented
-        return self.equals(other)
-
-    __hash__ = None  # type: ignore[assignment]
+    def _dense_values(self) -> np.ndarray:
+        return self.to_numpy()
 
     def __repr__(self) -> str:
         return (
@@ -464,23 +477,11 @@ class SparseTensor(_Dimensioned):
         """The dense :class:`Tensor`."""
         return Tensor.from_numpy(self.to_dense(), self._dim_names or None)
 
-    def equals(self, other: object) -> bool:
-        """Same kind, type, shape, names and dense values."""
-        return (
-            type(other) is type(self)
-            and isinstance(other, SparseTensor)
-            and self._type == other._type
-            and self._shape == other._shape
-            and self._dim_names == other._dim_names
-            and bool(np.array_equal(self.to_dense(), other.to_dense()))
-        )
+    def _dense_values(self) -> np.ndarray:
+        return self.to_dense()
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SparseTensor):
-            return NotImplemented
-        return self.equals(other)
-
-    __hash__ = None  # type: ignore[assignment]
+    def _same_kind(self, other: object) -> bool:
+        return type(other) is type(self)  # a COO tensor never equals a CSF one
 
     def __repr__(self) -> str:
         return (
@@ -497,6 +498,10 @@ def _scipy_sparse() -> Any:
             "scipy is not installed: install it (pip install scipy) to convert to scipy.sparse"
         ) from None
     return sp
+
+
+Tensor._family = Tensor
+SparseTensor._family = SparseTensor
 
 
 class SparseCOOTensor(SparseTensor):

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any, ClassVar
 
-from .errors import ArrowIndexError, ArrowInvalidArgument, ArrowKeyError, ArrowTypeError
+from .errors import (
+    ArrowIndexError,
+    ArrowInvalidArgument,
+    ArrowKeyError,
+    ArrowTypeError,
+    NotSupported,
+)
 
 TIME_UNITS = ("s", "ms", "us", "ns")
 INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
@@ -218,6 +224,16 @@ class DataType:
         if check_metadata:
             return self == other
         return _strip_metadata(self) == _strip_metadata(other)
+
+    def __arrow_c_schema__(self) -> Any:
+        """This type as an ``arrow_schema`` PyCapsule (the Arrow PyCapsule protocol), for
+        pyarrow, polars, nanoarrow and other consumers.
+
+        >>> import pyarrow as pa, quiver as qv
+        >>> pa.DataType._import_from_c_capsule(qv.list_(qv.int8()).__arrow_c_schema__())
+        ListType(list<item: int8>)
+        """
+        return _c_schema_capsule("", self, True, c_field_metadata(Field("", self)))
 
     def __repr__(self) -> str:
         return f"DataType({self})"
@@ -831,6 +847,15 @@ class Field:
             return self == other
         return self.remove_metadata() == other.remove_metadata()
 
+    def __arrow_c_schema__(self) -> Any:
+        """This field as an ``arrow_schema`` PyCapsule (the Arrow PyCapsule protocol).
+
+        >>> import pyarrow as pa, quiver as qv
+        >>> pa.field(qv.field("a", qv.int8(), nullable=False))
+        pyarrow.Field<a: int8 not null>
+        """
+        return _c_schema_capsule(self.name, self.type, self.nullable, c_field_metadata(self))
+
     def __str__(self) -> str:
         return _field_str(self)
 
@@ -892,6 +917,17 @@ class Schema:
     def get_all_field_indices(self, name: str) -> list[int]:
         """Every index whose field is named ``name``."""
         return [i for i, f in enumerate(self.fields) if f.name == name]
+
+    def __arrow_c_schema__(self) -> Any:
+        """This schema as an ``arrow_schema`` PyCapsule: a struct (``+s``) whose children are
+        the fields, as the Arrow PyCapsule protocol describes a schema.
+
+        >>> import pyarrow as pa, quiver as qv
+        >>> pa.schema(qv.schema([qv.field("a", qv.int8())])).names
+        ['a']
+        """
+        pairs = self.metadata.items() if self.metadata else []
+        return _c_schema_capsule("", StructType(self.fields), False, pairs, self.fields)
 
     def with_metadata(self, metadata: Any) -> Schema:
         """A copy with other schema metadata."""
@@ -1278,16 +1314,10 @@ def field(
 
 
 def schema(fields: Any, metadata: Any = None) -> Schema:
-    """A schema from Field objects, (name, type) pairs, a mapping, or any object with
-    ``__arrow_c_schema__`` (a pyarrow or polars schema, ...)."""
+    """A schema from Field objects, (name, type) pairs or a mapping.  (``quiver.schema``,
+    :func:`quiver.constructors.schema`, also takes other libraries' schemas.)"""
     if isinstance(fields, Schema):
         return fields if metadata is None else fields.with_metadata(metadata)
-    if hasattr(fields, "__arrow_c_schema__"):
-        # interop sits above this module; it is imported only for such objects
-        from .interop import import_schema
-
-        imported = import_schema(fields)
-        return imported if metadata is None else imported.with_metadata(metadata)
     return Schema(_fields_from(fields), _metadata(metadata))
 
 
@@ -1334,3 +1364,156 @@ def storage_of(t: DataType) -> DataType:
     while isinstance(t, ExtensionType):
         t = t.storage_type
     return t
+
+
+# --------------------------------------------------------------------------------------
+# C data format strings (CDataInterface.rst, "Data type description -- format strings"):
+# the one table, read both ways (quiver.cdata.schema parses with it)
+
+C_SIMPLE_FORMATS: dict[bytes, DataType] = {
+    b"n": null(),
+    b"b": bool_(),
+    b"c": int8(),
+    b"C": uint8(),
+    b"s": int16(),
+    b"S": uint16(),
+    b"i": int32(),
+    b"I": uint32(),
+    b"l": int64(),
+    b"L": uint64(),
+    b"e": float16(),
+    b"f": float32(),
+    b"g": float64(),
+    b"z": binary(),
+    b"Z": large_binary(),
+    b"vz": binary_view(),
+    b"u": string(),
+    b"U": large_string(),
+    b"vu": string_view(),
+    b"tdD": date32(),
+    b"tdm": date64(),
+    b"tts": time32("s"),
+    b"ttm": time32("ms"),
+    b"ttu": time64("us"),
+    b"ttn": time64("ns"),
+    b"tDs": duration("s"),
+    b"tDm": duration("ms"),
+    b"tDu": duration("us"),
+    b"tDn": duration("ns"),
+    b"tiM": month_interval(),
+    b"tiD": day_time_interval(),
+    b"tin": month_day_nano_interval(),
+}
+_C_FORMAT_OF_SIMPLE: dict[DataType, bytes] = {v: k for k, v in C_SIMPLE_FORMATS.items()}
+C_UNIT_CODES = {"s": b"s", "ms": b"m", "us": b"u", "ns": b"n"}
+# the nested formats without parameters, by class
+_C_NESTED_FORMATS: dict[type, bytes] = {
+    ListType: b"+l",
+    LargeListType: b"+L",
+    ListViewType: b"+vl",
+    LargeListViewType: b"+vL",
+    StructType: b"+s",
+    MapType: b"+m",
+    RunEndEncodedType: b"+r",
+}
+C_NESTED_CLASSES: dict[bytes, type] = {v: k for k, v in _C_NESTED_FORMATS.items()}
+
+
+def c_format(dtype: DataType) -> tuple[bytes, DataType]:
+    """The C data format string of ``dtype``'s physical type and the type whose children
+    follow it.
+
+    Extension types give their storage's format (the name travels in metadata);
+    dictionary types give the index format (the values travel in ``dictionary``).
+
+    >>> c_format(timestamp("us", "UTC"))[0]
+    b'tsu:UTC'
+    """
+    dtype = storage_of(dtype)
+    simple = _C_FORMAT_OF_SIMPLE.get(dtype)
+    if simple is not None:
+        return simple, dtype
+    nested = _C_NESTED_FORMATS.get(type(dtype))
+    if nested is not None:
+        return nested, dtype
+    if isinstance(dtype, DictionaryType):
+        return _C_FORMAT_OF_SIMPLE[dtype.index_type], dtype
+    if isinstance(dtype, DecimalType):
+        tail = b"" if dtype.width == 128 else b",%d" % dtype.width
+        return b"d:%d,%d" % (dtype.precision, dtype.scale) + tail, dtype
+    if isinstance(dtype, FixedSizeBinaryType):
+        return b"w:%d" % dtype.width, dtype
+    if isinstance(dtype, TimestampType):
+        tz = (dtype.tz or "").encode("utf-8")
+        return b"ts" + C_UNIT_CODES[dtype.unit] + b":" + tz, dtype
+    if isinstance(dtype, FixedSizeListType):
+        return b"+w:%d" % dtype.list_size, dtype
+    if isinstance(dtype, UnionType):
+        mode = b"+ud:" if dtype.mode == "dense" else b"+us:"
+        return mode + b",".join(b"%d" % c for c in dtype.type_codes), dtype
+    raise NotSupported(f"no C data format string is known for type {dtype}; report it")
+
+
+C_EXTENSION_NAME_KEY = b"ARROW:extension:name"
+C_EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
+# flags of CDataInterface.rst, "The ArrowSchema structure"
+C_FLAG_DICTIONARY_ORDERED = 1
+C_FLAG_NULLABLE = 2
+C_FLAG_MAP_KEYS_SORTED = 4
+
+
+def c_field_metadata(f: Field) -> list[tuple[bytes, bytes]]:
+    """A field's metadata pairs as the C data interface carries them: an extension type's
+    name and serialized metadata travel as two more pairs."""
+    pairs = f.metadata.items() if f.metadata else []
+    ext = f.type
+    if isinstance(ext, ExtensionType):
+        reserved = (C_EXTENSION_NAME_KEY, C_EXTENSION_METADATA_KEY)
+        pairs = [(k, v) for k, v in pairs if k not in reserved]
+        pairs.append((C_EXTENSION_NAME_KEY, ext.extension_name.encode("utf-8")))
+        pairs.append((C_EXTENSION_METADATA_KEY, ext.serialized))
+    return pairs
+
+
+def c_schema_node(
+    name: str,
+    dtype: DataType,
+    nullable: bool,
+    metadata: list[tuple[bytes, bytes]],
+    children_fields: tuple[Field, ...] | None = None,
+) -> tuple[Any, ...]:
+    """The plain description :func:`quiver.cdata.capsule.fill_schema` turns into an
+    ``ArrowSchema``: ``(format, name, flags, metadata, child nodes, dictionary node)``."""
+    fmt, physical = c_format(dtype)
+    flags = C_FLAG_NULLABLE if nullable else 0
+    dictionary = None
+    if isinstance(physical, DictionaryType):
+        if physical.ordered:
+            flags |= C_FLAG_DICTIONARY_ORDERED
+        value_type = physical.value_type
+        dictionary = c_schema_node("", value_type, True, c_field_metadata(Field("", value_type)))
+    elif isinstance(physical, MapType) and physical.keys_sorted:
+        flags |= C_FLAG_MAP_KEYS_SORTED
+    fields = physical.fields if children_fields is None else children_fields
+    children = [c_schema_node(f.name, f.type, f.nullable, c_field_metadata(f)) for f in fields]
+    return (fmt, name, flags, metadata, children, dictionary)
+
+
+def _c_schema_capsule(
+    name: str,
+    dtype: DataType,
+    nullable: bool,
+    metadata: list[tuple[bytes, bytes]],
+    children_fields: tuple[Field, ...] | None = None,
+) -> Any:
+    global _export_schema_node
+    if _export_schema_node is None:
+        # ctypes and the C structs load on the first export, not with this module (kept
+        # after that: an import statement per export would cost a sixth of a small one)
+        from .cdata.capsule import export_schema_node
+
+        _export_schema_node = export_schema_node
+    return _export_schema_node(c_schema_node(name, dtype, nullable, metadata, children_fields))
+
+
+_export_schema_node: Any = None

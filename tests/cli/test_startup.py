@@ -1,7 +1,7 @@
-"""Start-up: each command imports only what it needs.  ``quiver schema`` must cost no more
-than ``import pyarrow`` (benchmarks/bench_cli.py measures it); here the imports it makes are
-held to the few modules that read a schema, with a stand-in for a lazy ``import quiver``
-(the package's eager re-exports are another issue's work)."""
+"""Start-up: ``import quiver`` loads nothing but the package's lazy re-exports, and each
+command imports only what it needs.  ``quiver schema`` must cost no more than
+``import pyarrow`` (benchmarks/bench_cli.py measures it); here the imports it makes are held
+to the few modules that read a schema."""
 
 from __future__ import annotations
 
@@ -10,13 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import SRC, cli_env
+from .conftest import cli_env
 
-_STAND_IN = """\
-import os as _os
-__path__.append(_os.path.join(_os.environ["QUIVER_SRC"], "quiver"{sub}))
-__version__ = "0.1.0"
-"""
+_HEAVY = ("numpy", "ctypes", "rich", "pyarrow", "pandas", "lz4", "zstandard", "cramjam")
 
 _PROBE = """
 import json, sys
@@ -28,17 +24,49 @@ print(json.dumps([code, sorted(m for m in sys.modules if m.startswith("quiver"))
 """
 
 
+def _run(code: str, *args: str) -> str:
+    got = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                         env=cli_env(), timeout=120, check=False, text=True)
+    assert got.returncode == 0, got.stderr
+    return got.stdout.splitlines()[-1]
+
+
 def _imports(tmp_path: Path, *args: str) -> tuple[int, list[str], list[str]]:
-    lean = tmp_path / "lean"
-    if not lean.exists():
-        (lean / "quiver" / "ipc").mkdir(parents=True)
-        (lean / "quiver" / "__init__.py").write_text(_STAND_IN.format(sub=""))
-        (lean / "quiver" / "ipc" / "__init__.py").write_text(_STAND_IN.format(sub=', "ipc"'))
-    env = dict(cli_env(), PYTHONPATH=str(lean), QUIVER_SRC=str(SRC))
-    got = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True,
-                         env=env, timeout=120, check=False, text=True)
-    code, quiver, others = json.loads(got.stdout.splitlines()[-1])
+    code, quiver, others = json.loads(_run(_PROBE, *args))
     return code, quiver, others
+
+
+def test_import_quiver_loads_no_numpy_and_no_submodule() -> None:
+    probe = (
+        "import json, sys; import quiver; "
+        f"print(json.dumps([sorted(m for m in sys.modules if m.startswith('quiver')), "
+        f"[m for m in {_HEAVY!r} if m in sys.modules]]))"
+    )
+    quiver, heavy = json.loads(_run(probe))
+    assert quiver == ["quiver"]
+    assert heavy == []
+
+
+def test_types_and_errors_load_without_numpy() -> None:
+    probe = (
+        "import json, sys; import quiver.types, quiver.errors; "
+        "t = quiver.types; t.schema([t.field('a', t.list_(t.int8()))]); "
+        f"print(json.dumps([m for m in {_HEAVY!r} if m in sys.modules]))"
+    )
+    assert json.loads(_run(probe)) == []
+
+
+def test_lazy_names_resolve_to_their_modules() -> None:
+    probe = (
+        "import json, quiver as qv, quiver.array.base; "  # binds the subpackage on quiver
+        "print(json.dumps([qv.array.__module__, qv.schema.__module__, qv.int8.__module__, "
+        "qv.RecordBatch.__module__, qv.ArrowError.__module__, qv.ipc.__name__, "
+        "sorted(set(qv.__all__) - set(dir(qv)))]))"
+    )
+    assert json.loads(_run(probe)) == [
+        "quiver.constructors", "quiver.constructors", "quiver.types", "quiver.batch",
+        "quiver.errors", "quiver.ipc", [],
+    ]
 
 
 def test_schema_imports_only_the_schema_readers(tmp_path: Path, sample_file: Path,

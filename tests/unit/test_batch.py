@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -35,11 +33,6 @@ def _pa_batch() -> pa.RecordBatch:
 
 def _batch() -> RecordBatch:
     return RecordBatch.from_arrays([from_pa(a) for a in PA_DATA.values()], names=list(PA_DATA))
-
-
-def _needs_builder() -> None:
-    if not callable(getattr(importlib.import_module("quiver.array"), "array", None)):
-        pytest.skip("quiver.array() (building arrays from Python values) is not available yet")
 
 
 # --------------------------------------------------------------------------------------
@@ -396,7 +389,6 @@ def test_table_and_record_batch_constructors_accept_batches() -> None:
 
 
 def test_from_pydict_and_from_pylist_match_pyarrow() -> None:
-    _needs_builder()
     data = {"a": [1, 2, None], "b": ["x", None, "z"], "c": [[1.5], [], None]}
     expected = pa.RecordBatch.from_pydict(data)
     batch = RecordBatch.from_pydict(data)
@@ -410,7 +402,6 @@ def test_from_pydict_and_from_pylist_match_pyarrow() -> None:
 
 
 def test_from_pydict_with_schema_uses_its_types() -> None:
-    _needs_builder()
     schema = t.schema([("a", t.int16()), ("b", t.large_string())])
     batch = RecordBatch.from_pydict({"b": ["x", "y"], "a": [1, 2]}, schema=schema)
     assert batch.schema == schema
@@ -420,7 +411,6 @@ def test_from_pydict_with_schema_uses_its_types() -> None:
 
 
 def test_from_pylist_fills_missing_keys_with_null() -> None:
-    _needs_builder()
     rows = [{"a": 1, "b": "x"}, {"a": 2}]
     expected = pa.RecordBatch.from_pylist(rows)
     assert RecordBatch.from_pylist(rows).to_pylist() == expected.to_pylist()
@@ -491,7 +481,6 @@ def test_array_methods_delegate_to_validation_and_equality() -> None:
 
 
 def test_building_errors_name_the_column() -> None:
-    _needs_builder()
     schema = t.schema([("a", t.int8()), ("b", t.int8())])
     with pytest.raises(ArrowError) as info:
         RecordBatch.from_pydict({"a": [1], "b": ["not a number"]}, schema=schema)

@@ -140,3 +140,149 @@ def test_integers_and_booleans_cast_to_text_as_pyarrow(target):
         got = pa.array(q_cast(import_array(case), import_array(pa.nulls(0, pa_target)).type))
         expected = case.cast(pa_target)
         assert got.type == expected.type and got.to_pylist() == expected.to_pylist(), case
+
+
+# -- floats to text, floats to decimals, zoned timestamps to dates (issue 14) -------------
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FLOAT_SAMPLES = [
+    0.1, 1e20, 1e-7, 1.0, -0.0, 0.0, math.nan, math.inf, -math.inf, 123456789012345680.0,
+    1e15, 1e16, 1e21, 123.456, 1e-5, 1e-4, 0.001, 5e-324, 1.7976931348623157e308, 2.5,
+    100.0, 1234567.0, 1e-6, -1.5e-6, 9999999999.5, 12345678901.5, 3e10, -123.0,
+    0.000099, 2.2250738585072014e-308, None,
+]
+
+
+def _as_pa(values: list, pa_type: pa.DataType) -> pa.Array:
+    if pa_type == pa.float16():
+        return pa.array([None if v is None else np.float16(v) for v in values], pa_type)
+    return pa.array(values, pa_type)
+
+
+@pytest.mark.parametrize("target", [pa.string(), pa.large_string(), pa.string_view()])
+@pytest.mark.parametrize("src_type", [pa.float64(), pa.float32(), pa.float16()])
+def test_floats_cast_to_text_as_pyarrow(src_type: pa.DataType, target: pa.DataType) -> None:
+    with np.errstate(over="ignore"):
+        arr = _as_pa(FLOAT_SAMPLES, src_type)
+    for source in (arr, arr.slice(3), arr.slice(1, 5), arr.slice(0, 0)):
+        ours = import_array(source).cast(import_type(target))
+        ours.validate(full=True)
+        assert ours.to_pylist() == source.cast(target).to_pylist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats()), max_size=60),
+       st.lists(st.floats(width=32), max_size=30))
+def test_any_float_casts_to_the_text_pyarrow_writes(f64: list, f32: list) -> None:
+    for arr in (pa.array(f64, pa.float64()), pa.array(f32, pa.float32())):
+        assert import_array(arr).cast(qv.string()).to_pylist() == arr.cast(
+            pa.string()).to_pylist()
+
+
+DECIMAL_FLOATS = [0.1, 1.25, -2.5, None, 123.4, 0.0, -0.0, 99.99, -0.5, 1e-2, 7.0]
+
+
+@pytest.mark.parametrize("target", [pa.decimal128(10, 2), pa.decimal128(38, 20),
+                                    pa.decimal256(40, 3), pa.decimal128(6, 2),
+                                    pa.decimal64(12, 2), pa.decimal32(7, 3)])
+@pytest.mark.parametrize("src_type", [pa.float64(), pa.float32()])
+def test_floats_cast_to_decimals_as_pyarrow(src_type: pa.DataType,
+                                            target: pa.DataType) -> None:
+    arr = pa.array(DECIMAL_FLOATS, src_type)
+    for source in (arr, arr.slice(2), arr.slice(1, 4)):
+        ours = import_array(source).cast(import_type(target))
+        ours.validate(full=True)
+        assert ours.to_pylist() == source.cast(target).to_pylist()
+
+
+def test_float_to_decimal_rounds_half_even_only_when_unsafe() -> None:
+    # the exact binary value rounds half to even: 0.125 is exact, 2.675 is 2.67499...
+    arr = pa.array([0.125, 2.675, 1.005, -0.125, 2.5, 123.456, 1e-30, None])
+    for target in (pa.decimal128(10, 2), pa.decimal256(50, 2), pa.decimal128(5, 0),
+                   pa.decimal128(5, -1)):
+        ours = import_array(arr).cast(import_type(target), safe=False)
+        assert ours.to_pylist() == arr.cast(target, safe=False).to_pylist()
+
+
+@pytest.mark.parametrize(
+    ("values", "target", "words"),
+    [
+        ([1.0, None, 123.456], qv.decimal128(10, 2), "losing digits.* 123.456 at row 2"),
+        ([2.5], qv.decimal128(5, 0), "losing digits.* 2.5 at row 0"),
+        ([5.0, 99999.0, 100000.0], qv.decimal128(5, 0), "fit decimal128\\(5, 0\\).* at row 2"),
+        ([1.0, math.nan], qv.decimal128(5, 2), "finite values .* nan at row 1"),
+        ([math.inf], qv.decimal256(50, 2), "finite values .* inf at row 0"),
+    ],
+)
+def test_safe_float_to_decimal_names_the_row(values: list, target: qv.DataType,
+                                             words: str) -> None:
+    with pytest.raises(qv.ArrowInvalid, match=words):
+        qv.array(values, qv.float64()).cast(target)
+
+
+def test_float32_to_decimal_checks_the_float32_digits() -> None:
+    # 0.1f is 0.100000001490116...: its shortest text is 0.1, so scale 1 is enough
+    arr = pa.array([0.1, None, 2.5], pa.float32())
+    assert import_array(arr).cast(qv.decimal128(20, 10)).to_pylist() == arr.cast(
+        pa.decimal128(20, 10)).to_pylist()
+    assert import_array(arr).cast(qv.decimal128(5, 1)).to_pylist() == [
+        Decimal("0.1"), None, Decimal("2.5")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(-1e12, 1e12)), max_size=40),
+       st.integers(0, 12))
+def test_any_float_to_decimal_as_pyarrow(values: list, scale: int) -> None:
+    arr = pa.array(values, pa.float64())
+    target = pa.decimal128(38, scale)
+    unsafe = import_array(arr).cast(import_type(target), safe=False).to_pylist()
+    assert unsafe == arr.cast(target, safe=False).to_pylist()
+    # safe refuses exactly the values whose shortest text has more fraction digits than
+    # the scale, and names the first
+    lost = [i for i, v in enumerate(values)
+            if v is not None and -Decimal(repr(v)).normalize().as_tuple().exponent > scale]
+    if lost:
+        with pytest.raises(qv.ArrowInvalid, match=f"losing digits.* at row {lost[0]} "):
+            import_array(arr).cast(import_type(target))
+    else:
+        assert import_array(arr).cast(import_type(target)).to_pylist() == unsafe
+
+
+ZONES = ["America/New_York", "Europe/London", "Asia/Kolkata", "Australia/Lord_Howe",
+         "+05:30", "-03:00", "Pacific/Chatham", "America/St_Johns"]
+ZONED = [0, 3600 * 4, 3600 * 5, -1, 1710054000, 1710050000, None, 1699164000,
+         1699167600, -2_000_000_000, 4_000_000_000, 1_000_000_000]
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+@pytest.mark.parametrize("tz", ZONES)
+def test_zoned_timestamps_cast_to_the_local_date(tz: str, unit: str) -> None:
+    scale = {"s": 1, "ms": 1000, "us": 10**6, "ns": 10**9}[unit]
+    arr = pa.array([None if v is None else v * scale + (scale // 3) for v in ZONED],
+                   pa.timestamp(unit, tz))
+    for source in (arr, arr.slice(3), arr.slice(5, 4)):
+        for target in (pa.date32(), pa.date64()):
+            ours = import_array(source).cast(import_type(target))
+            ours.validate(full=True)
+            assert ours.to_pylist() == source.cast(target).to_pylist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-(2**62), 2**62 - 1)), max_size=50),
+       st.sampled_from(ZONES))
+def test_any_zoned_timestamp_casts_to_the_date_pyarrow_gives(values: list, tz: str) -> None:
+    arr = pa.array(values, pa.timestamp("ns", tz))
+    assert import_array(arr).cast(qv.date32()).to_pylist() == arr.cast(
+        pa.date32()).to_pylist()
+
+
+def test_unknown_zone_and_out_of_range_dates_are_errors() -> None:
+    with pytest.raises(qv.ArrowInvalid, match=r"time zone name .* 'Foo/Bar'"):
+        qv.array([1], qv.timestamp("s", "Foo/Bar")).cast(qv.date32())
+    with pytest.raises(qv.ArrowInvalid, match=r"years 1 to 9999 .* at row 1"):
+        qv.array([0, 10**15], qv.timestamp("ms", "America/New_York")).cast(qv.date32())

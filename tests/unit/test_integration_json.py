@@ -689,16 +689,6 @@ def test_write_json_and_read_json_round_trip_through_gzip(tmp_path: Path) -> Non
     assert compare(jf.schema, jf.batches, back.schema, back.batches) == []
 
 
-def _ipc_ready() -> None:
-    try:
-        import quiver.batch  # noqa: F401
-        import quiver.ipc as ipc
-
-        ipc.open_file  # noqa: B018
-    except (ImportError, AttributeError) as exc:
-        pytest.skip(f"quiver's IPC reader is not usable yet ({exc})")
-
-
 def test_errors_are_arrow_errors() -> None:
     assert issubclass(FormatError, ArrowError)
 
@@ -912,7 +902,6 @@ def test_cli_file_to_stream_and_back_through_stdout_and_stdin(tmp_path: Path) ->
     import sys
 
     pa = pytest.importorskip("pyarrow")
-    _ipc_ready()
     table = pa.table({"x": [1, None, 3], "s": ["a", "bb", None]})
     src = tmp_path / "in.arrow"
     with pa.ipc.new_file(src, table.schema) as w:

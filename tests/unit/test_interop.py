@@ -17,8 +17,8 @@ import quiver as qv
 from quiver.array import make_array
 from quiver.array.base import Array
 from quiver.errors import ArrowInvalid, ArrowTypeError, NotSupported
+from quiver.interop import cdata as c
 from quiver.interop import (
-    attach_dunders,
     export_array,
     export_schema,
     import_array,
@@ -27,13 +27,10 @@ from quiver.interop import (
     import_type,
     live_exports,
 )
-from quiver.interop import cdata as c
-
-attach_dunders()
 
 
 class Wrap:
-    """A protocol-speaking wrapper, so tests do not depend on attach_dunders' targets."""
+    """A protocol-speaking wrapper, so tests do not depend on the classes' own methods."""
 
     def __init__(self, obj):
         self.obj = obj
@@ -785,3 +782,29 @@ def test_batch_importer_fast_path_matches_the_general_import_on_leaf_types() -> 
     importer = imp.BatchImporter()
     assert importer(nested).to_pydict() == {"l": [[1], None, [2, 3]]}
     assert importer._leaves is None
+
+
+def test_batch_fast_path_keeps_the_producer_memory_until_its_views_die() -> None:
+    import pyarrow as pa
+
+    from quiver.interop import import_ as imp
+
+    def imported(importer: object) -> object:
+        batch = pa.record_batch({"a": pa.array(np.arange(1100)) * 3,  # pyarrow's memory
+                                 "s": pa.array(["x" * 50] * 1000 + [None] * 100)})
+        return importer(batch)  # the pyarrow batch dies here
+
+    gc.collect()
+    before = pa.total_allocated_bytes()
+    for importer in (imp.BatchImporter(), imp.import_batch):
+        ours = imported(importer)
+        gc.collect()
+        assert pa.total_allocated_bytes() - before >= 8 * 1100  # held by our views
+        view = ours.column(1).buffers[2][10:20]
+        del ours
+        gc.collect()
+        assert pa.total_allocated_bytes() - before >= 8 * 1100  # a slice holds it too
+        assert bytes(view) == b"x" * 10
+        del view
+        gc.collect()
+        assert pa.total_allocated_bytes() == before  # released once the views are gone

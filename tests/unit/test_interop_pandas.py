@@ -140,3 +140,27 @@ def test_rejects_non_dataframes_and_duplicate_names():
     )
     with pytest.raises(NotSupported, match="duplicate"):
         batch_to_pandas(dup)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["a", None, "bc", None, "déf"],
+        [None, "x", float("nan"), "", pd.NA],
+        ["\x01", None, "a\x00b", "\x01"],
+        [None, None, "only"],
+        ["a", None, 1],
+        [None, b"x", None],
+    ],
+)
+def test_object_string_columns_with_nulls_match_pyarrow(values: list) -> None:
+    df = pd.DataFrame({"s": pd.Series(values, dtype=object)})
+    try:
+        expected = pa.Table.from_pandas(df).column("s").to_pylist()
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        with pytest.raises(qv.ArrowError):
+            qv.Table.from_pandas(df)
+        return
+    column = qv.record_batch(df).column(0)
+    column.validate(full=True)
+    assert column.to_pylist() == expected

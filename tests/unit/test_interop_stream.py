@@ -13,7 +13,6 @@ from quiver.array import make_array
 from quiver.errors import ArrowError, ArrowTypeError, NotSupported
 from quiver.interop import (
     ArrowStreamReader,
-    attach_dunders,
     export_array,
     export_schema,
     export_stream,
@@ -297,14 +296,13 @@ def test_duckdb_queries_a_quiver_batch_and_stream():
 
 
 # --------------------------------------------------------------------------------------
-# quiver's own RecordBatch, ChunkedArray and Table (dunders installed by attach_dunders)
+# quiver's own RecordBatch, ChunkedArray and Table (the protocol methods are defined on the classes)
 
 
 @needs_batch
 def test_quiver_table_and_batch_speak_the_protocol():
     from quiver.batch import ChunkedArray, RecordBatch, Table
 
-    attach_dunders()
     b1, b2 = _batch(0, 2), _batch(2, 3)
     q1 = RecordBatch(SCHEMA, b1.columns)
     q2 = RecordBatch(SCHEMA, b2.columns)
@@ -322,7 +320,6 @@ def test_polars_and_duckdb_consume_a_quiver_table():
     duckdb = pytest.importorskip("duckdb")
     from quiver.batch import RecordBatch, Table
 
-    attach_dunders()
     qtable = Table(SCHEMA, [RecordBatch(SCHEMA, _batch(0, 4).columns)])
     assert pl.DataFrame(qtable)["a"].to_list() == [0, 1, 2, 3]
     con = duckdb.connect()
@@ -332,7 +329,6 @@ def test_polars_and_duckdb_consume_a_quiver_table():
 
 @needs_batch
 def test_ipc_stream_reader_exports_lazily(tmp_path):
-    attach_dunders()
     from quiver.ipc import reader as ipc_reader
 
     sink = pa.BufferOutputStream()
@@ -369,7 +365,6 @@ def test_import_table_from_pyarrow_polars_and_duckdb():
 
 @needs_batch
 def test_ipc_file_reader_exports_as_a_stream(tmp_path):
-    attach_dunders()
     from quiver.ipc import reader as ipc_reader
 
     path = tmp_path / "f.arrow"

@@ -394,3 +394,114 @@ def test_a_foreign_statistics_value_is_a_format_error_on_every_reader_path():
         reader.statistics  # noqa: B018 - the property decodes
     with pytest.raises(E.FormatError, match="base64"):
         reader.statistics_array()
+
+
+# -- statistics of many batches: written and read as a matrix of messages ----------------
+
+def _many_batches_table() -> pa.Table:
+    table = pa.table(COLUMNS)
+    table = table.append_column(
+        "dict", pa.array(["a", "b", None, "a", "c"]).dictionary_encode())
+    table = table.append_column("long", pa.array(["x" * 100, "y" * 70 + "\U0010ffff", None,
+                                                  "a", "z" * 65]))
+    return pa.concat_tables([table] * 24)  # 120 rows: batches with 1, 2 and 3 digits
+
+
+def _footer_value(data: bytes) -> bytes:
+    return pa.ipc.open_file(data).metadata[STATISTICS_KEY.encode()]
+
+
+def _message_by_message(value, monkeypatch):
+    from quiver.ipc import statistics as S
+
+    with monkeypatch.context() as m:
+        m.setattr(S, "_bulk_columns", lambda stream: None)
+        return decode_statistics(value)
+
+
+def _same_statistics(a, b) -> None:
+    assert list(a) == list(b)
+    for name in ("row_counts", "indices"):
+        assert getattr(a, name).tolist() == getattr(b, name).tolist()
+    for name in ("null_counts", "nan_counts", "min_exact", "max_exact", "has_bounds"):
+        assert [x.tolist() for x in getattr(a, name)] == [x.tolist() for x in getattr(b, name)]
+    for name in ("mins", "maxs"):
+        for x, y in zip(getattr(a, name), getattr(b, name)):
+            assert (x is None) == (y is None)
+            if x is not None:
+                assert x.equals(y)
+
+
+def test_bulk_and_message_by_message_decoding_agree(monkeypatch):
+    from quiver.ipc import statistics as S
+
+    value = _footer_value(_write(_many_batches_table(), 1))
+    assert S._bulk_columns(S.statistics_stream(value)) is not None  # the bulk path reads it
+    bulk = decode_statistics(value)
+    assert len(bulk) == 120 and bulk.indices.tolist() == list(range(120))
+    _same_statistics(bulk, _message_by_message(value, monkeypatch))
+
+
+def test_bulk_written_statistics_read_by_pyarrow_as_statistics_schema_batches():
+    value = _footer_value(_write(_many_batches_table(), 1))
+    reader = pa.ipc.open_stream(base64.b64decode(value))
+    batches = []
+    while True:
+        try:
+            batch, meta = reader.read_next_batch_with_custom_metadata()
+        except StopIteration:
+            break
+        batches.append((batch, meta))
+    assert [int(meta[b"quiver:batch"]) for _, meta in batches] == list(range(120))
+    for k, (batch, _) in enumerate(batches):  # batch k holds row k of the table
+        rows = batch.to_pylist()
+        assert rows[0] == {"column": None, "statistics": [("ARROW:row_count:exact", 1)]}
+        u8 = list(COLUMNS).index("u8") + 1
+        want = COLUMNS["u8"][k % 5].as_py()
+        got = dict(rows[u8]["statistics"])
+        assert got.get("ARROW:min_value:exact") == want
+        assert got["ARROW:null_count:exact"] == (want is None)
+
+
+def test_damaged_statistics_decode_the_same_on_both_paths_or_raise_format_errors(
+        monkeypatch):
+    rng = np.random.default_rng(5)
+    stream = bytearray(base64.b64decode(_footer_value(_write(_many_batches_table()[:40], 1))))
+    for _ in range(150):
+        damaged = bytearray(stream)
+        for at in rng.integers(0, len(damaged), rng.integers(1, 4)):
+            damaged[at] = int(rng.integers(0, 256))
+        value = base64.b64encode(bytes(damaged))
+        outcomes = []
+        for decode in (decode_statistics, lambda v: _message_by_message(v, monkeypatch)):
+            try:
+                outcomes.append(decode(value))
+            except E.ArrowError as exc:
+                outcomes.append(type(exc))
+        bulk, general = outcomes
+        if isinstance(general, type):
+            assert bulk is general
+        else:
+            assert not isinstance(bulk, type)
+            _same_statistics(bulk, general)
+
+
+def test_a_batch_whose_statistics_fail_is_refused_before_it_is_written():
+    import quiver as qv
+    from quiver import types as t
+    from quiver.array import make_array
+    from quiver.batch import RecordBatch
+
+    good = qv.record_batch({"s": qv.array(["a", "b"])})
+    offsets = np.array([0, 5, 1], "<i4").view(np.uint8)  # decreasing: no bounds to take
+    bad = RecordBatch(good.schema, [make_array(
+        t.string(), 2, [None, offsets, np.frombuffer(b"abcdef", np.uint8)], (), 0)])
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, good.schema, statistics=True) as writer:
+        writer.write_batch(good)
+        with pytest.raises(E.ArrowInvalid, match="do not decrease"):
+            writer.write_batch(bad)
+        writer.write_batch(good)
+    reader = ipc.open_file(sink.getvalue())
+    assert reader.num_record_batches == 2
+    assert [s.row_count for s in reader.statistics] == [2, 2]

@@ -158,7 +158,7 @@ def test_schema_editing_helpers_and_to_string_match_pyarrow() -> None:
         [pa.field("a", pa.int64(), metadata={"x": "y"}), pa.field("b", pa.string(), False)],
         metadata={"k": "v", "long": "z" * 100},
     )
-    qs = qt.schema(ps)
+    qs = qv.schema(ps)  # foreign schemas are taken by the top-level constructor
     assert qs.to_string() == ps.to_string()
     assert qs.to_string(show_schema_metadata=False) == ps.to_string(show_schema_metadata=False)
     new = pa.field("c", pa.float32())

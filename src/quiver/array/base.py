@@ -384,6 +384,35 @@ class Array:
             out = out.astype(dtype)
         return out
 
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]:
+        """This array as ``(arrow_schema, arrow_array)`` PyCapsules (the Arrow PyCapsule
+        protocol), zero-copy: the C buffers are this array's buffers, kept alive until the
+        consumer releases them.  A ``requested_schema`` with the same fields is answered
+        with the array's own type; quiver does not cast on export.
+
+        >>> import pyarrow as pa, quiver as qv
+        >>> pa.array(qv.array([1, None, 3])).to_pylist()
+        [1, None, 3]
+        """
+        # ctypes and the C structs load on the first export, not with this module
+        from ..cdata.array import export_array
+
+        return export_array(self, requested_schema)
+
+    def to_pandas(self, **options: Any) -> Any:
+        """A pandas Series of this array (``types_mapper``, ``date_as_object``,
+        ``timestamp_as_object`` as in ``RecordBatch.to_pandas``), built with numpy and
+        pandas, not through pyarrow.
+
+        >>> import quiver as qv
+        >>> qv.array([1, None, 3]).to_pandas().tolist()
+        [1.0, nan, 3.0]
+        """
+        # pandas (and the pandas bridge) load only when asked for
+        from ..interop.numpy_pandas import array_to_pandas
+
+        return array_to_pandas(self, **options)
+
 
 def _object_array(values: list[Any]) -> np.ndarray:
     """A 1-D object array of ``values`` (nested lists stay Python objects)."""

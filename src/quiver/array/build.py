@@ -241,28 +241,8 @@ def array(
             f"casting arrays is not supported: found {values.type}, asked for {type}; "
             "build from values with the wanted type instead"
         )
-    if hasattr(values, "__arrow_c_array__"):  # pyarrow, polars, nanoarrow, ... arrays
-        from ..interop import import_array
-
-        imported = import_array(values, type)
-        if type is not None and imported.type != type:
-            raise NotSupported(
-                f"casting arrays is not supported: found {imported.type}, asked for {type}"
-            )
-        return imported
     if isinstance(values, np.ndarray):
         return from_numpy(values, type, mask=mask, from_pandas=from_pandas)
-    if values.__class__.__module__.startswith("pandas") and values.__class__.__name__ in (
-        "Series", "Index", "DatetimeIndex", "CategoricalIndex", "RangeIndex",
-    ):
-        # pandas: the rules of record_batch(df) (NaN and NA are nulls, masked dtypes,
-        # categoricals, tz-aware datetimes, str); the pandas boundary sits in interop
-        from ..interop.numpy_pandas import array_from_pandas
-
-        converted = array_from_pandas(values)[0]
-        if type is None or converted.type == type:
-            return converted
-        return converted.cast(type)  # type: ignore[attr-defined]
     if hasattr(values, "__array__") and not isinstance(values, (list, tuple)):
         # other array-likes: go through numpy
         return from_numpy(np.asarray(values), type, mask=mask, from_pandas=from_pandas)

@@ -2,14 +2,19 @@
 
 Not an Arrow spec section; follows ``pyarrow.compute.cast``.  Supported: between integer,
 floating point and boolean types; decimals (rescaling) and between decimals, integers and
-floats; the temporal types (units of timestamps, durations and times, date32 <-> date64,
-timestamps <-> dates, and the integer storage they reinterpret); between string,
-large_string and string_view and their binary counterparts (binary to string checks
-UTF-8); strings parsed as numbers.  A dictionary array is decoded first.
+floats, and floats to decimals (the exact binary value rounded half to even, as pyarrow);
+the temporal types (units of timestamps, durations and times, date32 <-> date64,
+timestamps <-> dates, a zoned timestamp giving its local date in that zone, and the
+integer storage they reinterpret); between string, large_string and string_view and their
+binary counterparts (binary to string checks UTF-8); strings parsed as numbers; integers,
+booleans and floats written as text (floats with the shortest digits that read back, in
+Arrow's layout).  A dictionary array is decoded first.
 
 Safe (the default) means a value that does not fit (overflow) or would lose digits
 (truncation) is an error that names the row; ``safe=False`` wraps or truncates as numpy
-does.
+does.  One difference from pyarrow: a float cast to a decimal whose scale cannot hold the
+float's digits (123.456 to scale 2) is an error when safe, where pyarrow's safe cast
+rounds it silently; ``safe=False`` rounds as pyarrow does.
 
 >>> import quiver as qv
 >>> cast(qv.array([1, None, 300]), qv.int16()).to_pylist()
@@ -22,6 +27,9 @@ quiver.errors.ArrowInvalid: expected values that fit int8, found 300 at row 2
 
 from __future__ import annotations
 
+import datetime
+import re
+import zoneinfo
 from typing import Any
 
 import numpy as np
@@ -184,13 +192,15 @@ def _temporal(arr: Array, src: t.DataType, target: t.DataType, safe: bool) -> Ar
     tkind, tper = _unit_of(target)
     if skind == "timestamp" and tkind == "date":
         tz = src.tz  # type: ignore[attr-defined]
-        if tz not in (None, "UTC", "utc", "+00:00", "Z"):
-            raise NotSupported(
-                f"casting a timestamp with time zone {tz!r} to a date is not supported; "
-                "cast to timestamp without zone after converting to local time first"
-            )
         per_day = 86_400 * sper
-        days = np.floor_divide(values.astype(np.int64), per_day)  # dates floor, as pyarrow
+        ticks = values.astype(np.int64)
+        if tz not in (None, "UTC", "utc", "+00:00", "Z"):
+            valid = arr.is_valid_mask()
+            seconds = np.floor_divide(ticks, sper)
+            if valid is not None:
+                seconds = np.where(valid, seconds, 0)
+            ticks = ticks + _utc_offsets(seconds, tz) * sper  # the local wall clock
+        days = np.floor_divide(ticks, per_day)  # dates floor, as pyarrow
         if target.unit == "day":  # type: ignore[attr-defined]
             return _result(target, arr, days.astype("<i4"))
         return _result(target, arr, (days * _MS_PER_DAY).astype("<i8"))
@@ -208,6 +218,67 @@ def _temporal(arr: Array, src: t.DataType, target: t.DataType, safe: bool) -> Ar
     if tper >= sper:
         return _rescale(arr, values, tper // sper, 1, target, safe)
     return _rescale(arr, values, 1, sper // tper, target, safe)
+
+
+_FIXED_OFFSET = re.compile(r"([+-])(\d\d):?(\d\d)")
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def _utc_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
+    """The UTC offset (seconds, int64) of time zone ``tz`` at each UTC instant.
+
+    Zone rules come from ``zoneinfo``, asked once per distinct UTC day of the data (at its
+    first and last second) rather than per value; a day whose two offsets differ holds a
+    transition, found by bisection, and its values take the offset of their side of it.
+    This assumes at most one offset change per UTC day, which every tz database zone
+    meets.
+    """
+    fixed = _FIXED_OFFSET.fullmatch(tz)
+    if fixed is not None:
+        sign = -1 if fixed.group(1) == "-" else 1
+        return np.full(len(seconds), sign * (int(fixed.group(2)) * 3600
+                                             + int(fixed.group(3)) * 60), np.int64)
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ArrowInvalid(f"expected a time zone name of the tz database or an offset "
+                           f"like +05:30, found {tz!r}") from None
+
+    def offset_at(second: int) -> int:
+        local = zone.fromutc((_EPOCH + datetime.timedelta(seconds=second)).replace(
+            tzinfo=zone))
+        return int(local.utcoffset().total_seconds())  # type: ignore[union-attr]
+
+    days, inverse = np.unique(np.floor_divide(seconds, 86_400), return_inverse=True)
+    firsts = (days * 86_400).tolist()
+    try:
+        start = np.array([offset_at(s) for s in firsts], np.int64)  # distinct days only
+        end = np.array([offset_at(s + 86_399) for s in firsts], np.int64)
+    except OverflowError:
+        def fits(second: int) -> bool:
+            try:
+                offset_at(second)
+                offset_at(second + 86_399)
+            except OverflowError:
+                return False
+            return True
+
+        bad = next(i for i, s in enumerate(firsts) if not fits(s))  # the error path only
+        row = int(np.flatnonzero(inverse.reshape(-1) == bad)[0])
+        raise ArrowInvalid(f"expected timestamps within years 1 to 9999 to find their local "
+                           f"date in {tz!r}, found {int(seconds[row])} s at row {row}") from None
+    switch = np.array(firsts, np.int64) + 86_400  # the first second of the end offset
+    for i in np.flatnonzero(start != end).tolist():  # transitions: a few per year of data
+        lo, hi = firsts[i], firsts[i] + 86_399
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if offset_at(mid) == start[i]:
+                lo = mid
+            else:
+                hi = mid
+        switch[i] = hi
+    day_of = inverse.reshape(-1)
+    return np.where(seconds >= switch[day_of], end[day_of], start[day_of])
 
 
 # -- decimals ---------------------------------------------------------------------------
@@ -290,6 +361,61 @@ def _to_decimal(arr: Array, src: t.DataType, target: t.DecimalType, safe: bool) 
         raise ArrowInvalid(
             f"expected values that fit {target}, found an unscaled {ints[row]} at row {row}"
         )
+    return _result(target, arr, _decimal_buffer(ints, target.bit_width))
+
+
+def _float_to_decimal(arr: Array, target: t.DecimalType, safe: bool) -> Array:
+    """Floats as decimals: the float's exact binary value rounded half to even at the
+    target scale (pyarrow's result).  Safe: NaN, infinity, a value that does not fit the
+    precision, and a value whose shortest text (what ``repr`` shows) has digits beyond
+    the scale are errors naming the row; pyarrow's safe cast rounds those digits away
+    silently (``safe=False`` does the same here) and writes 0 for what does not fit."""
+    values = _raw(arr)
+    valid = arr.is_valid_mask()
+    if valid is not None:
+        values = np.where(valid, values, 0)
+    finite = np.isfinite(values)
+    row = _first(~finite)
+    if row is not None:
+        raise ArrowInvalid(f"expected finite values to cast to {target}, found "
+                           f"{float(values[row])} at row {row}")
+    scale = target.scale
+    if safe:
+        neg = np.signbit(values)
+        nonzero = values != 0
+        if nonzero.any():
+            sub = values[nonzero]
+            _, k, p = _digits_and_point(_shortest_raw(sub if sub.dtype != np.float16 else
+                                                      sub.astype(np.float64)), neg[nonzero])
+            lost = np.zeros(len(values), bool)
+            lost[nonzero] = k - p > scale
+            row = _first(lost)
+            if row is not None:
+                raise ArrowInvalid(
+                    f"expected values that convert to {target} without losing digits, found "
+                    f"{float(values[row])!r} at row {row} (safe=False rounds to the scale)"
+                )
+    # value = mantissa * 2**exponent exactly, with a 53-bit integer mantissa
+    frac, exp2 = np.frexp(values.astype(np.float64))
+    mantissa = np.ldexp(frac, 53).astype(np.int64).astype(object)
+    shift = exp2.astype(np.int64) - 53
+    num = np.abs(mantissa) * (10**scale if scale > 0 else 1)
+    num = np.where(shift > 0, np.left_shift(num, np.maximum(shift, 0).astype(object)), num)
+    den = np.left_shift(1, np.maximum(-shift, 0).astype(object)) * (
+        10 ** (-scale) if scale < 0 else 1)
+    q = num // den
+    r = num - q * den
+    up = (2 * r > den) | ((2 * r == den) & (q % 2 == 1))
+    ints = np.where(mantissa < 0, -(q + up), q + up)
+    limit = 10 ** target.precision
+    too_big = np.abs(ints) >= limit
+    row = _first(too_big)
+    if row is not None:
+        if safe:
+            raise ArrowInvalid(
+                f"expected values that fit {target}, found {float(values[row])!r} at row {row}"
+            )
+        ints = np.where(too_big, 0, ints)
     return _result(target, arr, _decimal_buffer(ints, target.bit_width))
 
 
@@ -469,7 +595,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
     target = target_type
     if not isinstance(target, t.DataType):
         if hasattr(target, "__arrow_c_schema__"):
-            from ..interop import import_type
+            from ..cdata.schema import import_type  # ctypes, loaded only for such a target
 
             target = import_type(target)
         else:
@@ -497,7 +623,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
         return _to_numeric(arr, _raw(arr), dst, safe)
     if isinstance(dst, t.DecimalType):
         if isinstance(src, t.FloatingPointType):
-            raise NotSupported(f"casting {src} to {dst} is not supported (floats are inexact)")
+            return _float_to_decimal(arr, dst, safe)
         return _to_decimal(arr, src, dst, safe)
     if isinstance(src, t.DecimalType):
         return _from_decimal(arr, src, dst, safe)
@@ -517,7 +643,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
         dst, (t.IntegerType, t.FloatingPointType)
     ):
         return _parse_numbers(arr, dst, safe)
-    if isinstance(src, (t.IntegerType, t.BoolType)) and isinstance(
+    if isinstance(src, (t.IntegerType, t.BoolType, t.FloatingPointType)) and isinstance(
         dst, (t.StringType, t.StringViewType)
     ):
         text = _format_numbers(arr, src)
@@ -529,30 +655,135 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
 
 
 def _format_numbers(arr: Array, src: t.DataType) -> Array:
-    """Integers and booleans as text, as Arrow writes them (decimal digits;
-    ``true``/``false``), with numpy's string ufuncs."""
+    """Integers, floats and booleans as text, as Arrow writes them (decimal digits;
+    floats as :func:`_float_text`; ``true``/``false``), with numpy's string ufuncs."""
     from ..buffers import unpack_bits
 
     n = len(arr)
     valid = arr.is_valid_mask()
     if isinstance(src, t.BoolType):
         bits = unpack_bits(arr.buffers[1], arr.offset, n) if n else np.zeros(0, bool)
-        text = np.where(bits, "true", "false")
+        raw = np.where(bits, b"true", b"false")
+    elif isinstance(src, t.FloatingPointType):
+        values = _raw(arr)
+        if valid is not None:
+            values = np.where(valid, values, 0)
+        raw = _float_text(values if values.dtype != np.float16 else values.astype(np.float64))
     else:
-        text = _raw(arr).astype(str)
+        raw = _raw(arr).astype("S")
     if valid is not None:
-        text = np.where(valid, text, "")
-    raw = np.strings.encode(text, "ascii") if n else np.zeros(0, "S1")
+        raw = np.where(valid, raw, b"")
+    if not n:
+        raw = np.zeros(0, "S1")
     lengths = np.strings.str_len(raw).astype(np.int64)
-    width = raw.dtype.itemsize
-    matrix = np.frombuffer(raw.tobytes(), np.uint8).reshape(n, width) if n else np.zeros(
-        (0, width), np.uint8)
-    data = matrix[np.arange(width)[None, :] < lengths[:, None]]
+    # the texts hold no NUL byte, so dropping the padding NULs of the fixed-width bytes
+    # leaves the values one after another
+    padded = np.frombuffer(raw.tobytes(), np.uint8)
+    data = padded[padded != 0]
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
     validity = None if valid is None else pack_bits(valid)
     return make_array(t.string(), n, [validity, offsets.view(np.uint8), data], (),
                       -1 if valid is not None else 0, 0)
+
+
+# -- floats as text ---------------------------------------------------------------------
+# Arrow writes a float with the shortest digits that read back to the same value
+# (double-conversion's ToShortest), positionally when the decimal exponent x of the first
+# digit is -6 <= x < 10 and as d.ddde+x otherwise (no zero padding of the exponent, no
+# trailing ".0"), and "nan", "inf", "-inf", "-0".  The shortest digits come from Python's
+# repr for float64 (a per-element C call through ``map``; numpy has no vectorized shortest
+# formatting, and ``ndarray.astype(str)`` is the same per-element Dragon4 and slower) and
+# from numpy's ``astype`` for float32 (shortest for the float32 value); everything after
+# that is whole-array numpy string work.
+
+_S = np.strings
+
+
+def _shortest_raw(values: np.ndarray) -> np.ndarray:
+    """Shortest round-trip text of each value, in repr's or numpy's layout (bytes)."""
+    if values.dtype == np.float64:
+        return np.array(list(map(repr, values.tolist())), dtype="S") if len(values) else (
+            np.zeros(0, "S1"))
+    return values.astype("S")
+
+
+def _digits_and_point(raw: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                 np.ndarray]:
+    """(digits, k, p) of finite values' texts: the significant digits without leading or
+    trailing zeros, their count k, and p, the count of digits before the decimal point
+    (value = 0.digits * 10**p)."""
+    body = np.where(neg, _S.slice(raw, 1, None), raw)
+    mant, _, exp = _S.partition(body, b"e")
+    exp10 = np.zeros(len(raw), np.int64)
+    has_e = _S.str_len(exp) > 0
+    if has_e.any():
+        exp10[has_e] = _S.replace(exp[has_e], b"+", b"").astype(np.int64)
+    ip, _, fp = _S.partition(mant, b".")
+    joined = _S.add(ip, fp)
+    stripped = _S.lstrip(joined, b"0")
+    lead = (_S.str_len(joined) - _S.str_len(stripped)).astype(np.int64)
+    digits = _S.rstrip(stripped, b"0")
+    k = _S.str_len(digits).astype(np.int64)
+    p = _S.str_len(ip).astype(np.int64) + exp10 - lead
+    return digits, k, p
+
+
+def _relayout(raw: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Finite values' shortest texts in Arrow's layout."""
+    digits, k, p = _digits_and_point(raw, neg)
+    x = p - 1
+    out = np.empty(len(raw), dtype=f"S{raw.dtype.itemsize + 8}")
+    positional = (x >= -6) & (x < 10)
+    m = positional & (p <= 0)
+    if m.any():  # 0.000ddd
+        out[m] = _S.add(_S.add(b"0.", _S.multiply(b"0", -p[m])), digits[m])
+    m = positional & (p > 0) & (p < k)
+    if m.any():  # dd.ddd
+        out[m] = _S.add(_S.add(_S.slice(digits[m], 0, p[m]), b"."),
+                        _S.slice(digits[m], p[m], None))
+    m = positional & (p >= k)
+    if m.any():  # ddd000
+        out[m] = _S.add(digits[m], _S.multiply(b"0", p[m] - k[m]))
+    m = ~positional
+    if m.any():  # d.ddde+x
+        d = digits[m]
+        tail = np.where(k[m] > 1, _S.add(b".", _S.slice(d, 1, None)), b"")
+        sign = np.where(x[m] >= 0, b"e+", b"e-")
+        out[m] = _S.add(_S.add(_S.add(_S.slice(d, 0, 1), tail), sign),
+                        np.abs(x[m]).astype("S"))
+    out[k == 0] = b"0"
+    if neg.any():
+        out[neg] = _S.add(b"-", out[neg])
+    return out
+
+
+def _float_text(values: np.ndarray) -> np.ndarray:
+    """float32/float64 values as Arrow's text (bytes array).
+
+    >>> _float_text(np.array([0.1, 1e20, 1e-7, 1.0, -0.0, 3e10, 1e-6])).tolist()
+    [b'0.1', b'1e+20', b'1e-7', b'1', b'-0', b'3e+10', b'0.000001']
+    """
+    raw = _shortest_raw(values)
+    finite = np.isfinite(values)
+    if values.dtype == np.float64:
+        # repr already is Arrow's text for values written positionally with a fraction and
+        # -4 <= exponent < 10, and whole numbers there (and zeros) only lose repr's ".0";
+        # the rest are laid out again
+        mag = np.abs(values)
+        positional = (mag >= 1e-4) & (mag < 1e10) | (mag == 0)
+        whole = positional & _S.endswith(raw, b".0")
+        need = finite & ~positional
+        if whole.any():
+            raw = raw.copy()
+            raw[whole] = _S.slice(raw[whole], 0, -2)
+    else:
+        need = finite
+    if not need.any():
+        return raw
+    out = raw.astype(f"S{raw.dtype.itemsize + 8}")
+    out[need] = _relayout(raw[need], np.signbit(values[need]))
+    return out
 
 
 def _reinterpret_wide(arr: Array, raw: np.ndarray, dst: t.DataType, safe: bool) -> Array:

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import types as t
 from ..buffers import unpack_bits
-from ..errors import ArrowInvalid
+from ..errors import ArrowInvalid, NotSupported
 from .base import Array, register_array_class, typed_view
 
 
@@ -316,7 +316,9 @@ class PrimitiveArray(Array):
             return _dates(raw, st.unit)
         if isinstance(st, t.TimeType):
             return _times(raw, st.unit)
-        return _durations(raw, st.unit)
+        if isinstance(st, t.DurationType):
+            return _durations(raw, st.unit)
+        raise NotSupported(f"expected a type with Python values, found {self._type}")
 
     def _storage_dtype(self) -> np.dtype:
         from ..layout import storage_numpy_dtype

@@ -46,7 +46,7 @@ import numpy as np
 from .. import types as t
 from ..buffers import count_set_bits, unpack_bits
 from ..errors import ArrowError, ArrowInvalid
-from ..layout import BufferSpec, Layout, layout_of, required_bytes
+from ..layout import BufferSpec, Layout, children_problem, layout_of, required_bytes
 from .base import Array
 
 __all__ = ["ragged_indices", "validate_array", "view_slices"]
@@ -372,41 +372,25 @@ class _Walk:
                 raise _fail(f"expected child type {fld.type}, found {child.type}", cpath)
         end = array.offset + len(array)
         rule = lay.children
-        if rule == "same":
-            for child, fld in zip(children, fields):
-                if len(child) < end:
-                    raise _fail(
-                        f"child too short: expected length >= {end} (offset + length), "
-                        f"found {len(child)}",
-                        _join(path, fld.name),
-                    )
-        elif rule == "fixed":
-            need = end * storage.list_size  # type: ignore[attr-defined]
-            if len(children[0]) < need:
-                raise _fail(
-                    f"child too short: expected length >= {need} "
-                    f"((offset + length) * list_size), found {len(children[0])}",
-                    _join(path, fields[0].name),
-                )
-        elif rule == "offsets":
+        if rule == "offsets":
             self._check_offset_ends(
                 array, bufs[1], lay.buffers[1], len(children[0]), "child length", path
             )
-        elif rule == "run_end":
-            run_ends, values = children
-            if len(run_ends) != len(values):
-                raise _fail(
-                    f"expected as many run ends as values ({len(values)}), "
-                    f"found {len(run_ends)}",
-                    _join(path, "run_ends"),
-                )
-            if len(array):
-                last = self._last_run_end(run_ends, path)
-                if last < end:
-                    raise _fail(
-                        f"expected the last run end >= {end} (offset + length), found {last}",
-                        _join(path, "run_ends"),
-                    )
+        elif rule in ("same", "fixed", "run_end"):
+            last = None
+            if rule == "run_end" and len(array) and len(children[0]):
+                last = self._last_run_end(children[0], path)
+            # an empty run-end encoded array needs no runs, whatever its offset
+            span = 0 if rule == "run_end" and not len(array) else end
+            problem = children_problem(
+                rule, span, [len(c) for c in children],
+                list_size=getattr(storage, "list_size", 0), last_run_end=last,
+                end_is=" (offset + length)",
+            )
+            if problem is not None:
+                i, message = problem
+                name = "run_ends" if rule == "run_end" else fields[i].name
+                raise _fail(message, _join(path, name))
         if isinstance(storage, t.DictionaryType):
             dictionary = array.dictionary
             if not isinstance(dictionary, Array):

@@ -210,7 +210,7 @@ class _Version(argparse.Action):
     """``--version``: the package's version, looked up only when asked for."""
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
-        from .. import __version__
+        from .._version import __version__
 
         print(f"quiver {__version__}")
         parser.exit()

@@ -9,14 +9,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .. import errors as E
 from ..ipc import metadata as md
 from ..ipc.decoder import END, NEED_DATA, MessageDecoder, RawMessage
 from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
 from ..ipc.framing import FILE_HEADER
-from ..ipc.index import scan_messages
 from ._common import Input
 
 _PIPE_READ = 1 << 16
@@ -243,30 +240,3 @@ def _stream_batches(messages: Iterator[RawMessage], loader: Any, out: Batches) -
                 offset=raw.offset,
                 message_index=raw.index,
             )
-
-
-def continuation_markers(data: Any) -> np.ndarray:
-    """Absolute offsets of every 8-byte aligned continuation marker (0xFFFFFFFF) in
-    ``data``: where messages written by any current writer may start."""
-    count = len(data) // 8
-    if count <= 0:
-        return np.zeros(0, dtype=np.int64)
-    words = np.frombuffer(data, dtype="<u4", count=count * 2)[::2]
-    return np.flatnonzero(words == 0xFFFFFFFF).astype(np.int64) * 8
-
-
-def resync(data: Any, after: int, end: int, markers: np.ndarray,
-           hints: Sequence[int] = ()) -> int | None:
-    """The offset of the first message after ``after`` that frames and decodes whole
-    (trying the ``hints``, e.g. footer Block offsets, first), or None."""
-    candidates = [o for o in hints if after < o < end]
-    candidates += markers[(markers > after) & (markers < end)].tolist()
-    read_at = lambda o, n: data[o : o + n]  # noqa: E731
-    for offset in candidates:
-        try:
-            info = next(scan_messages(read_at, end, start=offset), None)
-        except E.ArrowError:
-            continue
-        if info is not None and info.kind in ("record_batch", "dictionary", "schema"):
-            return offset
-    return None

@@ -34,7 +34,8 @@ from ..ipc.framing import EOS, FILE_HEADER, LEGACY_EOS
 from ..ipc.index import MessageInfo, scan_messages
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
 from ._common import CliError, Input, message, open_input, output_path, progress
-from ._read import continuation_markers, kind_of, open_file_decoder, resync
+from ._read import kind_of, open_file_decoder
+from ._resync import continuation_markers, resync
 
 _CODEC_OPTION = {"lz4_frame": "lz4", "zstd": "zstd"}
 

@@ -41,7 +41,8 @@ from ..ipc.framing import FILE_HEADER
 from ..ipc.index import MessageInfo
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
 from ._common import Input, open_input, progress
-from ._read import continuation_markers, kind_of, open_file_decoder, resync
+from ._read import kind_of, open_file_decoder
+from ._resync import continuation_markers, resync
 
 _I32 = struct.Struct("<i")
 

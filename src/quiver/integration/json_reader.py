@@ -45,7 +45,7 @@ from ..array.base import Array
 from ..array.validate import validate_array
 from ..buffers import pack_bits
 from ..errors import ArrowError, FormatError, MetadataError, NotSupported
-from ..layout import layout_of, storage_numpy_dtype
+from ..layout import children_problem, layout_of, storage_numpy_dtype
 
 EXTENSION_NAME = b"ARROW:extension:name"
 EXTENSION_METADATA = b"ARROW:extension:metadata"
@@ -750,14 +750,19 @@ def _check_children(
     st: t.DataType, rule: str, buffers: list[np.ndarray | None], children: list[Array],
     count: int, path: str,
 ) -> None:
-    """Cheap structural checks so that later walks cannot index out of range."""
+    """Structural checks so that later walks cannot index out of range: the child rule
+    shared with the IPC loader and validate_array, then every offset and run end (the JSON
+    values are decoded anyway, so checking them all costs one vectorized pass)."""
     lens = [len(c) for c in children]
-    if rule == "same":
-        short = [i for i, n in enumerate(lens) if n < count]
-        if short:
-            raise FormatError(f"expected child {short[0]} to have at least {count} values, "
-                              f"found {lens[short[0]]}", field_path=path)
-    elif rule in ("offsets", "views"):
+    if rule in ("same", "fixed", "run_end"):
+        last = None
+        if rule == "run_end" and count and lens[0]:
+            last = int(_as_int(children[0].buffers[1], children[0].type.bit_width // 8)[-1])
+        problem = children_problem(rule, count, lens,
+                                   list_size=getattr(st, "list_size", 0), last_run_end=last)
+        if problem is not None:
+            raise FormatError(problem[1], field_path=path)
+    if rule in ("offsets", "views"):
         width = 8 if isinstance(st, (t.LargeListType, t.LargeListViewType)) else 4
         offs = _as_int(buffers[1], width)
         if rule == "offsets":
@@ -769,11 +774,6 @@ def _check_children(
         ):
             raise FormatError(f"expected list offsets within the child's {lens[0]} values, "
                               "found some outside", field_path=path)
-    elif rule == "fixed":
-        need = count * st.list_size  # type: ignore[attr-defined]
-        if lens[0] < need:
-            raise FormatError(f"expected a child of at least {need} values, found {lens[0]}",
-                              field_path=path)
     elif rule == "dense":
         ids = buffers[0].view(np.int8) if buffers[0] is not None else np.zeros(0, np.int8)
         offs = _as_int(buffers[1], 4)
@@ -784,16 +784,11 @@ def _check_children(
                 raise FormatError(f"expected dense union offsets within child {child_index}'s "
                                   f"{lens[child_index]} values, found {int(sel.max())}",
                                   field_path=path)
-    elif rule == "run_end":
-        ends = children[0]
-        if len(ends) != len(children[1]):
-            raise FormatError(f"expected as many run ends as values, found {len(ends)} and "
-                              f"{len(children[1])}", field_path=path)
-        re = _as_int(ends.buffers[1], ends.type.bit_width // 8)
-        if count and (re.size == 0 or np.any(np.diff(re) <= 0) or int(re[0]) <= 0
-                      or int(re[-1]) < count):
-            raise FormatError(f"expected strictly increasing positive run ends reaching "
-                              f"{count}, found {re[:8].tolist()}", field_path=path)
+    elif rule == "run_end" and count:
+        run_ends = _as_int(children[0].buffers[1], children[0].type.bit_width // 8)
+        if np.any(np.diff(run_ends) <= 0) or int(run_ends[0]) <= 0:
+            raise FormatError(f"expected strictly increasing positive run ends, found "
+                              f"{run_ends[:8].tolist()}", field_path=path)
     if isinstance(st, t.UnionType) and st.mode == "sparse":
         ids = buffers[0].view(np.int8) if buffers[0] is not None else np.zeros(0, np.int8)
         _check_type_ids(st, ids, path)

@@ -12,7 +12,10 @@ up to the last offset; view data from the variadic sizes buffer) and no longer. 
 producer's ``ArrowArray`` is moved into an :class:`_Owner` (our own copy of the struct, the
 source's ``release`` set to NULL, as the spec's "move" allows); each buffer's numpy ``base``
 is a small object that references the owner, so the producer's release runs exactly once,
-when the last quiver buffer over its memory is gone.
+when the last quiver buffer over its memory is gone.  Record batches of plain leaf columns
+(the flat fast path below) are not moved: their buffers reference the PyCapsule itself,
+whose destructor releases the array (the PyCapsule protocol's rule), which spares the
+struct copy and a release through ctypes per batch.
 
 >>> import pyarrow as pa
 >>> a = import_array(pa.array([1, None, 3]))
@@ -31,29 +34,31 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
-from ..array.base import Array, make_array
+from ..array.base import _ARRAY_CLASSES, Array, make_array
+from ..array.concat import concat_arrays
+from ..array.validate import validate_array
+from ..batch import RecordBatch, Table
 from ..buffers import empty_buffer
+from ..cdata import capsule as c
+from ..cdata.schema import (  # noqa: F401 - schema import lives at the types layer
+    _FIELD_CACHE,
+    MAX_DEPTH,
+    _field_from_capsule,
+    _field_from_struct,
+    _schema_capsule,
+    _schema_of,
+    export_schema,
+    import_field,
+    import_schema,
+    import_type,
+    peek_field,
+)
+from ..cdata.stream import export_stream
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
 from ..layout import layout_of
-from . import cdata as c
-
-MAX_DEPTH = 200
-
 
 # --------------------------------------------------------------------------------------
 # getting capsules out of objects
-
-
-def _schema_capsule(obj: Any) -> Any:
-    if type(obj).__name__ == "PyCapsule":
-        return obj
-    method = getattr(obj, "__arrow_c_schema__", None)
-    if method is None:
-        raise ArrowTypeError(
-            f"expected an object with __arrow_c_schema__ or an arrow_schema capsule, "
-            f"found {type(obj).__name__}"
-        )
-    return method()
 
 
 def is_capsule_pair(obj: Any) -> bool:
@@ -76,213 +81,8 @@ def _array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
             f"found {type(obj).__name__}"
         )
     if requested_schema is not None:
-        from .export import export_schema
-
         return method(requested_schema=export_schema(requested_schema))
     return method()
-
-
-# --------------------------------------------------------------------------------------
-# schemas
-
-
-def _child_pointers(ptr_table: Any, n: int, what: str, path: str) -> list[Any]:
-    if n < 0:
-        raise ArrowInvalid(f"expected a non-negative n_children, found {n}", field_path=path)
-    if n and not ptr_table:
-        raise ArrowInvalid(
-            f"expected a {what} children table for {n} children, found NULL", field_path=path
-        )
-    out = []
-    for i in range(n):
-        p = ptr_table[i]
-        if not p:
-            raise ArrowInvalid(f"expected child {i} to be non-NULL, found NULL", field_path=path)
-        out.append(p.contents)
-    return out
-
-
-def _read_field(s: c.ArrowSchema, path: str, depth: int) -> t.Field:
-    if depth > MAX_DEPTH:
-        raise ArrowInvalid(
-            f"expected type nesting of at most {MAX_DEPTH} levels, found deeper", field_path=path
-        )
-    if not s.release:
-        raise ArrowInvalid("expected a live ArrowSchema, found a released one", field_path=path)
-    fmt = c.c_string(s.format)
-    if fmt is None:
-        raise ArrowInvalid("expected a format string, found NULL", field_path=path)
-    raw_name = c.c_string(s.name) or b""
-    try:
-        name = raw_name.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ArrowInvalid(
-            f"expected a UTF-8 field name, found {raw_name!r}", field_path=path
-        ) from None
-    here = f"{path}.{name}" if path else name
-    metadata = c.decode_metadata(s.metadata, here)
-    flags = int(s.flags)
-    children = [
-        _read_field(ch, here, depth + 1)
-        for ch in _child_pointers(s.children, int(s.n_children), "schema", here)
-    ]
-    if s.dictionary:
-        if children:
-            raise ArrowInvalid(
-                f"expected no children on a dictionary index schema, found {len(children)}",
-                field_path=here,
-            )
-        index_type = c.parse_format(fmt, [], here, flags)
-        if not isinstance(index_type, t.IntegerType):
-            raise ArrowInvalid(
-                f"expected an integer dictionary index format, found {fmt!r}", field_path=here
-            )
-        values = _read_field(s.dictionary.contents, here, depth + 1)
-        dtype: t.DataType = t.DictionaryType(
-            index_type, values.type, bool(flags & c.ARROW_FLAG_DICTIONARY_ORDERED)
-        )
-    else:
-        dtype = c.parse_format(fmt, children, here, flags)
-    ext_name = next((v for k, v in metadata if k == c.EXTENSION_NAME_KEY), None)
-    if ext_name is not None:
-        serialized = next((v for k, v in metadata if k == c.EXTENSION_METADATA_KEY), b"")
-        dtype = t.ExtensionType(ext_name.decode("utf-8", "replace"), dtype, serialized)
-        metadata = [
-            (k, v) for k, v in metadata
-            if k not in (c.EXTENSION_NAME_KEY, c.EXTENSION_METADATA_KEY)
-        ]
-    return t.Field(name, dtype, bool(flags & c.ARROW_FLAG_NULLABLE), metadata or None)
-
-
-# Fields already imported, by the bytes that describe them (every node's format, name,
-# metadata and flags): a producer that exports batch after batch of one schema (a Spark
-# sink writing pyarrow batches) has it parsed once.  Reading those bytes costs a third of
-# a full parse.
-_FIELD_CACHE: dict[tuple[Any, ...], t.Field] = {}
-_FIELD_CACHE_SIZE = 256
-_DIGEST_NODES = 512  # wider schemas are parsed every time
-_I32 = struct.Struct("<i")
-
-
-def _metadata_blob(address: int) -> bytes | None:
-    """The raw bytes of a C data metadata block (None when malformed: the full parse
-    then raises the error)."""
-    (count,) = _I32.unpack(ctypes.string_at(address, 4))
-    if count < 0 or count > 10_000:
-        return None
-    pos = address + 4
-    for _ in range(2 * count):
-        (n,) = _I32.unpack(ctypes.string_at(pos, 4))
-        if n < 0:
-            return None
-        pos += 4 + n
-    return ctypes.string_at(address, pos - address)
-
-
-def _digest(address: int, budget: list[int]) -> tuple[Any, ...] | None:
-    """What identifies the schema tree at ``address`` (None: parse it in full)."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        return None
-    (fmt, name, metadata, flags, n_children, children, dictionary, release,
-     _) = c.SCHEMA_STRUCT.unpack(ctypes.string_at(address, c.SCHEMA_STRUCT.size))
-    if not release or not fmt or not 0 <= n_children <= _DIGEST_NODES or (
-        n_children and not children
-    ):
-        return None
-    blob = _metadata_blob(metadata) if metadata else b""
-    if blob is None:
-        return None
-    kids: list[Any] = []
-    if n_children:
-        for p in struct.unpack(f"{n_children}P", ctypes.string_at(children, 8 * n_children)):
-            kid = _digest(p, budget) if p else None
-            if kid is None:
-                return None
-            kids.append(kid)
-    dict_digest = None
-    if dictionary:
-        dict_digest = _digest(dictionary, budget)
-        if dict_digest is None:
-            return None
-    return (
-        ctypes.string_at(fmt),
-        ctypes.string_at(name) if name else None,
-        blob,
-        flags,
-        tuple(kids),
-        dict_digest,
-    )
-
-
-def _field_from_struct(s: c.ArrowSchema) -> t.Field:
-    try:
-        key = _digest(ctypes.addressof(s), [_DIGEST_NODES])
-        if key is not None:
-            hit = _FIELD_CACHE.get(key)
-            if hit is not None:
-                return hit
-        field = _read_field(s, "", 0)
-        if key is not None:
-            if len(_FIELD_CACHE) >= _FIELD_CACHE_SIZE:
-                _FIELD_CACHE.clear()
-            _FIELD_CACHE[key] = field
-        return field
-    finally:
-        if s.release:
-            s.release(ctypes.byref(s))
-
-
-def _field_from_capsule(capsule: Any) -> t.Field:
-    address = c.capsule_address(capsule, c.SCHEMA_CAPSULE)
-    return _field_from_struct(c.ArrowSchema.from_address(address))
-
-
-def peek_field(obj: Any) -> t.Field:
-    """Read a schema capsule (or ``__arrow_c_schema__``) without releasing a raw capsule.
-
-    For ``requested_schema`` capsules, which stay the caller's to reuse and release.
-    """
-    if type(obj).__name__ != "PyCapsule":
-        return import_field(obj)
-    address = c.capsule_address(obj, c.SCHEMA_CAPSULE)
-    return _read_field(c.ArrowSchema.from_address(address), "", 0)
-
-
-def import_field(obj: Any) -> t.Field:
-    """A quiver Field from an ``arrow_schema`` capsule or an object with ``__arrow_c_schema__``.
-
-    >>> import pyarrow as pa
-    >>> str(import_field(pa.field("x", pa.list_(pa.int8()), nullable=False)))
-    'x: list<item: int8> not null'
-    """
-    return _field_from_capsule(_schema_capsule(obj))
-
-
-def import_type(obj: Any) -> t.DataType:
-    """A quiver DataType from anything that speaks ``__arrow_c_schema__``.
-
-    >>> import pyarrow as pa
-    >>> import_type(pa.timestamp("ms", "UTC"))
-    DataType(timestamp[ms, tz=UTC])
-    """
-    return import_field(obj).type
-
-
-def _schema_of(f: t.Field) -> t.Schema:
-    if not isinstance(f.type, t.StructType):
-        raise ArrowTypeError(f"expected a struct ('+s') schema for a record batch, found {f.type}")
-    return t.Schema(f.type.fields, f.metadata)
-
-
-def import_schema(obj: Any) -> t.Schema:
-    """A quiver Schema from a struct-typed ``__arrow_c_schema__`` (pyarrow Schema, ...).
-
-    >>> import pyarrow as pa
-    >>> import_schema(pa.schema([("a", pa.int32())], metadata={"k": "v"})).metadata
-    KeyValueMetadata([(b'k', b'v')])
-    """
-    return _schema_of(import_field(obj))
 
 
 # --------------------------------------------------------------------------------------
@@ -530,8 +330,6 @@ def _validated(array: Array, validate: str) -> Array:
         raise ArrowInvalidArgument(
             f"expected validate to be one of {VALIDATE_LEVELS}, found {validate!r}"
         )
-    from ..array.validate import validate_array
-
     validate_array(array, full=validate == "full")
     return array
 
@@ -553,8 +351,6 @@ def _concat(chunks: list[Array], dtype: t.DataType) -> Array:
             f"expected at least one chunk to build a {dtype} array, found none; "
             "use import_stream to read an empty stream"
         )
-    from ..array.concat import concat_arrays
-
     return concat_arrays(chunks)
 
 
@@ -592,13 +388,7 @@ def _batch_from_struct(field: t.Field, array: Array) -> Any:
 
 
 def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> Any:
-    """A quiver RecordBatch (``quiver.batch``), or a clear error while it does not exist."""
-    try:
-        from ..batch import RecordBatch
-    except ImportError:
-        raise NotSupported(
-            "quiver.batch.RecordBatch is not available; import arrays with import_array"
-        ) from None
+    """A quiver RecordBatch of ``columns`` (checked against ``schema``)."""
     return RecordBatch(schema, columns, num_rows)
 
 
@@ -631,11 +421,14 @@ class BatchImporter:
                 schema = self._target
             self._field, self._schema, self._schema_obj = field, schema, schema_obj
             self._leaves = _leaf_plan(schema)
-        owner = _move_array(capsules[1])
         if self._leaves is not None:
-            fast = _import_leaves(owner, self._leaves, schema)  # type: ignore[arg-type]
+            # the views keep the capsule alive, whose destructor releases the array
+            capsule = capsules[1]
+            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
+            fast = _import_leaves(capsule, address, self._leaves, schema)  # type: ignore[arg-type]
             if fast is not None:
                 return fast
+        owner = _move_array(capsules[1])
         array = _build(owner.struct, field.type, owner, "", 0)
         if array.null_count:
             raise ArrowInvalid(
@@ -666,25 +459,30 @@ def _windows(spans: list[tuple[int, int]], owner: _Owner) -> dict[int, tuple[int
     """For each buffer start, (window start, window view): buffers lying near each other
     (gaps below _WINDOW_GAP, a window at most _WINDOW_MAX) share one view."""
     out: dict[int, tuple[int, np.ndarray]] = {}
-    starts: list[int] = []
+    group: list[int] = []
     lo = hi = 0
-    for start, end in sorted(spans):
-        if starts and (start - hi > _WINDOW_GAP or end - lo > _WINDOW_MAX):
-            window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-            out.update((s, (lo, window)) for s in starts)
-            starts = []
-        if not starts:
-            lo, hi = start, end
-        starts.append(start)
-        hi = max(hi, end)
-    if starts:
-        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-        out.update((s, (lo, window)) for s in starts)
+    for start, stop in sorted(spans):
+        if group and (start - hi > _WINDOW_GAP or stop - lo > _WINDOW_MAX):
+            entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
+            for address in group:
+                out[address] = entry
+            group = []
+        if not group:
+            lo = hi = start
+        group.append(start)
+        if stop > hi:
+            hi = stop
+    if group:
+        entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
+        for address in group:
+            out[address] = entry
     return out
 
 
 def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
-    """Per column (type, buffer kinds, widths), or None when a column is not a plain leaf."""
+    """Per column (type, kind, width, buffer table reader, Array class), or None when a
+    column is not a plain leaf.  kind: 0 fixed width values, 1 bits, 2 offsets and data
+    (width is the value or offset width)."""
     plan = []
     for f in schema.fields:
         lay = layout_of(f.type)
@@ -694,72 +492,103 @@ def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
             physical, t.DictionaryType
         ):
             return None
-        plan.append((f.type, kinds, tuple(b.byte_width for b in lay.buffers)))
+        kind = {"values": 0, "bits": 1, "offsets": 2}[kinds[1]]
+        width = lay.buffers[1].byte_width
+        table = struct.Struct(f"{len(kinds)}P")
+        plan.append((f.type, kind, width, table, _ARRAY_CLASSES.get(f.type.__class__, Array)))
     return plan
 
 
-def _import_leaves(owner: _Owner, plan: list[tuple[Any, ...]], schema: t.Schema) -> Any:
+def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
+                   schema: t.Schema) -> Any:
+    """The batch at ``address`` (an ArrowArray struct, left unreleased and unmoved) as a
+    RecordBatch whose buffer views keep ``owner`` (the capsule holding it, or an
+    :class:`_Owner`) alive, or None when it is not a batch of plain leaf columns."""
+    # the per-batch cost of a writer fed pyarrow batches: one C read per struct (one for
+    # all the children when they lie side by side, as pyarrow's do), buffer table and
+    # last offset, plain locals, and one numpy view per window of buffers
+    string_at = ctypes.string_at
+    size = c.ARRAY_STRUCT.size
     (length, null_count, offset, _n_buffers, n_children, _buffers, children_address,
-     dictionary, _, _) = c.ARRAY_STRUCT.unpack_from(owner.struct)
-    if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary
+     dictionary, release, _) = c.ARRAY_STRUCT.unpack(string_at(address, size))
+    if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary or not release
             or n_children != len(plan) or not plan or not children_address):
         return None
-    size = c.ARRAY_STRUCT.size
-    pointers = struct.unpack(f"{n_children}P", ctypes.string_at(children_address, 8 * n_children))
+    pointers = struct.unpack(f"{n_children}P", string_at(children_address, 8 * n_children))
+    first = pointers[0]
+    if first and pointers == tuple(range(first, first + size * n_children, size)):
+        structs = list(c.ARRAY_STRUCT.iter_unpack(string_at(first, size * n_children)))
+    else:
+        if not all(pointers):
+            return None
+        structs = [c.ARRAY_STRUCT.unpack(string_at(p, size)) for p in pointers]
     pieces: list[tuple[Any, ...]] = []
     spans: list[tuple[int, int]] = []
     end_of_batch = offset + length
-    for address, (dtype, kinds, widths) in zip(pointers, plan):
-        if not address:
+    for child, (dtype, kind, width, table, cls) in zip(structs, plan):
+        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release, _) = child
+        if (not release or n_buf * 8 != table.size or n_kids or dict_address
+                or n < end_of_batch or off < 0 or not buffers_address):
             return None
-        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release,
-         _) = c.ARRAY_STRUCT.unpack(ctypes.string_at(address, size))
-        if (not release or n_buf != len(kinds) or n_kids or dict_address or n < end_of_batch
-                or off < 0 or not buffers_address):
-            return None
-        addresses = struct.unpack(f"{n_buf}P", ctypes.string_at(buffers_address, 8 * n_buf))
+        addresses = table.unpack(string_at(buffers_address, table.size))
         end = off + n
-        sizes = []
-        for kind, width, buf_address in zip(kinds, widths, addresses):
-            if kind in ("validity", "bits"):
-                nbytes = (end + 7) >> 3
-            elif kind == "values":
-                nbytes = end * width
-            elif kind == "offsets":
-                nbytes = (end + 1) * width
-            else:  # data: up to the last offset
-                last_at = addresses[1] + end * widths[1]
-                (last,) = struct.unpack("<q" if widths[1] == 8 else "<i",
-                                        ctypes.string_at(last_at, widths[1]))
-                if last < 0:
-                    return None
-                nbytes = last
-            if not buf_address:
-                if kind == "validity" and nulls == 0:
-                    sizes.append(0)
-                    continue
-                if nbytes and n:
-                    return None
-            sizes.append(nbytes)
+        validity = addresses[0]
+        if validity:
+            vbytes = (end + 7) >> 3
+            spans.append((validity, validity + vbytes))
+        elif nulls == 0 or not n:
+            vbytes = 0
+        else:
+            return None
+        if kind == 0:
+            sizes = (vbytes, end * width)
+        elif kind == 1:
+            sizes = (vbytes, (end + 7) >> 3)
+        else:
+            (last,) = struct.unpack("<q" if width == 8 else "<i",
+                                    string_at(addresses[1] + end * width, width))
+            if last < 0:
+                return None
+            sizes = (vbytes, (end + 1) * width, last)
+        for buf_address, nbytes in zip(addresses[1:], sizes[1:]):
             if buf_address and nbytes:
                 spans.append((buf_address, buf_address + nbytes))
-        pieces.append((dtype, n, nulls, off, addresses, sizes))
-    windows = _windows(spans, owner)
+            elif nbytes and n:
+                return None
+        pieces.append((cls, dtype, n, nulls, off, addresses, sizes))
+    # buffers lying near each other (gaps below _WINDOW_GAP, a window at most
+    # _WINDOW_MAX) share one view.  When all the gaps together are below _WINDOW_GAP (a
+    # batch whose buffers sit in one body or one arena) that is a single view, found
+    # without sorting; otherwise _windows groups them
+    empty = empty_buffer()
     columns = []
-    for dtype, n, nulls, off, addresses, sizes in pieces:
-        bufs: list[np.ndarray | None] = []
-        for i, (buf_address, nbytes) in enumerate(zip(addresses, sizes)):
-            if not buf_address or not nbytes:
-                bufs.append(None if i == 0 else empty_buffer())
-            else:
-                lo, window = windows[buf_address]
-                bufs.append(window[buf_address - lo : buf_address - lo + nbytes])
-        col = make_array(dtype, n, bufs, (), nulls, off)
-        if offset or n != length:
-            col = col.slice(offset, length)
-        columns.append(col)
-    from ..batch import RecordBatch
-
+    if spans:
+        lo = min([start for start, _ in spans])
+        hi = max([stop for _, stop in spans])
+        total = sum([stop - start for start, stop in spans])
+    if spans and hi - lo <= _WINDOW_MAX and hi - lo - total <= _WINDOW_GAP:
+        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
+        for cls, dtype, n, nulls, off, addresses, sizes in pieces:
+            bufs: list[np.ndarray | None] = [
+                (window[address - lo : address - lo + nbytes] if address and nbytes
+                 else empty) for address, nbytes in zip(addresses, sizes)
+            ]
+            if not sizes[0]:
+                bufs[0] = None
+            col = cls(dtype, n, bufs, (), nulls, off, None)
+            columns.append(col if not offset and n == length else col.slice(offset, length))
+    else:
+        windows = _windows(spans, owner)
+        for cls, dtype, n, nulls, off, addresses, sizes in pieces:
+            bufs = []
+            for i, (buf_address, nbytes) in enumerate(zip(addresses, sizes)):
+                if not buf_address or not nbytes:
+                    bufs.append(None if i == 0 else empty)
+                else:
+                    start, view = windows[buf_address]
+                    bufs.append(view[buf_address - start : buf_address - start + nbytes])
+            col = cls(dtype, n, bufs, (), nulls, off, None)
+            columns.append(col if not offset and n == length else col.slice(offset, length))
     # the columns were built with the schema's own types and checked to the batch length
     return RecordBatch._trusted(schema, columns, length)
 
@@ -796,11 +625,13 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
         # batches of plain leaf columns take the flat fast path (as BatchImporter)
         field = _field_from_capsule(capsules[0])
         schema, plan = _leaf_plan_of(field)
-        owner = _move_array(capsules[1])
         if plan is not None:
-            fast = _import_leaves(owner, plan, schema)
+            capsule = capsules[1]
+            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
+            fast = _import_leaves(capsule, address, plan, schema)
             if fast is not None:
                 return fast
+        owner = _move_array(capsules[1])
         return _batch_from_struct(field, _build(owner.struct, field.type, owner, "", 0))
     field, array = _import_array_field(capsules, validate)
     return _batch_from_struct(field, array)
@@ -900,17 +731,13 @@ class ArrowStreamReader:
         return self.read_next_batch()
 
     def read_all(self) -> Any:
-        """Every remaining batch, as a quiver Table (a list while ``quiver.batch`` lacks it).
+        """Every remaining batch, as a quiver Table.
 
         A stream of arrays gives one Array (chunks concatenated).
         """
         batches = list(self)
         if self._arrays:
             return _concat(batches, self._field.type)
-        try:
-            from ..batch import Table
-        except ImportError:
-            return batches
         return Table.from_batches(batches, schema=self.schema)
 
     def close(self) -> None:
@@ -930,8 +757,6 @@ class ArrowStreamReader:
             self.close()
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        from .export import export_stream
-
         return export_stream(
             self, requested_schema, schema=self._field.type if self._arrays else self.schema
         )
@@ -959,8 +784,6 @@ def import_stream(
             f"found {type(obj).__name__}"
         )
     if requested_schema is not None:
-        from .export import export_schema
-
         capsule = method(requested_schema=export_schema(requested_schema))
     else:
         capsule = method()
@@ -977,8 +800,6 @@ def import_table(obj: Any, requested_schema: Any = None, *, validate: str = "non
     2
     """
     if not hasattr(obj, "__arrow_c_stream__") and hasattr(obj, "__arrow_c_array__"):
-        from ..batch import Table
-
         batch = import_batch(obj, requested_schema, validate=validate)
         return Table.from_batches([batch], schema=batch.schema)
     with import_stream(obj, requested_schema, validate=validate) as reader:

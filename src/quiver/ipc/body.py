@@ -27,7 +27,13 @@ from ..array import Array
 from ..array.base import array_class_for
 from ..array.concat import run_end_window
 from ..buffers import empty_buffer, nbytes_of, pack_bits, unpack_bits
-from ..layout import BufferSpec, Layout, layout_of, required_bytes
+from ..layout import (
+    BufferSpec,
+    Layout,
+    children_problem,
+    layout_of,
+    required_bytes,
+)
 from . import metadata as md
 
 V4 = 3
@@ -459,9 +465,7 @@ class _BodyLoader:
                 bufs[0] = None
             self._check_sizes(node, length, bufs)
             if length and len(bufs) == 3:  # binary and string: offsets inside the data
-                self._check_offsets(
-                    node, bufs[1], node.specs[1].byte_width, length, len(bufs[2])  # type: ignore[arg-type]
-                )
+                self._check_offsets(node, bufs[1], length, len(bufs[2]))  # type: ignore[arg-type]
             return node.array_class(node.dtype, length, bufs, (), null_count, 0, None)
         name = node.name
         if node.v4_validity and self.v4:
@@ -525,56 +529,37 @@ class _BodyLoader:
         bufs: list[np.ndarray | None],
         children: list[Array],
     ) -> None:
-        """The structural checks between an array and its children: O(1) per array."""
+        """The structural checks between an array and its children: O(1) per array
+        (the child rules are :func:`quiver.layout.children_problem`'s)."""
         rule = node.rule
         if not length:
             return
         if rule == "none" and node.variadic is False and len(bufs) == 3:  # binary, string
-            self._check_offsets(node, bufs[1], node.specs[1].byte_width, length, len(bufs[2]))
+            self._check_offsets(node, bufs[1], length, len(bufs[2]))
         elif rule == "offsets":
-            self._check_offsets(node, bufs[1], node.specs[1].byte_width, length, len(children[0]))
-        elif rule == "same":
-            for c in children:
-                if len(c) < length:
-                    raise self.error(
-                        E.BodyError,
-                        f"expected a child of length >= {length}, found {len(c)}",
-                        node.name,
-                    )
-        elif rule == "fixed":
-            if len(children[0]) < length * node.list_size:
-                raise self.error(
-                    E.BodyError,
-                    f"expected a child of length >= {length * node.list_size}, "
-                    f"found {len(children[0])}",
-                    node.name,
-                )
-        elif rule == "run_end":
-            run_ends, values = children
-            if len(run_ends) != len(values) or len(run_ends) == 0:
-                raise self.error(
-                    E.BodyError,
-                    f"expected as many run ends as values (at least 1), found "
-                    f"{len(run_ends)} and {len(values)}",
-                    node.name,
-                )
-            width = run_ends.type.byte_width
-            order = ">" if self.big_endian and not self.swap else "<"
-            last = int(run_ends.buffers[1][(len(run_ends) - 1) * width :][:width]
-                       .view(f"{order}i{width}")[0])
-            if last < length:
-                raise self.error(
-                    E.BodyError,
-                    f"expected the last run end >= {length}, found {last}",
-                    node.name,
-                )
+            self._check_offsets(node, bufs[1], length, len(children[0]))
+        elif rule in ("same", "fixed", "run_end"):
+            last = None
+            if rule == "run_end" and len(children[0]):
+                run_ends = children[0]
+                last = int(self._typed(run_ends.buffers[1], run_ends.type.byte_width,
+                                       len(run_ends) - 1, 1)[0])
+            problem = children_problem(rule, length, [len(c) for c in children],
+                                       list_size=node.list_size or 0, last_run_end=last)
+            if problem is not None:
+                raise self.error(E.BodyError, problem[1], node.name)
+
+    def _typed(self, buf: np.ndarray, width: int, start: int, count: int) -> np.ndarray:
+        """``count`` integers of ``width`` bytes from ``start``, in the body's byte order."""
+        order = ">" if self.big_endian and not self.swap else "<"
+        return buf[start * width : (start + count) * width].view(f"{order}i{width}")
 
     def _check_offsets(
-        self, node: PlanNode, offsets: np.ndarray, width: int, length: int, limit: int
+        self, node: PlanNode, offsets: np.ndarray, length: int, limit: int
     ) -> None:
-        order = ">" if self.big_endian and not self.swap else "<"
-        typed = offsets[: (length + 1) * width].view(f"{order}i{width}")
-        first, last = int(typed[0]), int(typed[length])
+        """The first and last offsets lie in ``0 .. limit`` in order (O(1) reads)."""
+        width = node.specs[1].byte_width
+        first, last = (int(v) for v in self._typed(offsets, width, 0, length + 1)[[0, length]])
         if first < 0 or last < first or last > limit:
             raise self.error(
                 E.BodyError,

@@ -17,9 +17,11 @@ is waited for, and byte offsets in errors are absolute positions in the fed inpu
 
 :class:`StreamDecoder` sits on top: the first message must be a schema; dictionary
 batches update the :class:`~quiver.ipc.dictionaries.DictionaryMemo`; record batches are
-loaded by :mod:`quiver.ipc.body`.  The stream and file readers and the Spark source are
-loops over these two classes.  Property: feeding the same bytes whole or in pieces of any
-size gives the same batches or the same error.
+loaded by :mod:`quiver.ipc.body`.  The stream reader, the Spark source's stream splits
+(:mod:`quiver.spark.plan`) and the command line are loops over these classes; the file
+reader and :class:`~quiver.ipc.file_decoder.FileDecoder` reuse the stream decoder's batch
+loading block by block.  Property: feeding the same bytes whole or in pieces of any size
+gives the same batches or the same error.
 """
 
 from __future__ import annotations

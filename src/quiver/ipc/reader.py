@@ -645,7 +645,7 @@ class RecordBatchFileReader(RecordBatchReader):
             for i in range(start, self.num_record_batches):
                 yield i, self.get_batch(i)
             return
-        from ..filters import batches_may_match, filter_mask
+        from ..filters import batches_may_match, filter_batch
 
         self._check_filter_columns()
         stats = self.statistics
@@ -657,7 +657,7 @@ class RecordBatchFileReader(RecordBatchReader):
                 self.batches_skipped += 1
                 continue
             batch = self.get_batch(i)
-            yield i, batch.filter(filter_mask(batch, dnf))
+            yield i, filter_batch(batch, dnf)
 
     def _check_filter_columns(self) -> None:
         from ..filters import check_filters
@@ -802,7 +802,7 @@ def read_table(
     >>> read_table(sink.getvalue(), filters=[("a", ">", 2)]).column("a").to_pylist()
     [5, 9]
     """
-    from ..filters import filter_mask, normalize
+    from ..filters import filter_batch, normalize
 
     whole, f, owns = _as_memory(source, False)
     try:
@@ -822,7 +822,7 @@ def read_table(
             from ..filters import check_filters
 
             check_filters(dnf, reader.schema)
-        batches = [b.filter(filter_mask(b, dnf)) if dnf else b for b in reader]
+        batches = [filter_batch(b, dnf) if dnf else b for b in reader]
         return Table.from_batches(batches, schema=reader.schema)
 
 

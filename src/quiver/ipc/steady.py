@@ -31,6 +31,7 @@ from .. import types as t
 from ..array.base import unchecked_new_source
 from ..batch import RecordBatch
 from ..errors import ArrowError
+from ..layout import children_problem
 from . import metadata as md
 from .body import PlanNode
 from .framing import PREFIX_PAIR, expected_prefix
@@ -359,14 +360,12 @@ def _take_nested(
             if kind == "fixed":
                 list_size, child_op = op[5:]
                 child = load(child_op)
-                if n and len(child) < n * list_size:
+                if n and children_problem("fixed", n, (len(child),), list_size=list_size):
                     raise _Refuse
                 return cls(dtype, n, (valid,), (child,), z, 0, None)
             children = tuple([load(c) for c in op[5]])
-            if n:
-                for c in children:
-                    if len(c) < n:
-                        raise _Refuse
+            if n and children_problem("same", n, [len(c) for c in children]):
+                raise _Refuse
             return cls(dtype, n, (valid,), children, z, 0, None)
 
         try:

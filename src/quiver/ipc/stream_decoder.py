@@ -4,8 +4,9 @@
 messages their meaning (Columnar spec, "IPC Streaming Format"): the first message is the
 Schema; DictionaryBatch messages update the dictionaries (deltas append, a non-delta for a
 known id replaces it); RecordBatch messages become :class:`quiver.RecordBatch` objects.
-It never does I/O: the stream reader, the file reader's block loop, the Spark source and
-the CLI all drive it.
+It never does I/O: the stream reader and the Spark source's stream splits
+(:mod:`quiver.spark.plan`) drive it; the file reader, :class:`~quiver.ipc.file_decoder.FileDecoder`
+and the CLI reuse its :class:`BatchLoader` block by block.
 
 >>> import quiver as qv, quiver.ipc as ipc
 >>> sink = ipc.BufferOutputStream()

@@ -399,7 +399,7 @@ class _Writer:
         self._dict_blocks: list[md.Block] = []
         self._batch_blocks: list[md.Block] = []
         self._footer_metadata = t.KeyValueMetadata(metadata) if metadata else None
-        self._statistics: list[Any] | None = None  # per-batch statistics (files only)
+        self._statistics: Any = None  # a StatisticsCollector (files only)
         self._plan = compile_write_plan(schema)
         self._last_template: md.RecordBatchTemplate | None = None
         self._importer: Any = None  # interop.import_.BatchImporter, for producers' batches
@@ -503,11 +503,7 @@ class _Writer:
             self._write_dictionaries(columns)
         num_rows = batch.num_rows
         if self._statistics is not None:
-            from .statistics import columns_statistics
-
-            self._statistics.append(
-                columns_statistics(columns, num_rows, len(self._statistics))
-            )
+            self._statistics.add(columns, num_rows)
         md_custom = t.KeyValueMetadata(custom_metadata) if custom_metadata else None
         if self._codec is None:
             nodes, specs, parts, body_length, variadic = assemble_body(
@@ -695,13 +691,15 @@ class _Writer:
         """The footer's custom metadata, with the batches' statistics when kept.  Any
         statistics carried over in the given metadata are dropped: they describe another
         file's batches, and a reader would skip batches by them."""
-        from .statistics import STATISTICS_KEY, encode_statistics
+        meta = self._footer_metadata
+        if meta is None and self._statistics is None:
+            return None  # (without loading the statistics module)
+        from .statistics import STATISTICS_KEY
 
         key = STATISTICS_KEY.encode()
-        meta = self._footer_metadata
         pairs = [(k, v) for k, v in (meta.items() if meta is not None else ()) if k != key]
         if self._statistics:
-            pairs.append((key, encode_statistics(self._statistics, self.schema).encode()))
+            pairs.append((key, self._statistics.encode().encode()))
         elif meta is not None and len(pairs) == len(meta.items()):
             return meta
         return t.KeyValueMetadata(pairs) if pairs else None
@@ -748,7 +746,9 @@ class RecordBatchFileWriter(_Writer):
             sink, schema, _write_options(options, kw), file_format=True, metadata=metadata
         )
         if statistics:
-            self._statistics = []
+            from .statistics import StatisticsCollector
+
+            self._statistics = StatisticsCollector(self.schema)
 
 
 def _write_options(options: IpcWriteOptions | None, kw: dict[str, Any]) -> IpcWriteOptions:

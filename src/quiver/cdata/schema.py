@@ -1,0 +1,348 @@
+"""Schemas through the C data interface, at the types layer: format strings to types and
+``arrow_schema`` capsules (or objects with ``__arrow_c_schema__``) to quiver fields and
+schemas.  Exporting is the types' own ``__arrow_c_schema__`` (:mod:`quiver.types` holds the
+format-string table and builds the schema node; :mod:`quiver.cdata.capsule` the struct).
+
+Spec: CDataInterface.rst ("Data type description -- format strings", "The ArrowSchema
+structure", "Metadata"), PyCapsuleInterface.rst.
+
+>>> import pyarrow as pa
+>>> str(import_field(pa.field("x", pa.list_(pa.int8()), nullable=False)))
+'x: list<item: int8> not null'
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from typing import Any
+
+from .. import types as t
+from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
+from . import capsule as c
+
+MAX_DEPTH = 200
+
+_CODE_UNIT = {v: k for k, v in t.C_UNIT_CODES.items()}
+
+
+def format_of(dtype: t.DataType) -> tuple[bytes, t.DataType]:
+    """The format string of ``dtype``'s physical type and the type whose children follow
+    (:func:`quiver.types.c_format`)."""
+    return t.c_format(dtype)
+
+
+def export_schema(obj: t.DataType | t.Field | t.Schema) -> Any:
+    """An ``arrow_schema`` PyCapsule describing a quiver type, field or schema.
+
+    >>> import quiver as qv, pyarrow as pa
+    >>> pa.Schema._import_from_c_capsule(export_schema(qv.schema([qv.field("a", qv.int8())]))).names
+    ['a']
+    """
+    if not isinstance(obj, (t.DataType, t.Field, t.Schema)):
+        raise ArrowTypeError(
+            f"expected a quiver DataType, Field or Schema to export, found {type(obj).__name__}"
+        )
+    return obj.__arrow_c_schema__()
+
+
+def _int_list(text: bytes, fmt: bytes, path: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(b",")] if text else []
+    except ValueError:
+        raise ArrowInvalid(
+            f"expected comma-separated integers in format {fmt!r}, found {text!r}",
+            field_path=path,
+        ) from None
+
+
+def parse_format(
+    fmt: bytes, children: list[t.Field], path: str = "", flags: int = 0
+) -> t.DataType:
+    """The quiver type for format string ``fmt`` with already-imported child fields.
+
+    Dictionary encoding is applied by the caller (it lives in ``dictionary``, not here).
+    """
+    simple = t.C_SIMPLE_FORMATS.get(fmt)
+    if simple is not None:
+        return simple
+
+    def need(n: int) -> None:
+        if len(children) != n:
+            raise ArrowInvalid(
+                f"expected {n} child schema(s) for format {fmt.decode(errors='replace')!r}, "
+                f"found {len(children)}",
+                field_path=path,
+            )
+
+    try:
+        if fmt.startswith(b"d:"):
+            parts = _int_list(fmt[2:], fmt, path)
+            if len(parts) not in (2, 3):
+                raise ArrowInvalid(
+                    f"expected 'd:precision,scale[,bitwidth]', found {fmt!r}", field_path=path
+                )
+            width = parts[2] if len(parts) == 3 else 128
+            return t.DecimalType(width, parts[0], parts[1])
+        if fmt.startswith(b"w:"):
+            parts = _int_list(fmt[2:], fmt, path)
+            if len(parts) != 1:
+                raise ArrowInvalid(f"expected 'w:bytes', found {fmt!r}", field_path=path)
+            return t.fixed_size_binary(parts[0])
+        if fmt.startswith(b"ts") and len(fmt) >= 4 and fmt[3:4] == b":":
+            unit = _CODE_UNIT.get(fmt[2:3])
+            if unit is not None:
+                tz = fmt[4:].decode("utf-8")
+                return t.timestamp(unit, tz or None)
+        if fmt in t.C_NESTED_CLASSES:
+            if fmt == b"+s":
+                return t.StructType(tuple(children))
+            if fmt == b"+r":
+                need(2)
+                return t.RunEndEncodedType(children[0], children[1])
+            need(1)
+            if fmt == b"+m":
+                entries = children[0]
+                if not isinstance(entries.type, t.StructType) or entries.type.num_fields != 2:
+                    raise ArrowInvalid(
+                        f"expected a map child struct of (key, value), found {entries.type}",
+                        field_path=path,
+                    )
+                return t.MapType(entries, bool(flags & t.C_FLAG_MAP_KEYS_SORTED))
+            return t.C_NESTED_CLASSES[fmt](children[0])
+        if fmt.startswith(b"+w:"):
+            need(1)
+            parts = _int_list(fmt[3:], fmt, path)
+            if len(parts) != 1:
+                raise ArrowInvalid(f"expected '+w:size', found {fmt!r}", field_path=path)
+            return t.FixedSizeListType(children[0], parts[0])
+        if fmt.startswith((b"+ud:", b"+us:")):
+            codes = _int_list(fmt[4:], fmt, path)
+            mode = "dense" if fmt[2:3] == b"d" else "sparse"
+            return t.UnionType(mode, tuple(children), tuple(codes))
+    except (ArrowInvalid, NotSupported):
+        raise
+    except (ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise ArrowInvalid(
+            f"expected a valid type for format {fmt!r}, found an error: {exc}", field_path=path
+        ) from None
+    raise NotSupported(
+        f"C data format string {fmt.decode(errors='replace')!r} is not supported by quiver; "
+        "cast it to a supported type in the producer",
+        field_path=path,
+    )
+
+
+def _schema_capsule(obj: Any) -> Any:
+    if type(obj).__name__ == "PyCapsule":
+        return obj
+    method = getattr(obj, "__arrow_c_schema__", None)
+    if method is None:
+        raise ArrowTypeError(
+            f"expected an object with __arrow_c_schema__ or an arrow_schema capsule, "
+            f"found {type(obj).__name__}"
+        )
+    return method()
+
+
+# --------------------------------------------------------------------------------------
+# schemas
+
+
+def _child_pointers(ptr_table: Any, n: int, what: str, path: str) -> list[Any]:
+    if n < 0:
+        raise ArrowInvalid(f"expected a non-negative n_children, found {n}", field_path=path)
+    if n and not ptr_table:
+        raise ArrowInvalid(
+            f"expected a {what} children table for {n} children, found NULL", field_path=path
+        )
+    out = []
+    for i in range(n):
+        p = ptr_table[i]
+        if not p:
+            raise ArrowInvalid(f"expected child {i} to be non-NULL, found NULL", field_path=path)
+        out.append(p.contents)
+    return out
+
+
+def _read_field(s: c.ArrowSchema, path: str, depth: int) -> t.Field:
+    if depth > MAX_DEPTH:
+        raise ArrowInvalid(
+            f"expected type nesting of at most {MAX_DEPTH} levels, found deeper", field_path=path
+        )
+    if not s.release:
+        raise ArrowInvalid("expected a live ArrowSchema, found a released one", field_path=path)
+    fmt = c.c_string(s.format)
+    if fmt is None:
+        raise ArrowInvalid("expected a format string, found NULL", field_path=path)
+    raw_name = c.c_string(s.name) or b""
+    try:
+        name = raw_name.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ArrowInvalid(
+            f"expected a UTF-8 field name, found {raw_name!r}", field_path=path
+        ) from None
+    here = f"{path}.{name}" if path else name
+    metadata = c.decode_metadata(s.metadata, here)
+    flags = int(s.flags)
+    children = [
+        _read_field(ch, here, depth + 1)
+        for ch in _child_pointers(s.children, int(s.n_children), "schema", here)
+    ]
+    if s.dictionary:
+        if children:
+            raise ArrowInvalid(
+                f"expected no children on a dictionary index schema, found {len(children)}",
+                field_path=here,
+            )
+        index_type = parse_format(fmt, [], here, flags)
+        if not isinstance(index_type, t.IntegerType):
+            raise ArrowInvalid(
+                f"expected an integer dictionary index format, found {fmt!r}", field_path=here
+            )
+        values = _read_field(s.dictionary.contents, here, depth + 1)
+        dtype: t.DataType = t.DictionaryType(
+            index_type, values.type, bool(flags & t.C_FLAG_DICTIONARY_ORDERED)
+        )
+    else:
+        dtype = parse_format(fmt, children, here, flags)
+    ext_name = next((v for k, v in metadata if k == t.C_EXTENSION_NAME_KEY), None)
+    if ext_name is not None:
+        serialized = next((v for k, v in metadata if k == t.C_EXTENSION_METADATA_KEY), b"")
+        dtype = t.ExtensionType(ext_name.decode("utf-8", "replace"), dtype, serialized)
+        metadata = [
+            (k, v) for k, v in metadata
+            if k not in (t.C_EXTENSION_NAME_KEY, t.C_EXTENSION_METADATA_KEY)
+        ]
+    return t.Field(name, dtype, bool(flags & t.C_FLAG_NULLABLE), metadata or None)
+
+
+# Fields already imported, by the bytes that describe them (every node's format, name,
+# metadata and flags): a producer that exports batch after batch of one schema (a Spark
+# sink writing pyarrow batches) has it parsed once.  Reading those bytes costs a third of
+# a full parse.
+_FIELD_CACHE: dict[tuple[Any, ...], t.Field] = {}
+_FIELD_CACHE_SIZE = 256
+_DIGEST_NODES = 512  # wider schemas are parsed every time
+_I32 = struct.Struct("<i")
+
+
+def _metadata_blob(address: int) -> bytes | None:
+    """The raw bytes of a C data metadata block (None when malformed: the full parse
+    then raises the error)."""
+    (count,) = _I32.unpack(ctypes.string_at(address, 4))
+    if count < 0 or count > 10_000:
+        return None
+    pos = address + 4
+    for _ in range(2 * count):
+        (n,) = _I32.unpack(ctypes.string_at(pos, 4))
+        if n < 0:
+            return None
+        pos += 4 + n
+    return ctypes.string_at(address, pos - address)
+
+
+def _digest(address: int, budget: list[int]) -> tuple[Any, ...] | None:
+    """What identifies the schema tree at ``address`` (None: parse it in full)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
+    (fmt, name, metadata, flags, n_children, children, dictionary, release,
+     _) = c.SCHEMA_STRUCT.unpack(ctypes.string_at(address, c.SCHEMA_STRUCT.size))
+    if not release or not fmt or not 0 <= n_children <= _DIGEST_NODES or (
+        n_children and not children
+    ):
+        return None
+    blob = _metadata_blob(metadata) if metadata else b""
+    if blob is None:
+        return None
+    kids: list[Any] = []
+    if n_children:
+        for p in struct.unpack(f"{n_children}P", ctypes.string_at(children, 8 * n_children)):
+            kid = _digest(p, budget) if p else None
+            if kid is None:
+                return None
+            kids.append(kid)
+    dict_digest = None
+    if dictionary:
+        dict_digest = _digest(dictionary, budget)
+        if dict_digest is None:
+            return None
+    return (
+        ctypes.string_at(fmt),
+        ctypes.string_at(name) if name else None,
+        blob,
+        flags,
+        tuple(kids),
+        dict_digest,
+    )
+
+
+def _field_from_struct(s: c.ArrowSchema) -> t.Field:
+    try:
+        key = _digest(ctypes.addressof(s), [_DIGEST_NODES])
+        if key is not None:
+            hit = _FIELD_CACHE.get(key)
+            if hit is not None:
+                return hit
+        field = _read_field(s, "", 0)
+        if key is not None:
+            if len(_FIELD_CACHE) >= _FIELD_CACHE_SIZE:
+                _FIELD_CACHE.clear()
+            _FIELD_CACHE[key] = field
+        return field
+    finally:
+        if s.release:
+            s.release(ctypes.byref(s))
+
+
+def _field_from_capsule(capsule: Any) -> t.Field:
+    address = c.capsule_address(capsule, c.SCHEMA_CAPSULE)
+    return _field_from_struct(c.ArrowSchema.from_address(address))
+
+
+def peek_field(obj: Any) -> t.Field:
+    """Read a schema capsule (or ``__arrow_c_schema__``) without releasing a raw capsule.
+
+    For ``requested_schema`` capsules, which stay the caller's to reuse and release.
+    """
+    if type(obj).__name__ != "PyCapsule":
+        return import_field(obj)
+    address = c.capsule_address(obj, c.SCHEMA_CAPSULE)
+    return _read_field(c.ArrowSchema.from_address(address), "", 0)
+
+
+def import_field(obj: Any) -> t.Field:
+    """A quiver Field from an ``arrow_schema`` capsule or an object with ``__arrow_c_schema__``.
+
+    >>> import pyarrow as pa
+    >>> str(import_field(pa.field("x", pa.list_(pa.int8()), nullable=False)))
+    'x: list<item: int8> not null'
+    """
+    return _field_from_capsule(_schema_capsule(obj))
+
+
+def import_type(obj: Any) -> t.DataType:
+    """A quiver DataType from anything that speaks ``__arrow_c_schema__``.
+
+    >>> import pyarrow as pa
+    >>> import_type(pa.timestamp("ms", "UTC"))
+    DataType(timestamp[ms, tz=UTC])
+    """
+    return import_field(obj).type
+
+
+def _schema_of(f: t.Field) -> t.Schema:
+    if not isinstance(f.type, t.StructType):
+        raise ArrowTypeError(f"expected a struct ('+s') schema for a record batch, found {f.type}")
+    return t.Schema(f.type.fields, f.metadata)
+
+
+def import_schema(obj: Any) -> t.Schema:
+    """A quiver Schema from a struct-typed ``__arrow_c_schema__`` (pyarrow Schema, ...).
+
+    >>> import pyarrow as pa
+    >>> import_schema(pa.schema([("a", pa.int32())], metadata={"k": "v"})).metadata
+    KeyValueMetadata([(b'k', b'v')])
+    """
+    return _schema_of(import_field(obj))

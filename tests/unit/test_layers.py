@@ -1,0 +1,460 @@
+"""The layer order of the package, held by reading every module's imports with ``ast``.
+
+Layers, bottom to top (README, "Architecture"); a module may import its own layer and the
+ones below, never one above:
+
+0. errors      ``errors``, ``_version``, ``cdata.capsule`` (ctypes structs and capsules)
+1. types       ``types``, ``cdata.schema`` (format strings and schema capsules -> types)
+2. layout      ``layout``, ``buffers``
+3. array       ``array/*``, ``cdata.array``, ``tensor`` (a sibling of arrays over buffers)
+4. batch       ``batch``, ``cdata.stream``, ``compute``, ``filters`` (work over arrays and
+               batches; the IPC reader and the Spark source use filters)
+5. ipc         ``ipc/*``
+6. interop     ``interop/*``, ``integration/*`` (other libraries' objects; JSON)
+7. top         ``constructors`` (public factories that take foreign objects), the package
+               ``__init__`` (lazy re-exports), ``spark/*``, ``cli/*``, ``job``, ``__main__``
+
+Every import counts, at module level or inside a function (``if TYPE_CHECKING:`` blocks
+do not), and so does ``importlib.import_module("literal")``.  The test fails, naming the
+module, line and import, when an import (a) points to a higher layer, (b) closes a cycle
+among modules, or (c) sits inside a function without an entry in :data:`LAZY_ALLOWED`:
+function-local imports are for deferring heavy or optional modules only.
+
+:data:`PENDING` lists the violations that remain in modules owned by other work of issue
+12; each entry must still occur (a fixed one must be removed from the list), so the list
+only shrinks.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "quiver"
+
+LAYERS = ["errors", "types", "layout", "array", "batch", "ipc", "interop", "top"]
+
+# module pattern -> layer; the first match wins
+LAYER_OF: list[tuple[str, str]] = [
+    ("quiver.errors", "errors"),
+    ("quiver._version", "errors"),
+    ("quiver.cdata", "errors"),  # the package: a docstring only
+    ("quiver.cdata.capsule", "errors"),
+    ("quiver.types", "types"),
+    ("quiver.cdata.schema", "types"),
+    ("quiver.layout", "layout"),
+    ("quiver.buffers", "layout"),
+    ("quiver.array", "array"),
+    ("quiver.array.*", "array"),
+    ("quiver.cdata.array", "array"),
+    ("quiver.tensor", "array"),
+    ("quiver.batch", "batch"),
+    ("quiver.cdata.stream", "batch"),
+    ("quiver.compute", "batch"),
+    ("quiver.filters", "batch"),
+    ("quiver.ipc", "ipc"),
+    ("quiver.ipc.*", "ipc"),
+    ("quiver.interop", "interop"),
+    ("quiver.interop.*", "interop"),
+    ("quiver.integration", "interop"),
+    ("quiver.integration.*", "interop"),
+    ("quiver", "top"),
+    ("quiver.__main__", "top"),
+    ("quiver.constructors", "top"),
+    ("quiver.spark", "top"),
+    ("quiver.spark.*", "top"),
+    ("quiver.cli", "top"),
+    ("quiver.cli.*", "top"),
+    ("quiver.job", "top"),
+]
+
+# function-local imports that are allowed: (importing module, imported module, why);
+# patterns as fnmatch
+LAZY_ALLOWED: list[tuple[str, str, str]] = [
+    ("*", "pandas*", "pandas: an optional dependency, heavy to import"),
+    ("*", "pyarrow*", "pyarrow: optional, used only to compare or convert"),
+    ("*", "pyspark*", "pyspark: optional and very heavy (it starts nothing, but imports much)"),
+    ("*", "rich*", "rich: optional, only for progress bars and tables on a terminal"),
+    ("*", "scipy*", "scipy: optional, only for sparse tensor conversion"),
+    ("*", "fcntl", "POSIX only: file locking, absent on Windows"),
+    ("*", "quiver.cdata.*",
+     "ctypes and the C structs, loaded by the __arrow_c_*__ methods on first export (and by "
+     "casts to another library's type), so that importing types, arrays and batches does not"),
+    ("quiver.cli*", "quiver.*",
+     "the command line: each command loads only what it uses (start-up budget of "
+     "benchmarks/bench_cli.py)"),
+    ("quiver.job", "quiver.*", "an entry point: the Spark job loads IPC and Spark when run"),
+    ("quiver.spark", "quiver.spark.*",
+     "the Spark package registers its source on demand, so `import quiver.spark` does not "
+     "import pyspark"),
+    ("quiver.ipc", "importlib", "the PEP 562 hook of quiver.ipc's lazy re-exports"),
+    ("quiver.array", "importlib", "the PEP 562 hook of quiver.array's lazy names"),
+]
+
+# Why the entries of PENDING remain, and what removes them.
+_PANDAS = (
+    "Array/RecordBatch/Table.to_pandas and .from_pandas call the pandas bridge, "
+    "interop/numpy_pandas.py, which another helper is reworking for speed (edits there are "
+    "limited to imports for now): split it, the to-pandas half down to the batch layer (it "
+    "needs only arrays), from-pandas into quiver.constructors"
+)
+_STREAM = (
+    "RecordBatchReader.from_stream imports other libraries' C streams through "
+    "interop/import_.py, whose batch import another helper is reworking: move "
+    "ArrowStreamReader and the array import under quiver.cdata (array and batch layers)"
+)
+_WRITER = (
+    "the IPC writers accept other libraries' schemas and batches by importing interop "
+    "(ipc/writer.py belongs to the sans-io work): coerce in quiver.constructors, or import "
+    "through a batch-level C data import once one exists"
+)
+_CHECKS = (
+    "Array.validate/.equals call array/validate.py and array/equal.py, which import Array "
+    "back for isinstance checks (validate.py belongs to the 'one set of checks' work): "
+    "there, check arrays without importing the class, then import them at module level here"
+)
+_CIRCLE = (
+    "part of the one import circle closed by the pandas, C stream and checks imports above; "
+    "it goes when they do"
+)
+_ARRAY = (
+    "array/ modules of the type-registry work of issue 12 (cast <-> select, lazy helpers): "
+    "hoist the imports there"
+)
+_IPC = (
+    "ipc/ belongs to the ipc-split and sans-io work of issue 12: hoist these imports and "
+    "break the statistics <-> reader/writer circle there"
+)
+_SPARK = "spark/ is outside this change: hoist its cheap imports there"
+_OTHER = "filters.py and integration/ are outside this change: hoist these imports there"
+
+# violations still present in modules that other work of issue 12 owns (or that need
+# another helper's file to change first): (rule, importing module, imported module) -> why
+PENDING: dict[tuple[str, str, str], str] = {
+    ("cycle", "quiver.array.base", "quiver.array.equal"): _CHECKS,
+    ("cycle", "quiver.array.base", "quiver.array.validate"): _CHECKS,
+    ("cycle", "quiver.array.base", "quiver.interop.numpy_pandas"): _PANDAS,
+    ("cycle", "quiver.array.build", "quiver.array.base"): _CIRCLE,
+    ("cycle", "quiver.array.cast", "quiver.array.base"): _CIRCLE,
+    ("cycle", "quiver.array.cast", "quiver.array.select"): _ARRAY,
+    ("cycle", "quiver.array.concat", "quiver.array.base"): _CIRCLE,
+    ("cycle", "quiver.array.equal", "quiver.array.base"): _CHECKS,
+    ("cycle", "quiver.array.equal", "quiver.array.validate"): _CHECKS,
+    ("cycle", "quiver.array.select", "quiver.array.base"): _CIRCLE,
+    ("cycle", "quiver.array.select", "quiver.array.build"): _CIRCLE,
+    ("cycle", "quiver.array.select", "quiver.array.cast"): _ARRAY,
+    ("cycle", "quiver.array.select", "quiver.array.concat"): _CIRCLE,
+    ("cycle", "quiver.array.validate", "quiver.array.base"): _CHECKS,
+    ("cycle", "quiver.batch", "quiver.array.base"): _CIRCLE,
+    ("cycle", "quiver.batch", "quiver.array.build"): _CIRCLE,
+    ("cycle", "quiver.batch", "quiver.array.concat"): _CIRCLE,
+    ("cycle", "quiver.batch", "quiver.array.equal"): _CIRCLE,
+    ("cycle", "quiver.batch", "quiver.array.select"): _CIRCLE,
+    ("cycle", "quiver.batch", "quiver.array.validate"): _CIRCLE,
+    ("cycle", "quiver.batch", "quiver.cdata.stream"): _CIRCLE,
+    ("cycle", "quiver.batch", "quiver.interop"): _STREAM,
+    ("cycle", "quiver.batch", "quiver.interop.numpy_pandas"): _PANDAS,
+    ("cycle", "quiver.cdata.stream", "quiver.array.base"): _CIRCLE,
+    ("cycle", "quiver.interop", "quiver.interop.export"): _CIRCLE,
+    ("cycle", "quiver.interop", "quiver.interop.import_"): _CIRCLE,
+    ("cycle", "quiver.interop", "quiver.interop.numpy_pandas"): _CIRCLE,
+    ("cycle", "quiver.interop.export", "quiver.cdata.stream"): _CIRCLE,
+    ("cycle", "quiver.interop.import_", "quiver.array.base"): _CIRCLE,
+    ("cycle", "quiver.interop.import_", "quiver.array.concat"): _CIRCLE,
+    ("cycle", "quiver.interop.import_", "quiver.array.validate"): _CIRCLE,
+    ("cycle", "quiver.interop.import_", "quiver.batch"): _CIRCLE,
+    ("cycle", "quiver.interop.import_", "quiver.cdata.stream"): _CIRCLE,
+    ("cycle", "quiver.interop.numpy_pandas", "quiver.array.base"): _CIRCLE,
+    ("cycle", "quiver.interop.numpy_pandas", "quiver.array.build"): _CIRCLE,
+    ("cycle", "quiver.interop.numpy_pandas", "quiver.array.cast"): _CIRCLE,
+    ("cycle", "quiver.interop.numpy_pandas", "quiver.array.select"): _CIRCLE,
+    ("cycle", "quiver.interop.numpy_pandas", "quiver.interop.import_"): _CIRCLE,
+    ("cycle", "quiver.ipc.reader", "quiver.ipc.statistics"): _IPC,
+    ("cycle", "quiver.ipc.statistics", "quiver.ipc.reader"): _IPC,
+    ("cycle", "quiver.ipc.statistics", "quiver.ipc.writer"): _IPC,
+    ("cycle", "quiver.ipc.writer", "quiver.ipc.statistics"): _IPC,
+    ("lazy", "quiver.array", "quiver.array.cast"): _ARRAY,
+    ("lazy", "quiver.array", "quiver.array.select"): _ARRAY,
+    ("lazy", "quiver.array.base", "quiver.array.equal"): _CHECKS,
+    ("lazy", "quiver.array.base", "quiver.array.validate"): _CHECKS,
+    ("lazy", "quiver.array.base", "quiver.interop.numpy_pandas"): _PANDAS,
+    ("lazy", "quiver.array.cast", "quiver.array.select"): _ARRAY,
+    ("lazy", "quiver.array.cast", "quiver.buffers"): _ARRAY,
+    ("lazy", "quiver.array.primitive", "quiver.layout"): _ARRAY,
+    ("lazy", "quiver.array.select", "quiver.array.build"): _ARRAY,
+    ("lazy", "quiver.array.select", "quiver.array.cast"): _ARRAY,
+    ("lazy", "quiver.array.select", "quiver.array.concat"): _ARRAY,
+    ("lazy", "quiver.batch", "quiver.interop"): _STREAM,
+    ("lazy", "quiver.batch", "quiver.interop.numpy_pandas"): _PANDAS,
+    ("lazy", "quiver.filters", "decimal"): _OTHER,
+    ("lazy", "quiver.filters", "quiver.array"): _OTHER,
+    ("lazy", "quiver.filters", "quiver.array.build"): _OTHER,
+    ("lazy", "quiver.filters", "quiver.array.cast"): _OTHER,
+    ("lazy", "quiver.filters", "quiver.array.select"): _OTHER,
+    ("lazy", "quiver.filters", "quiver.errors"): _OTHER,
+    ("lazy", "quiver.filters", "quiver.layout"): _OTHER,
+    ("lazy", "quiver.integration", "quiver.ipc"): _OTHER,
+    ("lazy", "quiver.integration.json_reader", "quiver.batch"): _OTHER,
+    ("lazy", "quiver.ipc.body", "quiver.ipc.compression"): _IPC,
+    ("lazy", "quiver.ipc.body", "quiver.ipc.endian"): _IPC,
+    ("lazy", "quiver.ipc.dictionaries", "numpy"): _IPC,
+    ("lazy", "quiver.ipc.dictionaries", "quiver.array.build"): _IPC,
+    ("lazy", "quiver.ipc.dictionaries", "quiver.array.concat"): _IPC,
+    ("lazy", "quiver.ipc.dictionaries", "quiver.buffers"): _IPC,
+    ("lazy", "quiver.ipc.dictionaries", "quiver.layout"): _IPC,
+    ("lazy", "quiver.ipc.file_decoder", "quiver.ipc.stream_decoder"): _IPC,
+    ("lazy", "quiver.ipc.framing", "quiver.errors"): _IPC,
+    ("lazy", "quiver.ipc.reader", "quiver.filters"): _IPC,
+    ("lazy", "quiver.ipc.reader", "quiver.ipc.statistics"): _IPC,
+    ("lazy", "quiver.ipc.statistics", "quiver.ipc.reader"): _IPC,
+    ("lazy", "quiver.ipc.statistics", "quiver.ipc.writer"): _IPC,
+    ("lazy", "quiver.ipc.stream_decoder", "quiver.array.validate"): _IPC,
+    ("lazy", "quiver.ipc.writer", "quiver.interop"): _WRITER,
+    ("lazy", "quiver.ipc.writer", "quiver.interop.import_"): _WRITER,
+    ("lazy", "quiver.ipc.writer", "quiver.ipc.compression"): _IPC,
+    ("lazy", "quiver.ipc.writer", "quiver.ipc.statistics"): _IPC,
+    ("lazy", "quiver.spark", "os"): _SPARK,
+    ("lazy", "quiver.spark", "sys"): _SPARK,
+    ("lazy", "quiver.spark.convert", "quiver.array"): _SPARK,
+    ("lazy", "quiver.spark.convert", "quiver.array.select"): _SPARK,
+    ("lazy", "quiver.spark.paths", "decimal"): _SPARK,
+    ("lazy", "quiver.spark.plan", "quiver.array.build"): _SPARK,
+    ("lazy", "quiver.spark.pushdown", "quiver.filters"): _SPARK,
+    ("lazy", "quiver.spark.sink", "quiver.array.concat"): _SPARK,
+    ("lazy", "quiver.spark.sink", "quiver.buffers"): _SPARK,
+    ("lazy", "quiver.spark.sink", "re"): _SPARK,
+    ("lazy", "quiver.spark.source", "quiver.spark.paths"): _SPARK,
+    ("lazy", "quiver.spark.source", "quiver.spark.pushdown"): _SPARK,
+    ("lazy", "quiver.spark.source", "quiver.spark.sink"): _SPARK,
+    ("upward", "quiver.array.base", "quiver.interop.numpy_pandas"): _PANDAS,
+    ("upward", "quiver.batch", "quiver.interop"): _STREAM,
+    ("upward", "quiver.batch", "quiver.interop.numpy_pandas"): _PANDAS,
+    ("upward", "quiver.ipc.writer", "quiver.interop"): _WRITER,
+    ("upward", "quiver.ipc.writer", "quiver.interop.import_"): _WRITER,
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement: where it is and what it loads."""
+
+    module: str
+    line: int
+    target: str
+    local: bool
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom, known: set[str]) -> list[str]:
+    if node.level:
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        stem = ".".join(base + ([node.module] if node.module else []))
+    else:
+        stem = node.module or ""
+    # ``from pkg import sub`` imports the submodule ``pkg.sub`` when there is one
+    subs = [f"{stem}.{a.name}" for a in node.names if f"{stem}.{a.name}" in known]
+    return subs or [stem]
+
+
+def _imports(path: Path, known: set[str]) -> list[Import]:
+    return _imports_of_source(_module_name(path), path.name == "__init__.py",
+                              path.read_text(encoding="utf-8"), known)
+
+
+def _imports_of_source(module: str, is_package: bool, source: str,
+                       known: set[str]) -> list[Import]:
+    found: list[Import] = []
+
+    def visit(node: ast.AST, local: bool) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child, local)
+            return
+        if isinstance(node, ast.Import):
+            found.extend(Import(module, node.lineno, a.name, local) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.extend(Import(module, node.lineno, target, local)
+                         for target in _resolve(module, is_package, node, known))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.append(Import(module, node.lineno, node.args[0].value, local))
+        inner = local or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(ast.parse(source, module), False)
+    return found
+
+
+def _layer(module: str) -> int:
+    for pattern, layer in LAYER_OF:
+        if fnmatch.fnmatchcase(module, pattern):
+            return LAYERS.index(layer)
+    raise AssertionError(f"expected {module} in LAYER_OF, found no pattern for it")
+
+
+def _all_imports() -> tuple[set[str], list[Import]]:
+    paths = sorted(SRC.rglob("*.py"))
+    known = {_module_name(p) for p in paths}
+    return known, [imp for p in paths for imp in _imports(p, known)]
+
+
+def _internal(imp: Import, known: set[str]) -> str | None:
+    """The quiver module ``imp`` loads (the longest known prefix), or None."""
+    name = imp.target
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan): every edge
+    inside one lies on an import cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            strong(v)
+    return sorted(components)
+
+
+def _violations() -> dict[tuple[str, str, str], str]:
+    known, imports = _all_imports()
+    found: dict[tuple[str, str, str], str] = {}
+    edges: dict[str, set[str]] = {}
+    for imp in imports:
+        target = _internal(imp, known) if imp.target.startswith("quiver") else None
+        where = f"{imp.module} line {imp.line}: imports {imp.target}"
+        if imp.local and not any(
+            fnmatch.fnmatchcase(imp.module, importer) and fnmatch.fnmatchcase(imp.target, what)
+            for importer, what, _ in LAZY_ALLOWED
+        ):
+            found[("lazy", imp.module, target or imp.target)] = (
+                f"{where} inside a function; expected a module-level import (or an entry in "
+                "LAZY_ALLOWED for a heavy optional module)"
+            )
+        if target is None or target == imp.module:
+            continue
+        edges.setdefault(imp.module, set()).add(target)
+        if _layer(target) > _layer(imp.module):
+            found[("upward", imp.module, target)] = (
+                f"{where}; expected layer {LAYERS[_layer(imp.module)]} or below, found "
+                f"layer {LAYERS[_layer(target)]}"
+            )
+    for component in _cycles(edges):
+        members = set(component)
+        for a in component:
+            for b in sorted(edges[a] & members):
+                found[("cycle", a, b)] = (
+                    f"{a} imports {b}, which leads back to it (the circle: "
+                    f"{', '.join(component)})"
+                )
+    return found
+
+
+def test_every_module_has_a_layer() -> None:
+    known, _ = _all_imports()
+    for module in sorted(known):
+        _layer(module)
+
+
+def test_imports_follow_the_layers() -> None:
+    found = _violations()
+    new = {k: v for k, v in found.items() if k not in PENDING}
+    report = []
+    for rule, title in (("upward", "imports of a higher layer"),
+                        ("lazy", "function-local imports"), ("cycle", "import circles")):
+        lines = sorted(v for k, v in new.items() if k[0] == rule)
+        if lines:
+            report += [f"{title}:", *(f"  {line}" for line in lines)]
+    assert not new, "layer violations\n" + "\n".join(report)
+
+
+def test_every_allowance_is_used() -> None:
+    _, imports = _all_imports()
+    unused = [
+        (importer, what)
+        for importer, what, _ in LAZY_ALLOWED
+        if not any(imp.local and fnmatch.fnmatchcase(imp.module, importer)
+                   and fnmatch.fnmatchcase(imp.target, what) for imp in imports)
+    ]
+    assert not unused, f"LAZY_ALLOWED entries that match no import (remove them): {unused}"
+
+
+def test_pending_violations_still_exist() -> None:
+    found = _violations()
+    gone = sorted(k for k in PENDING if k not in found)
+    assert not gone, f"fixed (remove from PENDING): {gone}"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import numpy\ndef f():\n    import pandas\n", [("numpy", False), ("pandas", True)]),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pandas\n",
+         [("typing", False)]),
+        ("import importlib\ndef f():\n    importlib.import_module('quiver.ipc')\n",
+         [("importlib", False), ("quiver.ipc", True)]),
+    ],
+)
+def test_the_import_reader(source: str, expected: list[tuple[str, bool]]) -> None:
+    got = [(i.target, i.local) for i in _imports_of_source("quiver.probe", False, source, set())]
+    assert got == expected
+
+
+def test_cycles_are_found() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(edges) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def _print_violations() -> None:  # pragma: no cover - a helper for editing PENDING
+    for key, why in sorted(_violations().items()):
+        print(key, "#", why)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _print_violations()
