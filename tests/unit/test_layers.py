@@ -92,6 +92,9 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
      "the Spark package registers its source on demand, so `import quiver.spark` does not "
      "import pyspark"),
     ("quiver.ipc", "importlib", "the PEP 562 hook of quiver.ipc's lazy re-exports"),
+    ("quiver.ipc.metadata.decode", "quiver.ipc.metadata.fast",
+     "numpy: the RecordBatch decoder (numpy views) is bound on the first RecordBatch header, "
+     "so that schemas and footers are read without numpy (quiver schema start-up)"),
     ("quiver.array", "importlib", "the PEP 562 hook of quiver.array's lazy names"),
 ]
 
@@ -207,7 +210,6 @@ PENDING: dict[tuple[str, str, str], str] = {
     ("lazy", "quiver.ipc.dictionaries", "quiver.buffers"): _IPC,
     ("lazy", "quiver.ipc.dictionaries", "quiver.layout"): _IPC,
     ("lazy", "quiver.ipc.file_decoder", "quiver.ipc.stream_decoder"): _IPC,
-    ("lazy", "quiver.ipc.framing", "quiver.errors"): _IPC,
     ("lazy", "quiver.ipc.reader", "quiver.filters"): _IPC,
     ("lazy", "quiver.ipc.reader", "quiver.ipc.statistics"): _IPC,
     ("lazy", "quiver.ipc.statistics", "quiver.ipc.reader"): _IPC,
