@@ -169,15 +169,8 @@ class _Encoder:
     file_format = False
 
     def __init__(
-        self,
-        schema: Any,
-        *,
-        options: IpcWriteOptions | None = None,
-        metadata: Any = None,
-        statistics: bool = False,
-        **kw: Any,
+        self, schema: Any, options: IpcWriteOptions, metadata: Any = None, statistics: bool = False
     ) -> None:
-        options = write_options(options, kw)
         schema = as_schema(schema)
         self.schema = schema
         self.options = options
@@ -480,7 +473,7 @@ class StreamEncoder(_Encoder):
     def __init__(
         self, schema: Any, *, options: IpcWriteOptions | None = None, **kw: Any
     ) -> None:
-        super().__init__(schema, options=options, **kw)
+        super().__init__(schema, write_options(options, kw))
 
 
 class FileEncoder(_Encoder):
@@ -500,8 +493,7 @@ class FileEncoder(_Encoder):
         statistics: bool = False,
         **kw: Any,
     ) -> None:
-        super().__init__(schema, options=options, metadata=metadata, statistics=statistics,
-                         **kw)
+        super().__init__(schema, write_options(options, kw), metadata, statistics)
 
     def end(self) -> list[Any]:
         """End of stream, the Footer, its length and the magic."""
