@@ -145,8 +145,8 @@ def test_parts_are_views_of_the_batch_buffers() -> None:
     parts = enc.write_batch(big)
     values = np.asarray(big.column(0))
     assert any(
-        isinstance(p, np.ndarray) and np.shares_memory(p, values)
-        or isinstance(p, memoryview) and np.shares_memory(np.asarray(p), values)
+        (isinstance(p, np.ndarray) and np.shares_memory(p, values))
+        or (isinstance(p, memoryview) and np.shares_memory(np.asarray(p), values))
         for p in parts[1:]
     )
 

@@ -159,10 +159,10 @@ def test_a_bad_metadata_length_names_the_block_in_the_decoder_and_the_reader(
     start, n = dec.footer_range(data[-TRAILER_SIZE:], len(data))
     dec.read_footer(bytes(data[start : start + n]), start)
     offset, n = dec.block_range(block, 1)
-    with pytest.raises(error, match="metaDataLength .* of record batch block 1") as got:
+    with pytest.raises(error, match=r"metaDataLength .* of record batch block 1") as got:
         dec.read_record_batch(1, bytes(data[offset : offset + n]))
     assert got.value.offset == block.offset + at
-    with pytest.raises(error, match="metaDataLength .* of record batch block 1") as again:
+    with pytest.raises(error, match=r"metaDataLength .* of record batch block 1") as again:
         ipc.open_file(bytes(data)).get_batch(1)
     assert str(again.value) == str(got.value)
 
@@ -175,8 +175,8 @@ def test_the_reader_checks_the_block_limits_through_the_decoder() -> None:
 
 
 def test_the_reader_hints_at_the_stream_reader_and_foreign_bytes() -> None:
-    with pytest.raises(E.FramingError, match="looks like an IPC stream: open it with "
-                       "quiver.ipc.open_stream"):
+    with pytest.raises(E.FramingError, match=r"looks like an IPC stream: open it with "
+                       r"quiver\.ipc\.open_stream"):
         FileDecoder.check_header(b"\xff\xff\xff\xff\x10\x00\x00\x00", hint_reader=True)
     with pytest.raises(E.FramingError, match="a Parquet file"):
         FileDecoder.check_header(b"PAR1\x15\x04\x15\x00", hint_reader=True)
