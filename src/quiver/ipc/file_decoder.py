@@ -105,14 +105,14 @@ class FileDecoder:
         """Check the first bytes (at least 6) for the file magic ``ARROW1``.
 
         With ``hint_reader`` (the file reader), the error names ``open_stream`` for a
-        stream and says what other bytes look like (:func:`~quiver.ipc.framing.describe_foreign`,
-        from up to 32 bytes of ``head``).
+        stream and says what other bytes look like (from up to 32 bytes of ``head``, by
+        :func:`~quiver.ipc.framing.describe_foreign`).
 
-        >>> FileDecoder.check_header(b"\xff\xff\xff\xff\x08\x00\x00\x00")
+        >>> FileDecoder.check_header(b"\\xff\\xff\\xff\\xff\\x08\\x00\\x00\\x00")
         Traceback (most recent call last):
         ...
         quiver.errors.FramingError: expected the file magic b'ARROW1' at the start, \
-found b'\xff\xff\xff\xff\x08\x00'; this looks like an IPC stream (at byte offset 0)
+found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte offset 0)
         """
         magic = bytes(head[: len(MAGIC)])
         if magic == MAGIC:
