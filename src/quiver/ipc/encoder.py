@@ -58,7 +58,7 @@ _I32 = struct.Struct("<i")
 
 #: one encoded message: the parts to write (``parts[0]`` the framed metadata, the rest
 #: its body) and the body length
-Message = tuple[list[Any], int]
+EncodedMessage = tuple[list[Any], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +157,7 @@ def _plain_header(
     )
 
 
-def _flatten(messages: list[Message]) -> list[Any]:
+def _flatten(messages: list[EncodedMessage]) -> list[Any]:
     if len(messages) == 1:
         return messages[0][0]
     return [part for parts, _ in messages for part in parts]
@@ -234,7 +234,7 @@ class _Encoder:
 
     # -- messages -------------------------------------------------------------------------
 
-    def _message(self, message: md.Message, parts: list[Any], body_length: int) -> Message:
+    def _message(self, message: md.Message, parts: list[Any], body_length: int) -> EncodedMessage:
         """Frame ``message`` into ``parts[0]`` (a placeholder) and count its bytes."""
         parts[0] = framed = frame_message(md.encode_message(message))
         self.position += len(framed) + body_length
@@ -320,7 +320,7 @@ class _Encoder:
 
     def batch_messages(
         self, batch: Any, custom_metadata: Any = None, *, pipeline_from: int | None = None
-    ) -> list[Any]:
+    ) -> list[EncodedMessage | PipelinedBatch]:
         """The messages of one batch, each ``(parts, body_length)``: the dictionary batches
         it needs, then the record batch.  With ``pipeline_from`` (for an output that can
         go back and rewrite, such as a real file), a compressed record batch of at least
@@ -328,7 +328,9 @@ class _Encoder:
         is compressed as it is written (with ``use_threads`` only)."""
         self._check_open("write_batch")
         columns, plan, num_rows = self._columns(batch)
-        out: list[Any] = self._dictionary_messages(columns) if self._dicts.ids else []
+        out: list[EncodedMessage | PipelinedBatch] = []
+        if self._dicts.ids:
+            out += self._dictionary_messages(columns)
         if self._statistics is not None:
             from .statistics import columns_statistics
 
@@ -368,7 +370,7 @@ class _Encoder:
             self.record_batch_blocks.append(md.Block(start, len(parts[0]), body_length))
         return out
 
-    def _dictionary_messages(self, columns: list[Any]) -> list[Message]:
+    def _dictionary_messages(self, columns: list[Any]) -> list[EncodedMessage]:
         """The DictionaryBatch messages ``columns`` need first; unification may re-encode
         columns in place."""
         messages, recoded = self._dicts.batches_for(columns)
@@ -477,8 +479,8 @@ class StreamEncoder(_Encoder):
 
 
 class FileEncoder(_Encoder):
-    """Encodes the IPC file format; the Blocks of the footer are counted from the sizes
-    given out.  ``metadata`` becomes the footer's custom metadata; with
+    """Encodes the IPC file format; the Blocks of the footer (``dictionary_blocks``,
+    ``record_batch_blocks``) are counted from the sizes given out (``position``).  ``metadata`` becomes the footer's custom metadata; with
     ``statistics=True`` each batch's statistics go in the footer
     (:mod:`quiver.ipc.statistics`)."""
 
