@@ -480,9 +480,9 @@ class StreamEncoder(_Encoder):
 
 class FileEncoder(_Encoder):
     """Encodes the IPC file format; the Blocks of the footer (``dictionary_blocks``,
-    ``record_batch_blocks``) are counted from the sizes given out (``position``).  ``metadata`` becomes the footer's custom metadata; with
-    ``statistics=True`` each batch's statistics go in the footer
-    (:mod:`quiver.ipc.statistics`)."""
+    ``record_batch_blocks``) are counted from the sizes given out (``position``).
+    ``metadata`` becomes the footer's custom metadata; with ``statistics=True`` each
+    batch's statistics go in the footer (:mod:`quiver.ipc.statistics`)."""
 
     file_format = True
 
