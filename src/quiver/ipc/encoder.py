@@ -319,15 +319,19 @@ class _Encoder:
         return columns, plan, batch.num_rows
 
     def batch_messages(
-        self, batch: Any, custom_metadata: Any = None, *, pipeline_from: int | None = None
+        self, batch: Any, custom_metadata: Any = None, pipeline_from: int | None = None
     ) -> list[EncodedMessage | PipelinedBatch]:
         """The messages of one batch, each ``(parts, body_length)``: the dictionary batches
         it needs, then the record batch.  With ``pipeline_from`` (for an output that can
         go back and rewrite, such as a real file), a compressed record batch of at least
         that many raw bytes comes last as a :class:`PipelinedBatch` instead, whose body
         is compressed as it is written (with ``use_threads`` only)."""
-        self._check_open("write_batch")
-        columns, plan, num_rows = self._columns(batch)
+        if self._state != "open":
+            self._check_open("write_batch")
+        if type(batch) is RecordBatch and batch.schema is self.schema:
+            columns, plan, num_rows = batch.columns, self._plan, batch.num_rows
+        else:
+            columns, plan, num_rows = self._columns(batch)
         out: list[EncodedMessage | PipelinedBatch] = []
         if self._dicts.ids:
             out += self._dictionary_messages(columns)

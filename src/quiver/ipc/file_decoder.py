@@ -249,19 +249,21 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         metadata checked against the block.  With ``body`` false, ``buf`` may hold just
         the block's metadata (``metaDataLength`` bytes) and the message's body is empty:
         the caller reads it from ``body_offset`` (``message.body_length`` bytes)."""
-        buf = memoryview(buf)
+        if type(buf) is not memoryview:
+            buf = memoryview(buf)
         if buf.ndim != 1 or buf.itemsize != 1:
             buf = buf.cast("B")
         start = block.offset
         meta_end = block.meta_data_length
-        if len(buf) < min(8, meta_end) or meta_end < 8:
+        size = len(buf)
+        if meta_end < 8 or size < 8:
             raise E.TruncatedError(
                 f"expected {meta_end} bytes of metadata for {what} block {index}, "
-                f"found {len(buf)}",
+                f"found {size}",
                 offset=start,
             )
         try:
-            meta, stop, _ = read_frame(buf[:meta_end])
+            meta, stop, _ = read_frame(buf)
         except E.ArrowError as exc:
             raise E.FramingError(
                 f"expected the message prefix and metadata within the metaDataLength "
@@ -269,6 +271,12 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 offset=start + (exc.offset or 0),
             ) from None
         meta_start = start + stop - len(meta)
+        if stop > meta_end:
+            raise E.FramingError(
+                f"expected the message prefix and metadata within the metaDataLength "
+                f"{meta_end} of {what} block {index}, found a metadata length of {len(meta)}",
+                offset=meta_start - 4,
+            )
         try:
             message = md.decode_message(
                 meta, base_offset=meta_start, limits=self._metadata_limits
@@ -285,41 +293,33 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         if not body:
             # metadata.decode_message has already refused versions other than V4 and V5
             return RawMessage(index, start, message, _EMPTY, start + meta_end, meta)
-        if meta_end + message.body_length > len(buf):
+        if meta_end + message.body_length > size:
             raise E.TruncatedError(
                 f"expected a body of {message.body_length} bytes in {what} block {index}, "
-                f"found {max(len(buf) - meta_end, 0)}",
+                f"found {max(size - meta_end, 0)}",
                 offset=start + meta_end,
             )
         data = buf[meta_end : meta_end + message.body_length]
         return RawMessage(index, start, message, data, start + meta_end, meta)
 
-    def _message_of_kind(
-        self, buf: Any, index: int, what: str, *, body: bool = True
-    ) -> RawMessage:
-        """Block ``index`` of the dictionaries or record batches (``what``), checked to
-        hold a message of that kind."""
-        if what == "dictionary":
-            block, kind = self.dictionaries[index], md.DictionaryBatch
-        else:
-            block, kind = self.record_batches[index], md.RecordBatch
-        raw = self.message(buf, block, index, what, body=body)
-        if not isinstance(raw.message.header, kind):
-            raise E.FormatError(
-                f"expected a {kind.__name__} message at {what} block {index}, "
-                f"found {type(raw.message.header).__name__}",
-                offset=block.offset,
-            )
-        return raw
-
     def read_dictionary(self, index: int, buf: Any) -> None:
         """Apply dictionary block ``index`` (its bytes, ``block_range`` long)."""
-        self._loader.dictionary(self._message_of_kind(buf, index, "dictionary"))
+        block = self._ready().dictionaries[index]
+        raw = self.message(buf, block, index, "dictionary")
+        if not isinstance(raw.message.header, md.DictionaryBatch):
+            raise _wrong_kind(raw, "dictionary")
+        self._loader.dictionary(raw)
 
     def record_batch_message(self, index: int, buf: Any, *, body: bool = True) -> RawMessage:
         """Record batch block ``index``'s message, checked (its bytes, ``block_range``
         long; with ``body`` false just its metadata, see :meth:`message`)."""
-        return self._message_of_kind(buf, index, "record batch", body=body)
+        footer = self.footer
+        if footer is None:
+            footer = self._ready()
+        raw = self.message(buf, footer.record_batches[index], index, "record batch", body=body)
+        if not isinstance(raw.message.header, md.RecordBatch):
+            raise _wrong_kind(raw, "record batch")
+        return raw
 
     def load_record_batch(self, raw: RawMessage) -> Any:
         """The :class:`quiver.RecordBatch` of a message from :meth:`record_batch_message`
@@ -330,6 +330,15 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         """Record batch block ``index`` as a :class:`quiver.RecordBatch` (its bytes,
         ``block_range`` long; the dictionaries must have been read)."""
         return self._loader.record_batch(self.record_batch_message(index, buf))
+
+
+def _wrong_kind(raw: RawMessage, what: str) -> E.FormatError:
+    kind = "DictionaryBatch" if what == "dictionary" else "RecordBatch"
+    return E.FormatError(
+        f"expected a {kind} message at {what} block {raw.index}, "
+        f"found {type(raw.message.header).__name__}",
+        offset=raw.offset,
+    )
 
 
 _EMPTY = memoryview(b"")

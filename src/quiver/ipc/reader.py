@@ -481,7 +481,8 @@ class RecordBatchFileReader(RecordBatchReader):
         elif block.body_length >= _DEFERRED_BODY and self._src.positional:
             raw = self._raw_deferred(block, i)
         else:
-            raw = self._decoder.record_batch_message(i, self._block_bytes(block, i, "record batch"))
+            dec = self._decoder
+            raw = dec.record_batch_message(i, self._src.read(*dec.block_range(block, i)))
         return self._loader.record_batch(raw), raw.message.custom_metadata
 
     @property

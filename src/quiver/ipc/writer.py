@@ -297,12 +297,10 @@ class _Writer:
         if self._closed:
             raise E.ArrowInvalidArgument("expected an open writer, found it closed")
         sink = self._sink
-        messages = self._encoder.batch_messages(
-            batch, custom_metadata, pipeline_from=None if sink.origin is None else _PIPELINE_FROM
-        )
-        for message in messages:
+        pipeline_from = None if sink.origin is None else _PIPELINE_FROM
+        for message in self._encoder.batch_messages(batch, custom_metadata, pipeline_from):
             if type(message) is tuple:
-                sink.write_message(*message)
+                sink.write_message(message[0], message[1])
             else:
                 self._write_pipelined(message.length, message)
 
