@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import struct
 
+from ..errors import FramingError, TruncatedError
+
 CONTINUATION = 0xFFFFFFFF
 CONTINUATION_BYTES = b"\xff\xff\xff\xff"
 EOS = CONTINUATION_BYTES + b"\x00\x00\x00\x00"
@@ -89,8 +91,6 @@ def read_frame(buf: memoryview | bytes, pos: int = 0) -> tuple[memoryview, int, 
     raised by the caller's decoder for streaming input; this helper is for whole buffers
     (files, tensors).
     """
-    from ..errors import FramingError, TruncatedError
-
     mv = memoryview(buf)
     if pos < 0 or pos + 4 > len(mv):
         raise TruncatedError(
