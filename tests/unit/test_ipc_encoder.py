@@ -13,7 +13,8 @@ import pytest
 import quiver as qv
 import quiver.errors as E
 import quiver.ipc as ipc
-from quiver.ipc.encoder import FileEncoder, PipelinedBatch, StreamEncoder
+from quiver.ipc.encoder import PipelinedBatch, StreamEncoder
+from quiver.ipc.file_encoder import FileEncoder
 
 
 def _plain(n: int = 1000) -> qv.RecordBatch:

@@ -17,7 +17,7 @@ Names follow pyarrow's ``pyarrow.ipc`` so that habits carry over:
 _WHERE = {
     "END": "decoder", "NEED_DATA": "decoder", "IpcLimits": "decoder",
     "MessageDecoder": "decoder",
-    "FileEncoder": "encoder", "StreamEncoder": "encoder",
+    "FileEncoder": "file_encoder", "StreamEncoder": "encoder",
     "MetadataLimits": "metadata",
     "RecordBatchFileReader": "reader", "RecordBatchStreamReader": "reader",
     "open_file": "reader", "open_stream": "reader", "read_schema": "reader",

@@ -28,7 +28,7 @@ builder, which give the same bytes.
 
 >>> import quiver as qv, quiver.ipc as ipc
 >>> batch = qv.record_batch({"a": qv.array([1, 2, 3])})
->>> enc = FileEncoder(batch.schema)
+>>> enc = ipc.FileEncoder(batch.schema)  # the file format's, in ipc.file_encoder
 >>> parts = enc.begin() + enc.write_batch(batch) + enc.end()
 >>> data = b"".join(parts)
 >>> len(data) == enc.position, ipc.open_file(data).get_batch(0).to_pylist()[2]
@@ -50,7 +50,7 @@ from ..batch import RecordBatch
 from . import metadata as md
 from .body import V4, V5, Assembled, assemble, assemble_body, compile_write_plan, layout_body
 from .dictionaries import DictionaryWriter
-from .framing import EOS, FILE_HEADER, MAGIC, frame_message
+from .framing import EOS, FILE_HEADER, frame_message
 
 _CODECS = {"lz4": "lz4_frame", "lz4_frame": "lz4_frame", "zstd": "zstd"}
 _ZEROS = bytes(8)
@@ -168,9 +168,7 @@ class _Encoder:
 
     file_format = False
 
-    def __init__(
-        self, schema: Any, options: IpcWriteOptions, metadata: Any = None, statistics: bool = False
-    ) -> None:
+    def __init__(self, schema: Any, options: IpcWriteOptions, metadata: Any = None) -> None:
         schema = as_schema(schema)
         self.schema = schema
         self.options = options
@@ -188,11 +186,7 @@ class _Encoder:
         self.dictionary_blocks: list[md.Block] = []
         self.record_batch_blocks: list[md.Block] = []
         self._footer_metadata = t.KeyValueMetadata(metadata) if metadata else None
-        self._statistics: Any = None  # a StatisticsCollector (files only)
-        if statistics:
-            from .statistics import StatisticsCollector
-
-            self._statistics = StatisticsCollector(schema)
+        self._statistics: Any = None  # a StatisticsCollector (FileEncoder sets one)
         self._plan = compile_write_plan(schema)
         self._last_template: md.RecordBatchTemplate | None = None
         self._importer: Any = None  # interop.import_.BatchImporter, for producers' batches
@@ -482,61 +476,7 @@ class StreamEncoder(_Encoder):
         super().__init__(schema, write_options(options, kw))
 
 
-class FileEncoder(_Encoder):
-    """Encodes the IPC file format; the Blocks of the footer (``dictionary_blocks``,
-    ``record_batch_blocks``) are counted from the sizes given out (``position``).
-    ``metadata`` becomes the footer's custom metadata; with ``statistics=True`` each
-    batch's statistics go in the footer (:mod:`quiver.ipc.statistics`)."""
-
-    file_format = True
-
-    def __init__(
-        self,
-        schema: Any,
-        *,
-        options: IpcWriteOptions | None = None,
-        metadata: Any = None,
-        statistics: bool = False,
-        **kw: Any,
-    ) -> None:
-        super().__init__(schema, write_options(options, kw), metadata, statistics)
-
-    def end(self) -> list[Any]:
-        """End of stream, the Footer, its length and the magic."""
-        parts = super().end()
-        schema_msg = md.SchemaMessage(self.schema, self._dicts.ids, "little", ())
-        footer = md.Footer(
-            self.version,
-            schema_msg,
-            tuple(self.dictionary_blocks),
-            tuple(self.record_batch_blocks),
-            self._footer_with_statistics(),
-        )
-        data = md.encode_footer(footer)
-        parts += [data, _I32.pack(len(data)), MAGIC]
-        self.position += len(data) + 4 + len(MAGIC)
-        return parts
-
-    def _footer_with_statistics(self) -> t.KeyValueMetadata | None:
-        """The footer's custom metadata, with the batches' statistics when kept.  Any
-        statistics carried over in the given metadata are dropped: they describe another
-        file's batches, and a reader would skip batches by them."""
-        meta = self._footer_metadata
-        if meta is None and self._statistics is None:
-            return None  # (without loading the statistics module)
-        from .statistics import STATISTICS_KEY
-
-        key = STATISTICS_KEY.encode()
-        pairs = [(k, v) for k, v in (meta.items() if meta is not None else ()) if k != key]
-        if self._statistics:
-            pairs.append((key, self._statistics.encode().encode()))
-        elif meta is not None and len(pairs) == len(meta.items()):
-            return meta
-        return t.KeyValueMetadata(pairs) if pairs else None
-
-
 __all__ = [
-    "FileEncoder",
     "IpcWriteOptions",
     "PipelinedBatch",
     "StreamEncoder",

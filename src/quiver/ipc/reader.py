@@ -33,6 +33,7 @@ from .compression import run_pooled
 from .decoder import END, NEED_DATA, IpcLimits, RawMessage
 from .file_decoder import TRAILER_SIZE, FileDecoder
 from .framing import MAGIC
+from .statistics.decode import decode_statistics, footer_value, statistics_stream
 from .stream_decoder import IpcReadOptions, StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
@@ -492,8 +493,6 @@ class RecordBatchFileReader(RecordBatchReader):
         :class:`~quiver.ipc.statistics.BatchStatistics`, and arrays per column), or None
         when the file has none.  ``statistics_array()`` gives them as Arrow data."""
         if self._statistics is None:
-            from .statistics import decode_statistics, footer_value
-
             value = footer_value(self._footer.custom_metadata)
             if value is None:
                 return None
@@ -503,8 +502,6 @@ class RecordBatchFileReader(RecordBatchReader):
     def statistics_array(self) -> Any:
         """The footer's statistics as the standard statistics batches (one per record
         batch, columns ``column`` and ``statistics``), or None."""
-        from .statistics import footer_value, statistics_stream
-
         value = footer_value(self._footer.custom_metadata)
         if value is None:
             return None

@@ -23,13 +23,13 @@ from .. import types as t
 from ..batch import RecordBatch
 from ..buffers import nbytes_of
 from .encoder import (
-    FileEncoder,
     IpcWriteOptions,
     PipelinedBatch,
     StreamEncoder,
     is_arrow_data,
     write_options,
 )
+from .file_encoder import FileEncoder
 
 _SMALL_WRITE = 64 * 1024
 # compressed batches of at least this many raw bytes, to a real file with threads, are
@@ -419,7 +419,7 @@ class RecordBatchStreamWriter(_Writer):
 
 class RecordBatchFileWriter(_Writer):
     """Writes the IPC file format (footer with Blocks for random access; a loop over
-    :class:`~quiver.ipc.encoder.FileEncoder`); with ``statistics=True``, each batch's
+    :class:`~quiver.ipc.file_encoder.FileEncoder`); with ``statistics=True``, each batch's
     statistics go in the footer (:mod:`quiver.ipc.statistics`)."""
 
     def __init__(
