@@ -99,7 +99,7 @@ def test_the_file_format_refuses_to_write_a_replacement() -> None:
 def test_a_file_with_two_full_dictionaries_for_one_id_is_rejected() -> None:
     sink = ipc.BufferOutputStream()
     w = ipc.new_file(sink, SCHEMA)
-    w._dicts.file_format = False  # force the forbidden layout, as a broken writer would
+    w._encoder._dicts.file_format = False  # force the forbidden layout, as a broken writer would
     w.write_batch(batch([0], ["a"]))
     w.write_batch(batch([0], ["z"]))
     w.close()

@@ -143,3 +143,42 @@ def test_a_block_pointing_at_the_wrong_kind_of_message_is_a_format_error() -> No
 def test_nothing_before_the_footer() -> None:
     with pytest.raises(E.ArrowInvalidArgument, match="read_footer"):
         FileDecoder().record_batches  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("length", "error", "at"),
+    [(1 << 20, E.FramingError, 8), (-16, E.FramingError, 4)],
+)
+def test_a_bad_metadata_length_names_the_block_in_the_decoder_and_the_reader(
+    length: int, error: type, at: int
+) -> None:
+    data = bytearray(_file())
+    block = ipc.open_file(bytes(data)).footer.record_batches[1]
+    data[block.offset + 4 : block.offset + 8] = struct.pack("<i", length)
+    dec = FileDecoder()
+    start, n = dec.footer_range(data[-TRAILER_SIZE:], len(data))
+    dec.read_footer(bytes(data[start : start + n]), start)
+    offset, n = dec.block_range(block, 1)
+    with pytest.raises(error, match=r"metaDataLength .* of record batch block 1") as got:
+        dec.read_record_batch(1, bytes(data[offset : offset + n]))
+    assert got.value.offset == block.offset + at
+    with pytest.raises(error, match=r"metaDataLength .* of record batch block 1") as again:
+        ipc.open_file(bytes(data)).get_batch(1)
+    assert str(again.value) == str(got.value)
+
+
+def test_the_reader_checks_the_block_limits_through_the_decoder() -> None:
+    data = _file()
+    with pytest.raises(E.LimitExceeded, match=r"IpcLimits\.max_body_size\) in record batch "
+                       "block 0"):
+        ipc.open_file(data, limits=ipc.IpcLimits(max_body_size=8)).get_batch(0)
+
+
+def test_the_reader_hints_at_the_stream_reader_and_foreign_bytes() -> None:
+    with pytest.raises(E.FramingError, match=r"looks like an IPC stream: open it with "
+                       r"quiver\.ipc\.open_stream"):
+        FileDecoder.check_header(b"\xff\xff\xff\xff\x10\x00\x00\x00", hint_reader=True)
+    with pytest.raises(E.FramingError, match="a Parquet file"):
+        FileDecoder.check_header(b"PAR1\x15\x04\x15\x00", hint_reader=True)
+    with pytest.raises(E.FramingError, match=r"found b'PAR1\\x15\\x04' \(at byte offset 0\)$"):
+        FileDecoder.check_header(b"PAR1\x15\x04\x15\x00")

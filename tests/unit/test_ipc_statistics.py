@@ -412,7 +412,7 @@ def _footer_value(data: bytes) -> bytes:
 
 
 def _message_by_message(value, monkeypatch):
-    from quiver.ipc import statistics as S
+    from quiver.ipc.statistics import decode as S
 
     with monkeypatch.context() as m:
         m.setattr(S, "_bulk_columns", lambda stream: None)
@@ -433,7 +433,7 @@ def _same_statistics(a, b) -> None:
 
 
 def test_bulk_and_message_by_message_decoding_agree(monkeypatch):
-    from quiver.ipc import statistics as S
+    from quiver.ipc.statistics import decode as S
 
     value = _footer_value(_write(_many_batches_table(), 1))
     assert S._bulk_columns(S.statistics_stream(value)) is not None  # the bulk path reads it

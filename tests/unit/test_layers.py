@@ -95,6 +95,8 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
     ("quiver.ipc.metadata.decode", "quiver.ipc.metadata.fast",
      "numpy: the RecordBatch decoder (numpy views) is bound on the first RecordBatch header, "
      "so that schemas and footers are read without numpy (quiver schema start-up)"),
+    ("quiver.ipc.statistics", "importlib",
+     "the PEP 562 hook of the statistics package: a file writer loads the encoder half only"),
     ("quiver.array", "importlib", "the PEP 562 hook of quiver.array's lazy names"),
 ]
 
@@ -176,10 +178,6 @@ PENDING: dict[tuple[str, str, str], str] = {
     ("cycle", "quiver.interop.numpy_pandas", "quiver.array.cast"): _CIRCLE,
     ("cycle", "quiver.interop.numpy_pandas", "quiver.array.select"): _CIRCLE,
     ("cycle", "quiver.interop.numpy_pandas", "quiver.interop.import_"): _CIRCLE,
-    ("cycle", "quiver.ipc.reader", "quiver.ipc.statistics"): _IPC,
-    ("cycle", "quiver.ipc.statistics", "quiver.ipc.reader"): _IPC,
-    ("cycle", "quiver.ipc.statistics", "quiver.ipc.writer"): _IPC,
-    ("cycle", "quiver.ipc.writer", "quiver.ipc.statistics"): _IPC,
     ("lazy", "quiver.array", "quiver.array.cast"): _ARRAY,
     ("lazy", "quiver.array", "quiver.array.select"): _ARRAY,
     ("lazy", "quiver.array.base", "quiver.array.equal"): _CHECKS,
@@ -211,14 +209,11 @@ PENDING: dict[tuple[str, str, str], str] = {
     ("lazy", "quiver.ipc.dictionaries", "quiver.layout"): _IPC,
     ("lazy", "quiver.ipc.file_decoder", "quiver.ipc.stream_decoder"): _IPC,
     ("lazy", "quiver.ipc.reader", "quiver.filters"): _IPC,
-    ("lazy", "quiver.ipc.reader", "quiver.ipc.statistics"): _IPC,
-    ("lazy", "quiver.ipc.statistics", "quiver.ipc.reader"): _IPC,
-    ("lazy", "quiver.ipc.statistics", "quiver.ipc.writer"): _IPC,
     ("lazy", "quiver.ipc.stream_decoder", "quiver.array.validate"): _IPC,
+    ("lazy", "quiver.ipc.encoder", "quiver.interop"): _WRITER,
     ("lazy", "quiver.ipc.writer", "quiver.interop"): _WRITER,
-    ("lazy", "quiver.ipc.writer", "quiver.interop.import_"): _WRITER,
-    ("lazy", "quiver.ipc.writer", "quiver.ipc.compression"): _IPC,
-    ("lazy", "quiver.ipc.writer", "quiver.ipc.statistics"): _IPC,
+    ("lazy", "quiver.ipc.encoder", "quiver.interop.import_"): _WRITER,
+    ("lazy", "quiver.ipc.encoder", "quiver.ipc.compression"): _IPC,
     ("lazy", "quiver.spark", "os"): _SPARK,
     ("lazy", "quiver.spark", "sys"): _SPARK,
     ("lazy", "quiver.spark.convert", "quiver.array"): _SPARK,
@@ -235,8 +230,9 @@ PENDING: dict[tuple[str, str, str], str] = {
     ("upward", "quiver.array.base", "quiver.interop.numpy_pandas"): _PANDAS,
     ("upward", "quiver.batch", "quiver.interop"): _STREAM,
     ("upward", "quiver.batch", "quiver.interop.numpy_pandas"): _PANDAS,
+    ("upward", "quiver.ipc.encoder", "quiver.interop"): _WRITER,
     ("upward", "quiver.ipc.writer", "quiver.interop"): _WRITER,
-    ("upward", "quiver.ipc.writer", "quiver.interop.import_"): _WRITER,
+    ("upward", "quiver.ipc.encoder", "quiver.interop.import_"): _WRITER,
 }
 
 

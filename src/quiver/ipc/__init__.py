@@ -17,6 +17,7 @@ Names follow pyarrow's ``pyarrow.ipc`` so that habits carry over:
 _WHERE = {
     "END": "decoder", "NEED_DATA": "decoder", "IpcLimits": "decoder",
     "MessageDecoder": "decoder",
+    "FileEncoder": "file_encoder", "StreamEncoder": "encoder",
     "MetadataLimits": "metadata",
     "RecordBatchFileReader": "reader", "RecordBatchStreamReader": "reader",
     "open_file": "reader", "open_stream": "reader", "read_schema": "reader",
@@ -24,7 +25,7 @@ _WHERE = {
     "IpcReadOptions": "stream_decoder", "StreamDecoder": "stream_decoder",
     "get_tensor_size": "tensor", "read_sparse_tensor": "tensor", "read_tensor": "tensor",
     "write_sparse_tensor": "tensor", "write_tensor": "tensor",
-    "BufferOutputStream": "writer", "IpcWriteOptions": "writer",
+    "BufferOutputStream": "writer", "IpcWriteOptions": "encoder",
     "RecordBatchFileWriter": "writer", "RecordBatchStreamWriter": "writer",
     "new_file": "writer", "new_stream": "writer",
 }
@@ -54,6 +55,7 @@ __all__ = [
     "END",
     "NEED_DATA",
     "BufferOutputStream",
+    "FileEncoder",
     "IpcLimits",
     "IpcReadOptions",
     "IpcWriteOptions",
@@ -64,6 +66,7 @@ __all__ = [
     "RecordBatchStreamReader",
     "RecordBatchStreamWriter",
     "StreamDecoder",
+    "StreamEncoder",
     "get_tensor_size",
     "new_file",
     "new_stream",

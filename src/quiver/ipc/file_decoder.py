@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors as E
 from . import metadata as md
 from .decoder import DEFAULT_LIMITS, RawMessage
-from .framing import FILE_HEADER, FILE_TRAILER_SIZE, MAGIC
+from .framing import FILE_HEADER, FILE_TRAILER_SIZE, MAGIC, describe_foreign, read_frame
 
 if TYPE_CHECKING:
     from .. import types as t
@@ -101,8 +101,12 @@ class FileDecoder:
     # -- the footer -----------------------------------------------------------------------
 
     @staticmethod
-    def check_header(head: Any) -> None:
+    def check_header(head: Any, *, hint_reader: bool = False) -> None:
         """Check the first bytes (at least 6) for the file magic ``ARROW1``.
+
+        With ``hint_reader`` (the file reader), the error names ``open_stream`` for a
+        stream and says what other bytes look like (from up to 32 bytes of ``head``, by
+        :func:`~quiver.ipc.framing.describe_foreign`).
 
         >>> FileDecoder.check_header(b"\\xff\\xff\\xff\\xff\\x08\\x00\\x00\\x00")
         Traceback (most recent call last):
@@ -110,22 +114,35 @@ class FileDecoder:
         quiver.errors.FramingError: expected the file magic b'ARROW1' at the start, \
 found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte offset 0)
         """
-        head = bytes(head[: len(MAGIC)])
-        if head == MAGIC:
+        magic = bytes(head[: len(MAGIC)])
+        if magic == MAGIC:
             return
-        hint = "; this looks like an IPC stream" if head[:4] == b"\xff\xff\xff\xff" else ""
+        hint = ""
+        if magic[:4] == b"\xff\xff\xff\xff":
+            hint = "; this looks like an IPC stream"
+            if hint_reader:
+                hint += ": open it with quiver.ipc.open_stream"
+        elif hint_reader:
+            what = describe_foreign(bytes(head[:32]))
+            if what is not None:
+                hint = f": {what}"
         raise E.FramingError(
-            f"expected the file magic b'ARROW1' at the start, found {head!r}{hint}", offset=0
+            f"expected the file magic b'ARROW1' at the start, found {magic!r}{hint}", offset=0
         )
 
-    def footer_range(self, trailer: Any, size: int) -> tuple[int, int]:
-        """``(offset, length)`` of the footer, from the file's last :data:`TRAILER_SIZE`
-        bytes and its size."""
+    @staticmethod
+    def check_size(size: int) -> None:
+        """Refuse a file too short to hold a header, a footer and a trailer."""
         if size < MIN_FILE_SIZE:
             raise E.TruncatedError(
                 f"expected an IPC file of at least {MIN_FILE_SIZE} bytes, found {size}",
                 offset=0,
             )
+
+    def footer_range(self, trailer: Any, size: int) -> tuple[int, int]:
+        """``(offset, length)`` of the footer, from the file's last :data:`TRAILER_SIZE`
+        bytes and its size."""
+        self.check_size(size)
         trailer = bytes(trailer)
         if len(trailer) != TRAILER_SIZE:
             raise E.ArrowInvalidArgument(
@@ -202,80 +219,129 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 f"metaDataLength {block.meta_data_length}, bodyLength {block.body_length}",
                 offset=start,
             )
+        limits = self.limits
+        if block.meta_data_length > limits.max_metadata_size + 8:
+            raise E.LimitExceeded(
+                f"expected metadata of at most {limits.max_metadata_size} bytes "
+                f"(IpcLimits.max_metadata_size) in {what} block {index}, found "
+                f"metaDataLength {block.meta_data_length}",
+                offset=start,
+            )
+        if block.body_length > limits.max_body_size:
+            raise E.LimitExceeded(
+                f"expected a body of at most {limits.max_body_size} bytes "
+                f"(IpcLimits.max_body_size) in {what} block {index}, found bodyLength "
+                f"{block.body_length}",
+                offset=start,
+            )
         return start, block.meta_data_length + block.body_length
 
     def message(
-        self, buf: Any, block: md.Block, index: int, what: str = "record batch"
+        self,
+        buf: Any,
+        block: md.Block,
+        index: int,
+        what: str = "record batch",
+        *,
+        body: bool = True,
     ) -> RawMessage:
         """The message of one block from its bytes (``block_range`` long): framing and
-        metadata checked against the block."""
-        buf = memoryview(buf)
+        metadata checked against the block.  With ``body`` false, ``buf`` may hold just
+        the block's metadata (``metaDataLength`` bytes) and the message's body is empty:
+        the caller reads it from ``body_offset`` (``message.body_length`` bytes)."""
+        if type(buf) is not memoryview:
+            buf = memoryview(buf)
         if buf.ndim != 1 or buf.itemsize != 1:
             buf = buf.cast("B")
         start = block.offset
-        if len(buf) < min(8, block.meta_data_length) or block.meta_data_length < 8:
+        meta_end = block.meta_data_length
+        size = len(buf)
+        if meta_end < 8 or size < 8:
             raise E.TruncatedError(
-                f"expected {block.meta_data_length} bytes of metadata for {what} block "
-                f"{index}, found {len(buf)}",
+                f"expected {meta_end} bytes of metadata for {what} block {index}, "
+                f"found {size}",
                 offset=start,
             )
-        (first,) = _I32.unpack_from(buf, 0)
-        skip = 8 if first == -1 else 4
-        (length,) = _I32.unpack_from(buf, skip - 4)
-        meta_end = block.meta_data_length
-        if length < 0 or skip + length > meta_end:
+        try:
+            meta, stop, _ = read_frame(buf)
+        except E.ArrowError as exc:
             raise E.FramingError(
-                f"expected metadata of at most {meta_end - skip} bytes in {what} block "
-                f"{index}, found a length of {length}",
-                offset=start + skip - 4,
+                f"expected the message prefix and metadata within the metaDataLength "
+                f"{meta_end} of {what} block {index}, found: {exc.reason}",
+                offset=start + (exc.offset or 0),
+            ) from None
+        meta_start = start + stop - len(meta)
+        if stop > meta_end:
+            raise E.FramingError(
+                f"expected the message prefix and metadata within the metaDataLength "
+                f"{meta_end} of {what} block {index}, found a metadata length of {len(meta)}",
+                offset=meta_start - 4,
             )
-        meta = buf[skip : skip + length]
         try:
             message = md.decode_message(
-                meta, base_offset=start + skip, limits=self._metadata_limits
+                meta, base_offset=meta_start, limits=self._metadata_limits
             )
         except E.ArrowError as exc:
-            exc.locate(offset=start + skip)
+            exc.locate(offset=meta_start)
             raise
         if message.body_length < 0 or message.body_length > block.body_length:
             raise E.FramingError(
                 f"expected a message bodyLength of at most the block's {block.body_length}, "
                 f"found {message.body_length}",
-                offset=start + skip,
+                offset=meta_start,
             )
-        if meta_end + message.body_length > len(buf):
+        if not body:
+            # metadata.decode_message has already refused versions other than V4 and V5
+            return RawMessage(index, start, message, _EMPTY, start + meta_end, meta)
+        if meta_end + message.body_length > size:
             raise E.TruncatedError(
                 f"expected a body of {message.body_length} bytes in {what} block {index}, "
-                f"found {max(len(buf) - meta_end, 0)}",
+                f"found {max(size - meta_end, 0)}",
                 offset=start + meta_end,
             )
-        body = buf[meta_end : meta_end + message.body_length]
-        return RawMessage(index, start, message, body, start + meta_end, meta)
+        data = buf[meta_end : meta_end + message.body_length]
+        return RawMessage(index, start, message, data, start + meta_end, meta)
 
     def read_dictionary(self, index: int, buf: Any) -> None:
         """Apply dictionary block ``index`` (its bytes, ``block_range`` long)."""
-        block = self.dictionaries[index]
+        block = self._ready().dictionaries[index]
         raw = self.message(buf, block, index, "dictionary")
         if not isinstance(raw.message.header, md.DictionaryBatch):
-            raise E.FormatError(
-                f"expected a DictionaryBatch message at dictionary block {index}, "
-                f"found {type(raw.message.header).__name__}",
-                offset=block.offset,
-            )
+            raise _wrong_kind(raw, "dictionary")
         self._loader.dictionary(raw)
+
+    def record_batch_message(self, index: int, buf: Any, *, body: bool = True) -> RawMessage:
+        """Record batch block ``index``'s message, checked (its bytes, ``block_range``
+        long; with ``body`` false just its metadata, see :meth:`message`)."""
+        footer = self.footer
+        if footer is None:
+            footer = self._ready()
+        raw = self.message(buf, footer.record_batches[index], index, "record batch", body=body)
+        if not isinstance(raw.message.header, md.RecordBatch):
+            raise _wrong_kind(raw, "record batch")
+        return raw
+
+    def load_record_batch(self, raw: RawMessage) -> Any:
+        """The :class:`quiver.RecordBatch` of a message from :meth:`record_batch_message`
+        (the dictionaries must have been read)."""
+        return self._loader.record_batch(raw)
 
     def read_record_batch(self, index: int, buf: Any) -> Any:
         """Record batch block ``index`` as a :class:`quiver.RecordBatch` (its bytes,
         ``block_range`` long; the dictionaries must have been read)."""
-        block = self.record_batches[index]
-        raw = self.message(buf, block, index, "record batch")
-        if not isinstance(raw.message.header, md.RecordBatch):
-            raise E.FormatError(
-                f"expected a RecordBatch message at record batch block {index}, "
-                f"found {type(raw.message.header).__name__}",
-                offset=block.offset,
-            )
-        return self._loader.record_batch(raw)
+        return self._loader.record_batch(self.record_batch_message(index, buf))
+
+
+def _wrong_kind(raw: RawMessage, what: str) -> E.FormatError:
+    kind = "DictionaryBatch" if what == "dictionary" else "RecordBatch"
+    return E.FormatError(
+        f"expected a {kind} message at {what} block {raw.index}, "
+        f"found {type(raw.message.header).__name__}",
+        offset=raw.offset,
+    )
+
+
+_EMPTY = memoryview(b"")
 
 
 __all__ = ["MIN_FILE_SIZE", "TRAILER_SIZE", "FileDecoder"]

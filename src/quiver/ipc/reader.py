@@ -4,8 +4,12 @@ These and the writers are the only IPC modules that do I/O.  The stream reader i
 that reads exactly ``bytes_needed`` from its source and feeds the sans-IO
 :class:`~quiver.ipc.stream_decoder.StreamDecoder`; over ``bytes`` or a memory map it feeds
 the whole buffer once, so every uncompressed buffer of every batch is a view of the
-source.  The file reader parses the footer, loads the dictionary blocks in footer order,
-then decodes record batch blocks on demand (random access with :meth:`get_batch`).
+source.  The file reader is a loop over the sans-IO
+:class:`~quiver.ipc.file_decoder.FileDecoder`: it reads the header, the trailer, the
+footer and each block the decoder asks for (views of a buffer or memory map, positional
+reads of a file) and hands them over; the decoder checks the footer, the blocks and the
+framing, loads the dictionary blocks in footer order, then record batch blocks on demand
+(random access with :meth:`get_batch`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import contextlib
 import io
 import mmap
 import os
-import struct
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,8 +31,10 @@ from . import metadata as md
 from .body import DeferredBody
 from .compression import run_pooled
 from .decoder import END, NEED_DATA, IpcLimits, RawMessage
-from .framing import FILE_TRAILER_SIZE, MAGIC, describe_foreign
-from .stream_decoder import BatchLoader, IpcReadOptions, StreamDecoder
+from .file_decoder import TRAILER_SIZE, FileDecoder
+from .framing import MAGIC
+from .statistics.decode import decode_statistics, footer_value, statistics_stream
+from .stream_decoder import IpcReadOptions, StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
 _BIG_READ = 1 << 20  # positional reads at least this large go into a numpy allocation
@@ -40,7 +45,6 @@ _DEFERRED_BODY = 1 << 20
 # ... when its buffers average at least this size: each costs two positional reads (a
 # 4,000-column batch of small buffers read 1.5x slower deferred, found in review)
 _DEFERRED_BUFFER = 64 << 10
-_I32 = struct.Struct("<i")
 
 
 def _options(options: IpcReadOptions | None, kwargs: dict[str, Any]) -> IpcReadOptions:
@@ -375,6 +379,7 @@ class RecordBatchFileReader(RecordBatchReader):
         if whole is None and not (hasattr(f, "seekable") and f.seekable()):
             whole = memoryview(f.read())  # a pipe: the footer is at the end, read it all
         self._src = _RandomAccess(whole, f, threads=self.options.use_threads)
+        self._decoder = FileDecoder(self.options)
         try:
             self._read_footer()
         except BaseException:
@@ -382,170 +387,44 @@ class RecordBatchFileReader(RecordBatchReader):
             raise
 
     def _read_footer(self) -> None:
+        """Hand the decoder the bytes it asks for: the header, the trailer, the footer,
+        then the dictionary blocks in footer order."""
         src = self._src
+        dec = self._decoder
         n = src.size
-        if n < len(MAGIC) * 2 + 2 + 4:
-            raise E.TruncatedError(
-                f"expected an IPC file of at least {len(MAGIC) * 2 + 6} bytes, found {n}",
-                offset=0,
-            )
-        head = bytes(src.read(0, len(MAGIC)))
-        if head != MAGIC:
-            hint = ""
-            if head[:4] == b"\xff\xff\xff\xff":
-                hint = "; this looks like an IPC stream: open it with quiver.ipc.open_stream"
-            else:
-                what = describe_foreign(bytes(src.read(0, min(n, 32))))
-                if what is not None:
-                    hint = f": {what}"
-            raise E.FramingError(
-                f"expected the file magic b'ARROW1' at the start, found {head!r}" + hint,
-                offset=0,
-            )
-        trailer = bytes(src.read(n - FILE_TRAILER_SIZE, FILE_TRAILER_SIZE))
-        if trailer[4:] != MAGIC:
-            raise E.FramingError(
-                f"expected the file magic b'ARROW1' at the end, found {trailer[4:]!r} "
-                "(truncated file, or a stream with a file header)",
-                offset=n - len(MAGIC),
-            )
-        (footer_len,) = _I32.unpack_from(trailer, 0)
-        footer_end = n - FILE_TRAILER_SIZE
-        footer_start = footer_end - footer_len
-        if footer_len <= 0 or footer_start < 8:
-            raise E.FramingError(
-                f"expected a footer length between 1 and {footer_end - 8}, found {footer_len}",
-                offset=footer_end,
-            )
-        if footer_len > self.options.limits.max_metadata_size:
-            raise E.LimitExceeded(
-                f"expected a footer of at most {self.options.limits.max_metadata_size} bytes, "
-                f"found {footer_len}",
-                offset=footer_end,
-            )
-        self._metadata_limits = self.options.limits.metadata_limits()
-        footer = md.decode_footer(
-            src.read(footer_start, footer_len),
-            base_offset=footer_start,
-            limits=self._metadata_limits,
-        )
-        self._footer = footer
-        self._data_end = footer_start
-        self._loader = BatchLoader(footer.schema, self.options, file_format=True)
-        if len(footer.record_batches) < 2:
-            # setting the fast path up costs tens of microseconds: only for several batches
-            self._loader.steady_tries = 0
+        dec.check_size(n)
+        dec.check_header(src.read(0, min(n, 32)), hint_reader=True)
+        start, length = dec.footer_range(src.read(n - TRAILER_SIZE, TRAILER_SIZE), n)
+        footer = self._footer = dec.read_footer(src.read(start, length), start)
+        self._loader = dec._loader  # made now: every batch read goes through it
         self._next_index = 0
         for i, block in enumerate(footer.dictionaries):
-            raw = self._raw(block, i, "dictionary")
-            if not isinstance(raw.message.header, md.DictionaryBatch):
-                raise E.FormatError(
-                    f"expected a DictionaryBatch message at dictionary block {i}, "
-                    f"found {type(raw.message.header).__name__}",
-                    offset=block.offset,
-                )
-            self._loader.dictionary(raw)
+            dec.read_dictionary(i, self._block_bytes(block, i, "dictionary"))
 
     def _block_bytes(self, block: md.Block, index: int, what: str) -> memoryview:
         """The bytes of one block (checked to lie inside the file data): a view of a
         buffer or map, a copy from a file."""
-        self._check_block(block, index, what)
-        return self._src.read(block.offset, block.meta_data_length + block.body_length)
-
-    def _check_block(self, block: md.Block, index: int, what: str) -> None:
-        start = block.offset
-        body_end = start + block.meta_data_length + block.body_length
-        if (
-            start < 8
-            or block.meta_data_length < 8
-            or block.body_length < 0
-            or body_end > self._data_end
-        ):
-            raise E.FramingError(
-                f"expected {what} block {index} inside the file data (8..{self._data_end}), "
-                f"found offset {start}, metaDataLength {block.meta_data_length}, "
-                f"bodyLength {block.body_length}",
-                offset=start,
-            )
-        limits = self.options.limits
-        if block.meta_data_length > limits.max_metadata_size + 8:
-            raise E.LimitExceeded(
-                f"expected metadata of at most {limits.max_metadata_size} bytes "
-                f"(IpcLimits.max_metadata_size) in {what} block {index}, found "
-                f"metaDataLength {block.meta_data_length}",
-                offset=start,
-            )
-        if block.body_length > limits.max_body_size:
-            raise E.LimitExceeded(
-                f"expected a body of at most {limits.max_body_size} bytes "
-                f"(IpcLimits.max_body_size) in {what} block {index}, found bodyLength "
-                f"{block.body_length}",
-                offset=start,
-            )
+        return self._src.read(*self._decoder.block_range(block, index, what))
 
     def _raw_deferred(self, block: md.Block, index: int) -> RawMessage:
         """A large record batch block of a file: the metadata is read now; a compressed
         body is left in the file for the decoders to read buffer by buffer (see
         :class:`~quiver.ipc.compression.StoredRange`), any other body is read whole."""
-        self._check_block(block, index, "record batch")
+        dec = self._decoder
+        dec.block_range(block, index)
         meta_bytes = self._src.read(block.offset, block.meta_data_length)
-        raw = self._raw(block, index, "record batch", meta_bytes, body=False)
+        raw = dec.record_batch_message(index, meta_bytes, body=False)
         header = raw.message.header
         length = raw.message.body_length
-        if (
-            isinstance(header, md.RecordBatch)
-            and header.compression is not None
-            and length >= _DEFERRED_BUFFER * len(header.buffers)
-        ):
+        if header.compression is not None and length >= _DEFERRED_BUFFER * len(header.buffers):
             body: Any = DeferredBody(self._src.read_into, raw.body_offset, length)
         else:
             body = self._src.read(raw.body_offset, length)
         return RawMessage(raw.index, raw.offset, raw.message, body, raw.body_offset, raw.metadata)
 
-    def _raw(
-        self,
-        block: md.Block,
-        index: int,
-        what: str,
-        buf: memoryview | None = None,
-        *,
-        body: bool = True,
-    ) -> RawMessage:
-        """One block's message, decoded (``buf``: its bytes when already read; with
-        ``body`` false, only its metadata bytes, and the message gets an empty body)."""
-        if buf is None:
-            buf = self._block_bytes(block, index, what)
-        start = block.offset
-        meta_end = start + block.meta_data_length
-        (first,) = _I32.unpack_from(buf, 0)
-        meta_start = start + 8 if first == -1 else start + 4
-        (length,) = _I32.unpack_from(buf, meta_start - 4 - start)
-        if length < 0 or meta_start + length > meta_end:
-            raise E.FramingError(
-                f"expected metadata of at most {meta_end - meta_start} bytes in {what} block "
-                f"{index}, found a length of {length}",
-                offset=meta_start - 4,
-            )
-        meta = buf[meta_start - start : meta_start - start + length]
-        try:
-            message = md.decode_message(
-                meta, base_offset=meta_start, limits=self._metadata_limits
-            )
-        except E.ArrowError as exc:
-            exc.locate(offset=meta_start)
-            raise
-        if message.body_length > block.body_length or message.body_length < 0:
-            raise E.FramingError(
-                f"expected a message bodyLength of at most the block's {block.body_length}, "
-                f"found {message.body_length}",
-                offset=meta_start,
-            )
-        if body:
-            data = buf[meta_end - start : meta_end - start + message.body_length]
-        else:
-            data = memoryview(b"")
-        # metadata.decode_message has already refused versions other than V4 and V5
-        return RawMessage(index, start, message, data, meta_end, meta)
+    def _raw(self, block: md.Block, index: int, what: str) -> RawMessage:
+        """One block's message, read and decoded (the decoder checks the block)."""
+        return self._decoder.message(self._block_bytes(block, index, what), block, index, what)
 
     @property
     def schema(self) -> t.Schema:
@@ -592,7 +471,6 @@ class RecordBatchFileReader(RecordBatchReader):
             raise E.ArrowIndexError(f"expected a batch index below {n}, found {i!r}")
         i = i + n if i < 0 else i
         block = self._footer.record_batches[i]
-        buf = None
         steady = self._loader.steady_path
         if steady is not None and block.meta_data_length == steady.head:
             # a block shaped like the batches before it: the stream reader's fast path
@@ -600,16 +478,12 @@ class RecordBatchFileReader(RecordBatchReader):
             got = steady.take(buf)
             if got is not None:
                 return got[0], None
-        if buf is None and block.body_length >= _DEFERRED_BODY and self._src.positional:
+            raw = self._decoder.record_batch_message(i, buf)
+        elif block.body_length >= _DEFERRED_BODY and self._src.positional:
             raw = self._raw_deferred(block, i)
         else:
-            raw = self._raw(block, i, "record batch", buf)
-        if not isinstance(raw.message.header, md.RecordBatch):
-            raise E.FormatError(
-                f"expected a RecordBatch message at record batch block {i}, "
-                f"found {type(raw.message.header).__name__}",
-                offset=raw.offset,
-            )
+            dec = self._decoder
+            raw = dec.record_batch_message(i, self._src.read(*dec.block_range(block, i)))
         return self._loader.record_batch(raw), raw.message.custom_metadata
 
     @property
@@ -619,8 +493,6 @@ class RecordBatchFileReader(RecordBatchReader):
         :class:`~quiver.ipc.statistics.BatchStatistics`, and arrays per column), or None
         when the file has none.  ``statistics_array()`` gives them as Arrow data."""
         if self._statistics is None:
-            from .statistics import decode_statistics, footer_value
-
             value = footer_value(self._footer.custom_metadata)
             if value is None:
                 return None
@@ -630,8 +502,6 @@ class RecordBatchFileReader(RecordBatchReader):
     def statistics_array(self) -> Any:
         """The footer's statistics as the standard statistics batches (one per record
         batch, columns ``column`` and ``statistics``), or None."""
-        from .statistics import footer_value, statistics_stream
-
         value = footer_value(self._footer.custom_metadata)
         if value is None:
             return None

@@ -1,0 +1,79 @@
+"""The sans-IO encoder of the IPC file format: the stream encoder's messages between the
+file magic and the Footer, whose Blocks it counts from the sizes it gives out, and, with
+``statistics=True``, each batch's statistics in the footer (:mod:`quiver.ipc.statistics`).
+
+>>> import quiver as qv, quiver.ipc as ipc
+>>> batch = qv.record_batch({"a": qv.array([1, 2, 3])})
+>>> enc = FileEncoder(batch.schema, statistics=True)
+>>> data = b"".join(enc.begin() + enc.write_batch(batch) + enc.end())
+>>> reader = ipc.open_file(data)
+>>> reader.get_batch(0).num_rows, reader.statistics[0].columns[0].max
+(3, 3)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import types as t
+from . import metadata as md
+from .encoder import _I32, IpcWriteOptions, _Encoder, write_options
+from .framing import MAGIC
+from .statistics.encode import StatisticsCollector
+from .statistics.model import STATISTICS_KEY
+
+
+class FileEncoder(_Encoder):
+    """Encodes the IPC file format; the Blocks of the footer (``dictionary_blocks``,
+    ``record_batch_blocks``) are counted from the sizes given out (``position``).
+    ``metadata`` becomes the footer's custom metadata; with ``statistics=True`` each
+    batch's statistics go in the footer (:mod:`quiver.ipc.statistics`)."""
+
+    file_format = True
+
+    def __init__(
+        self,
+        schema: Any,
+        *,
+        options: IpcWriteOptions | None = None,
+        metadata: Any = None,
+        statistics: bool = False,
+        **kw: Any,
+    ) -> None:
+        super().__init__(schema, write_options(options, kw), metadata)
+        if statistics:
+            self._statistics = StatisticsCollector(self.schema)
+
+    def end(self) -> list[Any]:
+        """End of stream, the Footer, its length and the magic."""
+        parts = super().end()
+        schema_msg = md.SchemaMessage(self.schema, self._dicts.ids, "little", ())
+        footer = md.Footer(
+            self.version,
+            schema_msg,
+            tuple(self.dictionary_blocks),
+            tuple(self.record_batch_blocks),
+            self._footer_with_statistics(),
+        )
+        data = md.encode_footer(footer)
+        parts += [data, _I32.pack(len(data)), MAGIC]
+        self.position += len(data) + 4 + len(MAGIC)
+        return parts
+
+    def _footer_with_statistics(self) -> t.KeyValueMetadata | None:
+        """The footer's custom metadata, with the batches' statistics when kept.  Any
+        statistics carried over in the given metadata are dropped: they describe another
+        file's batches, and a reader would skip batches by them."""
+        meta = self._footer_metadata
+        if meta is None and self._statistics is None:
+            return None
+        key = STATISTICS_KEY.encode()
+        pairs = [(k, v) for k, v in (meta.items() if meta is not None else ()) if k != key]
+        if self._statistics:
+            pairs.append((key, self._statistics.encode().encode()))
+        elif meta is not None and len(pairs) == len(meta.items()):
+            return meta
+        return t.KeyValueMetadata(pairs) if pairs else None
+
+
+__all__ = ["FileEncoder"]

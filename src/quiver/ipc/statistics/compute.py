@@ -1,0 +1,449 @@
+"""Computing one batch's statistics, column by column (vectorized)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ... import types as t
+from ...array import make_array
+from ...array.base import Array
+from ...array.concat import concat_arrays
+from ...array.select import _null_mask
+from ...buffers import unpack_bits
+from ...errors import ArrowError, ArrowInvalid
+from ...layout import storage_numpy_dtype
+from .model import PREFIX_BYTES, BatchStatistics, ColumnStatistics, _value_type
+
+# -- computing -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """A column's bounds in one batch as it is written: the minimum and the maximum as
+    one-value arrays of the column's value type (slices of the batch where possible),
+    exactness, NaN and null counts."""
+
+    low: Array | None
+    high: Array | None = None
+    min_exact: bool = True
+    max_exact: bool = True
+    nan_count: int = 0
+    null_count: int = 0
+
+    @property
+    def pair(self) -> Array | None:
+        """[min, max] as one array (None without bounds)."""
+        if self.low is None or self.high is None:
+            return None
+
+        return concat_arrays([self.low, self.high])
+
+
+def _numbers(arr: Array, dtype: t.DataType) -> np.ndarray:
+
+    return arr._fixed_values_view(storage_numpy_dtype(dtype))
+
+
+def _split(pair: Array) -> tuple[Array, Array]:
+    return pair.slice(0, 1), pair.slice(1, 1)
+
+
+def _fixed_extremes(values: np.ndarray, valid: np.ndarray | None
+                    ) -> tuple[Any, Any, int] | None:
+    """(minimum, maximum, NaN count) of a numeric column's values (numpy scalars of their
+    dtype); the bounds are None when every valid value is NaN, and the whole result None
+    without valid values."""
+    if valid is not None:
+        values = values[valid]
+    if len(values) == 0:
+        return None
+    if values.dtype.kind != "f":  # integers: any minimum is the minimum
+        return values.min(), values.max(), 0
+    low = values.argmin()  # argmin stops at a NaN: one pass tells whether there is any
+    if not np.isnan(values[low]):
+        return values[low], values[values.argmax()], 0
+    nan = np.isnan(values)
+    nans = int(np.count_nonzero(nan))
+    if nans == len(values):
+        return None, None, nans
+    usable = values[~nan]
+    return usable[usable.argmin()], usable[usable.argmax()], nans
+
+
+def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
+                    ) -> tuple[int, int] | None:
+    words = dtype.byte_width // 8 if dtype.byte_width >= 8 else 0
+    if words == 0:  # decimal32: one int32 per value
+        values = arr.buffers[1].view("<i4")[arr.offset : arr.offset + len(arr)].astype(np.int64)
+        keys = [values]
+    else:
+        raw = arr.buffers[1].view("<u8")[arr.offset * words : (arr.offset + len(arr)) * words]
+        raw = raw.reshape(-1, words)
+        keys = [raw[:, i] for i in range(words - 1)] + [raw[:, words - 1].view(np.int64)]
+    rows = np.arange(len(arr)) if valid is None else np.flatnonzero(valid)
+    if len(rows) == 0:
+        return None
+    order = np.lexsort([k[rows] for k in keys])  # the last key (the sign word) is primary
+    return int(rows[order[0]]), int(rows[order[-1]])
+
+
+def _bytes_of(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Starts, lengths and the data bytes of this array's values only (a slice's data
+    buffer may hold a whole column)."""
+
+    width = "<i8" if arr.type.large else "<i4"
+    offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1].astype(np.int64)
+    first, last = int(offsets[0]), int(offsets[-1])
+    lengths = offsets[1:] - offsets[:-1]
+    data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
+    if first < 0 or last > len(data) or (lengths < 0).any():
+        # values the structural checks do not look at; statistics must not index by them
+        raise ArrowInvalid(
+            f"expected offsets that do not decrease, within the {len(data)} data bytes, "
+            f"to compute statistics; found {first}..{last}"
+        )
+    return offsets[:-1] - first, lengths, data[first:last]
+
+
+# the top k bytes of a big-endian word (k = 0..8): what is left of a value's 8 bytes
+_KEEP = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 9)],
+                 dtype=np.uint64)
+
+
+class _Words:
+    """Reads bytes ``j .. j+8`` of a string or binary array's values as big-endian
+    uint64s (bytes past a value's end are 0), so that comparing words compares the
+    values' bytes eight at a time; ``starts`` index ``data``, ``lengths`` are the values'."""
+
+    def __init__(self, arr: Array) -> None:
+
+        width = "<i8" if arr.type.large else "<i4"
+        offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
+        data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
+        first, last = int(offsets[0]), int(offsets[-1])
+        self.lengths = np.diff(offsets)
+        self.shortest = int(self.lengths.min()) if len(self.lengths) else 0
+        if first < 0 or last > len(data) or self.shortest < 0:
+            # values the structural checks do not look at; statistics must not index by them
+            raise ArrowInvalid(
+                f"expected offsets that do not decrease, within the {len(data)} data bytes, "
+                f"to compute statistics; found {first}..{last}"
+            )
+        starts = offsets[:-1]
+        if len(data) - last < 8:  # no room to read 8 bytes at every start: a padded copy
+            padded = np.zeros(last - first + 8, np.uint8)
+            padded[: last - first] = data[first:last]
+            data, starts = padded, starts - first
+        self.starts, self.data = starts, data
+        self.end = len(data) - 8
+        # an unaligned view: element i is bytes i .. i+8; as 8-byte voids, which numpy
+        # gathers faster than unaligned integers
+        self.view = np.ndarray((self.end + 1,), "V8", data, 0, (1,))
+
+    def at(self, rows: np.ndarray | None, j: int) -> np.ndarray:
+        if rows is None and j == 0:  # every start lies within the data: no clipping
+            words = self.view[self.starts].view("<u8").byteswap()
+            if self.shortest >= 8:
+                return words
+            lengths = self.lengths
+        else:
+            begin = np.minimum(self.starts[rows] + j, self.end)
+            lengths = self.lengths[rows] - j
+            words = self.view[begin].view("<u8").byteswap()
+        short = np.flatnonzero(lengths < 8)  # bytes past their ends count as 0
+        if len(short):
+            words[short] &= _KEEP[np.maximum(lengths[short], 0)]
+        return words
+
+    def value(self, row: int, n: int) -> bytes:
+        """The first ``n`` bytes (at most) of value ``row``."""
+        start = int(self.starts[row])
+        return bytes(self.data[start : start + min(int(self.lengths[row]), n)])
+
+
+def _extreme_bytes(words: _Words, rows: np.ndarray, largest: bool, first: np.ndarray
+                   ) -> tuple[int, bool]:
+    """The row whose value is smallest (largest) among ``rows`` (None: all) comparing at
+    most PREFIX_BYTES bytes, eight at a time, and whether the comparison was cut short;
+    ``first`` holds those rows' first eight bytes (computed once for min and max)."""
+    lengths = words.lengths
+    candidates = rows
+    for j in range(0, PREFIX_BYTES, 8):
+        found = first if j == 0 else words.at(candidates, j)
+        best = found.max() if largest else found.min()
+        candidates = (np.flatnonzero(found == best) if candidates is None
+                      else candidates[found == best])
+        short = lengths[candidates] <= j + 8
+        if len(candidates) == 1 or short.all():
+            # the rest are equal up to their ends: the shortest is smallest, longest largest
+            pick = np.argmax(lengths[candidates]) if largest else np.argmin(lengths[candidates])
+            row = int(candidates[pick])
+            return row, bool(lengths[row] > PREFIX_BYTES)
+        if not largest and short.any():
+            # those ending here are prefixes of the others, zero-padded: smaller
+            return int(candidates[np.argmin(lengths[candidates])]), False
+    longest = candidates[np.argmax(lengths[candidates])] if largest else candidates[0]
+    return int(longest), bool(lengths[longest] > PREFIX_BYTES)
+
+
+def _round_up(prefix: bytes, is_text: bool) -> bytes | None:
+    """The smallest value above every value that starts with ``prefix`` (None: no bound)."""
+    if is_text:
+        text = prefix.decode("utf-8", errors="ignore")
+        while text:
+            last = ord(text[-1])
+            if last < 0x10FFFF and not 0xD7FF <= last < 0xE000:
+                return (text[:-1] + chr(last + 1)).encode()
+            text = text[:-1]
+        return None
+    raw = bytearray(prefix)
+    while raw:
+        if raw[-1] < 0xFF:
+            raw[-1] += 1
+            return bytes(raw)
+        raw.pop()
+    return None
+
+
+def _binary_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
+                     ) -> tuple[bytes, bytes, bool, bool] | None:
+    """(minimum, maximum, min exact, max exact) of a string or binary column as bytes,
+    each at most PREFIX_BYTES long; None without valid values or without an upper bound."""
+    words = _Words(arr)
+    rows = None if valid is None else np.flatnonzero(valid)
+    if len(arr) == 0 or (rows is not None and len(rows) == 0):
+        return None
+    first = words.at(rows, 0)
+    low, low_cut = _extreme_bytes(words, rows, False, first)
+    high, high_cut = _extreme_bytes(words, rows, True, first)
+    value = words.value
+    if not low_cut and not high_cut:
+        return value(low, PREFIX_BYTES), value(high, PREFIX_BYTES), True, True
+    is_text = isinstance(dtype, t.StringType)
+    low_value = value(low, PREFIX_BYTES)
+    high_value: bytes | None = value(high, PREFIX_BYTES + 1)
+    if high_cut:
+        high_value = _round_up(high_value[:PREFIX_BYTES], is_text)
+        if high_value is None:
+            return None
+    if is_text:
+        low_value = low_value.decode("utf-8", errors="ignore").encode()
+    return low_value, high_value, not low_cut, not high_cut
+
+
+# What a column's statistics are while a file is written: plain numbers, no arrays.
+# (null_count, nan_count, min, max, min_exact, max_exact); min and max are None without
+# bounds, else raw values of the column's value type (see _values_array).
+Raw = tuple[int, int, Any, Any, bool, bool]
+
+
+def _raw_function(dtype: t.DataType) -> Any:
+    """The function computing a column's :data:`Raw` statistics, chosen once per type."""
+    if isinstance(dtype, t.ExtensionType):  # bounds of the storage values
+
+        storage = dtype.storage_type
+        inner = _raw_function(storage)
+
+        def extension(arr: Array) -> Raw:
+            return inner(make_array(storage, len(arr), arr.buffers, arr.children,
+                                    arr.null_count, arr.offset, arr.dictionary))
+
+        return extension
+    if isinstance(dtype, (t.DictionaryType, t.RunEndEncodedType, t.UnionType)):
+
+        is_dict = isinstance(dtype, t.DictionaryType)
+
+        def logical(arr: Array) -> Raw:
+            # the logical null count (a null dictionary value, run or union child is a
+            # null to every reader), which is what a filter's "is null" asks about
+            nulls = int(np.count_nonzero(_null_mask(arr)))
+            if not is_dict or arr.dictionary is None or nulls == len(arr):
+                return (nulls, 0, None, None, True, True)
+            inner = column_raw(arr.dictionary)
+            return (nulls, 0, inner[2], inner[3], False, False)
+
+        return logical
+    if isinstance(dtype, (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,
+                          t.TimestampType, t.DurationType)):
+
+        np_dtype = storage_numpy_dtype(dtype)
+
+        def fixed(arr: Array) -> Raw:
+            nulls = arr.null_count
+            if nulls == len(arr):
+                return (nulls, 0, None, None, True, True)
+            found = _fixed_extremes(arr._fixed_values_view(np_dtype),
+                                    arr.is_valid_mask() if nulls else None)
+            if found is None:
+                return (nulls, 0, None, None, True, True)
+            return (nulls, found[2], found[0], found[1], True, True)
+
+        return fixed
+    if isinstance(dtype, t.DecimalType):
+        width = dtype.byte_width
+
+        def decimal(arr: Array) -> Raw:
+            nulls = arr.null_count
+            if nulls == len(arr):
+                return (nulls, 0, None, None, True, True)
+            rows = _decimal_bounds(arr, dtype, arr.is_valid_mask())
+            if rows is None:
+                return (nulls, 0, None, None, True, True)
+            raw = arr.buffers[1]
+            low, high = ((arr.offset + r) * width for r in rows)
+            return (nulls, 0, bytes(raw[low : low + width]), bytes(raw[high : high + width]),
+                    True, True)
+
+        return decimal
+    if isinstance(dtype, t.BoolType):
+
+        def boolean(arr: Array) -> Raw:
+            nulls = arr.null_count
+            if nulls == len(arr):
+                return (nulls, 0, None, None, True, True)
+            bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
+            valid = arr.is_valid_mask()
+            if valid is not None:
+                bits = bits[valid]
+            return (nulls, 0, bool(bits.all()), bool(bits.any()), True, True)
+
+        return boolean
+    if isinstance(dtype, (t.StringType, t.BinaryType)):
+
+        def binary(arr: Array) -> Raw:
+            nulls = arr.null_count
+            if nulls == len(arr):
+                return (nulls, 0, None, None, True, True)
+            found = _binary_extremes(arr, dtype, arr.is_valid_mask())
+            if found is None:
+                return (nulls, 0, None, None, True, True)
+            return (nulls, 0, *found)
+
+        return binary
+
+    def other(arr: Array) -> Raw:
+        return (arr.null_count, 0, None, None, True, True)
+
+    return other
+
+
+_RAW_FUNCTIONS: dict[t.DataType, Any] = {}
+
+
+def column_raw(arr: Array) -> Raw:
+    """A column's statistics as plain numbers (see :data:`Raw`)."""
+    dtype = arr.type
+    try:
+        fn = _RAW_FUNCTIONS.get(dtype)
+    except TypeError:  # an unhashable type (extension types may be)
+        fn = None
+    if fn is None:
+        fn = _raw_function(dtype)
+        try:
+            if len(_RAW_FUNCTIONS) < 256:
+                _RAW_FUNCTIONS[dtype] = fn
+        except TypeError:
+            pass
+    return fn(arr)
+
+
+def _values_array(values: Sequence[Any], dtype: t.DataType) -> Array:
+    """An array of ``dtype`` (a value type: no extension, no dictionary) holding raw
+    bounds as :func:`column_raw` gives them."""
+
+    n = len(values)
+    storage = t.storage_of(dtype)
+    np_dtype = storage_numpy_dtype(storage)
+    if np_dtype is not None:
+        data = np.array(values, dtype=np_dtype) if n else np.zeros(0, np_dtype)
+        return make_array(dtype, n, [None, data.view(np.uint8)], (), 0)
+    if isinstance(storage, t.DecimalType):
+        data = np.frombuffer(b"".join(values), np.uint8).copy()
+        return make_array(dtype, n, [None, data], (), 0)
+    if isinstance(storage, t.BoolType):
+        bits = np.packbits(np.array(values, dtype=bool), bitorder="little")
+        return make_array(dtype, n, [None, bits], (), 0)
+    offsets = np.zeros(n + 1, np.int64 if storage.large else np.int32)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    data = np.frombuffer(b"".join(values), np.uint8).copy()
+    return make_array(dtype, n, [None, offsets.view(np.uint8), data], (), 0)
+
+
+def column_bounds(arr: Array) -> Bounds:
+    """The statistics of one column of a batch, as they are written."""
+    nulls, nans, low, high, min_exact, max_exact = column_raw(arr)
+    if low is None or high is None:
+        return Bounds(None, nan_count=nans, null_count=nulls)
+    pair = _values_array([low, high], _value_type(arr.type))
+    return Bounds(*_split(pair), min_exact, max_exact, nans, nulls)
+
+
+def compare_values(a: Array, b: Array) -> int:
+    """-1, 0 or 1 comparing two one-value arrays of the same bounded type by their
+    stored values (what Python objects cannot always hold: nanosecond timestamps past
+    year 2262, durations beyond microseconds)."""
+    dtype = t.storage_of(a.type)
+    if isinstance(dtype, t.DictionaryType):
+        dtype = dtype.value_type
+    if isinstance(dtype, (t.StringType, t.BinaryType)):
+        _, la, da = _bytes_of(a)
+        _, lb, db = _bytes_of(b)
+        x, y = bytes(da[: int(la[0])]), bytes(db[: int(lb[0])])
+        return (x > y) - (x < y)
+    if isinstance(dtype, t.BoolType):
+        x = bool(unpack_bits(a.buffers[1], a.offset, 1)[0])
+        y = bool(unpack_bits(b.buffers[1], b.offset, 1)[0])
+        return (x > y) - (x < y)
+    if isinstance(dtype, t.DecimalType):
+        width = dtype.byte_width
+        x = int.from_bytes(bytes(a.buffers[1][a.offset * width : (a.offset + 1) * width]),
+                           "little", signed=True)
+        y = int.from_bytes(bytes(b.buffers[1][b.offset * width : (b.offset + 1) * width]),
+                           "little", signed=True)
+        return (x > y) - (x < y)
+    x, y = _numbers(a, dtype)[0], _numbers(b, dtype)[0]
+    return int(x > y) - int(x < y)
+
+
+def _to_column_statistics(b: Bounds) -> ColumnStatistics:
+    if b.low is None or b.high is None:
+        return ColumnStatistics(b.null_count, nan_count=b.nan_count)
+    try:
+        low, high = b.low.to_pylist()[0], b.high.to_pylist()[0]
+    except (ArrowError, ValueError, OverflowError):  # bounds Python cannot hold
+        return ColumnStatistics(b.null_count, nan_count=b.nan_count)
+    return ColumnStatistics(b.null_count, low, high, b.min_exact, b.max_exact, b.nan_count,
+                            True)
+
+
+def column_statistics(arr: Array) -> ColumnStatistics:
+    """The statistics of one column of a batch, with Python values."""
+    return _to_column_statistics(column_bounds(arr))
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenBatch:
+    """What the writer keeps of one batch: its index, rows and each column's bounds."""
+
+    index: int
+    row_count: int
+    columns: tuple[Bounds, ...]
+
+    def to_statistics(self) -> BatchStatistics:
+        """With Python values."""
+        return BatchStatistics(self.index, self.row_count,
+                               tuple(_to_column_statistics(b) for b in self.columns))
+
+
+def batch_statistics(batch: Any, index: int) -> BatchStatistics:
+    """The statistics of one record batch (every top-level column)."""
+    return columns_statistics(batch.columns, batch.num_rows, index).to_statistics()
+
+
+def columns_statistics(columns: Any, num_rows: int, index: int) -> WrittenBatch:
+    """What the writer keeps of a batch given as its columns and row count."""
+    return WrittenBatch(index, num_rows, tuple(column_bounds(c) for c in columns))

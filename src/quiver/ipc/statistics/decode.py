@@ -1,0 +1,587 @@
+"""The footer value on read: bulk decoding of quiver-written streams, message by message
+for any other, and :class:`FileStatistics` over the result."""
+
+from __future__ import annotations
+
+import base64
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ... import types as t
+from ...array import make_array
+from ...array.base import Array
+from ...array.concat import concat_arrays
+from ...array.select import take
+from ...errors import ArrowError, FormatError
+from ...layout import layout_of
+from .. import metadata as md
+from ..decoder import END
+from ..framing import EOS, read_frame
+from ..stream_decoder import StreamDecoder
+from .model import (
+    _KEYS,
+    BATCH_KEY,
+    MAX_APPROX,
+    MAX_EXACT,
+    MIN_APPROX,
+    MIN_EXACT,
+    NAN_COUNT,
+    NULL_COUNT,
+    ROW_COUNT,
+    STATISTICS_KEY,
+    BatchStatistics,
+    ColumnStatistics,
+)
+from .templates import (
+    _exclusive_cumsum,
+    _ranges,
+    _Template,
+    _template,
+    _TemplateError,
+    _TemplateGroup,
+)
+
+
+@dataclass(frozen=True)
+class FileStatistics(Sequence[BatchStatistics]):
+    """A file's statistics, column by column over its batches (for vectorized pruning),
+    and as a sequence of :class:`BatchStatistics` (Python values, made on demand).
+
+    ``mins[c]``/``maxs[c]`` are arrays of column ``c``'s value type, one value per batch
+    (null where unknown), or None for columns without bounds.
+    """
+
+    row_counts: np.ndarray
+    null_counts: tuple[np.ndarray, ...]
+    nan_counts: tuple[np.ndarray, ...]
+    mins: Sequence[Array | None]
+    maxs: Sequence[Array | None]
+    min_exact: tuple[np.ndarray, ...]
+    max_exact: tuple[np.ndarray, ...]
+    has_bounds: tuple[np.ndarray, ...]
+    indices: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.row_counts)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"expected a batch index below {n}, found {i}")
+        i %= n
+        columns = []
+        for c in range(len(self.null_counts)):
+            bounded = bool(self.has_bounds[c][i])
+            low = high = None
+            if bounded:
+                try:
+                    low = self.mins[c].slice(i, 1).to_pylist()[0]
+                    high = self.maxs[c].slice(i, 1).to_pylist()[0]
+                except (ArrowError, ValueError, OverflowError):
+                    bounded = False  # bounds Python cannot hold (years past 9999, ...)
+            columns.append(ColumnStatistics(
+                int(self.null_counts[c][i]),
+                low,
+                high,
+                bool(self.min_exact[c][i]) or not bounded,
+                bool(self.max_exact[c][i]) or not bounded,
+                int(self.nan_counts[c][i]),
+                bounded,
+            ))
+        return BatchStatistics(int(self.indices[i]), int(self.row_counts[i]), tuple(columns))
+
+
+def footer_value(metadata: Any) -> str | bytes | None:
+    """The statistics value of a footer's custom metadata, or None."""
+    return metadata.get(STATISTICS_KEY) if metadata is not None else None
+
+
+def statistics_stream(value: str | bytes) -> bytes:
+    """The IPC stream a footer value encodes; quiver's FormatError for other text."""
+
+    if isinstance(value, str):
+        value = value.encode("ascii", errors="replace")
+    try:
+        return base64.b64decode(value, validate=True)
+    except ValueError:
+        raise FormatError(
+            f"expected base64 text under the footer key {STATISTICS_KEY!r}, found other bytes"
+        ) from None
+
+
+def decode_statistics(value: str | bytes) -> FileStatistics:
+    """The statistics of a footer value written by :func:`encode_statistics`.
+
+    The statistics batches of a file share one schema and, as quiver writes them, one
+    metadata layout: those are read all at once (:func:`_bulk_columns`); any other stream
+    message by message.  Raises quiver's FormatError for a value that is not such a stream.
+    """
+    stream = statistics_stream(value)
+    try:
+        bulk = _bulk_columns(stream)
+    except (ArrowError, ValueError, IndexError, TypeError, OverflowError, struct.error):
+        bulk = None  # the message-by-message path below says what is wrong
+    if bulk is not None:
+        return _from_columns(*bulk, checked=True)
+    schema, read = _read_stream(stream)
+    batches, indices = [], []
+    for position, (batch, meta) in enumerate(read):
+        found = meta.get(BATCH_KEY) if meta is not None else None
+        indices.append(_batch_index(found, position))
+        batches.append(batch)
+    if schema.names != ["column", "statistics"] or not batches:
+        raise _format_error(f"statistics batches (column, statistics), found "
+                            f"{schema.names if batches else 'none'}")
+    per_batch = [b.num_rows for b in batches]
+    if len(set(per_batch)) != 1 or per_batch[0] < 1:
+        raise _format_error(f"one row per column in every statistics batch, found "
+                            f"{sorted(set(per_batch))} rows")
+    column = concat_arrays([b.column(0) for b in batches])
+    stats_map = concat_arrays([b.column(1) for b in batches])
+    return _from_columns(column, stats_map, np.asarray(indices, np.int64), per_batch[0])
+
+
+def _read_stream(stream: bytes) -> tuple[t.Schema, Iterator[tuple[Any, Any]]]:
+    """A whole statistics stream's schema, and its batches with their custom metadata."""
+    decoder = StreamDecoder()
+    decoder.feed(stream)
+    decoder.feed_eof()
+    schema = decoder.next_schema()
+
+    def batches() -> Iterator[tuple[Any, Any]]:
+        while (batch := decoder.next_batch()) is not END:
+            yield batch, decoder.custom_metadata
+
+    return schema, batches()
+
+
+def _format_error(expected: str) -> ArrowError:
+
+    return FormatError(f"expected {expected}")
+
+
+def _batch_index(found: Any, position: int) -> int:
+    if found is None:
+        return position
+    try:
+        return int(found)
+    except ValueError:
+        raise _format_error(f"a decimal {BATCH_KEY!r} in statistics batch {position}'s "
+                            f"metadata, found {found!r}") from None
+
+
+def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: int,
+                  checked: bool = False) -> FileStatistics:
+    """:class:`FileStatistics` from the ``column`` and ``statistics`` columns of all
+    statistics batches concatenated (``rows`` rows per batch), vectorized.  ``checked``:
+    the map offsets, union type codes and union offsets are known to be in range (the
+    bulk reading checked them message by message)."""
+
+    E = _format_error
+    nb = len(column) // rows
+    ncols = rows - 1
+    map_offsets = stats_map.buffers[1].view("<i4")[stats_map.offset :
+                                                   stats_map.offset + len(stats_map) + 1]
+    entries = stats_map.children[0]
+    start, stop = int(map_offsets[0]), int(map_offsets[-1])
+    per_row = np.diff(map_offsets.astype(np.int64))
+    if not checked and ((per_row < 0).any() or start < 0 or stop > len(entries)):
+        raise E(f"statistics map offsets that do not decrease, inside its {len(entries)} "
+                "entries")
+    key_array = entries.children[0].slice(start, stop - start)
+    union = entries.children[1].slice(start, stop - start)
+    if not isinstance(union.type, t.UnionType) or union.type.mode != "dense" or not isinstance(
+            key_array.type, t.DictionaryType) or key_array.dictionary is None:
+        raise E(f"statistics keys as a dictionary and values as a dense union, found "
+                f"{key_array.type} and {union.type}")
+    names = key_array.dictionary.to_pylist()
+    key_index = key_array.buffers[1].view("<i4")[key_array.offset :
+                                                  key_array.offset + len(key_array)]
+    codes = union.buffers[0].view(np.int8)[union.offset : union.offset + len(union)]
+    offs = union.buffers[1].view("<i4")[union.offset : union.offset + len(union)]
+    children = union.children
+    if len(key_index) and (key_index.min() < 0 or key_index.max() >= len(names)):
+        raise E(f"statistics key indices below {len(names)}")
+    if not checked and len(codes) and (codes.min() < 0 or codes.max() >= len(children)):
+        raise E(f"statistics value type codes below {len(children)}")
+    sizes = np.array([len(c) for c in children], dtype=np.int64)
+    if not checked and len(offs) and ((offs < 0) | (offs >= sizes[codes])).any():
+        raise E("statistics value offsets inside their union children")
+    if not isinstance(children[0].type, t.IntegerType) or children[0].type.width != 64:
+        raise E(f"the statistics union's first child as int64, found {children[0].type}")
+    for k, child in enumerate(children):  # (bounds are taken from them later, on demand)
+        try:
+            child.validate(full=True)
+        except ArrowError as exc:
+            raise E(f"valid values in the statistics union's child {k} ({child.type}), "
+                    f"found: {exc}") from None
+    # each entry's key as one of ours (7 kinds), len(_KEYS) for keys quiver does not know
+    ours = {k: i for i, k in enumerate(_KEYS)}
+    kind = np.array([ours.get(n, len(_KEYS)) for n in names], np.int64)[key_index]
+    counts_child = children[0]
+    count_values = counts_child.buffers[1].view("<i8")[counts_child.offset :
+                                                        counts_child.offset + len(counts_child)]
+    row_of_entry = np.repeat(np.arange(len(stats_map)), per_row)
+    batch_of_entry = row_of_entry // rows
+    ids = column.buffers[1].view("<i4")[column.offset : column.offset + len(column)]
+    id_valid = column.is_valid_mask()
+    column_of_row = ids.astype(np.int64) if id_valid is None else np.where(id_valid, ids, -1)
+    if ((column_of_row < -1) | (column_of_row >= ncols)).any():
+        raise E(f"statistics column ids below {ncols}")
+    slot = column_of_row[row_of_entry] + 1  # 0: the batch's row, c + 1: column c
+
+    # counts (code 0) by kind, slot and batch; later entries overwrite earlier ones, as
+    # the message-by-message reading did
+    counts = np.zeros((len(_KEYS), rows, nb), np.int64)
+    hit = (codes == 0) & (kind < len(_KEYS))
+    counts[kind[hit], slot[hit], batch_of_entry[hit]] = count_values[offs[hit]]
+    row_counts = counts[_KEYS.index(ROW_COUNT), 0]
+    null_counts = counts[_KEYS.index(NULL_COUNT), 1:]
+    nan_counts = counts[_KEYS.index(NAN_COUNT), 1:]
+    # bounds by side (0: min, 1: max), slot and batch: where in which child, how exact
+    side_of_kind = np.full(len(_KEYS) + 1, -1, np.int64)  # the last: unknown keys (-1)
+    exact_of_kind = np.zeros(len(_KEYS) + 1, bool)
+    for key, side, exact in ((MIN_EXACT, 0, True), (MIN_APPROX, 0, False),
+                             (MAX_EXACT, 1, True), (MAX_APPROX, 1, False)):
+        side_of_kind[ours[key]] = side
+        exact_of_kind[ours[key]] = exact
+    side = side_of_kind[kind]
+    hit = (side >= 0) & (slot > 0)
+    where = (side[hit], slot[hit] - 1, batch_of_entry[hit])
+    present = np.zeros((2, ncols, nb), bool)
+    present[where] = True
+    index = np.zeros((2, ncols, nb), np.int64)
+    index[where] = offs[hit]
+    exact = np.ones((2, ncols, nb), bool)
+    exact[where] = exact_of_kind[kind[hit]]
+    code_of = np.full((2, ncols), -1, np.int64)  # each (side, column)'s union child
+    code_of[where[:2]] = codes[hit]
+    mixed = codes[hit] != code_of[where[:2]]
+    if mixed.any():
+        raise E(f"column {int(where[1][np.argmax(mixed)])}'s bounds in one union child")
+    known = code_of >= 0  # (side, column): some batch has this bound
+    has = present[0] & present[1] & known[0][:, None] & known[1][:, None]
+    mins = _LazyBounds(children, code_of[0], index[0], present[0])
+    maxs = _LazyBounds(children, code_of[1], index[1], present[1])
+    return FileStatistics(row_counts, tuple(null_counts), tuple(nan_counts), mins, maxs,
+                          tuple(exact[0]), tuple(exact[1]), tuple(has),
+                          np.asarray(indices, np.int64))
+
+
+class _LazyBounds(Sequence[Any]):
+    """One side of every column's bounds (mins or maxs): per column an array of its
+    value type over the batches (null where unknown), or None for a column without
+    bounds; each array is made on first use, as a filter needs only its own columns."""
+
+    def __init__(self, children: Sequence[Array], codes: np.ndarray, index: np.ndarray,
+                 present: np.ndarray) -> None:
+        self._children, self._codes, self._index, self._present = (
+            children, codes, index, present)
+        self._made: dict[int, Array | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __getitem__(self, c: Any) -> Any:
+        if isinstance(c, slice):
+            return [self[i] for i in range(*c.indices(len(self)))]
+        n = len(self)
+        if not -n <= c < n:
+            raise IndexError(f"expected a column index below {n}, found {c}")
+        c %= n
+        if c not in self._made:
+            self._made[c] = self._make(c)
+        return self._made[c]
+
+    def _make(self, c: int) -> Array | None:
+
+        code = int(self._codes[c])
+        if code < 0:
+            return None
+        present = self._present[c]
+        nb = len(present)
+        if present.all():
+            return take(self._children[code], self._index[c])
+        nullable = make_array(t.int64(), nb, [np.packbits(present, bitorder="little"),
+                                              self._index[c].view(np.uint8)], (), -1)
+        return take(self._children[code], nullable)
+
+
+def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
+    """The ``column`` and ``statistics`` columns of every statistics batch of ``stream``
+    concatenated, their ``quiver:batch`` indices and rows per batch, read as a matrix of
+    messages (see :class:`_Template`); None when the stream is not laid out so (another
+    writer, a damaged value), for the message-by-message path to read or refuse."""
+
+    n = len(stream)
+    if n % 8 or n < 16:
+        return None
+    meta, schema_end, _ = read_frame(stream, 0)
+    plan = _stream_plan(stream, bytes(meta), schema_end)
+    if plan is None:
+        return None
+    union_type, map_type, key_type, child_types, child_specs = plan[:5]
+    groups: dict[int, _TemplateGroup] = plan[5]
+    # the record batch messages: wherever a word holds a template's prefix (continuation
+    # and metadata size), a message may start; the chain of body lengths from the first
+    # one after the head must run through such words to the end-of-stream marker
+    words = np.frombuffer(stream, "<i8")
+    prefixes = {struct.unpack("<q", struct.pack("<Ii", 0xFFFFFFFF, size - 8))[0]: g.first
+                for size, g in groups.items()}
+    prefix_words = np.array(list(prefixes), np.int64)
+    candidates = np.flatnonzero(np.isin(words, prefix_words))
+    candidates = candidates[candidates * 8 >= schema_end]
+    if not len(candidates):
+        return None
+    size_of = np.zeros(len(candidates), np.int64)
+    body_of = np.zeros(len(candidates), np.int64)
+    for prefix, tm in prefixes.items():
+        mine = words[candidates] == prefix
+        size_of[mine] = tm.size
+        at = np.minimum(candidates[mine] + tm.body_at, len(words) - 1)
+        body_of[mine] = words[at]
+    usable = (body_of >= 0) & (body_of % 8 == 0) & (body_of <= 8 * len(words))
+    following = dict(zip(candidates[usable].tolist(),
+                         (candidates[usable] + (size_of[usable] + body_of[usable]) // 8).tolist()))
+    at = int(candidates[0])
+    chain = []
+    step = following.get
+    after = step(at)
+    while after is not None:
+        chain.append(at)
+        at, after = after, step(after)
+    if at != len(words) - 1 or int(words[at]) != struct.unpack("<q", EOS)[0] or not chain:
+        return None
+    starts_a = np.asarray(chain, np.int64) * 8
+    m = len(starts_a)
+    sizes = size_of[np.searchsorted(candidates, chain)]
+    size = int(sizes[0])
+    if (sizes != size).any():
+        return None
+    matrix = words[(starts_a // 8)[:, None] + np.arange(size // 8)]
+    found = groups[size].decode(matrix)
+    if found is None:
+        return None
+    body_lengths, lengths, nodes, buffers, indices = found
+    rows = int(lengths[0])
+    key_dictionary = _key_dictionary(stream, int(starts_a[0]))
+    if key_dictionary is None or rows < 1:
+        return None
+    if (lengths != rows).any() or (nodes < 0).any() or (
+            buffers < 0).any():
+        return None
+    if ((buffers[:, :, 0] + buffers[:, :, 1]) > body_lengths[:, None]).any():
+        return None
+    e = nodes[:, 2, 0]
+    if ((nodes[:, 1, 0] != rows) | (nodes[:, 0, 0] != rows) | (nodes[:, 3, 0] != e)
+            | (nodes[:, 4, 0] != e)).any() or (nodes[:, 1:, 1] != 0).any():
+        return None
+    body = np.frombuffer(stream, np.uint8)
+    body_starts = starts_a + size
+    spans = buffers[:, :, 1]
+
+    def take_bytes(j: int, count: np.ndarray, width: int = 1) -> np.ndarray | None:
+        """Buffer ``j``'s first ``count`` bytes of every message, concatenated (gathered
+        ``width`` bytes at a time where the buffers allow)."""
+        if (spans[:, j] < count).any():
+            return None
+        at = body_starts + buffers[:, j, 0]
+        if width > 1 and not (at % width).any() and not (count % width).any():
+            view = np.frombuffer(stream, f"V{width}", len(stream) // width)
+            return view[_ranges(at // width, count // width)].view(np.uint8)
+        return body[_ranges(at, count)]
+
+    # column: int32 ids with a validity bitmap
+    ids = take_bytes(1, np.full(m, rows * 4), 4)
+    if ids is None:
+        return None
+    column_nulls = nodes[:, 0, 1]
+    validity = None
+    if column_nulls.any():
+        nbytes = (rows + 7) // 8
+        raw = take_bytes(0, np.where(column_nulls > 0, nbytes, 0))
+        if raw is None:
+            return None
+        bits = np.ones((m, nbytes * 8), bool)
+        bits[column_nulls > 0] = np.unpackbits(raw.reshape(-1, nbytes), axis=1,
+                                               bitorder="little").astype(bool)
+        bits = bits[:, :rows]
+        if (np.count_nonzero(~bits, axis=1) != column_nulls).any():
+            return None
+        validity = np.packbits(bits.reshape(-1), bitorder="little")
+    column = make_array(t.int32(), m * rows, [validity, ids], (), int(column_nulls.sum()))
+    # the map's offsets, each message's from 0 to its entry count
+    own = take_bytes(3, np.full(m, (rows + 1) * 4), 4)
+    if own is None:
+        return None
+    own = own.view("<i4").reshape(m, rows + 1).astype(np.int64)
+    if (own[:, 0] != 0).any() or (own[:, -1] != e).any() or (np.diff(own, axis=1) < 0).any():
+        return None
+    entry_starts = _exclusive_cumsum(e)
+    map_offsets = np.concatenate([(own[:, :-1] + entry_starts[:, None]).reshape(-1),
+                                  [int(e.sum())]]).astype(np.int32)
+    keys = take_bytes(6, e * 4, 4)
+    codes = take_bytes(7, e)
+    offsets = take_bytes(8, e * 4, 4)
+    if keys is None or codes is None or offsets is None:
+        return None
+    codes = codes.view(np.int8)
+    offsets = offsets.view("<i4").astype(np.int64)
+    child_counts = nodes[:, 5:, 0]
+    if len(codes) and (codes.min() < 0 or codes.max() >= len(child_types)):
+        return None
+    code_index = codes.astype(np.int64)
+    message_of_entry = np.repeat(np.arange(m), e)
+    if (offsets >= child_counts[message_of_entry, code_index]).any():
+        return None
+    child_starts = _exclusive_cumsum(child_counts)
+    offsets = offsets + child_starts[message_of_entry, code_index]
+    children = []
+    j = 9
+    for k, (vt, specs) in enumerate(zip(child_types, child_specs)):
+        counts = child_counts[:, k]
+        total = int(counts.sum())
+        parts: list[np.ndarray | None] = []
+        for spec in specs:
+            if spec.kind == "validity":  # no nulls (checked): no bitmap needed
+                parts.append(None)
+            elif spec.kind == "values":
+                found = take_bytes(j, counts * spec.byte_width, spec.byte_width)
+                if found is None:
+                    return None
+                parts.append(found)
+            elif spec.kind == "bits":
+                nbytes = (counts + 7) // 8
+                found = take_bytes(j, nbytes)
+                if found is None:
+                    return None
+                bits = np.unpackbits(found, bitorder="little").astype(bool)
+                parts.append(np.packbits(bits[_ranges(_exclusive_cumsum(nbytes) * 8, counts)],
+                                         bitorder="little"))
+            elif spec.kind == "offsets":
+                # each non-empty message's counts + 1 offsets (an empty one may have none)
+                w = spec.byte_width
+                found = take_bytes(j, np.where(counts > 0, (counts + 1) * w, 0), w)
+                if found is None:
+                    return None
+                values = found.view(f"<i{w}").astype(np.int64)
+                nonempty = counts > 0
+                g = counts[nonempty]
+                group_starts = _exclusive_cumsum(g + 1)
+                within = _ranges(group_starts + 1, g)
+                if (values[within] < values[within - 1]).any() or (
+                        values[group_starts] < 0).any():
+                    return None
+                firsts = np.zeros(m, np.int64)
+                lasts = np.zeros(m, np.int64)
+                firsts[nonempty] = values[group_starts]
+                lasts[nonempty] = values[group_starts + g]
+                data_lengths = lasts - firsts
+                shift = firsts - _exclusive_cumsum(data_lengths)
+                rebased = values[within] - np.repeat(shift[nonempty], g)
+                out = np.concatenate([np.zeros(1, np.int64), rebased]).astype(f"<i{w}")
+                parts.append(out.view(np.uint8))
+            else:  # data, spanning each message's offsets
+                if (spans[:, j] < lasts).any():
+                    return None
+                parts.append(body[_ranges(body_starts + buffers[:, j, 0] + firsts,
+                                          data_lengths)])
+            j += 1
+        children.append(make_array(vt, total, parts, (), 0))
+    union = make_array(union_type, len(codes), [codes.view(np.uint8),
+                                                offsets.astype(np.int32).view(np.uint8)],
+                       children, 0)
+    key_array = make_array(key_type, len(keys), [None, keys], (), 0, 0, key_dictionary)
+    entries = make_array(map_type.entries_field.type, len(keys), [None], [key_array, union], 0)
+    stats_map = make_array(map_type, m * rows, [None, map_offsets.view(np.uint8)], [entries], 0)
+    return column, stats_map, indices, rows
+
+
+_PLANS: dict[bytes, tuple] = {}
+
+
+
+def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | None:
+    """What reading a statistics stream in bulk needs from its schema message (cached by
+    those bytes: every file of one schema has the same): rows per batch, the map, key and
+    union types, the union children's types and layouts, the keys' dictionary and the
+    templates of its record batch messages; None when the stream is not one quiver
+    writes (the message-by-message path reads it)."""
+    if schema_meta in _PLANS:
+        return _PLANS[schema_meta]
+
+    found = None
+    first = md.decode_message(schema_meta).header
+    if not isinstance(first, md.SchemaMessage) or len(first.schema.fields) != 2:
+        return None
+    schema = first.schema
+    # the first record batch message, for its FieldNode and Buffer counts
+    pos = schema_end
+    while True:
+        meta, body_start, _ = read_frame(stream, pos)
+        if not len(meta):
+            return None
+        message = md.decode_message(meta)
+        pos = body_start + message.body_length
+        if isinstance(message.header, md.RecordBatch):
+            break
+    column_type, map_type = schema.field(0).type, schema.field(1).type
+    if (schema.names == ["column", "statistics"] and message.version == md.V5
+            and isinstance(map_type, t.MapType) and column_type == t.int32()):
+        key_type = map_type.entries_field.type.field(0).type
+        union_type = map_type.entries_field.type.field(1).type
+        if (isinstance(key_type, t.DictionaryType) and key_type.index_type == t.int32()
+                and isinstance(union_type, t.UnionType) and union_type.mode == "dense"
+                and tuple(union_type.type_codes) == tuple(range(len(union_type.children)))):
+            child_types = [f.type for f in union_type.children]
+            child_specs = [layout_of(vt).buffers for vt in child_types]
+            kinds = {"validity", "values", "bits", "offsets", "data"}
+            num_nodes = 5 + len(child_types)
+            num_buffers = 9 + sum(len(s) for s in child_specs)
+            # enough digits for as many batches as the longest stream could hold
+            templates = [_template(md.V5, num_nodes, num_buffers, d) for d in range(1, 10)]
+            if (all(s.kind in kinds for specs in child_specs for s in specs)
+                    and all(tm is not None for tm in templates)
+                    and message.header.nodes.shape[0] == num_nodes
+                    and message.header.buffers.shape[0] == num_buffers):
+                by_size: dict[int, list[_Template]] = {}
+                for tm in templates:
+                    by_size.setdefault(tm.size, []).append(tm)  # type: ignore[union-attr]
+                try:
+                    groups = {size: _TemplateGroup(g) for size, g in by_size.items()}
+                except _TemplateError:
+                    groups = None
+                if groups is not None:
+                    found = (union_type, map_type, key_type, child_types, child_specs,
+                             groups)
+    if found is not None and len(_PLANS) < 64:  # (a refusal may be this stream's damage)
+        _PLANS[schema_meta] = found
+    return found
+
+
+_DICTIONARIES: dict[bytes, Array | None] = {}
+
+
+def _key_dictionary(stream: bytes, first: int) -> Array | None:
+    """The statistics keys' dictionary of a stream whose first record batch message
+    starts at ``first`` (cached by the bytes before it: the schema and dictionary
+    messages), or None."""
+    head_bytes = stream[:first]
+    if head_bytes in _DICTIONARIES:
+        return _DICTIONARIES[head_bytes]
+    _, body_start, _ = read_frame(stream, first)
+    message = md.decode_message(read_frame(stream, first)[0])
+    schema, read = _read_stream(stream[: body_start + message.body_length] + EOS)
+    batch0 = next(iter(read), (None, None))[0]
+    found = None
+    if batch0 is not None and schema.names == ["column", "statistics"]:
+        found = batch0.column(1).children[0].children[0].dictionary
+    if len(_DICTIONARIES) < 64:
+        _DICTIONARIES[head_bytes] = found
+    return found

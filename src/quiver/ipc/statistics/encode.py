@@ -1,0 +1,253 @@
+"""The footer value on write: plain numbers per batch, statistics batches built
+column-wise at close, framed in bulk (:mod:`.templates`) or message by message."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ... import types as t
+from ...array import make_array
+from ...array.base import Array
+from ...array.build import array as build
+from ...array.concat import concat_arrays
+from ...array.select import take
+from ...batch import RecordBatch
+from ..encoder import StreamEncoder
+from ..framing import EOS
+from ..metadata import V5
+from .compute import Raw, _raw_function, _values_array
+from .model import (
+    _KEYS,
+    BATCH_KEY,
+    MAX_APPROX,
+    MAX_EXACT,
+    MIN_APPROX,
+    MIN_EXACT,
+    NAN_COUNT,
+    NULL_COUNT,
+    ROW_COUNT,
+    _is_float,
+    _value_type,
+    union_value_types,
+)
+from .templates import _bulk_messages, _exclusive_cumsum
+
+
+class StatisticsCollector:
+    """What a file writer keeps of its batches' statistics: per column, the plain numbers
+    of :func:`column_raw` (no arrays, no per-batch objects), turned into the footer value
+    once, at close (:meth:`encode`).  The function for each column is chosen once, from
+    the schema.
+
+    (Computing on a worker thread while the batch is written was tried: on this shared
+    2-core machine it made writes slower, the cores being busy anyway.)"""
+
+    def __init__(self, schema: t.Schema) -> None:
+        self.schema = schema
+        self._functions = [_raw_function(f.type) for f in schema.fields]
+        self.row_counts: list[int] = []
+        self.raws: list[list[Raw]] = [[] for _ in schema.fields]
+
+    def __len__(self) -> int:
+        return len(self.row_counts)
+
+    def add(self, columns: Sequence[Array], num_rows: int) -> None:
+        """Compute and keep one batch's statistics; what computing them raises comes
+        from here (before the writer writes the batch), and nothing is kept of it."""
+        found = [fn(column) for fn, column in zip(self._functions, columns)]
+        self.row_counts.append(num_rows)
+        for log, raw in zip(self.raws, found):
+            log.append(raw)
+
+    def encode(self) -> str:
+        """The footer value (see :func:`encode_statistics`)."""
+        return encode_statistics(self)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """A file's statistics batches as arrays over all batches (the StatisticsSchema
+    batches are slices of these): entries in batch, row, key order."""
+
+    rows: int  # 1 + number of columns: the rows of every statistics batch
+    out_schema: t.Schema
+    union_type: t.DataType
+    key_type: t.DataType
+    map_type: t.DataType
+    key_names: Array  # the dictionary of statistics keys
+    column_ids: Array  # one batch's ``column`` values (the same in every batch)
+    keys: np.ndarray  # int32 per entry: index into key_names
+    codes: np.ndarray  # int8 per entry: union child
+    offsets: np.ndarray  # int32 per entry: index into its batch's part of the child
+    entry_counts: np.ndarray  # per batch
+    map_offsets: np.ndarray  # (batches, rows + 1) int32, each batch's own
+    children: list[Array]  # one per union child, all batches' values in order
+    child_counts: np.ndarray  # (batches, children): each batch's values per child
+
+    def batch(self, k: int) -> Any:
+        """Statistics batch ``k`` as a RecordBatch of StatisticsSchema.rst's columns."""
+
+        e0 = int(self.entry_counts[:k].sum())
+        e = int(self.entry_counts[k])
+        starts = self.child_counts[:k].sum(axis=0)
+        parts = [child.slice(int(s), int(c))
+                 for child, s, c in zip(self.children, starts, self.child_counts[k])]
+        values = make_array(self.union_type, e,
+                            [self.codes[e0 : e0 + e].view(np.uint8),
+                             self.offsets[e0 : e0 + e].view(np.uint8)], parts, 0)
+        key_array = make_array(self.key_type, e, [None, self.keys[e0 : e0 + e].view(np.uint8)],
+                               (), 0, 0, self.key_names)
+        entries = make_array(self.map_type.entries_field.type, e, [None],
+                             [key_array, values], 0)
+        stats = make_array(self.map_type, self.rows,
+                           [None, np.ascontiguousarray(self.map_offsets[k]).view(np.uint8)],
+                           [entries], 0)
+        return RecordBatch(self.out_schema, [self.column_ids, stats])
+
+
+def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
+              schema: t.Schema) -> _Columns:
+    """The statistics batches of a file as :class:`_Columns`, built column by column with
+    numpy (no loop over batches).  Each batch's ``1 + num_columns`` rows are the batch
+    (``ARROW:row_count:exact``), then each column: ``ARROW:null_count:exact``,
+    ``quiver:nan_count:exact`` (floating point) and, where known, min and max."""
+
+    value_types = union_value_types(schema)
+    nb = len(row_counts)
+    key_index = {k: i for i, k in enumerate(_KEYS)}
+    # one "slot" per possible entry of a batch, in entry order; a slot is present or not
+    slot_key: list[np.ndarray] = []
+    slot_present: list[np.ndarray] = []
+    slot_code: list[int] = []
+    slot_value: list[np.ndarray] = []  # int64 values of code-0 slots (else zeros)
+    slot_source: list[np.ndarray] = []  # index into the code's source values (else zeros)
+    slots_per_row: list[int] = []
+    sources: list[list[Array]] = [[] for _ in value_types]
+    source_sizes = [0] * len(value_types)
+    everywhere = np.ones(nb, bool)
+    zeros = np.zeros(nb, np.int64)
+
+    def slot(key: Any, present: np.ndarray, code: int, value: np.ndarray = zeros,
+             source: np.ndarray = zeros) -> None:
+        slot_key.append(np.full(nb, key_index[key], np.int32) if isinstance(key, str)
+                        else key)
+        slot_present.append(present)
+        slot_code.append(code)
+        slot_value.append(value)
+        slot_source.append(source)
+
+    slot(ROW_COUNT, everywhere, 0, np.asarray(row_counts, np.int64))
+    slots_per_row.append(1)
+    for field, log in zip(schema.fields, raws):
+        before = len(slot_code)
+        nulls, nans, lows, highs, min_exact, max_exact = (
+            zip(*log) if nb else ((),) * 6)
+        slot(NULL_COUNT, everywhere, 0, np.asarray(nulls, np.int64))
+        if _is_float(field.type):
+            slot(NAN_COUNT, everywhere, 0, np.asarray(nans, np.int64))
+        vt = _value_type(field.type)
+        has = np.fromiter((v is not None for v in lows), bool, nb)
+        if vt in value_types and has.any():
+            code = value_types.index(vt)
+            where = np.flatnonzero(has)
+            rank = np.cumsum(has) - 1
+            exact_min = np.asarray(min_exact, bool)
+            exact_max = np.asarray(max_exact, bool)
+            bounds = [(lows, exact_min, MIN_EXACT, MIN_APPROX),
+                      (highs, exact_max, MAX_EXACT, MAX_APPROX)]
+            for values, exact, exact_key, approx_key in bounds:
+                present_values = [values[i] for i in where]
+                keys = np.where(exact, key_index[exact_key], key_index[approx_key])
+                keys = keys.astype(np.int32)
+                if code == 0:  # int64 bounds share the counts' child
+                    numbers = np.zeros(nb, np.int64)
+                    numbers[where] = np.asarray(present_values, np.int64)
+                    slot(keys, has, 0, numbers)
+                else:
+                    sources[code].append(_values_array(present_values, vt))
+                    slot(keys, has, code, source=source_sizes[code] + rank)
+                    source_sizes[code] += len(where)
+        slots_per_row.append(len(slot_code) - before)
+    rows = len(slots_per_row)
+    present = np.stack(slot_present, axis=1) if nb else np.zeros((0, len(slot_code)), bool)
+    key_matrix = np.stack(slot_key, axis=1) if nb else np.zeros((0, len(slot_code)), np.int32)
+    code_matrix = np.broadcast_to(np.asarray(slot_code, np.int8), present.shape)
+    keys = key_matrix[present]
+    codes = code_matrix[present]
+    per_row = np.add.reduceat(present.astype(np.int32), _exclusive_cumsum(
+        np.asarray(slots_per_row)), axis=1) if nb else np.zeros((0, rows), np.int32)
+    map_offsets = np.zeros((nb, rows + 1), np.int32)
+    np.cumsum(per_row, axis=1, out=map_offsets[:, 1:])
+    entry_counts = map_offsets[:, -1].astype(np.int64)
+    batch_of_entry = np.repeat(np.arange(nb), entry_counts)
+    # each entry's position in its batch's part of its union child
+    offsets = np.zeros(len(codes), np.int32)
+    child_counts = np.zeros((nb, len(value_types)), np.int64)
+    children: list[Array] = []
+    for code, vt in enumerate(value_types):
+        where = np.flatnonzero(codes == code)
+        counts = np.bincount(batch_of_entry[where], minlength=nb)
+        child_counts[:, code] = counts
+        offsets[where] = np.arange(len(where)) - _exclusive_cumsum(counts)[
+            batch_of_entry[where]]
+        if code == 0:
+            values = np.stack(slot_value, axis=1)[present & (code_matrix == 0)]
+            children.append(make_array(vt, len(values),
+                                       [None, values.astype(np.int64).view(np.uint8)], (), 0))
+        elif sources[code]:
+            source_index = np.stack(slot_source, axis=1)[present & (code_matrix == code)]
+            found = sources[code][0] if len(sources[code]) == 1 else concat_arrays(
+                sources[code])
+            children.append(take(found, source_index))
+        else:
+            children.append(_values_array([], vt))
+    union_type = t.dense_union([t.field(f"v{i}", vt) for i, vt in enumerate(value_types)])
+    key_type = t.dictionary(t.int32(), t.string())
+    map_type = t.map_(t.field("key", key_type, nullable=False), t.field("value", union_type))
+    out_schema = t.schema([t.field("column", t.int32()),
+                           t.field("statistics", map_type, nullable=False)])
+    return _Columns(
+        rows, out_schema, union_type, key_type, map_type, build(_KEYS, t.string()),
+        build([None, *range(len(schema.fields))], t.int32()), keys.astype(np.int32),
+        codes.astype(np.int8), offsets, entry_counts, map_offsets, children, child_counts,
+    )
+
+
+def statistics_batches(collector: StatisticsCollector) -> list[Any]:
+    """Each batch's statistics as a RecordBatch of StatisticsSchema.rst's columns
+    (``1 + num_columns`` rows: the batch, then each column), compact: every one holds
+    only its own values."""
+    cols = _columnar(collector.row_counts, collector.raws, collector.schema)
+    return [cols.batch(k) for k in range(len(collector))]
+
+
+
+def encode_statistics(collector: StatisticsCollector) -> str:
+    """The footer value: an IPC stream of one statistics batch per record batch, base64.
+
+    The schema, the keys' dictionary and the first batch go through the stream encoder;
+    the other batches are laid out all at once (:func:`_bulk_messages`), as the writer
+    would write them but for the body's layout."""
+    if not len(collector):
+        return ""
+    cols = _columnar(collector.row_counts, collector.raws, collector.schema)
+    encoder = StreamEncoder(cols.out_schema)
+    parts = encoder.begin()
+    parts += encoder.write_batch(cols.batch(0), custom_metadata={BATCH_KEY: "0"})
+    first = 1
+    rest = _bulk_messages(cols, first, V5)
+    if rest is None:  # no template: the encoder encodes every batch
+        for k in range(1, len(collector)):
+            parts += encoder.write_batch(cols.batch(k), custom_metadata={BATCH_KEY: str(k)})
+        rest = b""
+    parts += encoder.end()
+    stream = b"".join(parts)
+    if not stream.endswith(EOS):
+        raise AssertionError("expected the statistics stream to end with EOS")
+    stream = stream[: -len(EOS)] + rest + EOS
+    return base64.b64encode(stream).decode("ascii")

@@ -1,0 +1,329 @@
+"""Many statistics messages at once: all of a file's statistics messages share one
+schema and one metadata layout, so their framed metadata is a matrix, one row per message."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ...buffers import unpack_bits
+from ...layout import layout_of
+from ...types import KeyValueMetadata
+from .. import metadata as md
+from ..framing import frame_message
+from .model import BATCH_KEY
+
+if TYPE_CHECKING:
+    from .encode import _Columns
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i] .. starts[i] + lengths[i]`` for every i, in order."""
+    lengths = np.asarray(lengths, np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    ends = np.cumsum(lengths)
+    shift = np.asarray(starts, np.int64) - (ends - lengths)
+    return np.repeat(shift, lengths) + np.arange(total, dtype=np.int64)
+
+
+def _exclusive_cumsum(counts: np.ndarray, axis: int = 0) -> np.ndarray:
+    out = np.cumsum(counts, axis=axis)
+    return out - counts
+
+
+# -- many statistics messages at once ----------------------------------------------------
+#
+# A file of n batches has n statistics messages of one schema: the same FieldNode and
+# Buffer counts and one custom metadata pair (quiver:batch = the index in decimal).  Their
+# framed metadata is the same bytes but for the numbers and the index's digits, so both
+# directions handle them as a matrix: one row per message, numbers in known columns.
+# Where the numbers sit is learned from metadata.py's own encoder (sentinel numbers,
+# located once and checked on a real message), so no flatbuffer field is known here.
+
+_SENTINEL = 0x5C00_0000_0000_0011  # with a counter in its second byte: found only once
+_DIGIT = ord("~")
+
+
+class _TemplateError(Exception):
+    """The encoder's layout is not the one the matrix handling expects."""
+
+
+class _Template:
+    """The framed metadata of a RecordBatch message with ``num_nodes`` FieldNodes,
+    ``num_buffers`` Buffers and custom metadata ``quiver:batch`` of ``digits`` digits."""
+
+    def __init__(self, version: int, num_nodes: int, num_buffers: int, digits: int) -> None:
+        self.version, self.num_nodes, self.num_buffers = version, num_nodes, num_buffers
+        self.digits = digits
+        count = 2 + 2 * num_nodes + 2 * num_buffers
+        numbers = np.array([_SENTINEL | (k << 8) for k in range(count)], np.int64)
+        nodes = numbers[2 : 2 + 2 * num_nodes].reshape(-1, 2)
+        buffers = numbers[2 + 2 * num_nodes :].reshape(-1, 2)
+        framed = frame_message(md.encode_message_general(md.Message(
+            version, md.RecordBatch(int(numbers[0]), nodes, buffers, None, ()),
+            int(numbers[1]), KeyValueMetadata([(BATCH_KEY.encode(), b"~" * digits)]))))
+        if len(framed) % 8:
+            raise _TemplateError("a message size that is not a multiple of 8")
+        words = np.frombuffer(framed, "<i8")
+        where = {int(v): i for i, v in enumerate(words)}
+        found = [where.get(int(v), -1) for v in numbers]
+        if min(found) < 0 or len(set(found)) != count:
+            raise _TemplateError("numbers not at 8-byte boundaries")
+        self.length_at, self.body_at = found[0], found[1]
+        self.nodes_at, self.buffers_at = found[2], found[2 + 2 * num_nodes]
+        if (found[2 : 2 + 2 * num_nodes] != list(range(self.nodes_at, self.nodes_at
+                                                        + 2 * num_nodes))
+                or found[2 + 2 * num_nodes :] != list(range(self.buffers_at, self.buffers_at
+                                                            + 2 * num_buffers))):
+            raise _TemplateError("FieldNodes or Buffers not contiguous")
+        value = struct.pack("<I", digits) + b"~" * digits + b"\x00"
+        at = framed.find(value)
+        if at < 0 or framed.find(value, at + 1) >= 0:
+            raise _TemplateError("the index's digits not found once")
+        self.value_at = at + 4
+        self.size = len(framed)
+        self.bytes = np.frombuffer(framed, np.uint8)
+        fixed = np.ones(self.size // 8, bool)
+        fixed[found] = False
+        fixed[self.value_at // 8 : (self.value_at + digits - 1) // 8 + 1] = False
+        self.fixed_words = np.flatnonzero(fixed)
+        self.words = words
+        # the words around the digits, which hold other bytes too
+        self.digit_words = np.arange(self.value_at // 8, (self.value_at + digits - 1) // 8 + 1)
+        # check on a message of ordinary numbers against the general encoder
+        nodes = np.arange(2 * num_nodes, dtype=np.int64).reshape(1, -1, 2)
+        buffers = np.arange(2 * num_buffers, dtype=np.int64).reshape(1, -1, 2) * 8
+        index = np.array([10 ** (digits - 1)], np.int64)
+        mine = self.encode(np.array([64]), 3, nodes, buffers, index)
+        theirs = frame_message(md.encode_message_general(md.Message(
+            version, md.RecordBatch(3, nodes[0], buffers[0], None, ()), 64,
+            KeyValueMetadata([(BATCH_KEY.encode(), str(int(index[0])).encode())]))))
+        if mine.tobytes() != theirs:
+            raise _TemplateError("the template does not reproduce the encoder's bytes")
+
+    def encode(self, body_lengths: np.ndarray, length: int, nodes: np.ndarray,
+               buffers: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        """The framed metadata of ``len(indices)`` messages (all of ``digits`` digits) as
+        an (m, size) uint8 matrix."""
+        m = len(indices)
+        out = np.tile(self.words, (m, 1))
+        out[:, self.length_at] = length
+        out[:, self.body_at] = body_lengths
+        out[:, self.nodes_at : self.nodes_at + 2 * self.num_nodes] = nodes.reshape(m, -1)
+        out[:, self.buffers_at : self.buffers_at + 2 * self.num_buffers] = buffers.reshape(
+            m, -1)
+        raw = out.view(np.uint8)
+        for j in range(self.digits):
+            raw[:, self.value_at + j] = ord("0") + indices // 10 ** (self.digits - 1 - j) % 10
+        return raw
+
+    def decode(self, words: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(rows of this template, body lengths, lengths, nodes, buffers, indices) of an
+        (m, size // 8) int64 matrix of framed metadata; the numbers of other rows are
+        meaningless."""
+        m = len(words)
+        ok = (words[:, self.fixed_words] == self.words[self.fixed_words]).all(axis=1)
+        raw = np.ascontiguousarray(words[:, self.digit_words]).view(np.uint8).reshape(m, -1)
+        at = self.value_at - 8 * int(self.digit_words[0])
+        digits = raw[:, at : at + self.digits].astype(np.int64) - ord("0")
+        mask = np.ones(raw.shape[1], bool)
+        mask[at : at + self.digits] = False
+        own = self.words[self.digit_words].view(np.uint8)
+        ok &= ((digits >= 0) & (digits <= 9)).all(axis=1) & (raw[:, mask] == own[mask]).all(
+            axis=1)
+        indices = digits @ (10 ** np.arange(self.digits - 1, -1, -1, dtype=np.int64))
+        nodes = words[:, self.nodes_at : self.nodes_at + 2 * self.num_nodes]
+        buffers = words[:, self.buffers_at : self.buffers_at + 2 * self.num_buffers]
+        return (ok, words[:, self.body_at], words[:, self.length_at],
+                nodes.reshape(m, -1, 2), buffers.reshape(m, -1, 2), indices)
+
+
+_TEMPLATES: dict[tuple[int, int, int, int], _Template | None] = {}
+
+
+def _template(version: int, num_nodes: int, num_buffers: int, digits: int) -> _Template | None:
+    """The (cached) template, or None when the encoder's layout does not allow one."""
+    key = (version, num_nodes, num_buffers, digits)
+    if key not in _TEMPLATES:
+        try:
+            found: _Template | None = _Template(*key)
+        except _TemplateError:
+            found = None
+        if len(_TEMPLATES) < 256:
+            _TEMPLATES[key] = found
+        return found
+    return _TEMPLATES[key]
+
+
+class _TemplateGroup:
+    """The templates of one message size (indices of different digit counts), which put
+    the numbers at the same places and differ only in a few words around the digits:
+    a matrix of messages is checked against the shared words once, then each row's
+    digits words against the template of its digit count."""
+
+    def __init__(self, templates: Sequence[_Template]) -> None:
+        first = templates[0]
+        self.templates = list(templates)
+        self.size = first.size
+        self.first = first
+        for tm in templates:
+            if (tm.size, tm.length_at, tm.body_at, tm.nodes_at, tm.buffers_at) != (
+                    first.size, first.length_at, first.body_at, first.nodes_at,
+                    first.buffers_at):
+                raise _TemplateError("templates of one size with numbers elsewhere")
+        differ = np.zeros(first.size // 8, bool)
+        for tm in templates:
+            differ |= first.words != tm.words
+            differ[tm.digit_words] = True
+        self.own = np.flatnonzero(differ)  # the words each template checks itself
+        shared = np.ones(first.size // 8, bool)
+        shared[self.own] = False
+        shared[np.setdiff1d(np.arange(first.size // 8), first.fixed_words)] = False
+        # all ones over the words every template has the same, zero elsewhere
+        self.shared = np.where(shared & ~differ, -1, 0).astype(np.int64)
+        self.positions = []  # per template: (digit byte positions in its own words, rest)
+        for tm in templates:
+            at = np.arange(tm.value_at, tm.value_at + tm.digits)
+            starts = self.own * 8
+            where = np.concatenate([np.flatnonzero(starts == (a // 8) * 8) * 8 + a % 8
+                                    for a in at])
+            rest = np.setdiff1d(np.arange(8 * len(self.own)), where)
+            self.positions.append((where, rest, tm.words[self.own].view(np.uint8)))
+
+    def decode(self, matrix: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """(body lengths, lengths, nodes, buffers, indices) of an (m, size // 8) int64
+        matrix of framed metadata, or None when a row is not one of the group's."""
+        m = len(matrix)
+        first = self.first
+        if ((matrix ^ first.words) & self.shared).any():
+            return None
+        raw = np.ascontiguousarray(matrix[:, self.own]).view(np.uint8).reshape(m, -1)
+        indices = np.full(m, -1, np.int64)
+        for tm, (where, rest, own) in zip(self.templates, self.positions):
+            ok = (raw[:, rest] == own[rest]).all(axis=1) & (indices < 0)
+            if not ok.any():
+                continue
+            digits = raw[ok][:, where].astype(np.int64) - ord("0")
+            if ((digits < 0) | (digits > 9)).any():
+                return None
+            indices[ok] = digits @ (10 ** np.arange(tm.digits - 1, -1, -1, dtype=np.int64))
+        if (indices < 0).any():
+            return None
+        nodes = matrix[:, first.nodes_at : first.nodes_at + 2 * first.num_nodes]
+        buffers = matrix[:, first.buffers_at : first.buffers_at + 2 * first.num_buffers]
+        return (matrix[:, first.body_at], matrix[:, first.length_at],
+                nodes.reshape(m, -1, 2), buffers.reshape(m, -1, 2), indices)
+
+
+def _pad8(n: np.ndarray) -> np.ndarray:
+    return (n + 7) & ~7
+
+
+def _body_parts(cols: _Columns) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray,
+                                                               np.ndarray]]]:
+    """Every batch's FieldNodes, as a (batches, nodes, 2) array, and its buffers in IPC
+    order, each as (source bytes, start in them per batch, length per batch)."""
+
+    nb = len(cols.entry_counts)
+    rows = cols.rows
+    e = cols.entry_counts
+    e0 = _exclusive_cumsum(e)
+    zero = np.zeros(nb, np.int64)
+    column = cols.column_ids
+    validity = column.buffers[0][: (rows + 7) // 8]
+    parts = [
+        (validity, zero, np.full(nb, len(validity), np.int64)),
+        (column.buffers[1][: rows * 4], zero, np.full(nb, rows * 4, np.int64)),
+        (np.zeros(0, np.uint8), zero, zero),  # the map's validity: none
+        (cols.map_offsets.view(np.uint8).reshape(-1), np.arange(nb) * (rows + 1) * 4,
+         np.full(nb, (rows + 1) * 4, np.int64)),
+        (np.zeros(0, np.uint8), zero, zero),  # the entries' validity
+        (np.zeros(0, np.uint8), zero, zero),  # the keys' validity
+        (cols.keys.view(np.uint8), e0 * 4, e * 4),
+        (cols.codes.view(np.uint8), e0, e),
+        (cols.offsets.view(np.uint8), e0 * 4, e * 4),
+    ]
+    nodes = [np.stack([np.full(nb, rows), np.ones(nb, np.int64)], axis=1),
+             np.stack([np.full(nb, rows), zero], axis=1)]
+    nodes += [np.stack([e, zero], axis=1)] * 3
+    for code, child in enumerate(cols.children):
+        counts = cols.child_counts[:, code]
+        starts = _exclusive_cumsum(counts)
+        nodes.append(np.stack([counts, zero], axis=1))
+        for spec in layout_of(child.type).buffers:
+            if spec.kind == "validity":
+                parts.append((np.zeros(0, np.uint8), zero, zero))
+            elif spec.kind == "values":
+                w = spec.byte_width
+                data = child.buffers[1][child.offset * w : (child.offset + len(child)) * w]
+                parts.append((data, starts * w, counts * w))
+            elif spec.kind == "bits":
+                bits = unpack_bits(child.buffers[1], child.offset, len(child))
+                width = int(counts.max(initial=0))
+                padded = np.zeros((nb, max(width, 1)), bool)
+                padded[np.repeat(np.arange(nb), counts),
+                       np.arange(len(child)) - np.repeat(starts, counts)] = bits
+                packed = np.packbits(padded, axis=1, bitorder="little")
+                parts.append((packed.reshape(-1), np.arange(nb) * packed.shape[1],
+                              (counts + 7) // 8))
+            elif spec.kind == "offsets":
+                w = spec.byte_width
+                all_offsets = child.buffers[1].view(f"<i{w}")[
+                    child.offset : child.offset + len(child) + 1].astype(np.int64)
+                index = _ranges(starts, counts + 1)
+                first = np.repeat(all_offsets[starts], counts + 1)
+                own = (all_offsets[index] - first).astype(f"<i{w}")
+                parts.append((own.view(np.uint8), _exclusive_cumsum(counts + 1) * w,
+                              (counts + 1) * w))
+                data_start = all_offsets[starts]
+                data_end = all_offsets[starts + counts]
+            else:  # data, after its offsets
+                parts.append((child.buffers[2], data_start, data_end - data_start))
+    return np.stack(nodes, axis=1), parts
+
+
+def _bulk_messages(cols: _Columns, first: int, version: int) -> bytes | None:
+    """The framed messages of statistics batches ``first ..`` (bodies included), or None
+    when the encoder's layout allows no template."""
+    nb = len(cols.entry_counts)
+    nodes, parts = _body_parts(cols)
+    lengths = np.stack([p[2] for p in parts], axis=1)  # (batches, buffers)
+    padded = _pad8(lengths)
+    body_offsets = _exclusive_cumsum(padded, axis=1)
+    body_lengths = padded.sum(axis=1)
+    buffers = np.stack([body_offsets, lengths], axis=2)
+    batches = np.arange(first, nb)
+    if len(batches) == 0:
+        return b""
+    digits = np.array([len(str(int(k))) for k in (batches[0], batches[-1])])
+    templates = {}
+    for d in range(int(digits[0]), int(digits[1]) + 1):
+        found = _template(version, nodes.shape[1], len(parts), d)
+        if found is None:
+            return None
+        templates[d] = found
+    number_digits = np.ones(len(batches), np.int64)
+    for d in range(2, int(digits[1]) + 1):
+        number_digits[batches >= 10 ** (d - 1)] = d
+    sizes = np.array([templates[int(d)].size for d in number_digits], np.int64)
+    message_lengths = sizes + body_lengths[batches]
+    starts = _exclusive_cumsum(message_lengths)
+    out = np.zeros(int(message_lengths.sum()), np.uint8)
+    for d, tmpl in templates.items():
+        mine = np.flatnonzero(number_digits == d)
+        k = batches[mine]
+        meta = tmpl.encode(body_lengths[k], cols.rows, nodes[k], buffers[k], k)
+        out[_ranges(starts[mine], np.full(len(mine), tmpl.size))] = meta.reshape(-1)
+    body_starts = starts + sizes
+    for j, (source, at, n) in enumerate(parts):
+        n = n[batches]
+        if not n.any():
+            continue
+        out[_ranges(body_starts + body_offsets[batches, j], n)] = source[
+            _ranges(at[batches], n)]
+    return out.tobytes()
