@@ -17,11 +17,12 @@ False
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from . import registry
 from . import types as t
-from .errors import NotSupported
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +144,9 @@ def layout_of(dtype: t.DataType) -> Layout:
 def _layout_of(dtype: t.DataType) -> Layout:
     dtype = t.storage_of(dtype)
     cls = type(dtype)
-    fixed = _FIXED.get(cls)
-    if fixed is not None:
-        return fixed
-    make = _COMPUTED.get(cls)
+    make = _LAYOUTS.get(cls)
     if make is None:
-        raise NotSupported(f"no physical layout is known for type {dtype}")
+        raise registry.missing_piece("layout", cls)
     return make(dtype)
 
 
@@ -190,36 +188,46 @@ def _dictionary(dtype: t.DictionaryType) -> Layout:
     return _fixed_width(dtype.index_type)
 
 
-_FIXED: dict[type, Layout] = {
-    t.NullType: _NULL_LAYOUT,
-    t.BoolType: _BOOL_LAYOUT,
-    t.BinaryViewType: _VIEW,
-    t.StringViewType: _VIEW,
-    t.ListViewType: _LIST_VIEW,
-    t.LargeListViewType: _LARGE_LIST_VIEW,
-    t.ListType: _LIST,
-    t.LargeListType: _LARGE_LIST,
-    t.MapType: _LIST,
-    t.FixedSizeListType: _FIXED_LIST,
-    t.StructType: _STRUCT,
-    t.RunEndEncodedType: _REE,
-}
+# the registry's "layout" piece: type class -> (dtype -> Layout)
+_LAYOUTS = registry.table("layout")
 
-_COMPUTED = {
-    t.IntegerType: _fixed_width,
-    t.FloatingPointType: _fixed_width,
-    t.DecimalType: _fixed_width,
-    t.DateType: _fixed_width,
-    t.TimeType: _fixed_width,
-    t.TimestampType: _fixed_width,
-    t.DurationType: _fixed_width,
-    t.IntervalType: _fixed_width,
-    t.FixedSizeBinaryType: _fixed_width,
-    t.BinaryType: lambda d: _LARGE_BINARY if d.large else _BINARY,
-    t.StringType: lambda d: _LARGE_BINARY if d.large else _BINARY,
-    t.UnionType: lambda d: _DENSE_UNION if d.mode == "dense" else _SPARSE_UNION,
-    t.DictionaryType: _dictionary,
-}
+
+def _same(lay: Layout) -> Any:
+    return lambda dtype: lay
+
+
+for _cls, _lay in (
+    (t.NullType, _NULL_LAYOUT),
+    (t.BoolType, _BOOL_LAYOUT),
+    (t.BinaryViewType, _VIEW),
+    (t.StringViewType, _VIEW),
+    (t.ListViewType, _LIST_VIEW),
+    (t.LargeListViewType, _LARGE_LIST_VIEW),
+    (t.ListType, _LIST),
+    (t.LargeListType, _LARGE_LIST),
+    (t.MapType, _LIST),
+    (t.FixedSizeListType, _FIXED_LIST),
+    (t.StructType, _STRUCT),
+    (t.RunEndEncodedType, _REE),
+):
+    registry.register("layout", _same(_lay), _cls)
+registry.register(
+    "layout", _fixed_width, t.IntegerType, t.FloatingPointType, t.DecimalType, t.DateType,
+    t.TimeType, t.TimestampType, t.DurationType, t.IntervalType, t.FixedSizeBinaryType,
+)
+
+
+@registry.implements("layout", t.BinaryType, t.StringType)
+def _binary(dtype: t.BinaryType | t.StringType) -> Layout:
+    return _LARGE_BINARY if dtype.large else _BINARY
+
+
+@registry.implements("layout", t.UnionType)
+def _union(dtype: t.UnionType) -> Layout:
+    return _DENSE_UNION if dtype.mode == "dense" else _SPARSE_UNION
+
+
+registry.register("layout", _dictionary, t.DictionaryType)
 
 
 def storage_numpy_dtype(dtype: t.DataType) -> np.dtype | None:

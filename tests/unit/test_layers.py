@@ -45,6 +45,7 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.cdata", "errors"),  # the package: a docstring only
     ("quiver.cdata.capsule", "errors"),
     ("quiver.types", "types"),
+    ("quiver.registry", "types"),
     ("quiver.cdata.schema", "types"),
     ("quiver.layout", "layout"),
     ("quiver.buffers", "layout"),

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import importlib
 
 import pyarrow as pa
 import pytest
 
 import quiver as qv
 import quiver.ipc as ipc
+from quiver import registry
 from quiver import types as t
 from quiver.array.base import Array, array_class_for
 from quiver.integration.json_reader import schema_from_json
@@ -137,3 +139,54 @@ def test_array_class_builder_and_python_values(cls: type, typ: t.DataType, value
     if isinstance(storage, t.MapType):
         got = [None if v is None else [tuple(kv) for kv in v] for v in got]
     assert got == want, f"{cls.__name__}: Python values {got}, pyarrow gives {want}"
+
+
+# every module that registers pieces in quiver.registry (see its docstring's table)
+REGISTERING_MODULES = (
+    "quiver.layout",  # layout
+    "quiver.array.primitive",  # array_class, python_values
+    "quiver.array.binary",  # array_class
+    "quiver.array.nested",  # array_class
+    "quiver.array.encoded",  # array_class
+    "quiver.array.build",  # builder
+    "quiver.ipc.metadata.fields",  # ipc_decode
+    "quiver.ipc.metadata.encode",  # ipc_encode
+    "quiver.integration.json_writer",  # json_encode
+    "quiver.integration.json_reader",  # json_decode
+)
+
+
+def test_every_type_class_has_a_registry_row_with_every_piece() -> None:
+    for name in REGISTERING_MODULES:
+        importlib.import_module(name)
+    rowless = sorted(_concrete(t.DataType) - {r.cls.__name__ for r in registry.rows()})
+    assert not rowless, f"DataType classes without a row in quiver.registry: {rowless}"
+    missing = registry.missing()
+    assert not missing, "\n".join(missing)
+
+
+def test_registry_rows_agree_with_ipc_codes_and_to_pylist() -> None:
+    from quiver.integration import json_reader
+    from quiver.ipc.metadata import fields
+
+    for row in registry.rows():
+        for code, name in row.ipc_types:
+            assert fields._TYPE_NAMES[code] == name, f"{row.cls.__name__}: Type code {code}"
+            assert fields._DECODERS[code] is registry.lookup("ipc_decode", row.cls), name
+        for json_name in row.json_names:
+            assert json_reader._DECODERS[json_name] is registry.lookup("json_decode", row.cls)
+        # Python conversion: the Array class converts, itself or by its python_values piece
+        arr_cls = registry.lookup("array_class", row.cls)
+        name = row.cls.__name__
+        assert arr_cls.to_pylist is not Array.to_pylist, f"DataType {name} has no to_pylist"
+
+
+def test_a_missing_piece_is_named() -> None:
+    with pytest.raises(qv.NotSupported, match="DataType StringType has no no_such_piece"):
+        registry.lookup("no_such_piece", t.StringType)
+    with pytest.raises(qv.NotSupported, match="DataType _Unknown has no array_class"):
+        array_class_for(_Unknown())
+
+
+class _Unknown(t.DataType):
+    """A DataType class with no row: lookups fail loudly instead of falling back."""

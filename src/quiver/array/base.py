@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..buffers import as_buffer, count_set_bits, unpack_bits
 from ..errors import (
@@ -34,18 +35,14 @@ from ..errors import (
 )
 from ..layout import layout_of, logical_numpy_dtype, storage_numpy_dtype
 
-_ARRAY_CLASSES: dict[type, type[Array]] = {}
+# the registry's "array_class" piece: DataType class -> Array subclass
+_ARRAY_CLASSES: dict[type, type[Array]] = registry.table("array_class")
 
 
 def register_array_class(*type_classes: type) -> Any:
-    """Class decorator: use the decorated Array subclass for these DataType classes."""
-
-    def deco(cls: type[Array]) -> type[Array]:
-        for tc in type_classes:
-            _ARRAY_CLASSES[tc] = cls
-        return cls
-
-    return deco
+    """Class decorator: use the decorated Array subclass for these DataType classes
+    (the ``array_class`` piece of their :mod:`quiver.registry` rows)."""
+    return registry.implements("array_class", *type_classes)
 
 
 class Array:
@@ -463,8 +460,12 @@ def unchecked_new_source(
 
 
 def array_class_for(dtype: t.DataType) -> type[Array]:
-    """The registered Array subclass for ``dtype`` (what :func:`make_array` builds)."""
-    return _ARRAY_CLASSES.get(dtype.__class__, Array)
+    """The registered Array subclass for ``dtype`` (what :func:`make_array` builds);
+    NotSupported if its class has none."""
+    cls = _ARRAY_CLASSES.get(dtype.__class__)
+    if cls is None:
+        raise registry.missing_piece("array_class", dtype.__class__)
+    return cls
 
 
 def make_array(
@@ -477,5 +478,7 @@ def make_array(
     dictionary: Array | None = None,
 ) -> Array:
     """Build the right Array subclass for ``type`` from parts, without validation."""
-    cls = _ARRAY_CLASSES.get(type.__class__, Array)
+    cls = _ARRAY_CLASSES.get(type.__class__)
+    if cls is None:
+        raise registry.missing_piece("array_class", type.__class__)
     return cls(type, length, buffers, children, null_count, offset, dictionary)

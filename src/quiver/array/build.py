@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..buffers import as_buffer, pack_bits
 from ..errors import ArrowError, ArrowInvalid, ArrowTypeError, NotSupported
@@ -277,7 +278,8 @@ def build(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     """
     builder = _BUILDERS.get(dtype.__class__)
     if builder is None:
-        raise NotSupported(f"building arrays of {dtype} from Python values is not supported")
+        raise NotSupported(f"building arrays of {dtype} from Python values is not supported: "
+                           f"DataType {dtype.__class__.__name__} has no builder")
     return builder(values, dtype, checked)
 
 
@@ -1096,34 +1098,31 @@ def _build_extension(values: list[Any], dtype: t.DataType, checked: bool = False
                       storage.null_count, 0, storage.dictionary)
 
 
-_BUILDERS: dict[type, Any] = {
-    t.NullType: _build_null,
-    t.BoolType: _build_bool,
-    t.IntegerType: _build_int,
-    t.FloatingPointType: _build_float,
-    t.DecimalType: _build_decimal,
-    t.DateType: _build_date,
-    t.TimestampType: _build_timestamp,
-    t.TimeType: _build_time,
-    t.DurationType: _build_duration,
-    t.IntervalType: _build_interval,
-    t.BinaryType: _build_binary,
-    t.StringType: _build_binary,
-    t.BinaryViewType: _build_view,
-    t.StringViewType: _build_view,
-    t.FixedSizeBinaryType: _build_fixed_binary,
-    t.ListType: _build_list,
-    t.LargeListType: _build_list,
-    t.ListViewType: _build_list,
-    t.LargeListViewType: _build_list,
-    t.FixedSizeListType: _build_fixed_list,
-    t.StructType: _build_struct,
-    t.MapType: _build_map,
-    t.UnionType: _build_union,
-    t.DictionaryType: _build_dictionary,
-    t.RunEndEncodedType: _build_ree,
-    t.ExtensionType: _build_extension,
-}
+# the registry's "builder" piece: DataType class -> (values, dtype, checked) -> Array
+_BUILDERS: dict[type, Any] = registry.table("builder")
+registry.register("builder", _build_null, t.NullType)
+registry.register("builder", _build_bool, t.BoolType)
+registry.register("builder", _build_int, t.IntegerType)
+registry.register("builder", _build_float, t.FloatingPointType)
+registry.register("builder", _build_decimal, t.DecimalType)
+registry.register("builder", _build_date, t.DateType)
+registry.register("builder", _build_timestamp, t.TimestampType)
+registry.register("builder", _build_time, t.TimeType)
+registry.register("builder", _build_duration, t.DurationType)
+registry.register("builder", _build_interval, t.IntervalType)
+registry.register("builder", _build_binary, t.BinaryType, t.StringType)
+registry.register("builder", _build_view, t.BinaryViewType, t.StringViewType)
+registry.register("builder", _build_fixed_binary, t.FixedSizeBinaryType)
+registry.register(
+    "builder", _build_list, t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType
+)
+registry.register("builder", _build_fixed_list, t.FixedSizeListType)
+registry.register("builder", _build_struct, t.StructType)
+registry.register("builder", _build_map, t.MapType)
+registry.register("builder", _build_union, t.UnionType)
+registry.register("builder", _build_dictionary, t.DictionaryType)
+registry.register("builder", _build_ree, t.RunEndEncodedType)
+registry.register("builder", _build_extension, t.ExtensionType)
 
 
 # ------------------------------------------------------------------------------------

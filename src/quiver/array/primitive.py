@@ -26,9 +26,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..buffers import unpack_bits
-from ..errors import ArrowInvalid, NotSupported
+from ..errors import ArrowInvalid
 from .base import Array, register_array_class, typed_view
 
 
@@ -291,34 +292,10 @@ class PrimitiveArray(Array):
 
     def _python_values(self, mask: np.ndarray | None) -> Any:
         st = t.storage_of(self._type)
-        buf = self._values_buffer()
-        off, n = self._offset, self._length
-        if isinstance(st, t.DecimalType):
-            return decimals(buf, st, off, n)
-        if isinstance(st, t.IntervalType):
-            if st.unit == "year_month":
-                return typed_view(buf, "<i4", off, n, "values")
-            if st.unit == "day_time":
-                v = typed_view(buf, "<i4", off * 2, n * 2, "values").reshape(n, 2)
-                return _tuples(DayTime, v[:, 0].tolist(), v[:, 1].tolist())
-            rec = typed_view(buf, np.dtype([("m", "<i4"), ("d", "<i4"), ("n", "<i8")]), off, n,
-                             "values")
-            return _tuples(MonthDayNano, rec["m"].tolist(), rec["d"].tolist(),
-                           rec["n"].tolist())
-        raw = self._fixed_values_view(self._storage_dtype())
-        if isinstance(st, (t.IntegerType, t.FloatingPointType)):
-            return raw.astype(object) if st.width == 16 else raw
-        if mask is not None:  # null slots may hold anything; do not let them fail conversion
-            raw = np.where(mask, raw, 0)
-        if isinstance(st, t.TimestampType):
-            return _timestamps(raw, st.unit, st.tz)
-        if isinstance(st, t.DateType):
-            return _dates(raw, st.unit)
-        if isinstance(st, t.TimeType):
-            return _times(raw, st.unit)
-        if isinstance(st, t.DurationType):
-            return _durations(raw, st.unit)
-        raise NotSupported(f"expected a type with Python values, found {self._type}")
+        convert = _PYTHON_VALUES.get(st.__class__)
+        if convert is None:
+            raise registry.missing_piece("python_values", st.__class__)
+        return convert(self, st, mask)
 
     def _storage_dtype(self) -> np.dtype:
         from ..layout import storage_numpy_dtype
@@ -332,6 +309,62 @@ class PrimitiveArray(Array):
         """Python values as pyarrow gives them (see the module docstring)."""
         mask = self.is_valid_mask()
         return finish(self._python_values(mask), mask)
+
+
+# the registry's "python_values" piece: storage type class -> (array, storage type, valid
+# mask) -> values (a list or numpy array; ``finish`` puts the Nones in)
+_PYTHON_VALUES = registry.table("python_values")
+
+
+@registry.implements("python_values", t.IntegerType, t.FloatingPointType)
+def _numbers(arr: PrimitiveArray, st: Any, mask: np.ndarray | None) -> Any:
+    raw = arr._fixed_values_view(arr._storage_dtype())
+    return raw.astype(object) if st.width == 16 else raw
+
+
+def _temporal(arr: PrimitiveArray, mask: np.ndarray | None) -> np.ndarray:
+    raw = arr._fixed_values_view(arr._storage_dtype())
+    if mask is not None:  # null slots may hold anything; do not let them fail conversion
+        raw = np.where(mask, raw, 0)
+    return raw
+
+
+@registry.implements("python_values", t.TimestampType)
+def _timestamp_values(arr: PrimitiveArray, st: t.TimestampType, mask: np.ndarray | None) -> Any:
+    return _timestamps(_temporal(arr, mask), st.unit, st.tz)
+
+
+@registry.implements("python_values", t.DateType)
+def _date_values(arr: PrimitiveArray, st: t.DateType, mask: np.ndarray | None) -> Any:
+    return _dates(_temporal(arr, mask), st.unit)
+
+
+@registry.implements("python_values", t.TimeType)
+def _time_values(arr: PrimitiveArray, st: t.TimeType, mask: np.ndarray | None) -> Any:
+    return _times(_temporal(arr, mask), st.unit)
+
+
+@registry.implements("python_values", t.DurationType)
+def _duration_values(arr: PrimitiveArray, st: t.DurationType, mask: np.ndarray | None) -> Any:
+    return _durations(_temporal(arr, mask), st.unit)
+
+
+@registry.implements("python_values", t.DecimalType)
+def _decimal_values(arr: PrimitiveArray, st: t.DecimalType, mask: np.ndarray | None) -> Any:
+    return decimals(arr._values_buffer(), st, arr._offset, arr._length)
+
+
+@registry.implements("python_values", t.IntervalType)
+def _interval_values(arr: PrimitiveArray, st: t.IntervalType, mask: np.ndarray | None) -> Any:
+    buf = arr._values_buffer()
+    off, n = arr._offset, arr._length
+    if st.unit == "year_month":
+        return typed_view(buf, "<i4", off, n, "values")
+    if st.unit == "day_time":
+        v = typed_view(buf, "<i4", off * 2, n * 2, "values").reshape(n, 2)
+        return _tuples(DayTime, v[:, 0].tolist(), v[:, 1].tolist())
+    rec = typed_view(buf, np.dtype([("m", "<i4"), ("d", "<i4"), ("n", "<i8")]), off, n, "values")
+    return _tuples(MonthDayNano, rec["m"].tolist(), rec["d"].tolist(), rec["n"].tolist())
 
 
 @register_array_class(t.FixedSizeBinaryType)

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
@@ -228,75 +229,165 @@ def _n_children(children: tuple[t.Field, ...], n: int, name: str, path: str) -> 
 def _type_from_json(
     name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
 ) -> t.DataType:
-    simple = _SIMPLE_TYPES.get(name)
-    if simple is not None:
-        _n_children(children, 0, name, path)
-        return simple
-    if name == "int":
-        width = _need(obj, "bitWidth", int, path, "int type")
-        signed = _need(obj, "isSigned", bool, path, "int type")
-        return t.IntegerType(width, signed)
-    if name == "floatingpoint":
-        return t.FloatingPointType(
-            _PRECISIONS.get(_need(obj, "precision", str, path, "floatingpoint type"), 0)
+    decode = _DECODERS.get(name)
+    if decode is None:
+        raise MetadataError(f"expected a known type name, found {name!r}", field_path=path)
+    return decode(name, obj, children, path)
+
+
+# -- the registry's "json_decode" piece: (name, type object, children, path) -> DataType
+
+
+@registry.implements(
+    "json_decode", t.NullType, t.BoolType, t.StringType, t.BinaryType, t.StringViewType,
+    t.BinaryViewType,
+)
+def _simple_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    _n_children(children, 0, name, path)
+    return _SIMPLE_TYPES[name]
+
+
+@registry.implements("json_decode", t.IntegerType)
+def _int_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    width = _need(obj, "bitWidth", int, path, "int type")
+    signed = _need(obj, "isSigned", bool, path, "int type")
+    return t.IntegerType(width, signed)
+
+
+@registry.implements("json_decode", t.FloatingPointType)
+def _float_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    return t.FloatingPointType(
+        _PRECISIONS.get(_need(obj, "precision", str, path, "floatingpoint type"), 0)
+    )
+
+
+@registry.implements("json_decode", t.FixedSizeBinaryType)
+def _fixed_binary_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    return t.FixedSizeBinaryType(_int32(obj, "byteWidth", path, "fixedsizebinary type"))
+
+
+@registry.implements("json_decode", t.DecimalType)
+def _decimal_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    width = _int32(obj, "bitWidth", path, "decimal type", default=128)
+    precision = _int32(obj, "precision", path, "decimal type")
+    scale = _int32(obj, "scale", path, "decimal type", default=0)
+    return t.DecimalType(width, precision, scale)
+
+
+@registry.implements("json_decode", t.DateType)
+def _date_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    return t.DateType(_unit(_DATE_UNITS, obj.get("unit"), "date", path))
+
+
+@registry.implements("json_decode", t.TimeType)
+def _time_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    width = _need(obj, "bitWidth", int, path, "time type")
+    return t.TimeType(width, _unit(_TIME_UNITS, obj.get("unit"), "time", path))
+
+
+@registry.implements("json_decode", t.TimestampType)
+def _timestamp_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    tz = obj.get("timezone")
+    if tz is not None and not isinstance(tz, str):
+        raise MetadataError(f"expected a string timezone, found {tz!r}", field_path=path)
+    return t.TimestampType(_unit(_TIME_UNITS, obj.get("unit"), "timestamp", path), tz)
+
+
+@registry.implements("json_decode", t.DurationType)
+def _duration_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    return t.DurationType(_unit(_TIME_UNITS, obj.get("unit"), "duration", path))
+
+
+@registry.implements("json_decode", t.IntervalType)
+def _interval_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    return t.IntervalType(_unit(_INTERVAL_UNITS, obj.get("unit"), "interval", path))
+
+
+@registry.implements(
+    "json_decode", t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType
+)
+def _list_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    _n_children(children, 1, name, path)
+    return _LIST_TYPES[name](children[0])
+
+
+@registry.implements("json_decode", t.FixedSizeListType)
+def _fixed_list_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    _n_children(children, 1, name, path)
+    size = _int32(obj, "listSize", path, "fixedsizelist type")
+    return t.FixedSizeListType(children[0], size)
+
+
+@registry.implements("json_decode", t.StructType)
+def _struct_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    return t.StructType(children)
+
+
+@registry.implements("json_decode", t.MapType)
+def _map_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    _n_children(children, 1, name, path)
+    entries = children[0]
+    if not isinstance(entries.type, t.StructType) or entries.type.num_fields != 2:
+        raise MetadataError(
+            f"expected map entries of a struct with 2 fields, found {entries.type}",
+            field_path=path,
         )
-    if name == "fixedsizebinary":
-        return t.FixedSizeBinaryType(_int32(obj, "byteWidth", path, "fixedsizebinary type"))
-    if name == "decimal":
-        width = _int32(obj, "bitWidth", path, "decimal type", default=128)
-        precision = _int32(obj, "precision", path, "decimal type")
-        scale = _int32(obj, "scale", path, "decimal type", default=0)
-        return t.DecimalType(width, precision, scale)
-    if name == "date":
-        return t.DateType(_unit(_DATE_UNITS, obj.get("unit"), "date", path))
-    if name == "time":
-        width = _need(obj, "bitWidth", int, path, "time type")
-        return t.TimeType(width, _unit(_TIME_UNITS, obj.get("unit"), "time", path))
-    if name == "timestamp":
-        tz = obj.get("timezone")
-        if tz is not None and not isinstance(tz, str):
-            raise MetadataError(f"expected a string timezone, found {tz!r}", field_path=path)
-        return t.TimestampType(_unit(_TIME_UNITS, obj.get("unit"), "timestamp", path), tz)
-    if name == "duration":
-        return t.DurationType(_unit(_TIME_UNITS, obj.get("unit"), "duration", path))
-    if name == "interval":
-        return t.IntervalType(_unit(_INTERVAL_UNITS, obj.get("unit"), "interval", path))
-    if name in _LIST_TYPES:
-        _n_children(children, 1, name, path)
-        return _LIST_TYPES[name](children[0])
-    if name == "fixedsizelist":
-        _n_children(children, 1, name, path)
-        size = _int32(obj, "listSize", path, "fixedsizelist type")
-        return t.FixedSizeListType(children[0], size)
-    if name == "struct":
-        return t.StructType(children)
-    if name == "map":
-        _n_children(children, 1, name, path)
-        entries = children[0]
-        if not isinstance(entries.type, t.StructType) or entries.type.num_fields != 2:
-            raise MetadataError(
-                f"expected map entries of a struct with 2 fields, found {entries.type}",
-                field_path=path,
-            )
-        return t.MapType(entries, bool(obj.get("keysSorted", False)))
-    if name == "union":
-        mode = _need(obj, "mode", str, path, "union type")
-        if mode not in ("SPARSE", "DENSE"):
-            raise MetadataError(f"expected union mode SPARSE or DENSE, found {mode!r}",
-                                field_path=path)
-        codes = obj.get("typeIds")
-        if codes is None:
-            codes = list(range(len(children)))
-        if not isinstance(codes, list) or not all(
-            isinstance(c, int) and not isinstance(c, bool) for c in codes
-        ):
-            raise MetadataError(f"expected a list of integer typeIds, found {codes!r:.60}",
-                                field_path=path)
-        return t.UnionType(mode.lower(), children, tuple(codes))
-    if name == "runendencoded":
-        _n_children(children, 2, name, path)
-        return t.RunEndEncodedType(children[0], children[1])
-    raise MetadataError(f"expected a known type name, found {name!r}", field_path=path)
+    return t.MapType(entries, bool(obj.get("keysSorted", False)))
+
+
+@registry.implements("json_decode", t.UnionType)
+def _union_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    mode = _need(obj, "mode", str, path, "union type")
+    if mode not in ("SPARSE", "DENSE"):
+        raise MetadataError(f"expected union mode SPARSE or DENSE, found {mode!r}",
+                            field_path=path)
+    codes = obj.get("typeIds")
+    if codes is None:
+        codes = list(range(len(children)))
+    if not isinstance(codes, list) or not all(
+        isinstance(c, int) and not isinstance(c, bool) for c in codes
+    ):
+        raise MetadataError(f"expected a list of integer typeIds, found {codes!r:.60}",
+                            field_path=path)
+    return t.UnionType(mode.lower(), children, tuple(codes))
+
+
+@registry.implements("json_decode", t.RunEndEncodedType)
+def _ree_from_json(
+    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
+) -> t.DataType:
+    _n_children(children, 2, name, path)
+    return t.RunEndEncodedType(children[0], children[1])
 
 
 _SIMPLE_TYPES: dict[str, t.DataType] = {
@@ -314,6 +405,13 @@ _LIST_TYPES: dict[str, type] = {
     "largelist": t.LargeListType,
     "listview": t.ListViewType,
     "largelistview": t.LargeListViewType,
+}
+# JSON type name -> its decoder, from the registry rows (a row's names without a decoder
+# fail here, at import, naming the class)
+_DECODERS: dict[str, Any] = {
+    name: registry.lookup("json_decode", row.cls)
+    for row in registry.rows()
+    for name in row.json_names
 }
 
 

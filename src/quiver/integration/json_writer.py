@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
@@ -54,18 +55,6 @@ _UNIT_NAMES = {"s": "SECOND", "ms": "MILLISECOND", "us": "MICROSECOND", "ns": "N
 _PRECISION_NAMES = {16: "HALF", 32: "SINGLE", 64: "DOUBLE"}
 _INTERVAL_NAMES = {"year_month": "YEAR_MONTH", "day_time": "DAY_TIME",
                    "month_day_nano": "MONTH_DAY_NANO"}
-_SIMPLE_NAMES: dict[type, str] = {
-    t.NullType: "null",
-    t.BoolType: "bool",
-    t.BinaryViewType: "binaryview",
-    t.StringViewType: "utf8view",
-    t.StructType: "struct",
-    t.ListType: "list",
-    t.LargeListType: "largelist",
-    t.ListViewType: "listview",
-    t.LargeListViewType: "largelistview",
-    t.RunEndEncodedType: "runendencoded",
-}
 
 
 # --------------------------------------------------------------------------------------
@@ -82,42 +71,109 @@ def metadata_to_json(md: t.KeyValueMetadata | None) -> list[dict[str, str]] | No
 
 def type_to_json(typ: t.DataType) -> dict[str, Any]:
     """The JSON ``type`` object of a (non-dictionary, non-extension) type."""
-    name = _SIMPLE_NAMES.get(type(typ))
-    if name is not None:
-        return {"name": name}
-    if isinstance(typ, t.IntegerType):
-        return {"name": "int", "isSigned": typ.signed, "bitWidth": typ.width}
-    if isinstance(typ, t.FloatingPointType):
-        return {"name": "floatingpoint", "precision": _PRECISION_NAMES[typ.width]}
-    if isinstance(typ, t.BinaryType):
-        return {"name": "largebinary" if typ.large else "binary"}
-    if isinstance(typ, t.StringType):
-        return {"name": "largeutf8" if typ.large else "utf8"}
-    if isinstance(typ, t.FixedSizeBinaryType):
-        return {"name": "fixedsizebinary", "byteWidth": typ.width}
-    if isinstance(typ, t.DecimalType):
-        return {"name": "decimal", "precision": typ.precision, "scale": typ.scale,
-                "bitWidth": typ.width}
-    if isinstance(typ, t.DateType):
-        return {"name": "date", "unit": "DAY" if typ.unit == "day" else "MILLISECOND"}
-    if isinstance(typ, t.TimeType):
-        return {"name": "time", "unit": _UNIT_NAMES[typ.unit], "bitWidth": typ.width}
-    if isinstance(typ, t.TimestampType):
-        out: dict[str, Any] = {"name": "timestamp", "unit": _UNIT_NAMES[typ.unit]}
-        if typ.tz is not None:
-            out["timezone"] = typ.tz
-        return out
-    if isinstance(typ, t.DurationType):
-        return {"name": "duration", "unit": _UNIT_NAMES[typ.unit]}
-    if isinstance(typ, t.IntervalType):
-        return {"name": "interval", "unit": _INTERVAL_NAMES[typ.unit]}
-    if isinstance(typ, t.FixedSizeListType):
-        return {"name": "fixedsizelist", "listSize": typ.list_size}
-    if isinstance(typ, t.MapType):
-        return {"name": "map", "keysSorted": typ.keys_sorted}
-    if isinstance(typ, t.UnionType):
-        return {"name": "union", "mode": typ.mode.upper(), "typeIds": list(typ.type_codes)}
-    raise NotSupported(f"no JSON spelling for type {typ}; add one in json_writer.type_to_json")
+    encode = _ENCODERS.get(type(typ))
+    if encode is None:
+        raise NotSupported(f"no JSON spelling for type {typ}: DataType "
+                           f"{type(typ).__name__} has no json_encode; register one in json_writer")
+    return encode(typ)
+
+
+# -- the registry's "json_encode" piece: dtype -> JSON type object ---------------------
+_ENCODERS = registry.table("json_encode")
+
+
+def _by_name(name: str) -> Any:
+    return lambda typ: {"name": name}
+
+
+# the types without parameters: their one JSON name, from the registry row
+for _cls in (
+    t.NullType,
+    t.BoolType,
+    t.BinaryViewType,
+    t.StringViewType,
+    t.StructType,
+    t.ListType,
+    t.LargeListType,
+    t.ListViewType,
+    t.LargeListViewType,
+    t.RunEndEncodedType,
+):
+    registry.register("json_encode", _by_name(registry.row(_cls).json_names[0]), _cls)
+
+
+@registry.implements("json_encode", t.IntegerType)
+def _int_json(typ: t.IntegerType) -> dict[str, Any]:
+    return {"name": "int", "isSigned": typ.signed, "bitWidth": typ.width}
+
+
+@registry.implements("json_encode", t.FloatingPointType)
+def _float_json(typ: t.FloatingPointType) -> dict[str, Any]:
+    return {"name": "floatingpoint", "precision": _PRECISION_NAMES[typ.width]}
+
+
+@registry.implements("json_encode", t.BinaryType)
+def _binary_json(typ: t.BinaryType) -> dict[str, Any]:
+    return {"name": "largebinary" if typ.large else "binary"}
+
+
+@registry.implements("json_encode", t.StringType)
+def _string_json(typ: t.StringType) -> dict[str, Any]:
+    return {"name": "largeutf8" if typ.large else "utf8"}
+
+
+@registry.implements("json_encode", t.FixedSizeBinaryType)
+def _fixed_binary_json(typ: t.FixedSizeBinaryType) -> dict[str, Any]:
+    return {"name": "fixedsizebinary", "byteWidth": typ.width}
+
+
+@registry.implements("json_encode", t.DecimalType)
+def _decimal_json(typ: t.DecimalType) -> dict[str, Any]:
+    return {"name": "decimal", "precision": typ.precision, "scale": typ.scale,
+            "bitWidth": typ.width}
+
+
+@registry.implements("json_encode", t.DateType)
+def _date_json(typ: t.DateType) -> dict[str, Any]:
+    return {"name": "date", "unit": "DAY" if typ.unit == "day" else "MILLISECOND"}
+
+
+@registry.implements("json_encode", t.TimeType)
+def _time_json(typ: t.TimeType) -> dict[str, Any]:
+    return {"name": "time", "unit": _UNIT_NAMES[typ.unit], "bitWidth": typ.width}
+
+
+@registry.implements("json_encode", t.TimestampType)
+def _timestamp_json(typ: t.TimestampType) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": "timestamp", "unit": _UNIT_NAMES[typ.unit]}
+    if typ.tz is not None:
+        out["timezone"] = typ.tz
+    return out
+
+
+@registry.implements("json_encode", t.DurationType)
+def _duration_json(typ: t.DurationType) -> dict[str, Any]:
+    return {"name": "duration", "unit": _UNIT_NAMES[typ.unit]}
+
+
+@registry.implements("json_encode", t.IntervalType)
+def _interval_json(typ: t.IntervalType) -> dict[str, Any]:
+    return {"name": "interval", "unit": _INTERVAL_NAMES[typ.unit]}
+
+
+@registry.implements("json_encode", t.FixedSizeListType)
+def _fixed_list_json(typ: t.FixedSizeListType) -> dict[str, Any]:
+    return {"name": "fixedsizelist", "listSize": typ.list_size}
+
+
+@registry.implements("json_encode", t.MapType)
+def _map_json(typ: t.MapType) -> dict[str, Any]:
+    return {"name": "map", "keysSorted": typ.keys_sorted}
+
+
+@registry.implements("json_encode", t.UnionType)
+def _union_json(typ: t.UnionType) -> dict[str, Any]:
+    return {"name": "union", "mode": typ.mode.upper(), "typeIds": list(typ.type_codes)}
 
 
 class _Ids:

@@ -21,12 +21,15 @@ from typing import Any
 
 import numpy as np
 
+from ... import registry
 from ... import types as t
 from ...errors import ArrowInvalidArgument
 from ...types import DataType, Field, KeyValueMetadata
 from ..flatbuf import Builder
 from .fields import (
     _BINARY,
+    _BINARY_VIEW,
+    _BOOL,
     _DATE,
     _DECIMAL,
     _DURATION,
@@ -41,10 +44,10 @@ from .fields import (
     _LARGE_LIST,
     _LARGE_LIST_VIEW,
     _LARGE_UTF8,
-    _LEAF_TYPES,
     _LIST,
     _LIST_VIEW,
     _MAP,
+    _NULL,
     _RUN_END_ENCODED,
     _STRUCT,
     _TIME,
@@ -52,6 +55,7 @@ from .fields import (
     _TIMESTAMP,
     _UNION,
     _UTF8,
+    _UTF8_VIEW,
 )
 from .model import (
     _CODECS,
@@ -112,61 +116,107 @@ def _encode_int(b: Builder, typ: DataType) -> int:
 
 
 _UNIT_INDEX = {u: i for i, u in enumerate(_TIME_UNITS)}
-_LEAF_CODES = {type(v): k for k, v in _LEAF_TYPES.items()}
-_LEAF_CODES[t.BinaryType] = _BINARY  # BinaryType/StringType need the `large` flag below
-_LEAF_CODES[t.StringType] = _UTF8
 
 
 def _encode_type(b: Builder, typ: DataType) -> tuple[int, int]:
     """Write the Type union member for ``typ``: (type code, table handle)."""
-    cls = type(typ)
-    if cls is t.BinaryType:
-        return (_LARGE_BINARY if typ.large else _BINARY), b.table([])  # type: ignore[attr-defined]
-    if cls is t.StringType:
-        return (_LARGE_UTF8 if typ.large else _UTF8), b.table([])  # type: ignore[attr-defined]
-    if cls in _LEAF_CODES:
-        return _LEAF_CODES[cls], b.table([])
-    if cls is t.IntegerType:
-        return _INT, _encode_int(b, typ)
-    if cls is t.FloatingPointType:
-        return _FLOAT, b.table([(0, "<h", _FLOAT_WIDTHS.index(typ.width))])  # type: ignore[attr-defined]
-    if isinstance(typ, t.DecimalType):
-        return _DECIMAL, b.table(
-            [(0, "<i", typ.precision), (1, "<i", typ.scale), (2, "<i", typ.width)]
+    encode = _ENCODERS.get(typ.__class__)
+    if encode is None:
+        raise ArrowInvalidArgument(
+            f"expected a type that IPC metadata can describe, found {typ} "
+            f"(DataType {typ.__class__.__name__} has no ipc_encode)"
         )
-    if isinstance(typ, t.DateType):
-        return _DATE, b.table([(0, "<h", 0 if typ.unit == "day" else 1)])
-    if isinstance(typ, t.TimeType):
-        return _TIME, b.table([(0, "<h", _UNIT_INDEX[typ.unit]), (1, "<i", typ.width)])
-    if isinstance(typ, t.TimestampType):
-        tz = b.create_string(typ.tz) if typ.tz is not None else 0
-        return _TIMESTAMP, b.table([(0, "<h", _UNIT_INDEX[typ.unit]), (1, "offset", tz)])
-    if isinstance(typ, t.IntervalType):
-        return _INTERVAL, b.table([(0, "<h", _INTERVAL_UNITS.index(typ.unit))])
-    if isinstance(typ, t.DurationType):
-        return _DURATION, b.table([(0, "<h", _UNIT_INDEX[typ.unit])])
-    if isinstance(typ, t.FixedSizeBinaryType):
-        return _FIXED_BINARY, b.table([(0, "<i", typ.width)])
-    if isinstance(typ, t.FixedSizeListType):
-        return _FIXED_LIST, b.table([(0, "<i", typ.list_size)])
-    if isinstance(typ, t.ListType):
-        return _LIST, b.table([])
-    if isinstance(typ, t.LargeListType):
-        return _LARGE_LIST, b.table([])
-    if isinstance(typ, t.ListViewType):
-        return _LIST_VIEW, b.table([])
-    if isinstance(typ, t.LargeListViewType):
-        return _LARGE_LIST_VIEW, b.table([])
-    if isinstance(typ, t.StructType):
-        return _STRUCT, b.table([])
-    if isinstance(typ, t.MapType):
-        return _MAP, b.table([(0, "<?", typ.keys_sorted, False)])
-    if isinstance(typ, t.UnionType):
-        ids = b.create_scalar_vector("i", typ.type_codes)
-        return _UNION, b.table([(0, "<h", 0 if typ.mode == "sparse" else 1), (1, "offset", ids)])
-    if isinstance(typ, t.RunEndEncodedType):
-        return _RUN_END_ENCODED, b.table([])
-    raise ArrowInvalidArgument(f"expected a type that IPC metadata can describe, found {typ}")
+    return encode(b, typ)
+
+
+# -- the registry's "ipc_encode" piece: (builder, dtype) -> (Type code, table handle) --
+_ENCODERS = registry.table("ipc_encode")
+
+for _cls, _code in (
+    (t.NullType, _NULL),
+    (t.BoolType, _BOOL),
+    (t.BinaryViewType, _BINARY_VIEW),
+    (t.StringViewType, _UTF8_VIEW),
+    (t.ListType, _LIST),
+    (t.LargeListType, _LARGE_LIST),
+    (t.ListViewType, _LIST_VIEW),
+    (t.LargeListViewType, _LARGE_LIST_VIEW),
+    (t.StructType, _STRUCT),
+    (t.RunEndEncodedType, _RUN_END_ENCODED),
+):
+    registry.register("ipc_encode", lambda b, typ, code=_code: (code, b.table([])), _cls)
+
+
+@registry.implements("ipc_encode", t.BinaryType)
+def _encode_binary(b: Builder, typ: t.BinaryType) -> tuple[int, int]:
+    return (_LARGE_BINARY if typ.large else _BINARY), b.table([])
+
+
+@registry.implements("ipc_encode", t.StringType)
+def _encode_string(b: Builder, typ: t.StringType) -> tuple[int, int]:
+    return (_LARGE_UTF8 if typ.large else _UTF8), b.table([])
+
+
+@registry.implements("ipc_encode", t.IntegerType)
+def _encode_int_type(b: Builder, typ: t.IntegerType) -> tuple[int, int]:
+    return _INT, _encode_int(b, typ)
+
+
+@registry.implements("ipc_encode", t.FloatingPointType)
+def _encode_float(b: Builder, typ: t.FloatingPointType) -> tuple[int, int]:
+    return _FLOAT, b.table([(0, "<h", _FLOAT_WIDTHS.index(typ.width))])
+
+
+@registry.implements("ipc_encode", t.DecimalType)
+def _encode_decimal(b: Builder, typ: t.DecimalType) -> tuple[int, int]:
+    return _DECIMAL, b.table([(0, "<i", typ.precision), (1, "<i", typ.scale), (2, "<i", typ.width)])
+
+
+@registry.implements("ipc_encode", t.DateType)
+def _encode_date(b: Builder, typ: t.DateType) -> tuple[int, int]:
+    return _DATE, b.table([(0, "<h", 0 if typ.unit == "day" else 1)])
+
+
+@registry.implements("ipc_encode", t.TimeType)
+def _encode_time(b: Builder, typ: t.TimeType) -> tuple[int, int]:
+    return _TIME, b.table([(0, "<h", _UNIT_INDEX[typ.unit]), (1, "<i", typ.width)])
+
+
+@registry.implements("ipc_encode", t.TimestampType)
+def _encode_timestamp(b: Builder, typ: t.TimestampType) -> tuple[int, int]:
+    tz = b.create_string(typ.tz) if typ.tz is not None else 0
+    return _TIMESTAMP, b.table([(0, "<h", _UNIT_INDEX[typ.unit]), (1, "offset", tz)])
+
+
+@registry.implements("ipc_encode", t.IntervalType)
+def _encode_interval(b: Builder, typ: t.IntervalType) -> tuple[int, int]:
+    return _INTERVAL, b.table([(0, "<h", _INTERVAL_UNITS.index(typ.unit))])
+
+
+@registry.implements("ipc_encode", t.DurationType)
+def _encode_duration(b: Builder, typ: t.DurationType) -> tuple[int, int]:
+    return _DURATION, b.table([(0, "<h", _UNIT_INDEX[typ.unit])])
+
+
+@registry.implements("ipc_encode", t.FixedSizeBinaryType)
+def _encode_fixed_binary(b: Builder, typ: t.FixedSizeBinaryType) -> tuple[int, int]:
+    return _FIXED_BINARY, b.table([(0, "<i", typ.width)])
+
+
+@registry.implements("ipc_encode", t.FixedSizeListType)
+def _encode_fixed_list(b: Builder, typ: t.FixedSizeListType) -> tuple[int, int]:
+    return _FIXED_LIST, b.table([(0, "<i", typ.list_size)])
+
+
+@registry.implements("ipc_encode", t.MapType)
+def _encode_map(b: Builder, typ: t.MapType) -> tuple[int, int]:
+    return _MAP, b.table([(0, "<?", typ.keys_sorted, False)])
+
+
+@registry.implements("ipc_encode", t.UnionType)
+def _encode_union(b: Builder, typ: t.UnionType) -> tuple[int, int]:
+    ids = b.create_scalar_vector("i", typ.type_codes)
+    return _UNION, b.table([(0, "<h", 0 if typ.mode == "sparse" else 1), (1, "offset", ids)])
 
 
 class _SchemaEncoder:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import registry
 from ... import types as t
 from ...errors import ArrowError, LimitExceeded, NotSupported
 from ...types import DataType, Field, KeyValueMetadata, Schema
@@ -52,35 +53,9 @@ _INTERVAL, _LIST, _STRUCT, _UNION, _FIXED_BINARY, _FIXED_LIST, _MAP, _DURATION =
 _LARGE_BINARY, _LARGE_UTF8, _LARGE_LIST, _RUN_END_ENCODED = range(19, 23)
 _BINARY_VIEW, _UTF8_VIEW, _LIST_VIEW, _LARGE_LIST_VIEW = range(23, 27)
 
-_TYPE_NAMES = (
-    "NONE",
-    "Null",
-    "Int",
-    "FloatingPoint",
-    "Binary",
-    "Utf8",
-    "Bool",
-    "Decimal",
-    "Date",
-    "Time",
-    "Timestamp",
-    "Interval",
-    "List",
-    "Struct_",
-    "Union",
-    "FixedSizeBinary",
-    "FixedSizeList",
-    "Map",
-    "Duration",
-    "LargeBinary",
-    "LargeUtf8",
-    "LargeList",
-    "RunEndEncoded",
-    "BinaryView",
-    "Utf8View",
-    "ListView",
-    "LargeListView",
-)
+# names of the Type union members by code, from the registry rows (0 is NONE)
+_CODE_NAMES = {code: name for row in registry.rows() for code, name in row.ipc_types}
+_TYPE_NAMES: tuple[str, ...] = ("NONE", *(_CODE_NAMES[c] for c in range(1, max(_CODE_NAMES) + 1)))
 
 _TIME_UNITS = ("s", "ms", "us", "ns")
 _INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
@@ -148,92 +123,157 @@ def _decode_type(
         raise where.reader.error(
             f"expected a {_TYPE_NAMES[code]} type table, found none", where.pos
         )
-    if code in _LEAF_TYPES:
-        if children:
-            _need_children(children, 0, _TYPE_NAMES[code], tt)
-        return _LEAF_TYPES[code]
-    if code == _INT:
-        return _int_type(tt, "Int")
-    if code == _FLOAT:
-        p = tt.get(0, I16, 0)
-        if not 0 <= p < 3:
-            raise tt.reader.error(f"expected a FloatingPoint precision 0..2, found {p}", tt.pos)
-        return t.FloatingPointType(_FLOAT_WIDTHS[p])
-    if code == _DECIMAL:
-        width = tt.get(2, I32, 128)
-        precision = tt.get(0, I32, 0)
-        scale = tt.get(1, I32, 0)
-        try:
-            return t.DecimalType(width, precision, scale)
-        except ArrowError as exc:
-            raise tt.reader.error(f"expected a valid Decimal: {exc.reason}", tt.pos) from None
-    if code == _DATE:
-        u = tt.get(0, I16, 1)
-        if u not in (0, 1):
-            raise tt.reader.error(f"expected a DateUnit 0 or 1, found {u}", tt.pos)
-        return t.DateType("day" if u == 0 else "ms")
-    if code == _TIME:
-        unit = _time_unit(tt, 0, 1, "Time")
-        width = tt.get(1, I32, 32)
-        try:
-            return t.TimeType(width, unit)
-        except ArrowError as exc:
-            raise tt.reader.error(f"expected a valid Time: {exc.reason}", tt.pos) from None
-    if code == _TIMESTAMP:
-        return t.TimestampType(_time_unit(tt, 0, 0, "Timestamp"), tt.string(1))
-    if code == _INTERVAL:
-        u = tt.get(0, I16, 0)
-        if not 0 <= u < 3:
-            raise tt.reader.error(f"expected an IntervalUnit 0..2, found {u}", tt.pos)
-        return t.IntervalType(_INTERVAL_UNITS[u])
-    if code == _DURATION:
-        return t.DurationType(_time_unit(tt, 0, 1, "Duration"))
-    if code == _FIXED_BINARY:
-        width = tt.get(0, I32, 0)
-        if width < 0:
-            raise tt.reader.error(
-                f"expected a non-negative FixedSizeBinary byteWidth, found {width}", tt.pos
-            )
-        return t.FixedSizeBinaryType(width)
-    if code in _LIST_TYPES:
-        _need_children(children, 1, _TYPE_NAMES[code], tt)
-        return _LIST_TYPES[code](children[0])
-    if code == _FIXED_LIST:
-        _need_children(children, 1, "FixedSizeList", tt)
-        size = tt.get(0, I32, 0)
-        if size < 0:
-            raise tt.reader.error(
-                f"expected a non-negative FixedSizeList listSize, found {size}", tt.pos
-            )
-        return t.FixedSizeListType(children[0], size)
-    if code == _STRUCT:
-        return t.StructType(children)
-    if code == _MAP:
-        _need_children(children, 1, "Map", tt)
-        entries = children[0]
-        et = entries.type
-        if not isinstance(et, t.StructType) or len(et.children) != 2:
-            raise tt.reader.error(
-                f"expected a Map entries field of struct<key, value>, found {et}", tt.pos
-            )
-        return t.MapType(entries, tt.get(0, BOOL, False))
-    if code == _UNION:
-        mode = tt.get(0, I16, 0)
-        if mode not in (0, 1):
-            raise tt.reader.error(f"expected a UnionMode 0 or 1, found {mode}", tt.pos)
-        ids = tt.scalars(1, "i")
-        codes = tuple(range(len(children))) if ids is None else ids
-        try:
-            return t.UnionType("sparse" if mode == 0 else "dense", children, codes)
-        except ArrowError as exc:
-            raise tt.reader.error(f"expected a valid Union: {exc.reason}", tt.pos) from None
-    if code == _RUN_END_ENCODED:
-        _need_children(children, 2, "RunEndEncoded", tt)
-        try:
-            return t.RunEndEncodedType(children[0], children[1])
-        except ArrowError as exc:
-            raise tt.reader.error(f"expected a valid RunEndEncoded: {exc.reason}", tt.pos) from None
-    raise AssertionError(f"unhandled Type code {code}")  # pragma: no cover - table is complete
+    return _DECODERS[code](code, tt, children)
+
+
+# -- the registry's "ipc_decode" piece: (Type code, type table, children) -> DataType ----
+
+
+@registry.implements(
+    "ipc_decode", t.NullType, t.BoolType, t.BinaryType, t.StringType, t.BinaryViewType,
+    t.StringViewType,
+)
+def _decode_leaf(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    if children:
+        _need_children(children, 0, _TYPE_NAMES[code], tt)
+    return _LEAF_TYPES[code]
+
+
+@registry.implements("ipc_decode", t.IntegerType)
+def _decode_int(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    return _int_type(tt, "Int")
+
+
+@registry.implements("ipc_decode", t.FloatingPointType)
+def _decode_float(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    p = tt.get(0, I16, 0)
+    if not 0 <= p < 3:
+        raise tt.reader.error(f"expected a FloatingPoint precision 0..2, found {p}", tt.pos)
+    return t.FloatingPointType(_FLOAT_WIDTHS[p])
+
+
+@registry.implements("ipc_decode", t.DecimalType)
+def _decode_decimal(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    width = tt.get(2, I32, 128)
+    precision = tt.get(0, I32, 0)
+    scale = tt.get(1, I32, 0)
+    try:
+        return t.DecimalType(width, precision, scale)
+    except ArrowError as exc:
+        raise tt.reader.error(f"expected a valid Decimal: {exc.reason}", tt.pos) from None
+
+
+@registry.implements("ipc_decode", t.DateType)
+def _decode_date(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    u = tt.get(0, I16, 1)
+    if u not in (0, 1):
+        raise tt.reader.error(f"expected a DateUnit 0 or 1, found {u}", tt.pos)
+    return t.DateType("day" if u == 0 else "ms")
+
+
+@registry.implements("ipc_decode", t.TimeType)
+def _decode_time(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    unit = _time_unit(tt, 0, 1, "Time")
+    width = tt.get(1, I32, 32)
+    try:
+        return t.TimeType(width, unit)
+    except ArrowError as exc:
+        raise tt.reader.error(f"expected a valid Time: {exc.reason}", tt.pos) from None
+
+
+@registry.implements("ipc_decode", t.TimestampType)
+def _decode_timestamp(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    return t.TimestampType(_time_unit(tt, 0, 0, "Timestamp"), tt.string(1))
+
+
+@registry.implements("ipc_decode", t.IntervalType)
+def _decode_interval(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    u = tt.get(0, I16, 0)
+    if not 0 <= u < 3:
+        raise tt.reader.error(f"expected an IntervalUnit 0..2, found {u}", tt.pos)
+    return t.IntervalType(_INTERVAL_UNITS[u])
+
+
+@registry.implements("ipc_decode", t.DurationType)
+def _decode_duration(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    return t.DurationType(_time_unit(tt, 0, 1, "Duration"))
+
+
+@registry.implements("ipc_decode", t.FixedSizeBinaryType)
+def _decode_fixed_binary(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    width = tt.get(0, I32, 0)
+    if width < 0:
+        raise tt.reader.error(
+            f"expected a non-negative FixedSizeBinary byteWidth, found {width}", tt.pos
+        )
+    return t.FixedSizeBinaryType(width)
+
+
+@registry.implements(
+    "ipc_decode", t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType
+)
+def _decode_list(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    _need_children(children, 1, _TYPE_NAMES[code], tt)
+    return _LIST_TYPES[code](children[0])
+
+
+@registry.implements("ipc_decode", t.FixedSizeListType)
+def _decode_fixed_list(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    _need_children(children, 1, "FixedSizeList", tt)
+    size = tt.get(0, I32, 0)
+    if size < 0:
+        raise tt.reader.error(
+            f"expected a non-negative FixedSizeList listSize, found {size}", tt.pos
+        )
+    return t.FixedSizeListType(children[0], size)
+
+
+@registry.implements("ipc_decode", t.StructType)
+def _decode_struct(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    return t.StructType(children)
+
+
+@registry.implements("ipc_decode", t.MapType)
+def _decode_map(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    _need_children(children, 1, "Map", tt)
+    entries = children[0]
+    et = entries.type
+    if not isinstance(et, t.StructType) or len(et.children) != 2:
+        raise tt.reader.error(
+            f"expected a Map entries field of struct<key, value>, found {et}", tt.pos
+        )
+    return t.MapType(entries, tt.get(0, BOOL, False))
+
+
+@registry.implements("ipc_decode", t.UnionType)
+def _decode_union(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    mode = tt.get(0, I16, 0)
+    if mode not in (0, 1):
+        raise tt.reader.error(f"expected a UnionMode 0 or 1, found {mode}", tt.pos)
+    ids = tt.scalars(1, "i")
+    codes = tuple(range(len(children))) if ids is None else ids
+    try:
+        return t.UnionType("sparse" if mode == 0 else "dense", children, codes)
+    except ArrowError as exc:
+        raise tt.reader.error(f"expected a valid Union: {exc.reason}", tt.pos) from None
+
+
+@registry.implements("ipc_decode", t.RunEndEncodedType)
+def _decode_ree(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
+    _need_children(children, 2, "RunEndEncoded", tt)
+    try:
+        return t.RunEndEncodedType(children[0], children[1])
+    except ArrowError as exc:
+        raise tt.reader.error(f"expected a valid RunEndEncoded: {exc.reason}", tt.pos) from None
+
+
+# Type union code -> its decoder, from the registry rows (a row's codes without a decoder
+# fail here, at import, naming the class)
+_DECODERS: dict[int, Any] = {
+    code: registry.lookup("ipc_decode", row.cls)
+    for row in registry.rows()
+    for code, _name in row.ipc_types
+}
 
 
 _LEAF_TYPES: dict[int, DataType] = {
