@@ -242,15 +242,10 @@ def storage_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
     (dtype('int32'), dtype('int64'))
     """
     dtype = t.storage_of(dtype)
-    if isinstance(dtype, t.DictionaryType):
-        dtype = dtype.index_type
-    if isinstance(dtype, t.IntegerType):
-        return np.dtype(f"<{'i' if dtype.signed else 'u'}{dtype.width // 8}")
-    if isinstance(dtype, t.FloatingPointType):
-        return np.dtype(f"<f{dtype.width // 8}")
-    if isinstance(dtype, (t.DateType, t.TimeType, t.TimestampType, t.DurationType)):
-        return np.dtype(f"<i{dtype.bit_width // 8}")
-    return None
+    get = _STORAGE_DTYPES.get(dtype.__class__)
+    if get is None:
+        raise registry.missing_piece("numpy_storage", dtype.__class__)
+    return get(dtype)
 
 
 def logical_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
@@ -261,13 +256,71 @@ def logical_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
     (dtype('<M8[ms]'), dtype('<M8[D]'))
     """
     st = t.storage_of(dtype)
-    if isinstance(st, t.DateType):
-        return np.dtype("M8[D]") if st.unit == "day" else np.dtype("M8[ms]")
-    if isinstance(st, t.TimestampType):
-        return np.dtype(f"M8[{st.unit}]")
-    if isinstance(st, t.DurationType):
-        return np.dtype(f"m8[{st.unit}]")
-    return storage_numpy_dtype(st)
+    get = _LOGICAL_DTYPES.get(st.__class__)
+    if get is None:
+        raise registry.missing_piece("numpy_logical", st.__class__)
+    return get(st)
+
+
+# -- the registry's "numpy_storage" and "numpy_logical" pieces: dtype -> np.dtype or None
+_STORAGE_DTYPES = registry.table("numpy_storage")
+_LOGICAL_DTYPES = registry.table("numpy_logical")
+
+
+@registry.implements("numpy_storage", t.IntegerType)
+def _int_dtype(dtype: t.IntegerType) -> np.dtype:
+    return np.dtype(f"<{'i' if dtype.signed else 'u'}{dtype.width // 8}")
+
+
+@registry.implements("numpy_storage", t.FloatingPointType)
+def _float_dtype(dtype: t.FloatingPointType) -> np.dtype:
+    return np.dtype(f"<f{dtype.width // 8}")
+
+
+@registry.implements(
+    "numpy_storage", t.DateType, t.TimeType, t.TimestampType, t.DurationType
+)
+def _temporal_storage(dtype: t.DataType) -> np.dtype:
+    return np.dtype(f"<i{dtype.bit_width // 8}")
+
+
+@registry.implements("numpy_storage", t.DictionaryType)
+def _index_dtype(dtype: t.DictionaryType) -> np.dtype | None:
+    return storage_numpy_dtype(dtype.index_type)
+
+
+def _no_dtype(dtype: t.DataType) -> None:
+    return None
+
+
+# no single numpy scalar: None, said once per class
+registry.register(
+    "numpy_storage", _no_dtype, t.NullType, t.BoolType, t.DecimalType, t.IntervalType,
+    t.BinaryType, t.StringType, t.BinaryViewType, t.StringViewType, t.FixedSizeBinaryType,
+    t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType, t.FixedSizeListType,
+    t.StructType, t.MapType, t.UnionType, t.RunEndEncodedType,
+)
+
+
+@registry.implements("numpy_logical", t.DateType)
+def _date_logical(dtype: t.DateType) -> np.dtype:
+    return np.dtype("M8[D]") if dtype.unit == "day" else np.dtype("M8[ms]")
+
+
+@registry.implements("numpy_logical", t.TimestampType)
+def _timestamp_logical(dtype: t.TimestampType) -> np.dtype:
+    return np.dtype(f"M8[{dtype.unit}]")
+
+
+@registry.implements("numpy_logical", t.DurationType)
+def _duration_logical(dtype: t.DurationType) -> np.dtype:
+    return np.dtype(f"m8[{dtype.unit}]")
+
+
+# the rest: what the value buffer holds
+for _cls, _get in _STORAGE_DTYPES.items():
+    if _cls not in (t.DateType, t.TimestampType, t.DurationType):
+        registry.register("numpy_logical", _get, _cls)
 
 
 # -- the structural rules between an array and its children, written once ----------------

@@ -19,6 +19,9 @@ The pieces (see :data:`PIECES`) and the module that registers each:
 piece           registered by                what it is
 ==============  ===========================  ===============================================
 layout          quiver.layout                ``dtype -> Layout`` (buffers and child rule)
+numpy_storage   quiver.layout                ``dtype -> numpy dtype`` of the value buffer, or
+                                             None (no single numpy scalar)
+numpy_logical   quiver.layout                ``dtype -> numpy dtype`` of ``to_numpy``, or None
 array_class     quiver.array.*               the Array subclass :func:`make_array` builds
 python_values   quiver.array.primitive       ``(array, mask) -> values`` (fixed width only)
 builder         quiver.array.build           ``(values, dtype, checked) -> Array``
@@ -110,6 +113,8 @@ _FIXED_WIDTH_VALUES = frozenset({
 })
 PIECES: dict[str, frozenset[type] | None] = {
     "layout": frozenset(set(_ROWS) - {t.ExtensionType}),  # extensions use their storage's
+    "numpy_storage": frozenset(set(_ROWS) - {t.ExtensionType}),
+    "numpy_logical": frozenset(set(_ROWS) - {t.ExtensionType}),
     "array_class": None,
     "python_values": _FIXED_WIDTH_VALUES,  # other Array classes convert in to_pylist
     "builder": None,
