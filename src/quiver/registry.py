@@ -154,15 +154,22 @@ def table(piece: str) -> dict[type, Any]:
 
 
 def register(piece: str, value: Any, *classes: type) -> None:
-    """Give each of ``classes`` the ``piece`` ``value``; a second registration is an error."""
+    """Give each of ``classes`` the ``piece`` ``value``; a second registration by another
+    definition is an error (ValueError)."""
     tbl = table(piece)
     for cls in classes:
         if cls not in _ROWS:
             raise NotSupported(f"DataType {cls.__name__} has no row; add one in {__name__}")
         old = tbl.get(cls)
-        if old is not None and old is not value:
+        if old is not None and old is not value and _origin(old) != _origin(value):
             raise ValueError(f"DataType {cls.__name__} already has a {piece}: {old!r}")
         tbl[cls] = value
+
+
+def _origin(value: Any) -> tuple[str, str]:
+    # the same definition run again (a module imported anew after a failed import, or
+    # reloaded) replaces its own registration; another definition may not
+    return getattr(value, "__module__", ""), getattr(value, "__qualname__", repr(value))
 
 
 def implements(piece: str, *classes: type) -> Callable[[F], F]:

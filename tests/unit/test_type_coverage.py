@@ -186,6 +186,9 @@ def test_a_missing_piece_is_named() -> None:
         registry.lookup("no_such_piece", t.StringType)
     with pytest.raises(qv.NotSupported, match="DataType _Unknown has no array_class"):
         array_class_for(_Unknown())
+    importlib.import_module("quiver.array.build")
+    with pytest.raises(ValueError, match="DataType StringType already has a builder"):
+        registry.register("builder", lambda values, dtype, checked=False: None, t.StringType)
 
 
 class _Unknown(t.DataType):
