@@ -5,10 +5,8 @@ machine.  Each row is the median over ``--repeat`` fresh processes of the CPU ti
 system) they used, which stays steady on a machine shared with other jobs, and of their wall
 time.  The ratio row is ``quiver schema`` over ``import pyarrow`` (target: at most 1.0).
 
-For reference it also times ``import quiver`` alone, and ``quiver schema`` with a stand-in
-for a lazy ``import quiver`` (the package's ``__init__`` and ``quiver.ipc``'s without their
-eager re-exports, so the command imports only what it uses): what the command costs once
-the package import is lazy.
+For reference it also times ``import quiver`` alone (a lazy package import: the command
+loads only what it uses).
 
 Run: ``.venv/bin/python benchmarks/bench_cli.py [--repeat R] [--file F]``
 """
@@ -30,14 +28,6 @@ SRC = ROOT / "src"
 GOLD = (ROOT.parent / "shared" / "gold" / "arrow-testing" / "arrow-ipc-stream" / "integration"
         / "cpp-21.0.0" / "generated_nested.arrow_file")
 
-_STAND_IN = """\
-# a stand-in for a lazy package import: no eager re-exports; submodules load from the source
-import os as _os
-__path__.append(_os.path.join(_os.environ["QUIVER_SRC"], "quiver"{sub}))
-__version__ = "0.1.0"
-"""
-
-
 def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one fresh process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -57,14 +47,6 @@ def median_run(cmd: list[str], env: dict[str, str], repeat: int) -> tuple[float,
     run_once(cmd, env)
     runs = [run_once(cmd, env) for _ in range(repeat)]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
-
-
-def stand_in(root: Path) -> Path:
-    """A directory holding the lazy-import stand-ins for ``quiver`` and ``quiver.ipc``."""
-    (root / "quiver" / "ipc").mkdir(parents=True)
-    (root / "quiver" / "__init__.py").write_text(_STAND_IN.format(sub=""))
-    (root / "quiver" / "ipc" / "__init__.py").write_text(_STAND_IN.format(sub=', "ipc"'))
-    return root
 
 
 def main() -> int:
@@ -88,13 +70,10 @@ def main() -> int:
                     w.write_batch(batch)
         script = Path(sys.executable).parent / "quiver"
         quiver = [str(script)] if script.exists() else [sys.executable, "-m", "quiver"]
-        lean_env = dict(env, PYTHONPATH=str(stand_in(Path(tmp) / "lean")), QUIVER_SRC=str(SRC))
         rows = [
             ("python -c 'import pyarrow'", [sys.executable, "-c", "import pyarrow"], env),
             ("python -c 'import quiver'", [sys.executable, "-c", "import quiver"], env),
             ("quiver schema FILE", [*quiver, "schema", str(path)], env),
-            ("quiver schema FILE (lazy import stand-in)", [*quiver, "schema", str(path)],
-             lean_env),
         ]
         print(f"start-up, median of {args.repeat} runs ({' '.join(quiver)}; {path.name})")
         print(f"{'command':<44} {'cpu ms':>8} {'wall ms':>8}")
@@ -104,10 +83,9 @@ def main() -> int:
             results[name] = (cpu, wall)
             print(f"{name:<44} {cpu * 1e3:>8.1f} {wall * 1e3:>8.1f}")
     base_cpu, base_wall = results["python -c 'import pyarrow'"]
-    for name in ("quiver schema FILE", "quiver schema FILE (lazy import stand-in)"):
-        cpu, wall = results[name]
-        print(f"ratio {name} / import pyarrow: cpu {cpu / base_cpu:.2f}x, "
-              f"wall {wall / base_wall:.2f}x  (target <= 1.0)")
+    cpu, wall = results["quiver schema FILE"]
+    print(f"ratio quiver schema FILE / import pyarrow: cpu {cpu / base_cpu:.2f}x, "
+          f"wall {wall / base_wall:.2f}x  (target <= 1.0)")
     return 0
 
 

@@ -7,13 +7,11 @@ import struct
 import pyarrow as pa
 import pyarrow.ipc as pipc
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.ipc as ipc
 from quiver.ipc import metadata as md
-from quiver.ipc.decoder import END, NEED_DATA, IpcLimits, MessageDecoder
+from quiver.ipc.decoder import END, IpcLimits, MessageDecoder
 from quiver.ipc.stream_decoder import StreamDecoder
 
 
@@ -32,20 +30,6 @@ def _file(table: pa.Table) -> bytes:
 
 
 TABLE = pa.table({"a": [1, 2, 3], "s": ["x", None, "zzz"], "l": [[1], [], None]})
-
-
-def _decode_all(data: bytes, chunk: int | None = None) -> list:
-    dec = StreamDecoder()
-    pieces = [data] if chunk is None else [data[i : i + chunk] for i in range(0, len(data), chunk)]
-    out = []
-    for p in pieces:
-        dec.feed(p)
-        while (b := dec.next_batch()) is not NEED_DATA and b is not END:
-            out.append(b.to_pylist())
-    dec.feed_eof()
-    while (b := dec.next_batch()) is not END:
-        out.append(b.to_pylist())
-    return out
 
 
 def test_truncated_stream_raises_truncated_error_with_offset() -> None:
@@ -94,60 +78,6 @@ def test_buffer_outside_body_is_a_body_error_with_field_path() -> None:
         list(ipc.open_stream(bytes(data)))
     assert info.value.field_path == "a" and "inside the body" in str(info.value)
     assert reader.schema.names == ["a"]
-
-
-def test_huge_claimed_metadata_length_is_not_allocated() -> None:
-    data = b"\xff\xff\xff\xff" + struct.pack("<i", 2**31 - 1)
-    with pytest.raises(qv.LimitExceeded, match="max_metadata_size"):
-        ipc.open_stream(data)
-    lim = IpcLimits(max_metadata_size=2**31 - 1)
-    with pytest.raises(qv.TruncatedError):
-        ipc.open_stream(data, limits=lim)
-
-
-def test_negative_metadata_length_is_a_framing_error() -> None:
-    with pytest.raises(qv.FramingError, match="non-negative"):
-        ipc.open_stream(b"\xff\xff\xff\xff" + struct.pack("<i", -8))
-
-
-def test_legacy_stream_without_continuation_markers_reads() -> None:
-    data = _stream(TABLE)
-    legacy = bytearray()
-    pos = 0
-    while pos < len(data):
-        (n,) = struct.unpack_from("<i", data, pos + 4)
-        if n == 0:
-            legacy += b"\x00\x00\x00\x00"
-            break
-        meta = data[pos + 8 : pos + 8 + n]
-        msg_body = pa.ipc.read_message(pa.py_buffer(data[pos:])).body
-        body_len = 0 if msg_body is None else msg_body.size
-        legacy += struct.pack("<i", n) + meta + data[pos + 8 + n : pos + 8 + n + body_len]
-        pos += 8 + n + body_len
-    batches = list(ipc.open_stream(bytes(legacy)))
-    assert [r for b in batches for r in b.to_pylist()] == TABLE.to_pylist()
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.integers(min_value=1, max_value=97))
-def test_decoder_gives_the_same_batches_for_any_chunking(chunk: int) -> None:
-    data = _stream(pa.concat_tables([TABLE, TABLE]))
-    assert _decode_all(data, chunk) == _decode_all(data)
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.integers(min_value=1, max_value=64), st.integers(min_value=0, max_value=10_000))
-def test_decoder_gives_the_same_error_for_any_chunking(chunk: int, cut: int) -> None:
-    data = _stream(TABLE)
-    broken = data[: cut % len(data)]
-
-    def outcome(c):
-        try:
-            return ("ok", _decode_all(broken, c))
-        except qv.ArrowError as exc:
-            return (type(exc).__name__, exc.offset)
-
-    assert outcome(chunk) == outcome(None)
 
 
 def test_unknown_dictionary_id_is_a_dictionary_error() -> None:

@@ -33,7 +33,7 @@ from typing import Any
 from .. import errors as E
 from . import metadata as md
 from .decoder import DEFAULT_LIMITS, IpcLimits
-from .framing import FILE_HEADER, MAGIC
+from .framing import FILE_HEADER, MAGIC, parse_prefix
 
 _I32 = struct.Struct("<i")
 
@@ -171,29 +171,24 @@ def scan_messages(
     pos, index = start, 0
     while pos < size:
         head = bytes(read_at(pos, 8))
-        if len(head) < 4:
-            raise E.TruncatedError(
-                f"expected a 4-byte message prefix, found {len(head)} bytes",
-                offset=pos, message_index=index,
-            )
-        (first,) = _I32.unpack_from(head, 0)
-        if first == -1:
-            if len(head) < 8:
+        try:
+            found = parse_prefix(head, 0, base_offset=pos)
+        except E.ArrowError as exc:
+            raise exc.locate(message_index=index) from None
+        if found is None:
+            if len(head) < 4:
                 raise E.TruncatedError(
-                    f"expected an int32 metadata length, found {len(head) - 4} bytes",
-                    offset=pos + 4, message_index=index,
+                    f"expected a 4-byte message prefix, found {len(head)} bytes",
+                    offset=pos, message_index=index,
                 )
-            (length,) = _I32.unpack_from(head, 4)
-            meta_start = pos + 8
-        else:
-            length, meta_start = first, pos + 4
+            raise E.TruncatedError(
+                f"expected an int32 metadata length, found {len(head) - 4} bytes",
+                offset=pos + 4, message_index=index,
+            )
+        length, prefix_size = found
+        meta_start = pos + prefix_size
         if length == 0:
             return
-        if length < 0:
-            raise E.FramingError(
-                f"expected a non-negative metadata length, found {length}",
-                offset=meta_start - 4, message_index=index,
-            )
         if length > limits.max_metadata_size:
             raise E.LimitExceeded(
                 f"expected metadata of at most {limits.max_metadata_size} bytes "
