@@ -1,8 +1,11 @@
 """The one table of per-type knowledge: one row per concrete DataType class.
 
-A row holds what the types layer itself knows about a type class: the members of the
-flatbuffer ``Type`` union that describe it (code and name, Schema.fbs) and its names in
-the integration JSON format.  The layers above add their own *pieces* to the row, one
+This module is the mechanism only and imports nothing of quiver but the errors, so that
+:mod:`quiver.types` can declare the rows right after its classes and factories:
+what the types layer itself knows about a type class, namely the members of the
+flatbuffer ``Type`` union that describe it (code and name, Schema.fbs), its names in the
+integration JSON format, its C data format string (the ``c_format`` piece) and which
+pieces it goes without.  The layers above add their own *pieces* to the row, one
 explicit call per type class and piece, next to the code they register::
 
     @registry.implements("builder", t.IntegerType)
@@ -18,12 +21,13 @@ The pieces (see :data:`PIECES`) and the module that registers each:
 ==============  ===========================  ===============================================
 piece           registered by                what it is
 ==============  ===========================  ===============================================
+c_format        quiver.types                 ``dtype -> bytes`` (CDataInterface format)
 layout          quiver.layout                ``dtype -> Layout`` (buffers and child rule)
 numpy_storage   quiver.layout                ``dtype -> numpy dtype`` of the value buffer, or
                                              None (no single numpy scalar)
 numpy_logical   quiver.layout                ``dtype -> numpy dtype`` of ``to_numpy``, or None
 array_class     quiver.array.*               the Array subclass :func:`make_array` builds
-python_values   quiver.array.primitive       ``(array, mask) -> values`` (fixed width only)
+python_values   quiver.array.primitive       ``(array, storage type, mask) -> values``
 builder         quiver.array.build           ``(values, dtype, checked) -> Array``
 ipc_encode      quiver.ipc.metadata.encode   ``(builder, dtype) -> (Type code, table)``
 ipc_decode      quiver.ipc.metadata.fields   ``(code, table, children) -> DataType``
@@ -36,7 +40,7 @@ json_decode     quiver.integration.          ``(name, object, children, path) ->
 The rows are keyed by class, so the hot paths (body loading, building, metadata decoding)
 pay one dict lookup per column, never per value; :func:`table` hands them the live dict.
 
->>> from quiver import types as t
+>>> from quiver import types as t  # declares the rows
 >>> row(t.StringType).ipc_types
 ((5, 'Utf8'), (20, 'LargeUtf8'))
 >>> lookup("no_such_piece", t.StringType)
@@ -51,10 +55,33 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from . import types as t
 from .errors import NotSupported
 
 F = TypeVar("F")
+
+
+PIECES: dict[str, str] = {
+    "c_format": "quiver.types",
+    "layout": "quiver.layout",
+    "numpy_storage": "quiver.layout",
+    "numpy_logical": "quiver.layout",
+    "array_class": "quiver.array.*",
+    "python_values": "quiver.array.primitive",
+    "builder": "quiver.array.build",
+    "ipc_encode": "quiver.ipc.metadata.encode",
+    "ipc_decode": "quiver.ipc.metadata.fields",
+    "json_encode": "quiver.integration.json_writer",
+    "json_decode": "quiver.integration.json_reader",
+}
+"""Every piece and the module that registers it."""
+
+# what a type that travels as another (an extension as its storage type, a dictionary
+# as its index type plus a dictionary) goes without
+TRAVELS_AS_ANOTHER = frozenset(
+    {"ipc_encode", "ipc_decode", "json_encode", "json_decode", "python_values"}
+)
+# what the fixed-width value types alone have (the other Array classes convert in to_pylist)
+ONLY_FIXED_WIDTH = frozenset({"python_values"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,68 +89,30 @@ class TypeRow:
     """What the types layer knows of one DataType class.
 
     ``ipc_types`` are the flatbuffer ``Type`` union members (code, name) that decode to
-    this class; ``json_names`` the integration JSON ``type.name`` values.  Extension and
-    dictionary types travel as their storage/index type and have neither (nor the IPC and
-    JSON pieces).
+    this class; ``json_names`` the integration JSON ``type.name`` values; ``without``
+    the pieces this class does not have, said here so the coverage test can tell a
+    piece left out on purpose from one forgotten.
     """
 
     cls: type
     ipc_types: tuple[tuple[int, str], ...] = ()
     json_names: tuple[str, ...] = ()
+    without: frozenset[str] = frozenset()
 
 
-# Schema.fbs, union Type: code -> name (0 is NONE)
-_ROWS: dict[type, TypeRow] = {
-    r.cls: r
-    for r in (
-        TypeRow(t.NullType, ((1, "Null"),), ("null",)),
-        TypeRow(t.BoolType, ((6, "Bool"),), ("bool",)),
-        TypeRow(t.IntegerType, ((2, "Int"),), ("int",)),
-        TypeRow(t.FloatingPointType, ((3, "FloatingPoint"),), ("floatingpoint",)),
-        TypeRow(t.DecimalType, ((7, "Decimal"),), ("decimal",)),
-        TypeRow(t.DateType, ((8, "Date"),), ("date",)),
-        TypeRow(t.TimeType, ((9, "Time"),), ("time",)),
-        TypeRow(t.TimestampType, ((10, "Timestamp"),), ("timestamp",)),
-        TypeRow(t.DurationType, ((18, "Duration"),), ("duration",)),
-        TypeRow(t.IntervalType, ((11, "Interval"),), ("interval",)),
-        TypeRow(t.BinaryType, ((4, "Binary"), (19, "LargeBinary")), ("binary", "largebinary")),
-        TypeRow(t.StringType, ((5, "Utf8"), (20, "LargeUtf8")), ("utf8", "largeutf8")),
-        TypeRow(t.BinaryViewType, ((23, "BinaryView"),), ("binaryview",)),
-        TypeRow(t.StringViewType, ((24, "Utf8View"),), ("utf8view",)),
-        TypeRow(t.FixedSizeBinaryType, ((15, "FixedSizeBinary"),), ("fixedsizebinary",)),
-        TypeRow(t.ListType, ((12, "List"),), ("list",)),
-        TypeRow(t.LargeListType, ((21, "LargeList"),), ("largelist",)),
-        TypeRow(t.ListViewType, ((25, "ListView"),), ("listview",)),
-        TypeRow(t.LargeListViewType, ((26, "LargeListView"),), ("largelistview",)),
-        TypeRow(t.FixedSizeListType, ((16, "FixedSizeList"),), ("fixedsizelist",)),
-        TypeRow(t.StructType, ((13, "Struct_"),), ("struct",)),
-        TypeRow(t.MapType, ((17, "Map"),), ("map",)),
-        TypeRow(t.UnionType, ((14, "Union"),), ("union",)),
-        TypeRow(t.RunEndEncodedType, ((22, "RunEndEncoded"),), ("runendencoded",)),
-        TypeRow(t.DictionaryType),
-        TypeRow(t.ExtensionType),
-    )
-}
+_ROWS: dict[type, TypeRow] = {}
 
-# piece -> the classes that must have it (None: every row)
-_NOT_IN_IPC = frozenset({t.DictionaryType, t.ExtensionType})
-_FIXED_WIDTH_VALUES = frozenset({
-    t.IntegerType, t.FloatingPointType, t.DecimalType, t.DateType, t.TimeType,
-    t.TimestampType, t.DurationType, t.IntervalType,
-})
-PIECES: dict[str, frozenset[type] | None] = {
-    "layout": frozenset(set(_ROWS) - {t.ExtensionType}),  # extensions use their storage's
-    "numpy_storage": frozenset(set(_ROWS) - {t.ExtensionType}),
-    "numpy_logical": frozenset(set(_ROWS) - {t.ExtensionType}),
-    "array_class": None,
-    "python_values": _FIXED_WIDTH_VALUES,  # other Array classes convert in to_pylist
-    "builder": None,
-    "ipc_encode": frozenset(set(_ROWS) - _NOT_IN_IPC),
-    "ipc_decode": frozenset(set(_ROWS) - _NOT_IN_IPC),
-    "json_encode": frozenset(set(_ROWS) - _NOT_IN_IPC),
-    "json_decode": frozenset(set(_ROWS) - _NOT_IN_IPC),
-}
-"""Every piece and the classes whose rows must carry it (None: all rows)."""
+
+def add_row(new: TypeRow) -> None:
+    """Declare the row of a DataType class (types.py does, once per class)."""
+    unknown = new.without - set(PIECES)
+    if unknown:
+        raise ValueError(f"expected pieces of {sorted(PIECES)}, found {sorted(unknown)}")
+    old = _ROWS.get(new.cls)
+    if old is not None and old != new:
+        raise ValueError(f"DataType {new.cls.__name__} already has a row: {old}")
+    _ROWS[new.cls] = new
+
 
 _TABLES: dict[str, dict[type, Any]] = {piece: {} for piece in PIECES}
 
@@ -137,7 +126,7 @@ def row(cls: type) -> TypeRow:
     """The row of DataType class ``cls``; NotSupported if it has none."""
     found = _ROWS.get(cls)
     if found is None:
-        raise NotSupported(f"DataType {cls.__name__} has no registry row")
+        raise NotSupported(f"DataType {cls.__name__} has no row; add one in quiver.types")
     return found
 
 
@@ -159,7 +148,7 @@ def register(piece: str, value: Any, *classes: type) -> None:
     tbl = table(piece)
     for cls in classes:
         if cls not in _ROWS:
-            raise NotSupported(f"DataType {cls.__name__} has no row; add one in {__name__}")
+            raise NotSupported(f"DataType {cls.__name__} has no row; add one in quiver.types")
         old = tbl.get(cls)
         if old is not None and old is not value and _origin(old) != _origin(value):
             raise ValueError(f"DataType {cls.__name__} already has a {piece}: {old!r}")
@@ -196,11 +185,11 @@ def lookup(piece: str, cls: type) -> Any:
 
 
 def missing() -> list[str]:
-    """Every (class, piece) the rows lack, as "DataType X has no <piece>" lines."""
+    """Every (class, piece) the rows lack and do not say they go without, as
+    "DataType X has no <piece>" lines."""
     out = []
-    for piece, need in PIECES.items():
-        tbl = _TABLES[piece]
-        for cls in _ROWS:
-            if (need is None or cls in need) and cls not in tbl:
+    for piece, tbl in _TABLES.items():
+        for cls, r in _ROWS.items():
+            if piece not in r.without and cls not in tbl:
                 out.append(f"DataType {cls.__name__} has no {piece}")
     return out

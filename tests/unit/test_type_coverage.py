@@ -143,7 +143,8 @@ def test_array_class_builder_and_python_values(cls: type, typ: t.DataType, value
 
 # every module that registers pieces in quiver.registry (see its docstring's table)
 REGISTERING_MODULES = (
-    "quiver.layout",  # layout
+    "quiver.types",  # the rows, c_format
+    "quiver.layout",  # layout, numpy_storage, numpy_logical
     "quiver.array.primitive",  # array_class, python_values
     "quiver.array.binary",  # array_class
     "quiver.array.nested",  # array_class
