@@ -16,13 +16,14 @@ False
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from . import registry
 from . import types as t
+from .errors import NotSupported
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +147,8 @@ def _layout_of(dtype: t.DataType) -> Layout:
     cls = type(dtype)
     make = _LAYOUTS.get(cls)
     if make is None:
-        raise registry.missing_piece("layout", cls)
+        raise NotSupported(f"no physical layout is known for type {dtype} "
+                           f"(DataType {cls.__name__} has no layout)")
     return make(dtype)
 
 
@@ -192,7 +194,7 @@ def _dictionary(dtype: t.DictionaryType) -> Layout:
 _LAYOUTS = registry.table("layout")
 
 
-def _same(lay: Layout) -> Any:
+def _same(lay: Layout) -> Callable[[t.DataType], Layout]:
     return lambda dtype: lay
 
 
