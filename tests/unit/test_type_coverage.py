@@ -164,6 +164,11 @@ def test_every_type_class_has_a_registry_row_with_every_piece() -> None:
     assert not rowless, f"DataType classes without a row in quiver.registry: {rowless}"
     missing = registry.missing()
     assert not missing, "\n".join(missing)
+    # a piece a row says it goes without is not registered either (the row would lie)
+    contradictions = [f"DataType {r.cls.__name__} has a {piece} its row says it goes without"
+                      for r in registry.rows() for piece in r.without
+                      if r.cls in registry.table(piece)]
+    assert not contradictions, "\n".join(contradictions)
 
 
 def test_registry_rows_agree_with_ipc_codes_and_to_pylist() -> None:
