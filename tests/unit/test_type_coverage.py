@@ -5,6 +5,11 @@ The walk starts from the DataType class tree, so a new type class without sample
 fails first (``test_every_type_class_has_samples``), and a sample missing any piece fails
 naming the class and the piece.  Nothing falls back silently: a piece that is missing
 raises, and the test reports which.
+
+``test_every_type_class_has_a_registry_row_with_every_piece`` checks the same from the
+other side, on the registry (quiver.registry): after importing every module that
+registers pieces, each DataType class has a row, and each row every piece it does not
+say it goes without ("DataType X has no <piece>").
 """
 
 from __future__ import annotations
