@@ -33,6 +33,7 @@ from ..errors import (
     NotSupported,
 )
 from ..layout import layout_of, logical_numpy_dtype
+from ..pandas_out import array_to_pandas
 from .data import ArrayData, slice_bounds, typed_view
 from .equal import array_equals
 from .validate import validate_array
@@ -296,15 +297,12 @@ class Array(ArrayData):
     def to_pandas(self, **options: Any) -> Any:
         """A pandas Series of this array (``types_mapper``, ``date_as_object``,
         ``timestamp_as_object`` as in ``RecordBatch.to_pandas``), built with numpy and
-        pandas, not through pyarrow.
+        pandas, not through pyarrow (:mod:`quiver.pandas_out`; pandas loads on first use).
 
         >>> import quiver as qv
         >>> qv.array([1, None, 3]).to_pandas().tolist()
         [1.0, nan, 3.0]
         """
-        # pandas (and the pandas bridge) load only when asked for
-        from ..interop.numpy_pandas import array_to_pandas
-
         return array_to_pandas(self, **options)
 
 
