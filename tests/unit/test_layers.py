@@ -105,54 +105,20 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
 ]
 
 # Why the entries of PENDING remain, and what removes them.
-_PANDAS = (
-    "Array/RecordBatch/Table.to_pandas and .from_pandas call the pandas bridge, "
-    "interop/numpy_pandas.py, which another helper is reworking for speed (edits there are "
-    "limited to imports for now): split it, the to-pandas half down to the batch layer (it "
-    "needs only arrays), from-pandas into quiver.constructors"
-)
-_STREAM = (
-    "RecordBatchReader.from_stream imports other libraries' C streams through "
-    "interop/import_.py, whose batch import another helper is reworking: move "
-    "ArrowStreamReader and the array import under quiver.cdata (array and batch layers)"
-)
 _WRITER = (
-    "the IPC writers accept other libraries' schemas and batches by importing interop "
-    "(ipc/writer.py belongs to the sans-io work): coerce in quiver.constructors, or import "
-    "through a batch-level C data import once one exists"
-)
-_CHECKS = (
-    "Array.validate/.equals call array/validate.py and array/equal.py, which import Array "
-    "back for isinstance checks (validate.py belongs to the 'one set of checks' work): "
-    "there, check arrays without importing the class, then import them at module level here"
-)
-_CIRCLE = (
-    "part of the one import circle closed by the pandas, C stream and checks imports above; "
-    "it goes when they do"
-)
-_ARRAY = (
-    "array/ modules of the type-registry work of issue 12 (cast <-> select, lazy helpers): "
-    "hoist the imports there"
+    "the IPC writers accept other libraries' schemas, batches and streams by importing "
+    "interop (ipc/ belongs to the ipc-split and sans-io work): import them from the C data "
+    "import by layer instead (quiver.cdata.schema.import_schema, "
+    "quiver.cdata.import_batch.BatchImporter and import_stream)"
 )
 _IPC = (
     "ipc/ belongs to the ipc-split and sans-io work of issue 12: hoist these imports and "
     "break the statistics <-> reader/writer circle there"
 )
-_SPARK = "spark/ is outside this change: hoist its cheap imports there"
-_OTHER = "filters.py and integration/ are outside this change: hoist these imports there"
 
 # violations still present in modules that other work of issue 12 owns (or that need
 # another helper's file to change first): (rule, importing module, imported module) -> why
 PENDING: dict[tuple[str, str, str], str] = {
-    ("lazy", "quiver.filters", "decimal"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.array"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.array.build"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.array.cast"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.array.select"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.errors"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.layout"): _OTHER,
-    ("lazy", "quiver.integration", "quiver.ipc"): _OTHER,
-    ("lazy", "quiver.integration.json_reader", "quiver.batch"): _OTHER,
     ("lazy", "quiver.ipc.body", "quiver.ipc.compression"): _IPC,
     ("lazy", "quiver.ipc.body", "quiver.ipc.endian"): _IPC,
     ("lazy", "quiver.ipc.dictionaries", "numpy"): _IPC,
@@ -167,19 +133,6 @@ PENDING: dict[tuple[str, str, str], str] = {
     ("lazy", "quiver.ipc.writer", "quiver.interop"): _WRITER,
     ("lazy", "quiver.ipc.encoder", "quiver.interop.import_"): _WRITER,
     ("lazy", "quiver.ipc.encoder", "quiver.ipc.compression"): _IPC,
-    ("lazy", "quiver.spark", "os"): _SPARK,
-    ("lazy", "quiver.spark", "sys"): _SPARK,
-    ("lazy", "quiver.spark.convert", "quiver.array"): _SPARK,
-    ("lazy", "quiver.spark.convert", "quiver.array.select"): _SPARK,
-    ("lazy", "quiver.spark.paths", "decimal"): _SPARK,
-    ("lazy", "quiver.spark.plan", "quiver.array.build"): _SPARK,
-    ("lazy", "quiver.spark.pushdown", "quiver.filters"): _SPARK,
-    ("lazy", "quiver.spark.sink", "quiver.array.concat"): _SPARK,
-    ("lazy", "quiver.spark.sink", "quiver.buffers"): _SPARK,
-    ("lazy", "quiver.spark.sink", "re"): _SPARK,
-    ("lazy", "quiver.spark.source", "quiver.spark.paths"): _SPARK,
-    ("lazy", "quiver.spark.source", "quiver.spark.pushdown"): _SPARK,
-    ("lazy", "quiver.spark.source", "quiver.spark.sink"): _SPARK,
     ("upward", "quiver.ipc.encoder", "quiver.interop"): _WRITER,
     ("upward", "quiver.ipc.writer", "quiver.interop"): _WRITER,
     ("upward", "quiver.ipc.encoder", "quiver.interop.import_"): _WRITER,
