@@ -2,7 +2,7 @@
 here); the other way is :mod:`quiver.pandas_out`, whose module docstring gives the pandas
 metadata convention both follow.
 
-From pandas (:func:`batch_from_pandas`, :func:`array_from_pandas`):
+From pandas (:func:`frame_parts`, :func:`array_from_pandas`):
 
 - numpy columns are viewed, not copied; float NaN and NaT become nulls;
 - the masked dtypes (``Int64``, ``boolean``, ``Float64``, ...) keep their mask, and the

@@ -3,11 +3,10 @@
 Not an Arrow spec format: the rules follow pyarrow's ``to_pandas`` / ``from_pandas`` and its
 pandas metadata convention (the ``pandas`` key of the schema metadata, a JSON document with
 ``index_columns``, ``column_indexes`` and one entry per column giving its ``pandas_type``
-and ``numpy_type``), so that files round-trip between quiver, pyarrow and pandas.  The other way is
-:mod:`quiver.pandas_in`.  This module sits at the array layer (``Array.to_pandas`` calls
-it); it knows record batches and tables only by their ``schema`` and ``columns``, and
-pandas loads on the first conversion.
-
+and ``numpy_type``), so that files round-trip between quiver, pyarrow and pandas.  The
+other way is :mod:`quiver.pandas_in`.  This module sits at the array layer
+(``Array.to_pandas`` calls it); it knows record batches and tables only by their
+``schema`` and ``columns``, and pandas loads on the first conversion.
 
 To pandas (:func:`batch_to_pandas`, :func:`array_to_pandas`):
 
