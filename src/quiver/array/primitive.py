@@ -29,6 +29,7 @@ import numpy as np
 from .. import types as t
 from ..buffers import unpack_bits
 from ..errors import ArrowInvalid, NotSupported
+from ..layout import storage_numpy_dtype
 from .base import Array, register_array_class, typed_view
 
 
@@ -321,8 +322,6 @@ class PrimitiveArray(Array):
         raise NotSupported(f"expected a type with Python values, found {self._type}")
 
     def _storage_dtype(self) -> np.dtype:
-        from ..layout import storage_numpy_dtype
-
         dt = storage_numpy_dtype(self._type)
         if dt is None:
             raise ArrowInvalid(f"expected a numeric type, found {self._type}")
