@@ -24,9 +24,7 @@ module, line and import, when an import (a) points to a higher layer, (b) closes
 among modules, or (c) sits inside a function without an entry in :data:`LAZY_ALLOWED`:
 function-local imports are for deferring heavy or optional modules only.
 
-:data:`PENDING` lists the violations that remain in modules owned by other work of issue
-12; each entry must still occur (a fixed one must be removed from the list), so the list
-only shrinks.
+There are no exceptions beyond :data:`LAZY_ALLOWED`, each with its reason.
 """
 
 from __future__ import annotations
@@ -103,44 +101,15 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
     ("quiver.ipc.metadata.decode", "quiver.ipc.metadata.fast",
      "numpy: the RecordBatch decoder (numpy views) is bound on the first RecordBatch header, "
      "so that schemas and footers are read without numpy (quiver schema start-up)"),
+    ("quiver.ipc.*", "quiver.ipc.compression",
+     "the codec libraries (lz4, zstandard, cramjam) load only when a body is compressed or "
+     "decompressed: uncompressed reads and writes, and `quiver schema`, never import them"),
+    ("quiver.ipc.file_decoder", "quiver.ipc.stream_decoder",
+     "FileDecoder reads the footer and the schema without numpy (the `quiver schema` "
+     "start-up budget); the batch loader, which needs numpy, loads with the first batch"),
     ("quiver.ipc.statistics", "importlib",
      "the PEP 562 hook of the statistics package: a file writer loads the encoder half only"),
 ]
-
-# Why the entries of PENDING remain, and what removes them.
-_WRITER = (
-    "the IPC writers accept other libraries' schemas, batches and streams by importing "
-    "interop (ipc/ belongs to the ipc-split and sans-io work): import them from the C data "
-    "import by layer instead (quiver.cdata.schema.import_schema, "
-    "quiver.cdata.import_batch.BatchImporter and import_stream)"
-)
-_IPC = (
-    "ipc/ belongs to the ipc-split and sans-io work of issue 12: hoist these imports and "
-    "break the statistics <-> reader/writer circle there"
-)
-
-# violations still present in modules that other work of issue 12 owns (or that need
-# another helper's file to change first): (rule, importing module, imported module) -> why
-PENDING: dict[tuple[str, str, str], str] = {
-    ("lazy", "quiver.ipc.body", "quiver.ipc.compression"): _IPC,
-    ("lazy", "quiver.ipc.body", "quiver.ipc.endian"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "numpy"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "quiver.array.build"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "quiver.array.concat"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "quiver.buffers"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "quiver.layout"): _IPC,
-    ("lazy", "quiver.ipc.file_decoder", "quiver.ipc.stream_decoder"): _IPC,
-    ("lazy", "quiver.ipc.reader", "quiver.filters"): _IPC,
-    ("lazy", "quiver.ipc.stream_decoder", "quiver.array.validate"): _IPC,
-    ("lazy", "quiver.ipc.encoder", "quiver.interop"): _WRITER,
-    ("lazy", "quiver.ipc.writer", "quiver.interop"): _WRITER,
-    ("lazy", "quiver.ipc.encoder", "quiver.interop.import_"): _WRITER,
-    ("lazy", "quiver.ipc.encoder", "quiver.ipc.compression"): _IPC,
-    ("upward", "quiver.ipc.encoder", "quiver.interop"): _WRITER,
-    ("upward", "quiver.ipc.writer", "quiver.interop"): _WRITER,
-    ("upward", "quiver.ipc.encoder", "quiver.interop.import_"): _WRITER,
-}
-
 
 @dataclass(frozen=True)
 class Import:
@@ -306,8 +275,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_imports_follow_the_layers() -> None:
-    found = _violations()
-    new = {k: v for k, v in found.items() if k not in PENDING}
+    new = _violations()
     report = []
     for rule, title in (("upward", "imports of a higher layer"),
                         ("lazy", "function-local imports"), ("cycle", "import circles")):
@@ -326,12 +294,6 @@ def test_every_allowance_is_used() -> None:
                    and fnmatch.fnmatchcase(imp.target, what) for imp in imports)
     ]
     assert not unused, f"LAZY_ALLOWED entries that match no import (remove them): {unused}"
-
-
-def test_pending_violations_still_exist() -> None:
-    found = _violations()
-    gone = sorted(k for k in PENDING if k not in found)
-    assert not gone, f"fixed (remove from PENDING): {gone}"
 
 
 @pytest.mark.parametrize(
@@ -355,7 +317,7 @@ def test_cycles_are_found() -> None:
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-def _print_violations() -> None:  # pragma: no cover - a helper for editing PENDING
+def _print_violations() -> None:  # pragma: no cover - a helper while moving code
     for key, why in sorted(_violations().items()):
         print(key, "#", why)
 
