@@ -42,6 +42,8 @@ from .errors import (
     ArrowKeyError,
     ArrowTypeError,
 )
+from .pandas_in import frame_parts
+from .pandas_out import batch_to_pandas
 
 __all__ = [
     "ChunkedArray",
@@ -209,9 +211,7 @@ class _PandasConversions:
         """A pandas DataFrame, built with numpy and pandas (not through pyarrow), following
         pyarrow's ``pandas`` metadata (index, nullable and string dtypes); pyarrow's
         memory options (``split_blocks``, ``self_destruct``, ...) are accepted and
-        ignored.  See :func:`quiver.interop.numpy_pandas.batch_to_pandas`."""
-        from .interop.numpy_pandas import batch_to_pandas
-
+        ignored.  See :func:`quiver.pandas_out.batch_to_pandas`."""
         return batch_to_pandas(
             self,
             types_mapper=types_mapper,
@@ -225,10 +225,9 @@ class _PandasConversions:
     def from_pandas(cls, df: pd.DataFrame, *, preserve_index: bool | None = None) -> Self:
         """From a pandas DataFrame (numpy-backed columns are viewed, not copied), with
         pyarrow's ``pandas`` metadata; ``preserve_index`` as pyarrow's (None: a RangeIndex
-        in the metadata only, another index as columns)."""
-        from .interop.numpy_pandas import batch_from_pandas
-
-        batch = batch_from_pandas(df, preserve_index=preserve_index)
+        in the metadata only, another index as columns); see
+        :func:`quiver.pandas_in.frame_parts`."""
+        batch = RecordBatch(*frame_parts(df, preserve_index=preserve_index))
         return batch if cls is RecordBatch else Table.from_batches([batch])  # type: ignore[return-value]
 
 
@@ -320,6 +319,21 @@ class RecordBatch(_PandasConversions, _TabularCData):
         self._columns = tuple(columns)
         self._num_rows = num_rows
         return self
+
+    @classmethod
+    def _from_struct_array(cls, schema: t.Schema, array: Array) -> RecordBatch:
+        """The batch a struct array carries (how the C data interface passes one): its
+        children, sliced to its rows; a batch has no nulls of its own."""
+        if array.null_count:
+            raise ArrowInvalid(
+                f"expected a record batch struct without nulls, found {array.null_count} nulls"
+            )
+        n = len(array)
+        columns = [
+            col if array.offset == 0 and len(col) == n else col.slice(array.offset, n)
+            for col in array.children
+        ]
+        return cls(schema, columns, n)
 
     # -- construction ------------------------------------------------------------------
 
@@ -796,7 +810,7 @@ class ChunkedArray:
         return ChunkedArray(chunks, dtype)
 
     def to_pandas(self) -> Any:
-        """A pandas Series of the values (see :func:`quiver.interop.batch_to_pandas`)."""
+        """A pandas Series of the values (see :func:`quiver.pandas_out.batch_to_pandas`)."""
         return self.combine_chunks().to_pandas()
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
@@ -1323,14 +1337,18 @@ class RecordBatchReader:
     @classmethod
     def from_stream(cls, data: Any) -> RecordBatchReader:
         """A reader of any ``__arrow_c_stream__`` source (pyarrow, polars, duckdb), lazily."""
-        from .interop import import_stream
+        # ctypes and the C structs load only for such a source
+        from .cdata.import_array import ArrayStreamReader, stream_capsule
+        from .cdata.schema import _schema_of
 
-        stream = import_stream(data)
-        if stream.schema is None:
+        stream = ArrayStreamReader(stream_capsule(data))
+        field = stream.field
+        if not isinstance(field.type, t.StructType):
             raise ArrowTypeError(
-                f"expected a stream of record batches, found a stream of {stream.field.type}"
+                f"expected a stream of record batches, found a stream of {field.type}"
             )
-        return cls(stream.schema, stream)
+        batches = (RecordBatch._from_struct_array(_schema_of(field), a) for a in stream)
+        return cls(_schema_of(field), batches)
 
     @property
     def schema(self) -> t.Schema:

@@ -24,14 +24,27 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
 from . import types as t
-from .array.base import Array
+from .array.base import Array, make_array
+from .array.build import array as build
+from .array.cast import cast
+from .array.data import null_mask
+from .array.select import take
 from .buffers import unpack_bits
-from .errors import ArrowInvalidArgument, ArrowKeyError, ArrowTypeError, NotSupported
+from .errors import (
+    ArrowError,
+    ArrowInvalid,
+    ArrowInvalidArgument,
+    ArrowKeyError,
+    ArrowTypeError,
+    NotSupported,
+)
+from .layout import storage_numpy_dtype
 
 OPS = ("==", "!=", "<", "<=", ">", ">=", "in", "not in", "is null", "is not null")
 _ALIASES = {"=": "=="}
@@ -88,8 +101,6 @@ def _is_nan(value: Any) -> bool:
 
 def _bound_compare(arr: Array, op: str, value: Any) -> np.ndarray | None:
     """``arr op value`` per batch on an array of bounds; None when they do not compare."""
-    from .errors import ArrowError
-
     try:
         return _compare(arr, t.storage_of(arr.type), op, value)
     except (ArrowError, TypeError, ValueError, OverflowError):
@@ -207,8 +218,6 @@ def valid_mask(arr: Array) -> np.ndarray | None:
 def _storage(arr: Array) -> Array:
     """An extension column as its storage."""
     if isinstance(arr.type, t.ExtensionType):
-        from .array import make_array
-
         return make_array(arr.type.storage_type, len(arr), arr.buffers, arr.children,
                           arr.null_count, arr.offset, arr.dictionary)
     return arr
@@ -219,31 +228,22 @@ def _plain(arr: Array) -> Array:
     arr = _storage(arr)
     dtype = arr.type
     if isinstance(dtype, t.RunEndEncodedType):
-        from .array.select import take
-        from .layout import storage_numpy_dtype
-
         ends_arr, values = arr.children
         ends = ends_arr.buffers[1].view(storage_numpy_dtype(ends_arr.type))[
             ends_arr.offset : ends_arr.offset + len(ends_arr)].astype(np.int64)
         runs = np.searchsorted(ends, np.arange(arr.offset, arr.offset + len(arr)),
                                side="right")
         if len(runs) and int(runs[-1]) >= len(values):
-            from .errors import ArrowInvalid
-
             raise ArrowInvalid(f"expected run ends covering {arr.offset + len(arr)} values, "
                                f"found {len(ends)} runs")
         return _plain(take(values, runs))
     if isinstance(dtype, (t.StringViewType, t.BinaryViewType)):
-        from .array.cast import cast
-
         target = t.large_string() if isinstance(dtype, t.StringViewType) else t.large_binary()
         return cast(arr, target)
     return arr
 
 
 def _as_storage(values: Sequence[Any], dtype: t.DataType) -> Array:
-    from .array.build import array as build
-
     return build(list(values), dtype)
 
 
@@ -317,10 +317,8 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
     ``parents`` is the validity of the structs above the column (a null parent makes the
     field null)."""
     if p.op in ("is null", "is not null"):
-        from .array.select import _null_mask
-
         # logical nulls: a null dictionary value, union child or run is null too
-        is_null = _null_mask(_storage(arr))
+        is_null = null_mask(_storage(arr))
         if parents is not None:
             is_null = is_null | ~parents
         return (is_null if p.op == "is null" else ~is_null), None
@@ -387,8 +385,6 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
 
 
 def _numbers(arr: Array, dtype: t.DataType) -> np.ndarray:
-    from .layout import storage_numpy_dtype
-
     return arr._fixed_values_view(storage_numpy_dtype(dtype))
 
 
@@ -446,8 +442,6 @@ def _compare(arr: Array, dtype: t.DataType, op: str, value: Any) -> np.ndarray:
             # integer column must convert exactly (pyarrow's safe cast refuses otherwise)
             if isinstance(dtype, t.IntegerType) and dtype.width == 64 and len(column) and (
                     int(np.abs(column.astype(np.float64)).max()) > 2**53):
-                from .errors import ArrowInvalid
-
                 raise ArrowInvalid(
                     f"expected integers that convert exactly to double to compare with "
                     f"{value!r}, found values beyond 2**53 in a {dtype} column"
@@ -494,8 +488,6 @@ def _accepts(dtype: t.DataType, value: Any) -> bool:
     if isinstance(dtype, (t.IntegerType, t.FloatingPointType)):
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if isinstance(dtype, t.DecimalType):
-        from decimal import Decimal
-
         return isinstance(value, (int, Decimal)) and not isinstance(value, bool)
     if isinstance(dtype, (t.StringType, t.StringViewType)):
         return isinstance(value, str)

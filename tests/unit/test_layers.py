@@ -6,9 +6,13 @@ ones below, never one above:
 0. errors      ``errors``, ``_version``, ``cdata.capsule`` (ctypes structs and capsules)
 1. types       ``types``, ``cdata.schema`` (format strings and schema capsules -> types)
 2. layout      ``layout``, ``buffers``
-3. array       ``array/*``, ``cdata.array``, ``tensor`` (a sibling of arrays over buffers)
-4. batch       ``batch``, ``cdata.stream``, ``compute``, ``filters`` (work over arrays and
-               batches; the IPC reader and the Spark source use filters)
+3. array       ``array/*``, ``cdata.array`` and ``cdata.import_array`` (arrays to and from
+               the C data interface), ``pandas_out`` (arrays and batches to pandas:
+               ``Array.to_pandas`` calls it), ``tensor`` (a sibling of arrays over buffers)
+4. batch       ``batch``, ``cdata.stream`` and ``cdata.import_batch`` (batches and streams
+               to and from the C interfaces), ``pandas_in`` (pandas to arrays and batch
+               parts), ``compute``, ``filters`` (work over arrays and batches; the IPC
+               reader and the Spark source use filters)
 5. ipc         ``ipc/*``
 6. interop     ``interop/*``, ``integration/*`` (other libraries' objects; JSON)
 7. top         ``constructors`` (public factories that take foreign objects), the package
@@ -20,9 +24,7 @@ module, line and import, when an import (a) points to a higher layer, (b) closes
 among modules, or (c) sits inside a function without an entry in :data:`LAZY_ALLOWED`:
 function-local imports are for deferring heavy or optional modules only.
 
-:data:`PENDING` lists the violations that remain in modules owned by other work of issue
-12; each entry must still occur (a fixed one must be removed from the list), so the list
-only shrinks.
+There are no exceptions beyond :data:`LAZY_ALLOWED`, each with its reason.
 """
 
 from __future__ import annotations
@@ -52,9 +54,13 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.array", "array"),
     ("quiver.array.*", "array"),
     ("quiver.cdata.array", "array"),
+    ("quiver.cdata.import_array", "array"),
+    ("quiver.pandas_out", "array"),
     ("quiver.tensor", "array"),
     ("quiver.batch", "batch"),
     ("quiver.cdata.stream", "batch"),
+    ("quiver.cdata.import_batch", "batch"),
+    ("quiver.pandas_in", "batch"),
     ("quiver.compute", "batch"),
     ("quiver.filters", "batch"),
     ("quiver.ipc", "ipc"),
@@ -96,146 +102,15 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
     ("quiver.ipc.metadata.decode", "quiver.ipc.metadata.fast",
      "numpy: the RecordBatch decoder (numpy views) is bound on the first RecordBatch header, "
      "so that schemas and footers are read without numpy (quiver schema start-up)"),
+    ("quiver.ipc.*", "quiver.ipc.compression",
+     "the codec libraries (lz4, zstandard, cramjam) load only when a body is compressed or "
+     "decompressed: uncompressed reads and writes, and `quiver schema`, never import them"),
+    ("quiver.ipc.file_decoder", "quiver.ipc.stream_decoder",
+     "FileDecoder reads the footer and the schema without numpy (the `quiver schema` "
+     "start-up budget); the batch loader, which needs numpy, loads with the first batch"),
     ("quiver.ipc.statistics", "importlib",
      "the PEP 562 hook of the statistics package: a file writer loads the encoder half only"),
-    ("quiver.array", "importlib", "the PEP 562 hook of quiver.array's lazy names"),
 ]
-
-# Why the entries of PENDING remain, and what removes them.
-_PANDAS = (
-    "Array/RecordBatch/Table.to_pandas and .from_pandas call the pandas bridge, "
-    "interop/numpy_pandas.py, which another helper is reworking for speed (edits there are "
-    "limited to imports for now): split it, the to-pandas half down to the batch layer (it "
-    "needs only arrays), from-pandas into quiver.constructors"
-)
-_STREAM = (
-    "RecordBatchReader.from_stream imports other libraries' C streams through "
-    "interop/import_.py, whose batch import another helper is reworking: move "
-    "ArrowStreamReader and the array import under quiver.cdata (array and batch layers)"
-)
-_WRITER = (
-    "the IPC writers accept other libraries' schemas and batches by importing interop "
-    "(ipc/writer.py belongs to the sans-io work): coerce in quiver.constructors, or import "
-    "through a batch-level C data import once one exists"
-)
-_CHECKS = (
-    "Array.validate/.equals call array/validate.py and array/equal.py, which import Array "
-    "back for isinstance checks (validate.py belongs to the 'one set of checks' work): "
-    "there, check arrays without importing the class, then import them at module level here"
-)
-_CIRCLE = (
-    "part of the one import circle closed by the pandas, C stream and checks imports above; "
-    "it goes when they do"
-)
-_ARRAY = (
-    "array/ modules of the type-registry work of issue 12 (cast <-> select, lazy helpers): "
-    "hoist the imports there"
-)
-_IPC = (
-    "ipc/ belongs to the ipc-split and sans-io work of issue 12: hoist these imports and "
-    "break the statistics <-> reader/writer circle there"
-)
-_SPARK = "spark/ is outside this change: hoist its cheap imports there"
-_OTHER = "filters.py and integration/ are outside this change: hoist these imports there"
-
-# violations still present in modules that other work of issue 12 owns (or that need
-# another helper's file to change first): (rule, importing module, imported module) -> why
-PENDING: dict[tuple[str, str, str], str] = {
-    ("cycle", "quiver.array.base", "quiver.array.equal"): _CHECKS,
-    ("cycle", "quiver.array.base", "quiver.array.validate"): _CHECKS,
-    ("cycle", "quiver.array.base", "quiver.interop.numpy_pandas"): _PANDAS,
-    ("cycle", "quiver.array.build", "quiver.array.base"): _CIRCLE,
-    ("cycle", "quiver.array.cast", "quiver.array.base"): _CIRCLE,
-    ("cycle", "quiver.array.cast", "quiver.array.select"): _ARRAY,
-    ("cycle", "quiver.array.concat", "quiver.array.base"): _CIRCLE,
-    ("cycle", "quiver.array.equal", "quiver.array.base"): _CHECKS,
-    ("cycle", "quiver.array.equal", "quiver.array.validate"): _CHECKS,
-    ("cycle", "quiver.array.select", "quiver.array.base"): _CIRCLE,
-    ("cycle", "quiver.array.select", "quiver.array.build"): _CIRCLE,
-    ("cycle", "quiver.array.select", "quiver.array.cast"): _ARRAY,
-    ("cycle", "quiver.array.select", "quiver.array.concat"): _CIRCLE,
-    ("cycle", "quiver.array.validate", "quiver.array.base"): _CHECKS,
-    ("cycle", "quiver.batch", "quiver.array.base"): _CIRCLE,
-    ("cycle", "quiver.batch", "quiver.array.build"): _CIRCLE,
-    ("cycle", "quiver.batch", "quiver.array.concat"): _CIRCLE,
-    ("cycle", "quiver.batch", "quiver.array.equal"): _CIRCLE,
-    ("cycle", "quiver.batch", "quiver.array.select"): _CIRCLE,
-    ("cycle", "quiver.batch", "quiver.array.validate"): _CIRCLE,
-    ("cycle", "quiver.batch", "quiver.cdata.stream"): _CIRCLE,
-    ("cycle", "quiver.batch", "quiver.interop"): _STREAM,
-    ("cycle", "quiver.batch", "quiver.interop.numpy_pandas"): _PANDAS,
-    ("cycle", "quiver.cdata.stream", "quiver.array.base"): _CIRCLE,
-    ("cycle", "quiver.interop", "quiver.interop.export"): _CIRCLE,
-    ("cycle", "quiver.interop", "quiver.interop.import_"): _CIRCLE,
-    ("cycle", "quiver.interop", "quiver.interop.numpy_pandas"): _CIRCLE,
-    ("cycle", "quiver.interop.export", "quiver.cdata.stream"): _CIRCLE,
-    ("cycle", "quiver.interop.import_", "quiver.array.base"): _CIRCLE,
-    ("cycle", "quiver.interop.import_", "quiver.array.concat"): _CIRCLE,
-    ("cycle", "quiver.interop.import_", "quiver.array.validate"): _CIRCLE,
-    ("cycle", "quiver.interop.import_", "quiver.batch"): _CIRCLE,
-    ("cycle", "quiver.interop.import_", "quiver.cdata.stream"): _CIRCLE,
-    ("cycle", "quiver.interop.numpy_pandas", "quiver.array.base"): _CIRCLE,
-    ("cycle", "quiver.interop.numpy_pandas", "quiver.array.build"): _CIRCLE,
-    ("cycle", "quiver.interop.numpy_pandas", "quiver.array.cast"): _CIRCLE,
-    ("cycle", "quiver.interop.numpy_pandas", "quiver.array.select"): _CIRCLE,
-    ("cycle", "quiver.interop.numpy_pandas", "quiver.interop.import_"): _CIRCLE,
-    ("lazy", "quiver.array", "quiver.array.cast"): _ARRAY,
-    ("lazy", "quiver.array", "quiver.array.select"): _ARRAY,
-    ("lazy", "quiver.array.base", "quiver.array.equal"): _CHECKS,
-    ("lazy", "quiver.array.base", "quiver.array.validate"): _CHECKS,
-    ("lazy", "quiver.array.base", "quiver.interop.numpy_pandas"): _PANDAS,
-    ("lazy", "quiver.array.cast", "quiver.array.select"): _ARRAY,
-    ("lazy", "quiver.array.cast", "quiver.buffers"): _ARRAY,
-    ("lazy", "quiver.array.primitive", "quiver.layout"): _ARRAY,
-    ("lazy", "quiver.array.select", "quiver.array.build"): _ARRAY,
-    ("lazy", "quiver.array.select", "quiver.array.cast"): _ARRAY,
-    ("lazy", "quiver.array.select", "quiver.array.concat"): _ARRAY,
-    ("lazy", "quiver.batch", "quiver.interop"): _STREAM,
-    ("lazy", "quiver.batch", "quiver.interop.numpy_pandas"): _PANDAS,
-    ("lazy", "quiver.filters", "decimal"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.array"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.array.build"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.array.cast"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.array.select"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.errors"): _OTHER,
-    ("lazy", "quiver.filters", "quiver.layout"): _OTHER,
-    ("lazy", "quiver.integration", "quiver.ipc"): _OTHER,
-    ("lazy", "quiver.integration.json_reader", "quiver.batch"): _OTHER,
-    ("lazy", "quiver.ipc.body", "quiver.ipc.compression"): _IPC,
-    ("lazy", "quiver.ipc.body", "quiver.ipc.endian"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "numpy"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "quiver.array.build"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "quiver.array.concat"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "quiver.buffers"): _IPC,
-    ("lazy", "quiver.ipc.dictionaries", "quiver.layout"): _IPC,
-    ("lazy", "quiver.ipc.file_decoder", "quiver.ipc.stream_decoder"): _IPC,
-    ("lazy", "quiver.ipc.reader", "quiver.filters"): _IPC,
-    ("lazy", "quiver.ipc.stream_decoder", "quiver.array.validate"): _IPC,
-    ("lazy", "quiver.ipc.encoder", "quiver.interop"): _WRITER,
-    ("lazy", "quiver.ipc.writer", "quiver.interop"): _WRITER,
-    ("lazy", "quiver.ipc.encoder", "quiver.interop.import_"): _WRITER,
-    ("lazy", "quiver.ipc.encoder", "quiver.ipc.compression"): _IPC,
-    ("lazy", "quiver.spark", "os"): _SPARK,
-    ("lazy", "quiver.spark", "sys"): _SPARK,
-    ("lazy", "quiver.spark.convert", "quiver.array"): _SPARK,
-    ("lazy", "quiver.spark.convert", "quiver.array.select"): _SPARK,
-    ("lazy", "quiver.spark.paths", "decimal"): _SPARK,
-    ("lazy", "quiver.spark.plan", "quiver.array.build"): _SPARK,
-    ("lazy", "quiver.spark.pushdown", "quiver.filters"): _SPARK,
-    ("lazy", "quiver.spark.sink", "quiver.array.concat"): _SPARK,
-    ("lazy", "quiver.spark.sink", "quiver.buffers"): _SPARK,
-    ("lazy", "quiver.spark.sink", "re"): _SPARK,
-    ("lazy", "quiver.spark.source", "quiver.spark.paths"): _SPARK,
-    ("lazy", "quiver.spark.source", "quiver.spark.pushdown"): _SPARK,
-    ("lazy", "quiver.spark.source", "quiver.spark.sink"): _SPARK,
-    ("upward", "quiver.array.base", "quiver.interop.numpy_pandas"): _PANDAS,
-    ("upward", "quiver.batch", "quiver.interop"): _STREAM,
-    ("upward", "quiver.batch", "quiver.interop.numpy_pandas"): _PANDAS,
-    ("upward", "quiver.ipc.encoder", "quiver.interop"): _WRITER,
-    ("upward", "quiver.ipc.writer", "quiver.interop"): _WRITER,
-    ("upward", "quiver.ipc.encoder", "quiver.interop.import_"): _WRITER,
-}
-
 
 @dataclass(frozen=True)
 class Import:
@@ -401,8 +276,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_imports_follow_the_layers() -> None:
-    found = _violations()
-    new = {k: v for k, v in found.items() if k not in PENDING}
+    new = _violations()
     report = []
     for rule, title in (("upward", "imports of a higher layer"),
                         ("lazy", "function-local imports"), ("cycle", "import circles")):
@@ -421,12 +295,6 @@ def test_every_allowance_is_used() -> None:
                    and fnmatch.fnmatchcase(imp.target, what) for imp in imports)
     ]
     assert not unused, f"LAZY_ALLOWED entries that match no import (remove them): {unused}"
-
-
-def test_pending_violations_still_exist() -> None:
-    found = _violations()
-    gone = sorted(k for k in PENDING if k not in found)
-    assert not gone, f"fixed (remove from PENDING): {gone}"
 
 
 @pytest.mark.parametrize(
@@ -450,7 +318,7 @@ def test_cycles_are_found() -> None:
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-def _print_violations() -> None:  # pragma: no cover - a helper for editing PENDING
+def _print_violations() -> None:  # pragma: no cover - a helper while moving code
     for key, why in sorted(_violations().items()):
         print(key, "#", why)
 

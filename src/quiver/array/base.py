@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import registry
 from .. import types as t
-from ..buffers import as_buffer, count_set_bits, unpack_bits
+from ..buffers import as_buffer
 from ..errors import (
     ArrowError,
     ArrowIndexError,
@@ -33,7 +33,21 @@ from ..errors import (
     ArrowTypeError,
     NotSupported,
 )
-from ..layout import layout_of, logical_numpy_dtype, storage_numpy_dtype
+from ..layout import layout_of, logical_numpy_dtype
+from ..pandas_out import array_to_pandas
+from .data import ArrayData, slice_bounds, typed_view
+from .equal import array_equals
+from .validate import validate_array
+
+__all__ = [
+    "Array",
+    "array_class_for",
+    "make_array",
+    "register_array_class",
+    "slice_bounds",
+    "typed_view",
+    "unchecked_new_source",
+]
 
 # the registry's "array_class" piece: DataType class -> Array subclass
 _ARRAY_CLASSES: dict[type, type[Array]] = registry.table("array_class")
@@ -45,94 +59,12 @@ def register_array_class(*type_classes: type) -> Any:
     return registry.implements("array_class", *type_classes)
 
 
-class Array:
-    """An Arrow array: type, length, offset, null_count, buffers, children, dictionary."""
+class Array(ArrayData):
+    """An Arrow array: type, length, offset, null_count, buffers, children, dictionary
+    (held by :class:`~quiver.array.data.ArrayData`), with slicing, Python and numpy
+    values, validation, equality and the Arrow PyCapsule protocol."""
 
-    __slots__ = (
-        "__weakref__",
-        "_buffers",
-        "_children",
-        "_dictionary",
-        "_length",
-        "_null_count",
-        "_offset",
-        "_type",
-    )
-
-    def __init__(
-        self,
-        type: t.DataType,
-        length: int,
-        buffers: Sequence[np.ndarray | None],
-        children: Sequence[Array] = (),
-        null_count: int = -1,
-        offset: int = 0,
-        dictionary: Array | None = None,
-    ) -> None:
-        # no checks here: make_array callers validate at the level they choose
-        self._type = type
-        self._length = length
-        self._buffers = tuple(buffers)
-        self._children = tuple(children)
-        self._null_count = null_count
-        self._offset = offset
-        self._dictionary = dictionary
-
-    # -- the common attributes -------------------------------------------------------
-
-    @property
-    def type(self) -> t.DataType:
-        """The array's data type."""
-        return self._type
-
-    @property
-    def offset(self) -> int:
-        """Logical start of this array inside its buffers."""
-        return self._offset
-
-    @property
-    def buffers(self) -> tuple[np.ndarray | None, ...]:
-        """This array's own buffers in layout order (children not included)."""
-        return self._buffers
-
-    @property
-    def children(self) -> tuple[Array, ...]:
-        """Child arrays (unsliced; see the module docstring)."""
-        return self._children
-
-    @property
-    def dictionary(self) -> Array | None:
-        """The dictionary of a dictionary-encoded array (None otherwise)."""
-        return self._dictionary
-
-    def __len__(self) -> int:
-        return self._length
-
-    @property
-    def null_count(self) -> int:
-        """Number of null slots, computed from the validity bitmap when unknown."""
-        if self._null_count < 0:
-            self._null_count = self._compute_null_count()
-        return self._null_count
-
-    def _compute_null_count(self) -> int:
-        lay = layout_of(self._type)
-        if isinstance(t.storage_of(self._type), t.NullType):
-            return self._length
-        if not lay.has_validity:
-            return 0
-        validity = self._buffers[0] if self._buffers else None
-        if validity is None:
-            return 0
-        return self._length - count_set_bits(validity, self._offset, self._length)
-
-    @property
-    def validity(self) -> np.ndarray | None:
-        """The validity bitmap buffer, or None when the layout has none or all are valid."""
-        lay = layout_of(self._type)
-        if not lay.has_validity or not self._buffers:
-            return None
-        return self._buffers[0]
+    __slots__ = ()
 
     # -- zero-copy slicing -------------------------------------------------------------
 
@@ -196,23 +128,6 @@ class Array:
         more = ", ..." if n > 10 else ""
         return f"<quiver.Array {self._type} length={n}> {preview}{more}]"
 
-    # -- validity helpers --------------------------------------------------------------
-
-    def is_valid_mask(self) -> np.ndarray | None:
-        """A bool array, True where a slot is valid; None when every slot is valid.
-
-        Unions and run-end encoded arrays have no validity of their own (None).
-        """
-        validity = self.validity
-        if validity is None or self.null_count == 0:
-            return None
-        needed = (self._offset + self._length + 7) // 8
-        if len(validity) < needed:
-            raise ArrowInvalid(
-                f"expected a validity bitmap of at least {needed} bytes, found {len(validity)}"
-            )
-        return unpack_bits(validity, self._offset, self._length)
-
     # -- validation and equality (implemented in validate.py / equal.py) ---------------
 
     def validate(self, *, full: bool = False, check_decimal_precision: bool = False) -> None:
@@ -221,14 +136,10 @@ class Array:
         The default level is cheap and structural (buffer counts and sizes, child lengths);
         ``full=True`` also checks the data (offsets, UTF-8, indices, run ends, ...).
         """
-        from .validate import validate_array
-
         validate_array(self, full=full, check_decimal_precision=check_decimal_precision)
 
     def equals(self, other: object) -> bool:
         """Logical equality: same type, length, nulls and values (offsets honoured)."""
-        from .equal import array_equals
-
         if not isinstance(other, Array):
             return False
         return array_equals(self, other)
@@ -350,22 +261,6 @@ class Array:
             return getattr(self, "storage", self).to_numpy_bool().copy()
         return _object_array(self.to_pylist())
 
-    def _fixed_values_view(self, np_dtype: np.dtype) -> np.ndarray:
-        raw = storage_numpy_dtype(self._type)
-        if raw is None:
-            raise ArrowTypeError(f"expected a numeric or temporal type, found {self._type}")
-        buf = self._buffers[1] if len(self._buffers) > 1 else None
-        if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np_dtype)
-            raise ArrowInvalid(f"expected a values buffer for {self._type}, found None")
-        view = typed_view(buf, raw, self._offset, self._length, "values")
-        if np_dtype == raw:
-            return view
-        if np_dtype.itemsize != raw.itemsize:  # date32 days widen to datetime64[D]: a copy
-            return view.astype(np.int64).view(np_dtype)
-        return view.view(np_dtype)
-
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
             out = self.to_numpy(zero_copy_only=True)
@@ -399,42 +294,18 @@ class Array:
     def to_pandas(self, **options: Any) -> Any:
         """A pandas Series of this array (``types_mapper``, ``date_as_object``,
         ``timestamp_as_object`` as in ``RecordBatch.to_pandas``), built with numpy and
-        pandas, not through pyarrow.
+        pandas, not through pyarrow (:mod:`quiver.pandas_out`; pandas loads on first use).
 
         >>> import quiver as qv
         >>> qv.array([1, None, 3]).to_pandas().tolist()
         [1.0, nan, 3.0]
         """
-        # pandas (and the pandas bridge) load only when asked for
-        from ..interop.numpy_pandas import array_to_pandas
-
         return array_to_pandas(self, **options)
 
 
 def _object_array(values: list[Any]) -> np.ndarray:
     """A 1-D object array of ``values`` (nested lists stay Python objects)."""
     return np.fromiter(values, dtype=object, count=len(values))
-
-
-def typed_view(buf: np.ndarray, dtype: Any, start: int, count: int, what: str) -> np.ndarray:
-    """``count`` elements of ``dtype`` from element ``start`` of ``buf`` (a checked view)."""
-    dt = np.dtype(dtype)
-    lo = start * dt.itemsize
-    hi = (start + count) * dt.itemsize
-    if len(buf) < hi:
-        raise ArrowInvalid(f"expected a {what} buffer of at least {hi} bytes, found {len(buf)}")
-    return buf[lo:hi].view(dt)
-
-
-def slice_bounds(size: int, offset: Any, length: Any) -> tuple[int, int]:
-    """``(offset, length)`` of a slice of ``size`` items, clamped like pyarrow's."""
-    if not isinstance(offset, (int, np.integer)) or offset < 0:
-        raise ArrowInvalidArgument(f"expected a non-negative slice offset, found {offset!r}")
-    if length is not None and (not isinstance(length, (int, np.integer)) or length < 0):
-        raise ArrowInvalidArgument(f"expected a non-negative slice length, found {length!r}")
-    offset = min(int(offset), size)
-    avail = size - offset
-    return offset, avail if length is None else min(int(length), avail)
 
 
 def unchecked_new_source(

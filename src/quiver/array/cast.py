@@ -35,10 +35,14 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
-from ..buffers import pack_bits
+from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import storage_numpy_dtype
 from .base import Array, make_array, typed_view
+from .data import null_mask
+from .data import offsets_and_data as _offsets_and_data
+from .data import ranges as _ranges
+from .take import _take
 
 __all__ = ["cast"]
 
@@ -444,49 +448,7 @@ def _from_decimal(arr: Array, src: t.DecimalType, target: t.DataType, safe: bool
 # -- strings and binary -----------------------------------------------------------------
 
 
-def _offsets_and_data(arr: Array) -> tuple[np.ndarray, np.ndarray]:
-    """int64 offsets from 0 and the data bytes of a binary-like or view array."""
-    st = t.storage_of(arr.type)
-    n = len(arr)
-    if isinstance(st, (t.BinaryViewType, t.StringViewType)):
-        return _view_offsets_and_data(arr)
-    if n == 0:
-        return np.zeros(1, np.int64), np.zeros(0, np.uint8)
-    w = 8 if st.large else 4  # type: ignore[attr-defined]
-    raw = arr.buffers[1][arr.offset * w : (arr.offset + n + 1) * w].view(f"<i{w}")  # type: ignore[index]
-    offs = raw.astype(np.int64)
-    data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
-    return offs - offs[0], data[int(offs[0]) : int(offs[-1])]
-
-
-def _view_offsets_and_data(arr: Array) -> tuple[np.ndarray, np.ndarray]:
-    from .select import _ranges
-
-    n = len(arr)
-    views = arr.buffers[1][arr.offset * 16 : (arr.offset + n) * 16]  # type: ignore[index]
-    valid = arr.is_valid_mask()
-    words = views.view("<i4").reshape(n, 4)
-    lengths = words[:, 0].astype(np.int64)
-    if valid is not None:
-        lengths = np.where(valid, lengths, 0)
-    inline = lengths <= 12
-    pool = [views, *(b for b in arr.buffers[2:] if b is not None)]
-    bases = np.cumsum([0] + [len(b) for b in pool])
-    source = np.concatenate(pool) if len(pool) > 1 else views
-    starts = np.where(
-        inline,
-        np.arange(n, dtype=np.int64) * 16 + 4,
-        bases[1:][np.clip(words[:, 2], 0, len(pool) - 2)] + words[:, 3] if len(pool) > 1
-        else 0,
-    )
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return offsets, source[_ranges(starts.astype(np.int64), lengths)]
-
-
 def _make_views(arr: Array, offsets: np.ndarray, data: np.ndarray, target: t.DataType) -> Array:
-    from .select import _ranges
-
     n = len(offsets) - 1
     if len(data) > _INT32_MAX:
         raise NotSupported("views over more than 2 GiB of data are not supported here")
@@ -606,10 +568,8 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
         return arr
     src = t.storage_of(arr.type)
     if isinstance(src, t.DictionaryType):
-        from .select import _take, is_null
-
         idx = arr.indices.to_numpy(zero_copy_only=False)  # type: ignore[attr-defined]
-        nulls = is_null(arr).to_numpy_bool()  # type: ignore[attr-defined]
+        nulls = null_mask(arr)
         codes = np.where(nulls, 0, np.nan_to_num(idx)).astype(np.int64)
         decoded = _take(arr.dictionary, codes, None if not nulls.any() else ~nulls)  # type: ignore[arg-type]
         return cast(decoded, target, safe=safe)
@@ -657,8 +617,6 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
 def _format_numbers(arr: Array, src: t.DataType) -> Array:
     """Integers, floats and booleans as text, as Arrow writes them (decimal digits;
     floats as :func:`_float_text`; ``true``/``false``), with numpy's string ufuncs."""
-    from ..buffers import unpack_bits
-
     n = len(arr)
     valid = arr.is_valid_mask()
     if isinstance(src, t.BoolType):

@@ -30,7 +30,7 @@ handful of vectorized numpy operations per type node, never a loop over rows.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,8 +38,11 @@ from .. import types as t
 from ..buffers import unpack_bits
 from ..errors import ArrowError, ArrowInvalid
 from ..layout import Layout, layout_of, storage_numpy_dtype
-from .base import Array
+from .data import ArrayData
 from .validate import ragged_indices
+
+if TYPE_CHECKING:  # annotations only: Array sits above this module
+    from .base import Array
 
 __all__ = ["array_equals"]
 
@@ -58,7 +61,7 @@ def array_equals(a: Array, b: Array) -> bool:
     >>> array_equals(x, y)  # slot 1 is null in both: its bytes do not matter
     True
     """
-    if not isinstance(a, Array) or not isinstance(b, Array):
+    if not isinstance(a, ArrayData) or not isinstance(b, ArrayData):
         return False
     if not a.type.equals(b.type) or len(a) != len(b):
         return False

@@ -30,6 +30,7 @@ from .. import registry
 from .. import types as t
 from ..buffers import unpack_bits
 from ..errors import ArrowInvalid
+from ..layout import storage_numpy_dtype
 from .base import Array, register_array_class, typed_view
 
 
@@ -298,8 +299,6 @@ class PrimitiveArray(Array):
         return convert(self, st, mask)
 
     def _storage_dtype(self) -> np.dtype:
-        from ..layout import storage_numpy_dtype
-
         dt = storage_numpy_dtype(self._type)
         if dt is None:
             raise ArrowInvalid(f"expected a numeric type, found {self._type}")

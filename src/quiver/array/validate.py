@@ -39,7 +39,7 @@ found 1 (at field 'name')
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,7 +47,10 @@ from .. import types as t
 from ..buffers import count_set_bits, unpack_bits
 from ..errors import ArrowError, ArrowInvalid
 from ..layout import BufferSpec, Layout, children_problem, layout_of, required_bytes
-from .base import Array
+from .data import ArrayData
+
+if TYPE_CHECKING:  # annotations only: Array sits above this module
+    from .base import Array
 
 __all__ = ["ragged_indices", "validate_array", "view_slices"]
 
@@ -244,7 +247,7 @@ class _Walk:
 
     def visit(self, array: Array, path: str) -> None:
         """Validate ``array`` (named ``path``) and everything below it."""
-        if not isinstance(array, Array):
+        if not isinstance(array, ArrayData):
             raise _fail(f"expected a quiver Array, found {type(array).__name__}", path)
         try:
             self._visit(array, path)
@@ -366,7 +369,7 @@ class _Walk:
             )
         for i, (child, fld) in enumerate(zip(children, fields)):
             cpath = _join(path, fld.name)
-            if not isinstance(child, Array):
+            if not isinstance(child, ArrayData):
                 raise _fail(f"expected child {i} as a quiver Array, found {child!r}", cpath)
             if not isinstance(child.type, t.DataType) or not child.type.equals(fld.type):
                 raise _fail(f"expected child type {fld.type}, found {child.type}", cpath)
@@ -393,7 +396,7 @@ class _Walk:
                 raise _fail(message, _join(path, name))
         if isinstance(storage, t.DictionaryType):
             dictionary = array.dictionary
-            if not isinstance(dictionary, Array):
+            if not isinstance(dictionary, ArrayData):
                 raise _fail(f"expected a dictionary of {storage.value_type}, found none", path)
             if not isinstance(dictionary.type, t.DataType) or not dictionary.type.equals(
                 storage.value_type

@@ -8,10 +8,14 @@ PyCapsuleInterface.rst), split by the layer that needs each part.
   :class:`~quiver.types.Field` / :class:`~quiver.types.Schema` (the export side lives on the
   type classes: :meth:`quiver.types.DataType.__arrow_c_schema__`).
 - :mod:`quiver.cdata.array` (array layer): an Array's buffers as an ``ArrowArray``.
+- :mod:`quiver.cdata.import_array` (array layer): other libraries' arrays and streams of
+  arrays as zero-copy quiver Arrays.
 - :mod:`quiver.cdata.stream` (batch layer): record batches and ``ArrowArrayStream``.
+- :mod:`quiver.cdata.import_batch` (batch layer): other libraries' record batches, tables
+  and batch streams (``ArrowStreamReader``, the writers' ``BatchImporter``).
 
-Each is imported only when a ``__arrow_c_*__`` method runs, so ``import quiver`` does not
-load ctypes.  Importing capsules from other libraries (arrays, batches, streams) is
-:mod:`quiver.interop`; accepting foreign objects in the public factories is
+Each is imported only when a ``__arrow_c_*__`` method runs or a foreign object arrives, so
+``import quiver`` does not load ctypes.  :mod:`quiver.interop` re-exports the import
+functions under their interop names; accepting foreign objects in the public factories is
 :mod:`quiver.constructors`.
 """

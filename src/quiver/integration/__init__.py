@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import ipc
 from .. import types as t
 from .compare import (
     Difference,
@@ -51,12 +52,6 @@ from .json_writer import dumps, schema_to_json, to_json, write_json
 _FILE_MAGIC = b"ARROW1"
 
 
-def _ipc() -> Any:
-    import quiver.ipc as ipc  # late: the IPC package sits beside this one
-
-    return ipc
-
-
 def is_arrow_file(path: str | Path) -> bool:
     """Whether ``path`` starts with the IPC file magic (else it is taken as a stream)."""
     with open(path, "rb") as f:
@@ -65,7 +60,6 @@ def is_arrow_file(path: str | Path) -> bool:
 
 def read_ipc(path: str | Path) -> tuple[t.Schema, list[Any]]:
     """(schema, batches) of an IPC file or stream at ``path`` (the format is sniffed)."""
-    ipc = _ipc()
     data = Path(path).read_bytes()
     if data[:6] == _FILE_MAGIC:
         reader = ipc.open_file(data)
@@ -77,7 +71,6 @@ def read_ipc(path: str | Path) -> tuple[t.Schema, list[Any]]:
 
 def _write_ipc(path: str | Path | Any, schema: t.Schema, batches: list[Any], *, stream: bool,
                **options: Any) -> None:
-    ipc = _ipc()
     opener = ipc.new_stream if stream else ipc.new_file
     writer = opener(path, schema, **options) if options else opener(path, schema)
     try:
@@ -118,7 +111,6 @@ def _read_bytes(source: str | Path | Any) -> bytes:
 
 def file_to_stream(in_path: str | Path | Any, out: str | Path | Any) -> None:
     """Rewrite an IPC file as an IPC stream (paths or binary file objects)."""
-    ipc = _ipc()
     reader = ipc.open_file(_read_bytes(in_path))
     batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
     _write_ipc(out, reader.schema, batches, stream=True)
@@ -126,7 +118,6 @@ def file_to_stream(in_path: str | Path | Any, out: str | Path | Any) -> None:
 
 def stream_to_file(in_path: str | Path | Any, out_path: str | Path | Any) -> None:
     """Rewrite an IPC stream as an IPC file (paths or binary file objects)."""
-    ipc = _ipc()
     reader = ipc.open_stream(_read_bytes(in_path))
     _write_ipc(out_path, reader.schema, list(reader), stream=False)
 

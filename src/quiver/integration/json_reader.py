@@ -44,6 +44,7 @@ from .. import types as t
 from ..array import make_array
 from ..array.base import Array
 from ..array.validate import validate_array
+from ..batch import RecordBatch
 from ..buffers import pack_bits
 from ..errors import ArrowError, FormatError, MetadataError, NotSupported
 from ..layout import children_problem, layout_of, storage_numpy_dtype
@@ -128,10 +129,6 @@ class JsonFile:
 
 def make_batch(schema: t.Schema, columns: Sequence[Array], num_rows: int) -> Any:
     """A quiver RecordBatch of ``columns`` when available, else a :class:`JsonBatch`."""
-    try:
-        from ..batch import RecordBatch  # type: ignore[attr-defined]
-    except ImportError:
-        return JsonBatch(schema, tuple(columns), num_rows)
     try:
         return RecordBatch(schema, list(columns), num_rows=num_rows)
     except TypeError:

@@ -11,6 +11,10 @@ Spec: CDataInterface.rst, CStreamInterface.rst, PyCapsuleInterface.rst.
   raw capsules.
 - pandas: :func:`batch_to_pandas` and :func:`batch_from_pandas`, built with numpy.
 
+The code lives by layer in :mod:`quiver.cdata` (the C interfaces both ways) and in
+:mod:`quiver.pandas_out` / :mod:`quiver.pandas_in`; this package gives it one home for
+callers.
+
 >>> import pyarrow as pa
 >>> import quiver as qv
 >>> pa.field(qv.field("a", qv.int8(), nullable=False))

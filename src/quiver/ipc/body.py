@@ -35,6 +35,7 @@ from ..layout import (
     required_bytes,
 )
 from . import metadata as md
+from .endian import swap_buffer_to_native
 
 V4 = 3
 V5 = 4
@@ -482,8 +483,6 @@ class _BodyLoader:
             null_count = 0  # no validity bitmap at this level (V5 layout): no nulls here
         bufs = [self.next_buffer(name, load) for _ in range(node.nbuf)]
         if self.swap and load:
-            from .endian import swap_buffer_to_native
-
             bufs = [swap_buffer_to_native(s, b) for s, b in zip(node.specs, bufs)]
         if node.variadic:
             n = self.next_variadic(name)

@@ -16,9 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import errors as E
 from .. import types as t
 from ..array import Array, make_array
+from ..array.build import array as build_array
+from ..array.concat import concat_arrays
+from ..buffers import pack_bits, unpack_bits
+from ..layout import storage_numpy_dtype
 from . import metadata as md
 from .body import LoadContext, PlanNode, load_single
 
@@ -140,8 +146,6 @@ class DictionaryMemo:
                     message_index=ctx.message_index,
                     field_path=name,
                 )
-            from ..array.concat import concat_arrays
-
             self._values[did] = concat_arrays([old, values])
         else:
             if self.file_format and did in self._seen_non_delta:
@@ -290,11 +294,6 @@ def _unify(last: Array, column: Array, path: Path) -> tuple[Array, Array]:
 def _recode(last: Array, arr: Array, path: Path) -> tuple[Array, Array]:
     """``last`` extended by the values of dictionary array ``arr`` it lacks, and ``arr``
     re-encoded against it (same length and logical values, offset 0)."""
-    import numpy as np
-
-    from ..array.build import array as build_array
-    from ..layout import storage_numpy_dtype
-
     dtype = arr.type
     st: Any = t.storage_of(dtype)  # a DictionaryType: _find_dictionaries found it as one
     old_values = last.to_pylist()
@@ -312,16 +311,12 @@ def _recode(last: Array, arr: Array, path: Path) -> tuple[Array, Array]:
         mapping[i] = position[k]
     unified = last
     if additions:
-        from ..array.concat import concat_arrays
-
         unified = concat_arrays([last, build_array(additions, st.value_type)])
     index_dtype = storage_numpy_dtype(st.index_type)
     n, off = len(arr), arr.offset
     idx = arr.buffers[1].view(index_dtype)[off : off + n].astype(np.int64)
     valid = np.ones(n, dtype=bool) if not arr.null_count else None
     if valid is None:
-        from ..buffers import unpack_bits
-
         valid = unpack_bits(arr.buffers[0], off, n)
     safe = np.where(valid, idx, 0)
     if len(mapping) == 0:
@@ -340,8 +335,6 @@ def _recode(last: Array, arr: Array, path: Path) -> tuple[Array, Array]:
         )
     validity = None
     if arr.null_count:
-        from ..buffers import pack_bits
-
         validity = pack_bits(valid)
     recoded = make_array(
         dtype, n, [validity, remapped.view(np.uint8)], (), arr.null_count, 0, unified

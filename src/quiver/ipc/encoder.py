@@ -113,7 +113,7 @@ def as_schema(schema: Any) -> t.Schema:
     if isinstance(schema, t.Schema):
         return schema
     if hasattr(schema, "__arrow_c_schema__") or type(schema).__name__ == "PyCapsule":
-        from ..interop import import_schema
+        from ..cdata.schema import import_schema
 
         return import_schema(schema)
     raise E.ArrowTypeError(
@@ -297,7 +297,7 @@ class _Encoder:
         if type(batch) is not RecordBatch and is_arrow_data(batch, "__arrow_c_array__"):
             importer = self._importer
             if importer is None:
-                from ..interop.import_ import BatchImporter
+                from ..cdata.import_batch import BatchImporter
 
                 importer = self._importer = BatchImporter(self.schema)
             batch = importer(batch)  # views of the producer's buffers, no copy

@@ -27,6 +27,7 @@ import numpy as np
 from .. import errors as E
 from .. import types as t
 from ..batch import RecordBatch, RecordBatchReader, Table
+from ..filters import batches_may_match, check_filters, filter_batch, normalize
 from . import metadata as md
 from .body import DeferredBody
 from .compression import run_pooled
@@ -368,8 +369,6 @@ class RecordBatchFileReader(RecordBatchReader):
     ) -> None:
         self.options = _options(options, kwargs)
         self._closed = False
-        from ..filters import normalize
-
         self._filters = normalize(filters)
         self._statistics: Any = None
         self.batches_skipped = 0  # batches the filters' statistics ruled out unread
@@ -515,8 +514,6 @@ class RecordBatchFileReader(RecordBatchReader):
             for i in range(start, self.num_record_batches):
                 yield i, self.get_batch(i)
             return
-        from ..filters import batches_may_match, filter_batch
-
         self._check_filter_columns()
         stats = self.statistics
         keep = None
@@ -530,8 +527,6 @@ class RecordBatchFileReader(RecordBatchReader):
             yield i, filter_batch(batch, dnf)
 
     def _check_filter_columns(self) -> None:
-        from ..filters import check_filters
-
         names = self.schema.names
         missing = sorted({p.path[0] for group in self._filters for p in group} - set(names))
         if missing:
@@ -672,8 +667,6 @@ def read_table(
     >>> read_table(sink.getvalue(), filters=[("a", ">", 2)]).column("a").to_pylist()
     [5, 9]
     """
-    from ..filters import filter_batch, normalize
-
     whole, f, owns = _as_memory(source, False)
     try:
         head = bytes(whole[:6]) if whole is not None else f.read(6)
@@ -689,8 +682,6 @@ def read_table(
     dnf = normalize(filters)
     with open_stream(source, memory_map=memory_map, **kw) as reader:
         if dnf:
-            from ..filters import check_filters
-
             check_filters(dnf, reader.schema)
         batches = [filter_batch(b, dnf) if dnf else b for b in reader]
         return Table.from_batches(batches, schema=reader.schema)

@@ -32,6 +32,7 @@ from typing import Any
 from .. import errors as E
 from .. import types as t
 from ..array import Array
+from ..array.validate import validate_array
 from ..batch import RecordBatch
 from . import metadata as md
 from . import steady
@@ -227,8 +228,6 @@ class BatchLoader:
         # the structural level runs inside the body loader (O(1) checks per array)
         if self.options.validate != "full" or self.kept_foreign:
             return
-        from ..array.validate import validate_array
-
         for f, c in zip(self.schema.fields, cols):
             try:
                 validate_array(c, full=True, path=f.name)

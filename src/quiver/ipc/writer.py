@@ -345,7 +345,7 @@ class _Writer:
         if not is_arrow_data(table, "__arrow_c_stream__") and to_batches is not None:
             return to_batches()
         if is_arrow_data(table, "__arrow_c_stream__"):
-            from ..interop import import_stream
+            from ..cdata.import_batch import import_stream
 
             return _stream_batches(import_stream(table))
         if hasattr(table, "read_next_batch") and isinstance(getattr(table, "schema", None),

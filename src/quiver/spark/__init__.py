@@ -15,6 +15,8 @@ partition values), ``source`` (the data source, reader, writer and commit protoc
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 
@@ -38,9 +40,6 @@ def session(master: str = "local[*]", app: str = "quiver", **conf: str) -> Any:
     Python, Spark binds 127.0.0.1 unless told otherwise, the UI is off, the session
     zone is UTC and the log shows errors only.  ``conf`` adds Spark settings
     (``spark.sql.shuffle.partitions="8"``, ...)."""
-    import os
-    import sys
-
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession

@@ -25,6 +25,8 @@ import numpy as np
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
+from ..array.build import array as build
+from ..array.take import _take
 from ..array.validate import ragged_indices
 from ..buffers import pack_bits
 from ..errors import ArrowInvalid, NotSupported
@@ -132,8 +134,6 @@ def take(arr: Array, indices: np.ndarray, mask: np.ndarray | None = None) -> Arr
     >>> take(qv.array(["a", None, "ccc"]), np.array([2, 0, 1])).to_pylist()
     ['ccc', 'a', None]
     """
-    from ..array.select import _take
-
     if mask is not None and mask.all():
         mask = None
     if mask is not None:
@@ -269,8 +269,6 @@ def _decimal(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -
 
 def _decimal_strings(words: np.ndarray, scale: int, mask: np.ndarray | None) -> Array:
     # the opt-in fallback for decimals wider than Spark's: formatted one value at a time
-    from .. import array as build
-
     limbs = words.view(np.uint64)
     out: list[str | None] = []
     for i in range(len(words)):

@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 from urllib.parse import unquote
 
@@ -246,8 +247,6 @@ def partition_value(text: str | None, dtype: t.DataType) -> Any:
         if isinstance(dtype, t.BoolType):
             return {"true": True, "false": False}[text.lower()]
         if isinstance(dtype, t.DecimalType):
-            from decimal import Decimal
-
             return Decimal(text)
     except (ValueError, KeyError, ArithmeticError):
         raise ArrowInvalid(

@@ -34,6 +34,7 @@ import numpy as np
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
+from ..array.build import array as build
 from ..batch import RecordBatch
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from ..ipc import index as ipc_index
@@ -243,8 +244,6 @@ def _raw_batches(split: Split, columns: list[str] | None, validate: str) -> Iter
 
 def _constant(dtype: t.DataType, value: Any, n: int) -> Array:
     """A column of ``n`` copies of one partition value."""
-    from ..array.build import array as build
-
     if value is None:
         return all_null(dtype, n)
     return take(build([value], dtype), np.zeros(n, dtype=np.int64))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..filters import Predicate
+from ..filters import Predicate, _accepts, _comparable, _is_nan, batches_may_match
 
 _COMPARISONS = {
     "EqualTo": "==",
@@ -54,13 +54,9 @@ def to_predicate(spark_filter: Any) -> Predicate | None:
 
 def batches_to_read(predicates: Sequence[Predicate], layout: Any) -> list[bool] | None:
     """Which batches of a file may hold matching rows (None: all of them)."""
-    from ..filters import batches_may_match
-
     stats = layout.statistics
     if not predicates or stats is None:
         return None
-    from ..filters import _accepts, _comparable, _is_nan
-
     names = {n.lower(): n for n in layout.schema.names}
     located = []
     for p in predicates:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -20,8 +21,10 @@ import numpy as np
 
 from .. import types as t
 from ..array.base import Array
+from ..array.concat import concat_arrays
 from ..array.select import take
 from ..batch import RecordBatch
+from ..buffers import unpack_bits
 from ..errors import NotSupported
 from ..interop import import_batch
 from ..ipc.writer import new_file, new_stream
@@ -138,8 +141,6 @@ class TaskFiles:
             self._flush(directory)
 
     def _flush(self, directory: str) -> None:
-        from ..array.concat import concat_arrays
-
         parts = self._pending.pop(directory, [])
         self._pending_rows.pop(directory, None)
         if not parts:
@@ -242,8 +243,6 @@ def _key_bytes(arr: Array) -> np.ndarray:
             source = offsets[:-1, None] + column[None, :]
             rows[:, 5:][inside] = arr.buffers[2][source[inside]]
     elif isinstance(dtype, t.BoolType):
-        from ..buffers import unpack_bits
-
         rows = np.zeros((n, 2), dtype=np.uint8)
         rows[:, 1] = unpack_bits(arr.buffers[1], arr.offset, n) & valid.astype(bool)
     elif t.is_fixed_width(dtype) and not t.is_nested(dtype):
@@ -286,8 +285,6 @@ def _partition_text(arr: Array, row: int) -> str:
 
 def _zone(name: str) -> dt.tzinfo:
     """A zone by name, or a fixed offset such as ``+01:00`` (Spark allows both)."""
-    import re
-
     fixed = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", name)
     if fixed:
         sign = 1 if fixed.group(1) == "+" else -1

@@ -40,13 +40,14 @@ from pyspark.sql.datasource import (
 from .. import types as t
 from ..errors import ArrowInvalidArgument
 from . import plan as P
-from .paths import list_files, partition_schema, paths_from_options
+from .paths import list_files, partition_schema, partition_value, paths_from_options
 from .policy import (
     ReadPolicy,
     from_spark_schema,
     to_spark_schema,
 )
-from .sink import WrittenFile
+from .pushdown import batches_to_read, partition_matches, to_predicate
+from .sink import TaskFiles, WrittenFile, write_empty
 
 MiB = 1024 * 1024
 
@@ -270,17 +271,12 @@ class ArrowReader(DataSourceReader):
     def push_filters(self, filters: list[Any]) -> list[Any]:
         """Keep the filters quiver can use to skip batches and directories; return them
         all to Spark, which applies every one to the rows read."""
-        from .pushdown import to_predicate
-
         self.predicates = [p for p in map(to_predicate, filters) if p is not None]
         return list(filters)
 
     def partitions(self) -> list[ArrowPartition]:
         """Batches of every file grouped into splits (only those the pushed filters and
         the statistics leave), packed into partitions."""
-        from .paths import partition_value
-        from .pushdown import batches_to_read, partition_matches
-
         opts = self.dataset.options
         layouts = self.dataset.layouts()
         if self.predicates and self.dataset.partition_fields:
@@ -418,8 +414,6 @@ class ArrowWriter(DataSourceArrowWriter):
         """Write this task's batches under its attempt directory; report the files."""
         from pyspark import TaskContext
 
-        from .sink import TaskFiles
-
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
@@ -448,8 +442,6 @@ class ArrowWriter(DataSourceArrowWriter):
         directory).  If anything fails, the new files are taken out again and the old
         ones put back, so a failed commit loses nothing.
         """
-        from .sink import write_empty
-
         reported = [m for m in messages if m is not None]
         os.makedirs(self.path, exist_ok=True)
         aside = os.path.join(_job_dir(self.path, self.job), "_old")

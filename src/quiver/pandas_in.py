@@ -1,0 +1,227 @@
+"""pandas to quiver arrays and record batch parts, built with numpy (pyarrow does no work
+here); the other way is :mod:`quiver.pandas_out`, whose module docstring gives the pandas
+metadata convention both follow.
+
+From pandas (:func:`frame_parts`, :func:`array_from_pandas`):
+
+- numpy columns are viewed, not copied; float NaN and NaT become nulls;
+- the masked dtypes (``Int64``, ``boolean``, ``Float64``, ...) keep their mask, and the
+  metadata records the dtype so that it comes back;
+- ``Categorical`` becomes a dictionary column; tz-aware datetimes a timestamp with that zone;
+- string columns: those pandas holds as Arrow memory (the pandas 3 ``str`` dtype with
+  pyarrow storage) are taken zero-copy through pandas' ``__arrow_c_stream__`` (the Arrow
+  PyCapsule protocol: the memory is already Arrow, nothing is converted); others are
+  encoded from their Python values;
+- the index: ``preserve_index=None`` (default) stores a RangeIndex in the metadata only and
+  any other index as columns (``__index_level_0__`` when unnamed); True always as columns;
+  False drops it.
+
+:func:`frame_parts` returns the schema (with the ``pandas`` metadata), the columns and the
+row count; ``RecordBatch.from_pandas`` builds the batch of them.  pandas loads on the first
+conversion, ctypes only for a column pandas holds as Arrow memory.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from . import types as t
+from ._version import __version__
+from .array.base import Array, make_array
+from .array.build import _bitmap, _build_binary, _MixedKinds, array, from_numpy
+from .errors import ArrowInvalid, ArrowTypeError
+from .pandas_out import PANDAS_KEY, pandas_module
+
+
+def _arrow_backed(pd: Any, dtype: Any) -> bool:
+    """Whether pandas holds this column as Arrow memory already (str/string with pyarrow
+    storage, or an ArrowDtype)."""
+    if getattr(dtype, "storage", None) == "pyarrow":
+        return True
+    arrow_dtype = getattr(pd, "ArrowDtype", None)
+    return arrow_dtype is not None and isinstance(dtype, arrow_dtype)
+
+
+def _numpy_name(dtype: Any) -> str:
+    return str(dtype)
+
+
+def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
+    """A quiver Array of a ``pandas.Series`` (or Index) and its pandas metadata entry
+    (``pandas_type``, ``numpy_type``, ``metadata``), by the rules of the module docstring.
+
+    >>> import pandas as pd
+    >>> arr, meta = array_from_pandas(pd.Series([1, None], dtype="Int64"))
+    >>> arr.to_pylist(), meta["numpy_type"]
+    ([1, None], 'Int64')
+    """
+    pd = pandas_module()
+    if isinstance(series, pd.Index):
+        series = pd.Series(series, copy=False)
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes = series.cat.codes.to_numpy()
+        index = from_numpy(codes, mask=codes < 0)
+        dictionary, _ = array_from_pandas(pd.Series(series.cat.categories, copy=False))
+        dict_type = t.DictionaryType(index.type, dictionary.type, bool(dtype.ordered))
+        arr = make_array(dict_type, len(index), index.buffers, (), index.null_count,
+                         index.offset, dictionary)
+        return arr, _entry("categorical", str(codes.dtype), {
+            "num_categories": len(series.cat.categories), "ordered": bool(dtype.ordered)})
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        utc = series.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+        unit = np.datetime_data(utc.dtype)[0]
+        arr = from_numpy(utc, t.timestamp(unit, str(dtype.tz)))
+        return arr, _entry("datetimetz", str(utc.dtype), {"timezone": str(dtype.tz)})
+    if _arrow_backed(pd, dtype) and hasattr(series, "__arrow_c_stream__"):
+        # the extension array's own pyarrow data (``__arrow_array__``, pandas' protocol
+        # for pyarrow) imports in a third of the time of the Series' C stream, which
+        # pandas builds anew on every call; the stream serves anything else
+        data = getattr(series.array, "__arrow_array__", None)
+        data = data() if data is not None else None
+        from .cdata.import_array import import_array  # ctypes: only for Arrow memory
+
+        arr = import_array(data if hasattr(data, "__arrow_c_stream__") else series)
+        is_str = isinstance(dtype, pd.StringDtype)
+        numpy_type = "string" if is_str and dtype.na_value is pd.NA else (
+            "str" if is_str else str(dtype))
+        return arr, _entry("unicode" if numpy_type == "string" else "object", numpy_type)
+    if isinstance(dtype, pd.StringDtype):
+        values = series.to_numpy(dtype=object, na_value=None)
+        arr = from_numpy(values, t.string())
+        numpy_type = "string" if dtype.na_value is pd.NA else "str"
+        return arr, _entry("unicode" if numpy_type == "string" else "object", numpy_type)
+    numpy_dtype = getattr(dtype, "numpy_dtype", None)
+    if numpy_dtype is not None and not isinstance(dtype, np.dtype):
+        # pandas' masked extension dtypes (Int64, Float64, boolean): values plus mask;
+        # BaseMaskedArray keeps both as numpy arrays (_data, _mask), viewed without a copy
+        masked = series.array
+        values = getattr(masked, "_data", None)
+        mask = getattr(masked, "_mask", None)
+        if not isinstance(values, np.ndarray) or not isinstance(mask, np.ndarray):
+            mask = series.isna().to_numpy()
+            fill = False if numpy_dtype.kind == "b" else 0
+            values = series.to_numpy(dtype=numpy_dtype, na_value=fill)
+        arr = from_numpy(values, mask=mask if mask.any() else None)
+        pandas_type = "bool" if numpy_dtype.kind == "b" else str(numpy_dtype)
+        return arr, _entry(pandas_type, str(dtype))
+    values = series.to_numpy()
+    if values.dtype == object:
+        arr = _objects_from_pandas(values)
+        pandas_type = "unicode" if isinstance(t.storage_of(arr.type), t.StringType) else (
+            "bytes" if isinstance(t.storage_of(arr.type), t.BinaryType) else "object")
+        return arr, _entry(pandas_type, "object")
+    arr = from_numpy(values, from_pandas=True)
+    kind = values.dtype.kind
+    pandas_type = {"M": "datetime", "m": "timedelta", "b": "bool"}.get(kind, str(values.dtype))
+    return arr, _entry(pandas_type, str(values.dtype))
+
+
+def _objects_from_pandas(values: np.ndarray) -> Array:
+    """An object column: NaN and pd.NA are nulls (pyarrow's ``from_pandas``)."""
+    pd = pandas_module()
+    nulls = pd.isna(values)
+    if not nulls.any():
+        return array(values.tolist())
+    # strings with nulls: the present values are joined as a column without nulls (one
+    # join, no per-value None test) and the offsets spread over the null slots
+    valid = ~nulls
+    present = values[valid].tolist()
+    if present and present[0].__class__ is str:
+        try:
+            dense = _build_binary(present, t.string(), strict=True)
+        except (_MixedKinds, ArrowInvalid):  # other kinds, or more than int32 offsets
+            dense = None
+        if dense is not None:
+            _, offsets, data = dense.buffers
+            ends = offsets.view("<i4")[np.cumsum(valid)]
+            spread = np.empty(len(values) + 1, "<i4")
+            spread[0] = 0
+            spread[1:] = ends
+            bitmap, null_count = _bitmap(valid)
+            return make_array(t.string(), len(values), (bitmap, spread.view(np.uint8), data),
+                              (), null_count)
+    values = values.copy()
+    values[nulls] = None
+    return array(values.tolist())
+
+
+def _entry(pandas_type: str, numpy_type: str, metadata: Any = None) -> dict[str, Any]:
+    return {"pandas_type": pandas_type, "numpy_type": numpy_type, "metadata": metadata}
+
+
+def _label(name: Any) -> str | None:
+    return None if name is None else str(name)
+
+
+def frame_parts(
+    df: Any, *, preserve_index: bool | None = None
+) -> tuple[t.Schema, list[Array], int]:
+    """The schema, columns and row count of a record batch of a ``pandas.DataFrame`` (see
+    the module rules), the schema with pyarrow's ``pandas`` metadata so that the frame
+    comes back as it was.
+
+    >>> import pandas as pd
+    >>> schema, columns, n = frame_parts(pd.DataFrame({"x": [1.5, float("nan")]}))
+    >>> schema.names, columns[0].to_pylist(), n
+    (['x'], [1.5, None], 2)
+    """
+    pd = pandas_module()
+    if not isinstance(df, pd.DataFrame):
+        raise ArrowTypeError(f"expected a pandas DataFrame, found {type(df).__name__}")
+    names: list[str] = []
+    columns: list[Array] = []
+    entries: list[dict[str, Any]] = []
+    for name, series in df.items():  # by position, duplicate names included
+        arr, entry = array_from_pandas(series)
+        names.append(str(name))
+        columns.append(arr)
+        entries.append({"name": _label(name), "field_name": str(name), **entry})
+    index = df.index
+    index_columns: list[Any] = []
+    keep_range = preserve_index is None and isinstance(index, pd.RangeIndex)
+    if keep_range:
+        index_columns.append({"kind": "range", "name": _label(index.name),
+                              "start": int(index.start), "stop": int(index.stop),
+                              "step": int(index.step)})
+    elif preserve_index is not False:
+        for level in range(index.nlevels):
+            values = index.get_level_values(level)
+            field_name = (str(values.name) if values.name is not None
+                          else f"__index_level_{level}__")
+            arr, entry = array_from_pandas(values)
+            names.append(field_name)
+            columns.append(arr)
+            entries.append({"name": _label(values.name), "field_name": field_name, **entry})
+            index_columns.append(field_name)
+    column_indexes = []
+    for level in range(df.columns.nlevels):
+        values = df.columns.get_level_values(level)
+        kind = values.dtype.kind
+        textual = kind in "OUS" or isinstance(values.dtype, pd.StringDtype)
+        column_indexes.append({
+            "name": _label(values.name), "field_name": _label(values.name),
+            "pandas_type": "unicode" if textual else str(values.dtype),
+            "numpy_type": "object" if textual else str(values.dtype),
+            "metadata": {"encoding": "UTF-8"} if textual else None,
+        })
+    meta = {
+        "index_columns": index_columns,
+        "column_indexes": column_indexes,
+        "columns": entries,
+        "attributes": {},
+        "creator": {"library": "quiver", "version": _version()},
+        "pandas_version": pd.__version__,
+    }
+    schema = t.schema(
+        [t.field(n, col.type) for n, col in zip(names, columns)],
+        metadata={PANDAS_KEY: json.dumps(meta).encode()},
+    )
+    return schema, columns, len(df)
+
+
+def _version() -> str:
+    return __version__

@@ -1,0 +1,367 @@
+"""quiver arrays and record batches to pandas, built with numpy (pyarrow does no work here).
+
+Not an Arrow spec format: the rules follow pyarrow's ``to_pandas`` / ``from_pandas`` and its
+pandas metadata convention (the ``pandas`` key of the schema metadata, a JSON document with
+``index_columns``, ``column_indexes`` and one entry per column giving its ``pandas_type``
+and ``numpy_type``), so that files round-trip between quiver, pyarrow and pandas.  The
+other way is :mod:`quiver.pandas_in`.  This module sits at the array layer
+(``Array.to_pandas`` calls it); it knows record batches and tables only by their
+``schema`` and ``columns``, and pandas loads on the first conversion.
+
+To pandas (:func:`batch_to_pandas`, :func:`array_to_pandas`):
+
+- numeric and temporal columns without nulls are zero-copy (read-only) numpy views;
+- with nulls: integers become float64 with NaN, floats NaN, timestamps NaT, booleans
+  objects, unless the metadata (or ``types_mapper``) names a masked dtype;
+- strings become the pandas string dtype the metadata names (pandas 3: ``str``), built
+  from one decode of the data buffer; dictionaries become ``Categorical``; dates become
+  ``datetime.date`` objects unless ``date_as_object=False``; other types object columns;
+- the index and the column index names are rebuilt from the metadata.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import types as t
+from .array.data import ArrayData, null_mask, offsets_and_data
+from .errors import ArrowInvalid, ArrowTypeError, NotSupported
+from .layout import storage_numpy_dtype
+
+PANDAS_KEY = b"pandas"
+
+
+def pandas_module() -> Any:
+    """pandas, imported on first use (an optional dependency)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise NotSupported("pandas is not installed; install pandas to convert") from None
+    return pd
+
+
+# --------------------------------------------------------------------------------------
+# to pandas
+
+
+def _strings(col: ArrayData) -> np.ndarray:
+    """An object array of Python str (None for nulls) from a string-like array, with one
+    decode of the data buffer; only the creation of each str is per value."""
+    st = t.storage_of(col.type)
+    if isinstance(st, t.StringViewType):
+        offsets, data = offsets_and_data(col)
+    else:
+        w = 8 if st.large else 4  # type: ignore[attr-defined]
+        n = len(col)
+        if n == 0:
+            return np.empty(0, dtype=object)
+        raw = col.buffers[1][col.offset * w : (col.offset + n + 1) * w].view(f"<i{w}")  # type: ignore[index]
+        offsets = raw.astype(np.int64)
+        data = col.buffers[2] if col.buffers[2] is not None else np.zeros(0, np.uint8)
+        data = data[int(offsets[0]) : int(offsets[-1])]
+        offsets = offsets - offsets[0]
+    text = bytes(data).decode("utf-8", "replace")
+    if len(text) != len(data):  # multi-byte characters: character offsets differ
+        continuation = (data & 0xC0) == 0x80
+        before = np.zeros(len(data) + 1, dtype=np.int64)
+        np.cumsum(continuation, out=before[1:])
+        offsets = offsets - before[offsets]
+    bounds = offsets.tolist()
+    out = np.empty(len(bounds) - 1, dtype=object)
+    out[:] = [text[a:b] for a, b in itertools.pairwise(bounds)]
+    valid = col.is_valid_mask()
+    if valid is not None:
+        out[~valid] = None
+    return out
+
+
+def _arrow_strings(pd: Any, col: ArrayData, target: Any) -> Any:
+    """The column as pandas' own Arrow-backed string array, handed over through the
+    Arrow PyCapsule protocol without a copy, when that is the dtype asked for (pandas 3's
+    ``str`` keeps its strings in Arrow memory); None otherwise."""
+    if target is object or not hasattr(pd.Series, "from_arrow"):
+        return None
+    if getattr(target, "storage", None) != "pyarrow":
+        return None
+    try:
+        handed = pd.Series.from_arrow(col).array
+    except (TypeError, ValueError, ImportError):
+        return None
+    return handed if handed.dtype == target else None
+
+
+def _string_dtype(pd: Any, numpy_type: str | None) -> Any:
+    """The pandas dtype a string column becomes: the metadata's, else pandas' default."""
+    if numpy_type == "string":
+        return pd.StringDtype()
+    if numpy_type == "object":
+        return object
+    if numpy_type == "str" or _infers_str(pd):
+        return pd.StringDtype(na_value=np.nan)
+    return object
+
+
+def _infers_str(pd: Any) -> bool:
+    """Whether this pandas makes strings its ``str`` dtype (pandas 3; pandas 2 when
+    ``future.infer_string`` is on)."""
+    major = int(pd.__version__.split(".")[0])
+    if major >= 3:
+        return True
+    return bool(getattr(pd.options.future, "infer_string", False))
+
+
+_MASKED = {"Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
+           "Float32", "Float64", "boolean"}
+
+
+def _column_to_pandas(
+    pd: Any,
+    col: ArrayData,
+    meta: dict[str, Any] | None,
+    options: dict[str, Any],
+) -> Any:
+    """One column as a numpy array or pandas extension array."""
+    dtype = col.type
+    mapper: Callable[[t.DataType], Any] | None = options.get("types_mapper")
+    if mapper is not None:
+        target = mapper(dtype)
+        if target is not None:
+            values = col.to_numpy(zero_copy_only=False) if t.storage_of(dtype) != t.string() \
+                else _strings(col)
+            if isinstance(values, np.ndarray) and values.dtype.kind == "f" and col.null_count:
+                values = values.astype(object)
+                values[~col.is_valid_mask()] = None  # type: ignore[operator]
+            return pd.array(values, dtype=target)
+    numpy_type = meta.get("numpy_type") if meta else None
+    st = t.storage_of(dtype)
+    if isinstance(st, t.DictionaryType):
+        # the indices are the codes: viewed in their own width (signed, as pandas wants),
+        # nulls set to -1 in one pass
+        width = st.index_type.bit_width  # type: ignore[attr-defined]
+        codes = _filled(ArrayData(st.index_type, len(col), col.buffers, (), col.null_count,
+                                  col.offset))
+        if not st.index_type.signed:  # type: ignore[attr-defined]
+            codes = codes.astype(f"<i{min(2 * width // 8, 8)}")
+        if col.null_count:
+            codes = np.where(null_mask(col), codes.dtype.type(-1), codes)
+        dictionary = col.dictionary
+        categories = _column_to_pandas(pd, dictionary, None, {}) if dictionary is not None \
+            else []
+        dtype = pd.CategoricalDtype(pd.Index(categories), ordered=st.ordered)
+        if len(codes) and (int(codes.max(initial=-1)) >= len(dtype.categories)):
+            raise ArrowInvalid(
+                f"expected dictionary indices below {len(dtype.categories)}, found "
+                f"{int(codes.max())}"
+            )
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    if isinstance(st, (t.StringType, t.StringViewType)):
+        target = _string_dtype(pd, numpy_type)
+        handed = _arrow_strings(pd, col, target)
+        if handed is not None:
+            return handed
+        values = _strings(col)
+        return values if target is object else pd.array(values, dtype=target)
+    if isinstance(st, (t.IntegerType, t.FloatingPointType, t.BoolType)) and (
+        numpy_type in _MASKED
+    ):
+        mask = col.is_valid_mask()
+        if isinstance(st, t.BoolType):
+            data = getattr(col, "storage", col).to_numpy_bool()  # type: ignore[attr-defined]
+        else:
+            data = _filled(col)
+        nulls = np.zeros(len(col), bool) if mask is None else ~mask
+        return pd.array(_masked(pd, numpy_type, data, nulls), dtype=numpy_type)
+    if isinstance(st, t.DateType):
+        if options.get("date_as_object", True):
+            return _objects(col)
+        return col.to_numpy(zero_copy_only=False).astype("M8[ms]")  # pyarrow's unit
+    if isinstance(st, t.TimestampType):
+        if options.get("timestamp_as_object", False):
+            return _objects(col)
+        values = col.to_numpy(zero_copy_only=False)
+        if st.tz:
+            return pd.arrays.DatetimeArray._from_sequence(
+                values, dtype=pd.DatetimeTZDtype(unit=st.unit, tz="UTC")
+            ).tz_convert(st.tz)
+        return values
+    if isinstance(st, t.BoolType) and col.null_count:
+        return _objects(col)
+    if isinstance(st, (t.TimeType, t.DecimalType)):
+        return _objects(col)
+    return col.to_numpy(zero_copy_only=False)
+
+
+def _filled(col: ArrayData) -> np.ndarray:
+    """The values of a numeric column with nulls (whatever their slots hold)."""
+    return col._fixed_values_view(storage_numpy_dtype(t.storage_of(col.type)))  # type: ignore[arg-type]
+
+
+def _masked(pd: Any, numpy_type: str, data: np.ndarray, nulls: np.ndarray) -> Any:
+    """A pandas masked array (Int64, Float64, boolean, ...) of ``data`` and ``nulls``."""
+    if numpy_type == "boolean":
+        return pd.arrays.BooleanArray(data.astype(bool), nulls)
+    npdt = np.dtype(numpy_type.lower())
+    values = data.astype(npdt)
+    if npdt.kind == "f":
+        return pd.arrays.FloatingArray(values, nulls)
+    return pd.arrays.IntegerArray(values, nulls)
+
+
+def _objects(col: ArrayData) -> np.ndarray:
+    values = col.to_pylist()
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _pandas_metadata(schema: t.Schema) -> dict[str, Any] | None:
+    raw = schema.metadata.get(PANDAS_KEY) if schema.metadata else None
+    if raw is None:
+        return None
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _index_from(pd: Any, meta: dict[str, Any], frame: Any, num_rows: int) -> tuple[Any, list]:
+    """The index the metadata describes and the column names it used (to drop)."""
+    used: list[str] = []
+    levels = []
+    names = []
+    by_field = {c.get("field_name"): c for c in meta.get("columns", []) if isinstance(c, dict)}
+    for entry in meta.get("index_columns", []):
+        if isinstance(entry, str):
+            if entry not in frame.columns:
+                return None, []
+            levels.append(frame[entry])
+            used.append(entry)
+            name = by_field.get(entry, {}).get("name", entry)
+            names.append(None if name is None or str(name).startswith("__index_level_")
+                         else name)
+        elif isinstance(entry, dict) and entry.get("kind") == "range":
+            start, stop, step = entry.get("start", 0), entry.get("stop", 0), entry.get("step", 1)
+            rng = pd.RangeIndex(start, stop, step, name=entry.get("name"))
+            if len(rng) != num_rows:  # the table was sliced or filtered: pyarrow's fallback
+                rng = pd.RangeIndex(num_rows, name=entry.get("name"))
+            levels.append(rng)
+            names.append(entry.get("name"))
+    if not levels:
+        return None, []
+    if len(levels) == 1:
+        level = levels[0]
+        index = level if isinstance(level, pd.RangeIndex) else pd.Index(level, name=names[0])
+        return index.rename(names[0]), used
+    arrays = [lv if isinstance(lv, pd.RangeIndex) else pd.Index(lv) for lv in levels]
+    return pd.MultiIndex.from_arrays(arrays, names=names), used
+
+
+def batch_to_pandas(
+    data: Any,
+    *,
+    types_mapper: Callable[[t.DataType], Any] | None = None,
+    date_as_object: bool = True,
+    timestamp_as_object: bool = False,
+    ignore_metadata: bool = False,
+    **ignored: Any,
+) -> Any:
+    """A ``pandas.DataFrame`` of a quiver RecordBatch or Table (see the module rules).
+
+    ``types_mapper`` maps a quiver DataType to a pandas dtype (or None for the default);
+    ``split_blocks``, ``self_destruct`` and pyarrow's other memory options are accepted and
+    ignored (quiver's columns are already separate, and views are never destroyed).
+
+    >>> import quiver as qv
+    >>> from quiver.batch import RecordBatch
+    >>> sch = qv.schema([qv.field("a", qv.int64())])
+    >>> batch_to_pandas(RecordBatch(sch, [qv.array([1, None, 3])]))["a"].tolist()
+    [1.0, nan, 3.0]
+    """
+    pd = pandas_module()
+    schema = getattr(data, "schema", None)
+    columns = getattr(data, "columns", None)
+    if not isinstance(schema, t.Schema) or columns is None:
+        raise ArrowTypeError(
+            f"expected a quiver RecordBatch or Table, found {type(data).__name__}"
+        )
+    meta = None if ignore_metadata else _pandas_metadata(schema)
+    col_meta = {}
+    if meta is not None:
+        col_meta = {c.get("field_name", c.get("name")): c for c in meta.get("columns", [])
+                    if isinstance(c, dict)}
+    options = {
+        "types_mapper": types_mapper,
+        "date_as_object": date_as_object,
+        "timestamp_as_object": timestamp_as_object,
+    }
+    names = schema.names
+    if len(set(names)) != len(names):
+        raise NotSupported("duplicate column names cannot become a DataFrame; rename first")
+    out = {}
+    for f, col in zip(schema.fields, columns):
+        if not isinstance(col, ArrayData):
+            col = col.combine_chunks()  # a Table's ChunkedArray
+        values = _column_to_pandas(pd, col, col_meta.get(f.name), options)
+        if isinstance(values, np.ndarray) and values.dtype == object:
+            # as pyarrow's blocks: pandas must not infer datetimes or str from objects
+            values = pd.Series(values, dtype=object, copy=False)
+        out[f.name] = values
+    num_rows = getattr(data, "num_rows", 0)
+    frame = pd.DataFrame(out, columns=names, copy=False)
+    if len(frame) != num_rows:  # a frame without columns still has its rows
+        frame = pd.DataFrame(index=pd.RangeIndex(num_rows))
+    if meta is None:
+        return frame
+    index, used = _index_from(pd, meta, frame, num_rows)
+    if index is not None:
+        frame = frame.drop(columns=used)
+        frame.index = index
+    # the data columns' original names (non-string labels were stored as strings)
+    renames = {fld: c.get("name") for fld, c in col_meta.items()
+               if fld in frame.columns and c.get("name") is not None and c.get("name") != fld}
+    if renames and not any(isinstance(v, (list, dict)) for v in renames.values()):
+        frame = frame.rename(columns=renames)
+    return _with_column_index(pd, frame, meta.get("column_indexes") or [])
+
+
+def _with_column_index(pd: Any, frame: Any, levels: list[Any]) -> Any:
+    """The frame's column labels as they were: a MultiIndex from the tuples pyarrow's
+    convention writes as text, integer labels back to integers, the level names."""
+    if not levels or not all(isinstance(level, dict) for level in levels):
+        return frame
+    labels = list(frame.columns)
+    names = [level.get("name") for level in levels]
+    try:
+        if len(levels) > 1:
+            tuples = [ast.literal_eval(label) for label in labels]
+            frame.columns = pd.MultiIndex.from_tuples(tuples, names=names)
+            return frame
+        kind = str(levels[0].get("pandas_type", ""))
+        if kind.startswith(("int", "uint")):
+            frame.columns = pd.Index([int(label) for label in labels],
+                                     dtype=levels[0].get("numpy_type") or "int64")
+        elif kind.startswith("float"):
+            frame.columns = pd.Index([float(label) for label in labels])
+    except (ValueError, SyntaxError, TypeError):
+        return frame  # labels that do not parse stay text, as they were stored
+    frame.columns.name = names[0]
+    return frame
+
+
+def array_to_pandas(arr: ArrayData, **options: Any) -> Any:
+    """A ``pandas.Series`` of a quiver Array (the column rules of :func:`batch_to_pandas`).
+
+    >>> import quiver as qv
+    >>> array_to_pandas(qv.array(["a", None])).tolist()
+    ['a', nan]
+    """
+    pd = pandas_module()
+    values = _column_to_pandas(pd, arr, None, {"date_as_object": True, **options})
+    return pd.Series(values, copy=False)
