@@ -46,7 +46,14 @@ from typing import TYPE_CHECKING, Any
 from .. import errors as E
 from . import metadata as md
 from .decoder import DEFAULT_LIMITS, RawMessage
-from .framing import FILE_HEADER, FILE_TRAILER_SIZE, MAGIC, describe_foreign, read_frame
+from .framing import (
+    FILE_HEADER,
+    FILE_TRAILER_SIZE,
+    MAGIC,
+    describe_foreign,
+    parse_prefix,
+    read_frame,
+)
 
 if TYPE_CHECKING:
     from .. import types as t
@@ -262,21 +269,24 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 f"found {size}",
                 offset=start,
             )
+        # the claimed length is checked against the block before the metadata is sliced,
+        # so that a buffer of the block's metadata alone (body=False) and one of the whole
+        # block fail alike
+        try:
+            prefix = parse_prefix(buf, 0)
+        except E.ArrowError as exc:
+            raise self._framing(exc, meta_end, what, index, start) from None
+        if prefix is not None and prefix[1] + prefix[0] > meta_end:
+            raise E.FramingError(
+                f"expected the message prefix and metadata within the metaDataLength "
+                f"{meta_end} of {what} block {index}, found a metadata length of {prefix[0]}",
+                offset=start + prefix[1] - 4,
+            )
         try:
             meta, stop, _ = read_frame(buf)
         except E.ArrowError as exc:
-            raise E.FramingError(
-                f"expected the message prefix and metadata within the metaDataLength "
-                f"{meta_end} of {what} block {index}, found: {exc.reason}",
-                offset=start + (exc.offset or 0),
-            ) from None
+            raise self._framing(exc, meta_end, what, index, start) from None
         meta_start = start + stop - len(meta)
-        if stop > meta_end:
-            raise E.FramingError(
-                f"expected the message prefix and metadata within the metaDataLength "
-                f"{meta_end} of {what} block {index}, found a metadata length of {len(meta)}",
-                offset=meta_start - 4,
-            )
         try:
             message = md.decode_message(
                 meta, base_offset=meta_start, limits=self._metadata_limits
@@ -301,6 +311,15 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
             )
         data = buf[meta_end : meta_end + message.body_length]
         return RawMessage(index, start, message, data, start + meta_end, meta)
+
+    @staticmethod
+    def _framing(exc: E.ArrowError, meta_end: int, what: str, index: int,
+                 start: int) -> E.FramingError:
+        return E.FramingError(
+            f"expected the message prefix and metadata within the metaDataLength "
+            f"{meta_end} of {what} block {index}, found: {exc.reason}",
+            offset=start + (exc.offset or 0),
+        )
 
     def read_dictionary(self, index: int, buf: Any) -> None:
         """Apply dictionary block ``index`` (its bytes, ``block_range`` long)."""
