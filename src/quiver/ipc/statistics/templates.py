@@ -42,7 +42,7 @@ def _exclusive_cumsum(counts: np.ndarray, axis: int = 0) -> np.ndarray:
 # Buffer counts and one custom metadata pair (quiver:batch = the index in decimal).  Their
 # framed metadata is the same bytes but for the numbers and the index's digits, so both
 # directions handle them as a matrix: one row per message, numbers in known columns.
-# Where the numbers sit is learned from metadata.py's own encoder (sentinel numbers,
+# Where the numbers sit is learned from the metadata encoder's own output (sentinel numbers,
 # located once and checked on a real message), so no flatbuffer field is known here.
 
 _SENTINEL = 0x5C00_0000_0000_0011  # with a counter in its second byte: found only once
