@@ -173,6 +173,22 @@ _DESTRUCTORS = {
 }
 
 
+def protocol_capsules(obj: Any, method: str, alternative: str,
+                      requested_schema: Any = None) -> Any:
+    """What ``obj.<method>()`` hands out (``__arrow_c_schema__``, ``__arrow_c_array__``,
+    ``__arrow_c_stream__``), asked for ``requested_schema`` (a schema capsule) when given;
+    ArrowTypeError naming ``alternative`` (the raw capsules also accepted) when ``obj``
+    has no such method."""
+    found = getattr(obj, method, None)
+    if found is None:
+        raise ArrowTypeError(
+            f"expected an object with {method} or {alternative}, found {type(obj).__name__}"
+        )
+    if requested_schema is not None:
+        return found(requested_schema=requested_schema)
+    return found()
+
+
 def new_capsule(obj: ctypes.Structure, name: bytes) -> Any:
     """A PyCapsule named ``name`` owning the struct ``obj`` (released if never moved)."""
     address = ctypes.addressof(obj)

@@ -38,7 +38,7 @@ from ..array.base import Array, make_array
 from ..array.concat import concat_arrays
 from ..array.validate import validate_array
 from ..buffers import empty_buffer
-from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
+from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, NotSupported
 from ..layout import layout_of
 from . import capsule as c
 from .schema import MAX_DEPTH, _field_from_capsule, _field_from_struct, export_schema
@@ -60,15 +60,9 @@ def is_capsule_pair(obj: Any) -> bool:
 def _array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
     if is_capsule_pair(obj):
         return obj
-    method = getattr(obj, "__arrow_c_array__", None)
-    if method is None:
-        raise ArrowTypeError(
-            f"expected an object with __arrow_c_array__ or a (schema, array) capsule pair, "
-            f"found {type(obj).__name__}"
-        )
-    if requested_schema is not None:
-        return method(requested_schema=export_schema(requested_schema))
-    return method()
+    requested = None if requested_schema is None else export_schema(requested_schema)
+    return c.protocol_capsules(obj, "__arrow_c_array__", "a (schema, array) capsule pair",
+                             requested)
 
 
 # --------------------------------------------------------------------------------------
@@ -455,12 +449,6 @@ def stream_capsule(obj: Any, requested_schema: Any = None) -> Any:
     ``requested_schema`` when given), or ``obj`` itself when it is one."""
     if type(obj).__name__ == "PyCapsule":
         return obj
-    method = getattr(obj, "__arrow_c_stream__", None)
-    if method is None:
-        raise ArrowTypeError(
-            f"expected an object with __arrow_c_stream__ or an arrow_array_stream capsule, "
-            f"found {type(obj).__name__}"
-        )
-    if requested_schema is not None:
-        return method(requested_schema=export_schema(requested_schema))
-    return method()
+    requested = None if requested_schema is None else export_schema(requested_schema)
+    return c.protocol_capsules(obj, "__arrow_c_stream__", "an arrow_array_stream capsule",
+                             requested)

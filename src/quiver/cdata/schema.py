@@ -136,13 +136,7 @@ def parse_format(
 def _schema_capsule(obj: Any) -> Any:
     if type(obj).__name__ == "PyCapsule":
         return obj
-    method = getattr(obj, "__arrow_c_schema__", None)
-    if method is None:
-        raise ArrowTypeError(
-            f"expected an object with __arrow_c_schema__ or an arrow_schema capsule, "
-            f"found {type(obj).__name__}"
-        )
-    return method()
+    return c.protocol_capsules(obj, "__arrow_c_schema__", "an arrow_schema capsule")
 
 
 # --------------------------------------------------------------------------------------
