@@ -558,7 +558,8 @@ class _BodyLoader:
     ) -> None:
         """The first and last offsets lie in ``0 .. limit`` in order (O(1) reads)."""
         width = node.specs[1].byte_width
-        first, last = (int(v) for v in self._typed(offsets, width, 0, length + 1)[[0, length]])
+        typed = self._typed(offsets, width, 0, length + 1)
+        first, last = int(typed[0]), int(typed[length])
         if first < 0 or last < first or last > limit:
             raise self.error(
                 E.BodyError,

@@ -52,7 +52,6 @@ from .framing import (
     MAGIC,
     describe_foreign,
     parse_prefix,
-    read_frame,
 )
 
 if TYPE_CHECKING:
@@ -269,24 +268,29 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 f"found {size}",
                 offset=start,
             )
-        # the claimed length is checked against the block before the metadata is sliced,
-        # so that a buffer of the block's metadata alone (body=False) and one of the whole
-        # block fail alike
+        # the prefix is parsed once and its claimed length checked against the block
+        # before the metadata is sliced, so that a buffer of the block's metadata alone
+        # (body=False) and one of the whole block fail alike
         try:
             prefix = parse_prefix(buf, 0)
         except E.ArrowError as exc:
             raise self._framing(exc, meta_end, what, index, start) from None
-        if prefix is not None and prefix[1] + prefix[0] > meta_end:
+        length, prefix_size = prefix  # never None: ``buf`` holds at least 8 bytes
+        stop = prefix_size + length
+        if stop > meta_end:
             raise E.FramingError(
                 f"expected the message prefix and metadata within the metaDataLength "
-                f"{meta_end} of {what} block {index}, found a metadata length of {prefix[0]}",
-                offset=start + prefix[1] - 4,
+                f"{meta_end} of {what} block {index}, found a metadata length of {length}",
+                offset=start + prefix_size - 4,
             )
-        try:
-            meta, stop, _ = read_frame(buf)
-        except E.ArrowError as exc:
-            raise self._framing(exc, meta_end, what, index, start) from None
-        meta_start = start + stop - len(meta)
+        if stop > size:
+            short = E.TruncatedError(
+                f"expected {length} bytes of metadata, found {size - prefix_size}",
+                offset=prefix_size,
+            )
+            raise self._framing(short, meta_end, what, index, start)
+        meta = buf[prefix_size:stop]
+        meta_start = start + prefix_size
         try:
             message = md.decode_message(
                 meta, base_offset=meta_start, limits=self._metadata_limits
