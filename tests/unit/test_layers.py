@@ -4,7 +4,7 @@ Layers, bottom to top (README, "Architecture"); a module may import its own laye
 ones below, never one above:
 
 0. errors      ``errors``, ``_version``, ``cdata.capsule`` (ctypes structs and capsules)
-1. types       ``types``, ``cdata.schema`` (format strings and schema capsules -> types)
+1. types       ``types``, ``types/*``, ``cdata.schema`` (format strings and capsules -> types)
 2. layout      ``layout``, ``buffers``
 3. array       ``array/*``, ``cdata.array`` and ``cdata.import_array`` (arrays to and from
                the C data interface), ``pandas_out`` (arrays and batches to pandas:
@@ -47,6 +47,7 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.cdata", "errors"),  # the package: a docstring only
     ("quiver.cdata.capsule", "errors"),
     ("quiver.types", "types"),
+    ("quiver.types.*", "types"),
     ("quiver.registry", "types"),
     ("quiver.cdata.schema", "types"),
     ("quiver.layout", "layout"),

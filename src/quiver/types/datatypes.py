@@ -1,0 +1,757 @@
+"""The DataType classes (Columnar spec, "Data Types"; Schema.fbs ``Type``), immutable
+values equal by value, and what each says of itself in the C data interface (its format
+string and its ``ArrowSchema`` description)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .. import registry
+from ..errors import (
+    ArrowIndexError,
+    ArrowInvalidArgument,
+    ArrowKeyError,
+    ArrowTypeError,
+    NotSupported,
+)
+
+if TYPE_CHECKING:
+    from .schema import Field
+
+TIME_UNITS = ("s", "ms", "us", "ns")
+INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
+
+
+# --------------------------------------------------------------------------------------
+# the base class
+
+
+class DataType:
+    """Base of every Arrow data type. Subclasses are frozen dataclasses."""
+
+    __slots__ = ()
+    name: ClassVar[str] = "?"
+
+    # nested types override these
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        """The child fields (empty for non-nested types)."""
+        return ()
+
+    @property
+    def num_fields(self) -> int:
+        """How many child fields this type has."""
+        return len(self.fields)
+
+    def field(self, i: int | str) -> Field:
+        """Child field by position or name."""
+        fields = self.fields
+        if isinstance(i, str):
+            for f in fields:
+                if f.name == i:
+                    return f
+            raise ArrowKeyError(f"expected a child field named {i!r} in {self}, found none")
+        if not -len(fields) <= i < len(fields):
+            raise ArrowIndexError(
+                f"expected a child index below {len(fields)} for {self}, found {i}"
+            )
+        return fields[i]
+
+    @property
+    def bit_width(self) -> int:
+        """Bits per value for fixed-width types; a TypeError for the others."""
+        raise ArrowTypeError(f"expected a fixed-width type, found {self}")
+
+    @property
+    def byte_width(self) -> int:
+        """Bytes per value for fixed-width types (booleans: a TypeError)."""
+        bw = self.bit_width
+        if bw % 8:
+            raise ArrowTypeError(f"expected a byte-aligned type, found {self}")
+        return bw // 8
+
+    def equals(self, other: object, *, check_metadata: bool = False) -> bool:
+        """Equality, optionally ignoring child field metadata (the default, like pyarrow)."""
+        if not isinstance(other, DataType):
+            return False
+        if check_metadata:
+            return self == other
+        return _strip_metadata(self) == _strip_metadata(other)
+
+    def __arrow_c_schema__(self) -> Any:
+        """This type as an ``arrow_schema`` PyCapsule (the Arrow PyCapsule protocol), for
+        pyarrow, polars, nanoarrow and other consumers.
+
+        >>> import pyarrow as pa, quiver as qv
+        >>> pa.DataType._import_from_c_capsule(qv.list_(qv.int8()).__arrow_c_schema__())
+        ListType(list<item: int8>)
+        """
+        return _c_schema_capsule("", self, True, _c_metadata(self))
+
+    def __repr__(self) -> str:
+        return f"DataType({self})"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _strip_metadata(t: DataType) -> DataType:
+    if isinstance(t, ExtensionType):
+        return ExtensionType(t.extension_name, _strip_metadata(t.storage_type), t.serialized)
+    if isinstance(t, DictionaryType):
+        return DictionaryType(t.index_type, _strip_metadata(t.value_type), t.ordered)
+    if not t.fields:
+        return t
+    return t.with_fields(tuple(f.remove_metadata() for f in t.fields))  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------------------
+# fixed-width and simple types
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class NullType(DataType):
+    """All values null; no buffers."""
+
+    name: ClassVar[str] = "null"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class BoolType(DataType):
+    """Booleans packed one bit per value."""
+
+    name: ClassVar[str] = "bool"
+
+    @property
+    def bit_width(self) -> int:
+        return 1
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class IntegerType(DataType):
+    """Signed or unsigned integers of 8, 16, 32 or 64 bits."""
+
+    width: int
+    signed: bool = True
+
+    def __post_init__(self) -> None:
+        if self.width not in (8, 16, 32, 64):
+            raise ArrowInvalidArgument(f"expected an int width of 8/16/32/64, found {self.width}")
+
+    @property
+    def bit_width(self) -> int:
+        return self.width
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"{'' if self.signed else 'u'}int{self.width}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_FLOAT_NAMES = {16: "halffloat", 32: "float", 64: "double"}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FloatingPointType(DataType):
+    """IEEE floats: half (16), single (32) or double (64) precision."""
+
+    width: int
+
+    def __post_init__(self) -> None:
+        if self.width not in _FLOAT_NAMES:
+            raise ArrowInvalidArgument(f"expected a float width of 16/32/64, found {self.width}")
+
+    @property
+    def bit_width(self) -> int:
+        return self.width
+
+    def __str__(self) -> str:
+        return _FLOAT_NAMES[self.width]
+
+
+_DECIMAL_MAX_PRECISION = {32: 9, 64: 18, 128: 38, 256: 76}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DecimalType(DataType):
+    """Fixed-point decimals stored as little-endian two's complement integers."""
+
+    width: int
+    precision: int
+    scale: int = 0
+
+    def __post_init__(self) -> None:
+        maxp = _DECIMAL_MAX_PRECISION.get(self.width)
+        if maxp is None:
+            raise ArrowInvalidArgument(
+                f"expected a decimal width of 32/64/128/256, found {self.width}"
+            )
+        if not isinstance(self.precision, int) or not 1 <= self.precision <= maxp:
+            raise ArrowInvalidArgument(
+                f"expected decimal{self.width} precision in 1..{maxp}, found {self.precision}"
+            )
+        if not isinstance(self.scale, int):
+            raise ArrowInvalidArgument(f"expected an integer scale, found {self.scale!r}")
+
+    @property
+    def bit_width(self) -> int:
+        return self.width
+
+    def __str__(self) -> str:
+        return f"decimal{self.width}({self.precision}, {self.scale})"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DateType(DataType):
+    """Days since the epoch (``day``, 32-bit) or milliseconds (``ms``, 64-bit)."""
+
+    unit: str = "day"
+
+    def __post_init__(self) -> None:
+        if self.unit not in ("day", "ms"):
+            raise ArrowInvalidArgument(f"expected a date unit 'day' or 'ms', found {self.unit!r}")
+
+    @property
+    def bit_width(self) -> int:
+        return 32 if self.unit == "day" else 64
+
+    def __str__(self) -> str:
+        return "date32[day]" if self.unit == "day" else "date64[ms]"
+
+
+def _check_unit(unit: str, allowed: tuple[str, ...], what: str) -> None:
+    if unit not in allowed:
+        raise ArrowInvalidArgument(f"expected a {what} unit in {allowed}, found {unit!r}")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TimeType(DataType):
+    """Time of day: time32 in s/ms, time64 in us/ns."""
+
+    width: int
+    unit: str
+
+    def __post_init__(self) -> None:
+        allowed = ("s", "ms") if self.width == 32 else ("us", "ns") if self.width == 64 else ()
+        if not allowed:
+            raise ArrowInvalidArgument(f"expected a time width of 32 or 64, found {self.width}")
+        _check_unit(self.unit, allowed, f"time{self.width}")
+
+    @property
+    def bit_width(self) -> int:
+        return self.width
+
+    def __str__(self) -> str:
+        return f"time{self.width}[{self.unit}]"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TimestampType(DataType):
+    """64-bit time since the epoch, with an optional time zone."""
+
+    unit: str
+    tz: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_unit(self.unit, TIME_UNITS, "timestamp")
+        if self.tz is not None and not isinstance(self.tz, str):
+            raise ArrowInvalidArgument(f"expected tz as str or None, found {self.tz!r}")
+
+    @property
+    def bit_width(self) -> int:
+        return 64
+
+    def __str__(self) -> str:
+        if self.tz is None:
+            return f"timestamp[{self.unit}]"
+        return f"timestamp[{self.unit}, tz={self.tz}]"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DurationType(DataType):
+    """64-bit elapsed time."""
+
+    unit: str
+
+    def __post_init__(self) -> None:
+        _check_unit(self.unit, TIME_UNITS, "duration")
+
+    @property
+    def bit_width(self) -> int:
+        return 64
+
+    def __str__(self) -> str:
+        return f"duration[{self.unit}]"
+
+
+_INTERVAL_WIDTH = {"year_month": 32, "day_time": 64, "month_day_nano": 128}
+_INTERVAL_NAME = {
+    "year_month": "month_interval",
+    "day_time": "day_time_interval",
+    "month_day_nano": "month_day_nano_interval",
+}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class IntervalType(DataType):
+    """Calendar intervals: months (32), days+ms (64), or months+days+ns (128 bits)."""
+
+    unit: str
+
+    def __post_init__(self) -> None:
+        _check_unit(self.unit, INTERVAL_UNITS, "interval")
+
+    @property
+    def bit_width(self) -> int:
+        return _INTERVAL_WIDTH[self.unit]
+
+    def __str__(self) -> str:
+        return _INTERVAL_NAME[self.unit]
+
+
+# --------------------------------------------------------------------------------------
+# binary-like types
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class BinaryType(DataType):
+    """Variable-size bytes with 32-bit (or 64-bit, ``large``) offsets."""
+
+    large: bool = False
+
+    def __str__(self) -> str:
+        return "large_binary" if self.large else "binary"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StringType(DataType):
+    """Variable-size UTF-8 with 32-bit (or 64-bit, ``large``) offsets."""
+
+    large: bool = False
+
+    def __str__(self) -> str:
+        return "large_string" if self.large else "string"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class BinaryViewType(DataType):
+    """16-byte views into inline bytes or variadic data buffers."""
+
+    name: ClassVar[str] = "binary_view"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StringViewType(DataType):
+    """16-byte views of UTF-8 strings."""
+
+    name: ClassVar[str] = "string_view"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FixedSizeBinaryType(DataType):
+    """Byte strings that all have ``byte_width`` bytes."""
+
+    width: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.width, int) or self.width < 0:
+            raise ArrowInvalidArgument(
+                f"expected a non-negative fixed_size_binary width, found {self.width!r}"
+            )
+
+    @property
+    def bit_width(self) -> int:
+        return self.width * 8
+
+    def __str__(self) -> str:
+        return f"fixed_size_binary[{self.width}]"
+
+
+# --------------------------------------------------------------------------------------
+# nested types
+
+
+def _field_str(f: Field) -> str:
+    return f"{f.name}: {f.type}" + ("" if f.nullable else " not null")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class _ListBase(DataType):
+    value_field: Field
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return (self.value_field,)
+
+    @property
+    def value_type(self) -> DataType:
+        """The type of the list's elements."""
+        return self.value_field.type
+
+    def with_fields(self, fields: tuple[Field, ...]) -> DataType:
+        """A copy with new child fields (one, for lists)."""
+        return type(self)(fields[0])
+
+    def __str__(self) -> str:
+        return f"{self.name}<{_field_str(self.value_field)}>"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ListType(_ListBase):
+    """Lists with 32-bit offsets."""
+
+    name: ClassVar[str] = "list"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class LargeListType(_ListBase):
+    """Lists with 64-bit offsets."""
+
+    name: ClassVar[str] = "large_list"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ListViewType(_ListBase):
+    """Lists given by 32-bit offsets and sizes (out of order allowed)."""
+
+    name: ClassVar[str] = "list_view"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class LargeListViewType(_ListBase):
+    """Lists given by 64-bit offsets and sizes."""
+
+    name: ClassVar[str] = "large_list_view"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FixedSizeListType(DataType):
+    """Lists that all have ``list_size`` elements."""
+
+    value_field: Field
+    list_size: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.list_size, int) or self.list_size < 0:
+            raise ArrowInvalidArgument(
+                f"expected a non-negative fixed_size_list size, found {self.list_size!r}"
+            )
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return (self.value_field,)
+
+    @property
+    def value_type(self) -> DataType:
+        """The type of the list's elements."""
+        return self.value_field.type
+
+    def with_fields(self, fields: tuple[Field, ...]) -> DataType:
+        """A copy with new child fields."""
+        return FixedSizeListType(fields[0], self.list_size)
+
+    def __str__(self) -> str:
+        return f"fixed_size_list<{_field_str(self.value_field)}>[{self.list_size}]"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StructType(DataType):
+    """A fixed set of named child fields."""
+
+    children: tuple[Field, ...]
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return self.children
+
+    def with_fields(self, fields: tuple[Field, ...]) -> DataType:
+        """A copy with new child fields."""
+        return StructType(tuple(fields))
+
+    def get_field_index(self, name: str) -> int:
+        """Index of the only child named ``name``; -1 when absent or duplicated."""
+        hits = [i for i, f in enumerate(self.children) if f.name == name]
+        return hits[0] if len(hits) == 1 else -1
+
+    def __str__(self) -> str:
+        return "struct<" + ", ".join(_field_str(f) for f in self.children) + ">"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class MapType(DataType):
+    """``List<entries: Struct<key, value>>`` with non-null keys."""
+
+    entries_field: Field
+    keys_sorted: bool = False
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return (self.entries_field,)
+
+    @property
+    def value_field(self) -> Field:
+        """The entries struct field (the list's element), as for lists."""
+        return self.entries_field
+
+    @property
+    def key_field(self) -> Field:
+        """The key field inside the entries struct."""
+        return self.entries_field.type.fields[0]
+
+    @property
+    def item_field(self) -> Field:
+        """The value field inside the entries struct."""
+        return self.entries_field.type.fields[1]
+
+    @property
+    def key_type(self) -> DataType:
+        """The key type."""
+        return self.key_field.type
+
+    @property
+    def item_type(self) -> DataType:
+        """The value type."""
+        return self.item_field.type
+
+    def with_fields(self, fields: tuple[Field, ...]) -> DataType:
+        """A copy with a new entries field."""
+        return MapType(fields[0], self.keys_sorted)
+
+    def __str__(self) -> str:
+        tail = ", keys_sorted" if self.keys_sorted else ""
+        return f"map<{self.key_type}, {self.item_type}{tail}>"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class UnionType(DataType):
+    """Sparse or dense unions; ``type_codes[i]`` is the 8-bit code of child ``i``."""
+
+    mode: str
+    children: tuple[Field, ...]
+    type_codes: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("sparse", "dense"):
+            raise ArrowInvalidArgument(f"expected union mode sparse/dense, found {self.mode!r}")
+        if len(self.type_codes) != len(self.children):
+            raise ArrowInvalidArgument(
+                f"expected {len(self.children)} union type codes, found {len(self.type_codes)}"
+            )
+        if len(set(self.type_codes)) != len(self.type_codes):
+            raise ArrowInvalidArgument(f"expected distinct type codes, found {self.type_codes}")
+        for c in self.type_codes:
+            if not isinstance(c, int) or not 0 <= c <= 127:
+                raise ArrowInvalidArgument(f"expected union type codes in 0..127, found {c!r}")
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return self.children
+
+    def with_fields(self, fields: tuple[Field, ...]) -> DataType:
+        """A copy with new child fields."""
+        return UnionType(self.mode, tuple(fields), self.type_codes)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"{self.mode}_union"
+
+    def __str__(self) -> str:
+        inner = ", ".join(
+            f"{_field_str(f)}={c}" for f, c in zip(self.children, self.type_codes)
+        )
+        return f"{self.mode}_union<{inner}>"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DictionaryType(DataType):
+    """Integer indices into a dictionary of ``value_type`` values."""
+
+    index_type: DataType
+    value_type: DataType
+    ordered: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.index_type, IntegerType):
+            raise ArrowTypeError(
+                f"expected an integer dictionary index type, found {self.index_type}"
+            )
+        if not isinstance(self.value_type, DataType):
+            raise ArrowTypeError(f"expected a DataType for values, found {self.value_type!r}")
+
+    @property
+    def bit_width(self) -> int:
+        return self.index_type.bit_width
+
+    def __str__(self) -> str:
+        return (
+            f"dictionary<values={self.value_type}, indices={self.index_type}, "
+            f"ordered={int(self.ordered)}>"
+        )
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class RunEndEncodedType(DataType):
+    """Runs: ``run_ends`` (int16/32/64) and ``values`` children."""
+
+    run_end_field: Field
+    values_field: Field
+
+    def __post_init__(self) -> None:
+        rt = self.run_end_field.type
+        if not (isinstance(rt, IntegerType) and rt.signed and rt.width in (16, 32, 64)):
+            raise ArrowTypeError(f"expected run ends of int16/int32/int64, found {rt}")
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return (self.run_end_field, self.values_field)
+
+    @property
+    def run_end_type(self) -> DataType:
+        """The run-end integer type."""
+        return self.run_end_field.type
+
+    @property
+    def value_type(self) -> DataType:
+        """The type of the run values."""
+        return self.values_field.type
+
+    def with_fields(self, fields: tuple[Field, ...]) -> DataType:
+        """A copy with new child fields."""
+        return RunEndEncodedType(fields[0], fields[1])
+
+    def __str__(self) -> str:
+        return f"run_end_encoded<run_ends: {self.run_end_type}, values: {self.value_type}>"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ExtensionType(DataType):
+    """A user-defined type: a name and serialized metadata over a storage type.
+
+    In IPC it travels as the storage type plus ``ARROW:extension:name`` and
+    ``ARROW:extension:metadata`` field metadata. Canonical ones (``arrow.uuid``, ...)
+    are kept exactly as received.
+    """
+
+    extension_name: str
+    storage_type: DataType
+    serialized: bytes = b""
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return self.storage_type.fields
+
+    @property
+    def bit_width(self) -> int:
+        return self.storage_type.bit_width
+
+    def __str__(self) -> str:
+        return f"extension<{self.extension_name}>"
+
+
+_NULL = NullType()
+_BOOL = BoolType()
+
+
+def storage_of(t: DataType) -> DataType:
+    """The storage type of an extension type (recursively); other types unchanged."""
+    while isinstance(t, ExtensionType):
+        t = t.storage_type
+    return t
+
+
+# --------------------------------------------------------------------------------------
+# the C data interface: a type's format string and ArrowSchema description
+
+def c_format(dtype: DataType) -> tuple[bytes, DataType]:
+    """The C data format string of ``dtype``'s physical type and the type whose children
+    follow it.
+
+    Extension types give their storage's format (the name travels in metadata);
+    dictionary types give the index format (the values travel in ``dictionary``).
+
+    >>> from quiver.types import timestamp
+    >>> c_format(timestamp("us", "UTC"))[0]
+    b'tsu:UTC'
+    """
+    dtype = storage_of(dtype)
+    fmt = _C_FORMATS.get(dtype.__class__)
+    found = None if fmt is None else fmt(dtype)
+    if found is None:
+        raise NotSupported(f"no C data format string is known for type {dtype}; report it "
+                           f"(DataType {dtype.__class__.__name__} has no c_format)")
+    return found, dtype
+
+
+# the registry's "c_format" piece (quiver.types.rows fills it)
+_C_FORMATS = registry.table("c_format")
+
+
+C_EXTENSION_NAME_KEY = b"ARROW:extension:name"
+C_EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
+# flags of CDataInterface.rst, "The ArrowSchema structure"
+C_FLAG_DICTIONARY_ORDERED = 1
+C_FLAG_NULLABLE = 2
+C_FLAG_MAP_KEYS_SORTED = 4
+
+
+def c_field_metadata(f: Field) -> list[tuple[bytes, bytes]]:
+    """A field's metadata pairs as the C data interface carries them: an extension type's
+    name and serialized metadata travel as two more pairs."""
+    return _c_metadata(f.type, f.metadata)
+
+
+def _c_metadata(ext: DataType, metadata: Any = None) -> list[tuple[bytes, bytes]]:
+    pairs = metadata.items() if metadata else []
+    if isinstance(ext, ExtensionType):
+        reserved = (C_EXTENSION_NAME_KEY, C_EXTENSION_METADATA_KEY)
+        pairs = [(k, v) for k, v in pairs if k not in reserved]
+        pairs.append((C_EXTENSION_NAME_KEY, ext.extension_name.encode("utf-8")))
+        pairs.append((C_EXTENSION_METADATA_KEY, ext.serialized))
+    return pairs
+
+
+def c_schema_node(
+    name: str,
+    dtype: DataType,
+    nullable: bool,
+    metadata: list[tuple[bytes, bytes]],
+    children_fields: tuple[Field, ...] | None = None,
+) -> tuple[Any, ...]:
+    """The plain description :func:`quiver.cdata.capsule.fill_schema` turns into an
+    ``ArrowSchema``: ``(format, name, flags, metadata, child nodes, dictionary node)``."""
+    fmt, physical = c_format(dtype)
+    flags = C_FLAG_NULLABLE if nullable else 0
+    dictionary = None
+    if isinstance(physical, DictionaryType):
+        if physical.ordered:
+            flags |= C_FLAG_DICTIONARY_ORDERED
+        value_type = physical.value_type
+        dictionary = c_schema_node("", value_type, True, _c_metadata(value_type))
+    elif isinstance(physical, MapType) and physical.keys_sorted:
+        flags |= C_FLAG_MAP_KEYS_SORTED
+    fields = physical.fields if children_fields is None else children_fields
+    children = [c_schema_node(f.name, f.type, f.nullable, c_field_metadata(f)) for f in fields]
+    return (fmt, name, flags, metadata, children, dictionary)
+
+
+def _c_schema_capsule(
+    name: str,
+    dtype: DataType,
+    nullable: bool,
+    metadata: list[tuple[bytes, bytes]],
+    children_fields: tuple[Field, ...] | None = None,
+) -> Any:
+    global _export_schema_node
+    if _export_schema_node is None:
+        # ctypes and the C structs load on the first export, not with this module (kept
+        # after that: an import statement per export would cost a sixth of a small one)
+        from ..cdata.capsule import export_schema_node
+
+        _export_schema_node = export_schema_node
+    return _export_schema_node(c_schema_node(name, dtype, nullable, metadata, children_fields))
+
+
+_export_schema_node: Any = None
