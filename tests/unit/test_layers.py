@@ -9,8 +9,8 @@ ones below, never one above:
 3. array       ``array/*``, ``cdata.array`` and ``cdata.import_array`` (arrays to and from
                the C data interface), ``pandas_out`` (arrays and batches to pandas:
                ``Array.to_pandas`` calls it), ``tensor`` (a sibling of arrays over buffers)
-4. batch       ``batch``, ``cdata.stream`` and ``cdata.import_batch`` (batches and streams
-               to and from the C interfaces), ``pandas_in`` (pandas to arrays and batch
+4. batch       ``batch``, ``batch/*``, ``cdata.stream`` and ``cdata.import_batch`` (batches
+               and streams to and from the C interfaces), ``pandas_in`` (pandas to arrays and batch
                parts), ``compute``, ``filters`` (work over arrays and batches; the IPC
                reader and the Spark source use filters)
 5. ipc         ``ipc/*``
@@ -59,6 +59,7 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.pandas_out", "array"),
     ("quiver.tensor", "array"),
     ("quiver.batch", "batch"),
+    ("quiver.batch.*", "batch"),
     ("quiver.cdata.stream", "batch"),
     ("quiver.cdata.import_batch", "batch"),
     ("quiver.pandas_in", "batch"),

@@ -42,9 +42,11 @@ from .validate import validate_array
 __all__ = [
     "Array",
     "array_class_for",
+    "item_position",
     "make_array",
     "register_array_class",
     "slice_bounds",
+    "step_one_slice",
     "typed_view",
     "unchecked_new_source",
 ]
@@ -57,6 +59,25 @@ def register_array_class(*type_classes: type) -> Any:
     """Class decorator: use the decorated Array subclass for these DataType classes
     (the ``array_class`` piece of their :mod:`quiver.registry` rows)."""
     return registry.implements("array_class", *type_classes)
+
+
+def step_one_slice(key: slice, size: int) -> tuple[int, int]:
+    """``(offset, length)`` of the slice ``key`` over ``size`` items (``obj[a:b]`` of an
+    array, a chunked array, a batch or a table); only step 1 is allowed."""
+    start, stop, step = key.indices(size)
+    if step != 1:
+        raise ArrowInvalidArgument(f"expected a slice step of 1, found {step}")
+    return start, max(stop - start, 0)
+
+
+def item_position(i: int, size: int, key: Any) -> int:
+    """Index ``i`` (negative counts from the end) as a position below ``size``; the error
+    shows ``key`` as it was given."""
+    if i < 0:
+        i += size
+    if not 0 <= i < size:
+        raise ArrowIndexError(f"expected an index below {size}, found {key}")
+    return i
 
 
 class Array(ArrayData):
@@ -86,17 +107,10 @@ class Array(ArrayData):
 
     def __getitem__(self, key: int | slice) -> Any:
         if isinstance(key, slice):
-            start, stop, step = key.indices(self._length)
-            if step != 1:
-                raise ArrowInvalidArgument(f"expected a slice step of 1, found {step}")
-            return self.slice(start, max(stop - start, 0))
+            return self.slice(*step_one_slice(key, self._length))
         if not isinstance(key, (int, np.integer)):
             raise ArrowInvalidArgument(f"expected an int or slice index, found {key!r}")
-        i = int(key)
-        if i < 0:
-            i += self._length
-        if not 0 <= i < self._length:
-            raise ArrowIndexError(f"expected an index below {self._length}, found {key}")
+        i = item_position(int(key), self._length, key)
         return self.slice(i, 1).to_pylist()[0]
 
     # -- what family subclasses provide --------------------------------------------------
