@@ -4,13 +4,13 @@ Layers, bottom to top (README, "Architecture"); a module may import its own laye
 ones below, never one above:
 
 0. errors      ``errors``, ``_version``, ``cdata.capsule`` (ctypes structs and capsules)
-1. types       ``types``, ``types/*``, ``cdata.schema`` (format strings and capsules -> types)
+1. types       ``types/*``, ``cdata.schema`` (format strings and schema capsules -> types)
 2. layout      ``layout``, ``buffers``
 3. array       ``array/*``, ``cdata.array`` and ``cdata.import_array`` (arrays to and from
                the C data interface), ``pandas_out`` (arrays and batches to pandas:
-               ``Array.to_pandas`` calls it), ``tensor`` (a sibling of arrays over buffers)
-4. batch       ``batch``, ``batch/*``, ``cdata.stream`` and ``cdata.import_batch`` (batches
-               and streams to and from the C interfaces), ``pandas_in`` (pandas to arrays and batch
+               ``Array.to_pandas`` calls it), ``tensor/*`` (siblings of arrays over buffers)
+4. batch       ``batch/*``, ``cdata.stream`` and ``cdata.import_batch`` (batches and streams
+               to and from the C interfaces), ``pandas_in`` (pandas to arrays and batch
                parts), ``compute``, ``filters`` (work over arrays and batches; the IPC
                reader and the Spark source use filters)
 5. ipc         ``ipc/*``
@@ -58,6 +58,7 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.cdata.import_array", "array"),
     ("quiver.pandas_out", "array"),
     ("quiver.tensor", "array"),
+    ("quiver.tensor.*", "array"),
     ("quiver.batch", "batch"),
     ("quiver.batch.*", "batch"),
     ("quiver.cdata.stream", "batch"),
