@@ -17,8 +17,8 @@ Physical layouts (which buffers each type has) live in :mod:`quiver.layout`, not
 This package holds the factories (pyarrow's names) and the predicates, and re-exports the
 rest from its modules, by job: :mod:`~quiver.types.metadata` (key/value metadata),
 :mod:`~quiver.types.datatypes` (the DataType classes and their C data format),
-:mod:`~quiver.types.schema` (fields and schemas) and :mod:`~quiver.types.rows` (what the
-types register in :mod:`quiver.registry`, and the C format-string table).
+:mod:`~quiver.types.schema` (fields and schemas); this package also declares what the types
+register in :mod:`quiver.registry` (their rows and the C format-string table).
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .. import registry
 from ..errors import ArrowTypeError
 from .datatypes import (
-    _BOOL,
-    _NULL,
     C_EXTENSION_METADATA_KEY,
     C_EXTENSION_NAME_KEY,
     C_FLAG_DICTIONARY_ORDERED,
@@ -71,11 +70,13 @@ from .datatypes import (
     storage_of,
 )
 from .metadata import KeyValueMetadata, _metadata
-from .rows import C_NESTED_CLASSES, C_SIMPLE_FORMATS, C_UNIT_CODES
 from .schema import Field, Schema
 
 # --------------------------------------------------------------------------------------
 # factories (pyarrow's names and arguments)
+
+_NULL = NullType()
+_BOOL = BoolType()
 
 
 def null() -> DataType:
@@ -412,3 +413,146 @@ def is_fixed_width(t: DataType) -> bool:
             FixedSizeBinaryType,
         ),
     )
+
+
+# --------------------------------------------------------------------------------------
+# the registry rows (quiver.registry): one per concrete DataType class, with what this
+# layer knows of it (Schema.fbs Type union codes and names, integration JSON names)
+
+_AS_ANOTHER = registry.TRAVELS_AS_ANOTHER
+_NOT_FIXED_WIDTH = registry.ONLY_FIXED_WIDTH
+for _row in (
+    registry.TypeRow(NullType, ((1, "Null"),), ("null",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(BoolType, ((6, "Bool"),), ("bool",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(IntegerType, ((2, "Int"),), ("int",)),
+    registry.TypeRow(FloatingPointType, ((3, "FloatingPoint"),), ("floatingpoint",)),
+    registry.TypeRow(DecimalType, ((7, "Decimal"),), ("decimal",)),
+    registry.TypeRow(DateType, ((8, "Date"),), ("date",)),
+    registry.TypeRow(TimeType, ((9, "Time"),), ("time",)),
+    registry.TypeRow(TimestampType, ((10, "Timestamp"),), ("timestamp",)),
+    registry.TypeRow(DurationType, ((18, "Duration"),), ("duration",)),
+    registry.TypeRow(IntervalType, ((11, "Interval"),), ("interval",)),
+    registry.TypeRow(BinaryType, ((4, "Binary"), (19, "LargeBinary")),
+                     ("binary", "largebinary"), _NOT_FIXED_WIDTH),
+    registry.TypeRow(StringType, ((5, "Utf8"), (20, "LargeUtf8")), ("utf8", "largeutf8"),
+                     _NOT_FIXED_WIDTH),
+    registry.TypeRow(BinaryViewType, ((23, "BinaryView"),), ("binaryview",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(StringViewType, ((24, "Utf8View"),), ("utf8view",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(FixedSizeBinaryType, ((15, "FixedSizeBinary"),), ("fixedsizebinary",),
+                     _NOT_FIXED_WIDTH),
+    registry.TypeRow(ListType, ((12, "List"),), ("list",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(LargeListType, ((21, "LargeList"),), ("largelist",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(ListViewType, ((25, "ListView"),), ("listview",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(LargeListViewType, ((26, "LargeListView"),), ("largelistview",),
+                     _NOT_FIXED_WIDTH),
+    registry.TypeRow(FixedSizeListType, ((16, "FixedSizeList"),), ("fixedsizelist",),
+                     _NOT_FIXED_WIDTH),
+    registry.TypeRow(StructType, ((13, "Struct_"),), ("struct",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(MapType, ((17, "Map"),), ("map",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(UnionType, ((14, "Union"),), ("union",), _NOT_FIXED_WIDTH),
+    registry.TypeRow(RunEndEncodedType, ((22, "RunEndEncoded"),), ("runendencoded",),
+                     _NOT_FIXED_WIDTH),
+    # a dictionary travels as its index type (and a dictionary batch)
+    registry.TypeRow(DictionaryType, without=_AS_ANOTHER),
+    # an extension travels as its storage type, whose layout, dtypes and format it uses
+    registry.TypeRow(ExtensionType, without=_AS_ANOTHER | {
+        "layout", "numpy_storage", "numpy_logical", "c_format"}),
+):
+    registry.add_row(_row)
+
+
+# --------------------------------------------------------------------------------------
+# C data format strings (CDataInterface.rst, "Data type description -- format strings"):
+# the one table, read both ways (quiver.cdata.schema parses with it)
+
+C_SIMPLE_FORMATS: dict[bytes, DataType] = {
+    b"n": null(),
+    b"b": bool_(),
+    b"c": int8(),
+    b"C": uint8(),
+    b"s": int16(),
+    b"S": uint16(),
+    b"i": int32(),
+    b"I": uint32(),
+    b"l": int64(),
+    b"L": uint64(),
+    b"e": float16(),
+    b"f": float32(),
+    b"g": float64(),
+    b"z": binary(),
+    b"Z": large_binary(),
+    b"vz": binary_view(),
+    b"u": string(),
+    b"U": large_string(),
+    b"vu": string_view(),
+    b"tdD": date32(),
+    b"tdm": date64(),
+    b"tts": time32("s"),
+    b"ttm": time32("ms"),
+    b"ttu": time64("us"),
+    b"ttn": time64("ns"),
+    b"tDs": duration("s"),
+    b"tDm": duration("ms"),
+    b"tDu": duration("us"),
+    b"tDn": duration("ns"),
+    b"tiM": month_interval(),
+    b"tiD": day_time_interval(),
+    b"tin": month_day_nano_interval(),
+}
+_C_FORMAT_OF_SIMPLE: dict[DataType, bytes] = {v: k for k, v in C_SIMPLE_FORMATS.items()}
+C_UNIT_CODES = {"s": b"s", "ms": b"m", "us": b"u", "ns": b"n"}
+# the nested formats without parameters, by class
+_C_NESTED_FORMATS: dict[type, bytes] = {
+    ListType: b"+l",
+    LargeListType: b"+L",
+    ListViewType: b"+vl",
+    LargeListViewType: b"+vL",
+    StructType: b"+s",
+    MapType: b"+m",
+    RunEndEncodedType: b"+r",
+}
+C_NESTED_CLASSES: dict[bytes, type] = {v: k for k, v in _C_NESTED_FORMATS.items()}
+
+
+# the registry's "c_format" piece: DataType class -> (dtype -> format bytes, or None for
+# a value the tables above lack)
+registry.register(
+    "c_format", _C_FORMAT_OF_SIMPLE.get, NullType, BoolType, IntegerType, FloatingPointType,
+    DateType, TimeType, DurationType, IntervalType, BinaryType, StringType, BinaryViewType,
+    StringViewType,
+)
+for _cls, _fmt in _C_NESTED_FORMATS.items():
+    registry.register("c_format", lambda dtype, fmt=_fmt: fmt, _cls)
+
+
+@registry.implements("c_format", DictionaryType)
+def _c_dictionary(dtype: DictionaryType) -> bytes:
+    return _C_FORMAT_OF_SIMPLE[dtype.index_type]
+
+
+@registry.implements("c_format", DecimalType)
+def _c_decimal(dtype: DecimalType) -> bytes:
+    tail = b"" if dtype.width == 128 else b",%d" % dtype.width
+    return b"d:%d,%d" % (dtype.precision, dtype.scale) + tail
+
+
+@registry.implements("c_format", FixedSizeBinaryType)
+def _c_fixed_binary(dtype: FixedSizeBinaryType) -> bytes:
+    return b"w:%d" % dtype.width
+
+
+@registry.implements("c_format", TimestampType)
+def _c_timestamp(dtype: TimestampType) -> bytes:
+    tz = (dtype.tz or "").encode("utf-8")
+    return b"ts" + C_UNIT_CODES[dtype.unit] + b":" + tz
+
+
+@registry.implements("c_format", FixedSizeListType)
+def _c_fixed_list(dtype: FixedSizeListType) -> bytes:
+    return b"+w:%d" % dtype.list_size
+
+
+@registry.implements("c_format", UnionType)
+def _c_union(dtype: UnionType) -> bytes:
+    mode = b"+ud:" if dtype.mode == "dense" else b"+us:"
+    return mode + b",".join(b"%d" % c for c in dtype.type_codes)

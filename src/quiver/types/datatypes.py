@@ -651,9 +651,6 @@ class ExtensionType(DataType):
         return f"extension<{self.extension_name}>"
 
 
-_NULL = NullType()
-_BOOL = BoolType()
-
 
 def storage_of(t: DataType) -> DataType:
     """The storage type of an extension type (recursively); other types unchanged."""
