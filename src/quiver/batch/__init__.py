@@ -17,9 +17,10 @@ table's equality ignores how it is chunked.
 (3, ['n'], [2, 3])
 
 The modules: :mod:`~quiver.batch.record_batch`, :mod:`~quiver.batch.chunked`,
-:mod:`~quiver.batch.table` (tables, their constructors, and batch readers), and
-:mod:`~quiver.batch._common` (what they share); the classes keep ``quiver.batch`` as
-their module name.
+:mod:`~quiver.batch.table` (tables, their constructors, and batch readers),
+:mod:`~quiver.batch.tabular` (the base RecordBatch and Table share) and
+:mod:`~quiver.batch._common` (helpers); the classes keep ``quiver.batch`` as their module
+name.
 """
 
 from __future__ import annotations

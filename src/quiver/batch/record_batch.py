@@ -15,7 +15,6 @@ from ..errors import (
     ArrowIndexError,
     ArrowInvalid,
     ArrowInvalidArgument,
-    ArrowKeyError,
     ArrowTypeError,
 )
 from ._common import (
@@ -23,15 +22,13 @@ from ._common import (
     _buffer_bytes,
     _column_index,
     _column_values,
-    _columns_from_rows,
     _is_rows,
     _preview,
     _rename,
-    _schema_from,
     _sort_spec,
-    _Tabular,
 )
 from .chunked import _build
+from .tabular import _Tabular
 
 
 class RecordBatch(_Tabular):
@@ -97,7 +94,9 @@ class RecordBatch(_Tabular):
         return self
 
     @classmethod
-    def _of_parts(cls, schema: t.Schema, columns: list[Array], num_rows: int) -> RecordBatch:
+    def _of_parts(
+        cls, schema: t.Schema, columns: list[Array], num_rows: int | None
+    ) -> RecordBatch:
         return cls(schema, columns, num_rows)
 
     @classmethod
@@ -114,80 +113,6 @@ class RecordBatch(_Tabular):
             for col in array.children
         ]
         return cls(schema, columns, n)
-
-    # -- construction ------------------------------------------------------------------
-
-    @classmethod
-    def from_arrays(
-        cls,
-        arrays: Sequence[Any],
-        names: Sequence[str] | None = None,
-        schema: t.Schema | None = None,
-        metadata: Any = None,
-    ) -> RecordBatch:
-        """A batch from arrays and either ``names`` or a ``schema``."""
-        arrays = list(arrays)
-        if schema is not None:
-            if names is not None:
-                raise ArrowInvalidArgument("expected names or schema, found both")
-            if len(arrays) != len(schema.fields):
-                raise ArrowInvalidArgument(
-                    f"expected {len(schema.fields)} arrays for the schema, found {len(arrays)}"
-                )
-            cols = [_build(a, f.type, f.name) for a, f in zip(arrays, schema.fields)]
-            if metadata is not None:
-                schema = schema.with_metadata(metadata)
-            return cls(schema, cols)
-        if names is None:
-            raise ArrowInvalidArgument("expected names or schema to name the arrays, found neither")
-        names = list(names)
-        if len(names) != len(arrays):
-            raise ArrowInvalidArgument(
-                f"expected {len(arrays)} names for the arrays, found {len(names)}"
-            )
-        cols = [_build(a, None, n) for a, n in zip(arrays, names)]
-        return cls(_schema_from(names, cols, metadata), cols)
-
-    @classmethod
-    def from_pydict(
-        cls, mapping: Mapping[str, Any], schema: t.Schema | None = None, metadata: Any = None
-    ) -> RecordBatch:
-        """A batch from ``{name: values}`` (Arrays, lists or numpy arrays)."""
-        if not isinstance(mapping, Mapping):
-            raise ArrowTypeError(f"expected a mapping of columns, found {type(mapping).__name__}")
-        if schema is None:
-            return cls.from_arrays(list(mapping.values()), [str(k) for k in mapping], None,
-                                   metadata)
-        missing = [f.name for f in schema.fields if f.name not in mapping]
-        if missing:
-            raise ArrowKeyError(f"expected a column for every schema field, found none for "
-                                f"{missing}")
-        return cls.from_arrays([mapping[f.name] for f in schema.fields], schema=schema,
-                               metadata=metadata)
-
-    @classmethod
-    def from_pylist(
-        cls,
-        rows: Sequence[Mapping[str, Any]],
-        schema: t.Schema | None = None,
-        metadata: Any = None,
-    ) -> RecordBatch:
-        """A batch from a list of row dicts (names from the schema or the first row)."""
-        rows = list(rows)
-        if schema is not None:
-            names = schema.names
-        elif rows:
-            if not isinstance(rows[0], Mapping):
-                raise ArrowTypeError(
-                    f"expected rows as mappings, found {type(rows[0]).__name__}"
-                )
-            names = [str(k) for k in rows[0]]
-        else:
-            names = []
-        columns = _columns_from_rows(rows, names)
-        if schema is not None:
-            return cls.from_arrays(columns, schema=schema, metadata=metadata)
-        return cls.from_arrays(columns, names=names, metadata=metadata)
 
     # -- the pyarrow attributes --------------------------------------------------------
 

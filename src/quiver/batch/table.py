@@ -11,15 +11,15 @@ from ..array.base import Array, slice_bounds
 from ..errors import ArrowIndexError, ArrowInvalidArgument, ArrowTypeError
 from ._common import (
     _buffer_bytes,
+    _check_schema,
     _column_index,
-    _one_line,
     _preview_chunks,
     _rename,
-    _Tabular,
     _window,
 )
 from .chunked import ChunkedArray, _build, _chunks_equal
 from .record_batch import RecordBatch, record_batch
+from .tabular import _Tabular
 
 
 class Table(_Tabular):
@@ -44,11 +44,7 @@ class Table(_Tabular):
                 raise ArrowTypeError(
                     f"expected batch {i} as a RecordBatch, found {type(b).__name__}"
                 )
-            if not b.schema.equals(schema):
-                raise ArrowInvalidArgument(
-                    f"expected batch {i} with the table schema ({_one_line(schema)}), "
-                    f"found ({_one_line(b.schema)})"
-                )
+            _check_schema(f"batch {i}", b.schema, schema, "the table schema")
         self._schema = schema
         self._batches = batches
         self._num_rows = sum(b.num_rows for b in batches)
@@ -56,7 +52,7 @@ class Table(_Tabular):
     # -- construction ------------------------------------------------------------------
 
     @classmethod
-    def _of_parts(cls, schema: t.Schema, columns: list[Array], num_rows: int) -> Table:
+    def _of_parts(cls, schema: t.Schema, columns: list[Array], num_rows: int | None) -> Table:
         batch = RecordBatch(schema, columns, num_rows)
         return cls(batch.schema, [batch])
 
@@ -75,34 +71,6 @@ class Table(_Tabular):
                 )
             schema = batches[0].schema
         return cls(schema, batches)
-
-    @classmethod
-    def from_arrays(
-        cls,
-        arrays: Sequence[Any],
-        names: Sequence[str] | None = None,
-        schema: t.Schema | None = None,
-        metadata: Any = None,
-    ) -> Table:
-        """A one-batch table from arrays (ChunkedArrays are combined) and names or a schema."""
-        return cls.from_batches([RecordBatch.from_arrays(arrays, names, schema, metadata)])
-
-    @classmethod
-    def from_pydict(
-        cls, mapping: Mapping[str, Any], schema: t.Schema | None = None, metadata: Any = None
-    ) -> Table:
-        """A one-batch table from ``{name: values}``."""
-        return cls.from_batches([RecordBatch.from_pydict(mapping, schema, metadata)])
-
-    @classmethod
-    def from_pylist(
-        cls,
-        rows: Sequence[Mapping[str, Any]],
-        schema: t.Schema | None = None,
-        metadata: Any = None,
-    ) -> Table:
-        """A one-batch table from row dicts."""
-        return cls.from_batches([RecordBatch.from_pylist(rows, schema, metadata)])
 
     # -- attributes --------------------------------------------------------------------
 
@@ -309,11 +277,7 @@ def concat_tables(tables: Iterable[Table]) -> Table:
             raise ArrowTypeError(
                 f"expected table {i} as a quiver Table, found {type(tbl).__name__}"
             )
-        if not tbl.schema.equals(schema):
-            raise ArrowInvalidArgument(
-                f"expected table {i} with the schema of table 0 ({_one_line(schema)}), "
-                f"found ({_one_line(tbl.schema)})"
-            )
+        _check_schema(f"table {i}", tbl.schema, schema, "the schema of table 0")
         batches.extend(
             b if b.schema is schema else RecordBatch._trusted(schema, b.columns, b.num_rows)
             for b in tbl.to_batches()
@@ -356,11 +320,7 @@ class RecordBatchReader:
             for i, b in enumerate(batches):
                 if not isinstance(b, RecordBatch):
                     b = record_batch(b)
-                if not b.schema.equals(schema):
-                    raise ArrowInvalidArgument(
-                        f"expected batch {i} with the reader's schema ({_one_line(schema)}), "
-                        f"found ({_one_line(b.schema)})"
-                    )
+                _check_schema(f"batch {i}", b.schema, schema, "the reader's schema")
                 yield b
 
         return cls(schema, checked())
