@@ -3,7 +3,7 @@
 Layers, bottom to top (README, "Architecture"); a module may import its own layer and the
 ones below, never one above:
 
-0. errors      ``errors``, ``_version``, ``cdata.capsule`` (ctypes structs and capsules)
+0. errors      ``errors``, ``_version``, ``_readonly``, ``cdata.capsule`` (ctypes structs, capsules)
 1. types       ``types/*``, ``cdata.schema`` (format strings and schema capsules -> types)
 2. layout      ``layout``, ``buffers``
 3. array       ``array/*``, ``cdata.array`` and ``cdata.import_array`` (arrays to and from
@@ -44,6 +44,7 @@ LAYERS = ["errors", "types", "layout", "array", "batch", "ipc", "interop", "top"
 LAYER_OF: list[tuple[str, str]] = [
     ("quiver.errors", "errors"),
     ("quiver._version", "errors"),
+    ("quiver._readonly", "errors"),
     ("quiver.cdata", "errors"),  # the package: a docstring only
     ("quiver.cdata.capsule", "errors"),
     ("quiver.types", "types"),

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
+from .._readonly import readonly
 from ..buffers import count_set_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowInvalidArgument, ArrowTypeError
 from ..layout import layout_of, storage_numpy_dtype
@@ -62,30 +63,21 @@ class ArrayData:
 
     # -- the common attributes -------------------------------------------------------
 
-    @property
-    def type(self) -> t.DataType:
-        """The array's data type."""
-        return self._type
+    type: t.DataType = readonly("_type", "The array's data type.")
 
-    @property
-    def offset(self) -> int:
-        """Logical start of this array inside its buffers."""
-        return self._offset
+    offset: int = readonly("_offset", "Logical start of this array inside its buffers.")
 
-    @property
-    def buffers(self) -> tuple[np.ndarray | None, ...]:
-        """This array's own buffers in layout order (children not included)."""
-        return self._buffers
+    buffers: tuple[np.ndarray | None, ...] = readonly(
+        "_buffers", "This array's own buffers in layout order (children not included)."
+    )
 
-    @property
-    def children(self) -> tuple[Any, ...]:
-        """Child arrays (unsliced; see the module docstring)."""
-        return self._children
+    children: tuple[Any, ...] = readonly(
+        "_children", "Child arrays (unsliced; see the module docstring)."
+    )
 
-    @property
-    def dictionary(self) -> Any:
-        """The dictionary of a dictionary-encoded array (None otherwise)."""
-        return self._dictionary
+    dictionary: Any = readonly(
+        "_dictionary", "The dictionary of a dictionary-encoded array (None otherwise)."
+    )
 
     def __len__(self) -> int:
         return self._length

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
+from .._readonly import readonly
 from ..array import select as _select
 from ..array.base import Array, item_position, slice_bounds, step_one_slice
 from ..array.build import array as array_from_values
@@ -78,10 +79,7 @@ class ChunkedArray:
         self._type = type
         self._length = sum(len(c) for c in chunks)
 
-    @property
-    def type(self) -> t.DataType:
-        """The type of every chunk."""
-        return self._type
+    type: t.DataType = readonly("_type", "The type of every chunk.")
 
     @property
     def chunks(self) -> list[Array]:

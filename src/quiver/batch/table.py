@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import types as t
+from .._readonly import readonly
 from ..array.base import Array, slice_bounds
 from ..errors import ArrowIndexError, ArrowInvalidArgument, ArrowTypeError
 from ._common import (
@@ -341,10 +342,7 @@ class RecordBatchReader:
         batches = (RecordBatch._from_struct_array(_schema_of(field), a) for a in stream)
         return cls(_schema_of(field), batches)
 
-    @property
-    def schema(self) -> t.Schema:
-        """The schema of every batch."""
-        return self._schema
+    schema: t.Schema = readonly("_schema", "The schema of every batch.")
 
     def read_next_batch(self) -> RecordBatch:
         """The next batch; ``StopIteration`` at the end."""

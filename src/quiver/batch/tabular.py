@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from .. import types as t
+from .._readonly import readonly
 from ..array import select as _select
 from ..array.base import Array, step_one_slice
 from ..errors import ArrowInvalidArgument, ArrowKeyError, ArrowTypeError
@@ -114,15 +115,9 @@ class _Tabular:
 
     # -- the pyarrow attributes --------------------------------------------------------
 
-    @property
-    def schema(self) -> t.Schema:
-        """The schema."""
-        return self._schema
+    schema: t.Schema = readonly("_schema", "The schema.")
 
-    @property
-    def num_rows(self) -> int:
-        """Number of rows (over all batches, for a table)."""
-        return self._num_rows
+    num_rows: int = readonly("_num_rows", "Number of rows (over all batches, for a table).")
 
     @property
     def num_columns(self) -> int:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import types as t
+from .._readonly import readonly
 from ..buffers import as_buffer, empty_buffer
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
 
@@ -200,15 +201,9 @@ class _Dimensioned:
     _shape: tuple[int, ...]
     _type: t.DataType
 
-    @property
-    def type(self) -> t.DataType:
-        """The value type."""
-        return self._type
+    type: t.DataType = readonly("_type", "The value type.")
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Size of each dimension."""
-        return self._shape
+    shape: tuple[int, ...] = readonly("_shape", "Size of each dimension.")
 
     @property
     def ndim(self) -> int:
@@ -220,10 +215,9 @@ class _Dimensioned:
         """Number of elements (of the dense equivalent, for a sparse tensor)."""
         return math.prod(self._shape)
 
-    @property
-    def dim_names(self) -> tuple[str, ...]:
-        """Dimension names ('' where unnamed), or () when no dimension is named."""
-        return self._dim_names
+    dim_names: tuple[str, ...] = readonly(
+        "_dim_names", "Dimension names ('' where unnamed), or () when no dimension is named."
+    )
 
     def dim_name(self, i: int) -> str:
         """The name of dimension ``i`` ('' when unnamed)."""
@@ -307,15 +301,9 @@ class Tensor(_Dimensioned):
 
     # -- attributes (type, shape, ndim, size, dim_names: _Dimensioned) -------------------
 
-    @property
-    def strides(self) -> tuple[int, ...]:
-        """Bytes to step one index along each dimension."""
-        return self._strides
+    strides: tuple[int, ...] = readonly("_strides", "Bytes to step one index along each dimension.")
 
-    @property
-    def data(self) -> np.ndarray:
-        """The data buffer (uint8) the values live in."""
-        return self._data
+    data: np.ndarray = readonly("_data", "The data buffer (uint8) the values live in.")
 
     @property
     def is_mutable(self) -> bool:

@@ -9,6 +9,7 @@ from typing import Any, Self
 import numpy as np
 
 from .. import types as t
+from .._readonly import readonly
 from ..errors import ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
 from .dense import Tensor, _Dimensioned, _ints, _names, tensor_type_of
 
@@ -75,10 +76,7 @@ class SparseTensor(_Dimensioned):
             raise ArrowInvalid("expected a sparse tensor of at least 1 dimension, found 0")
         self._dim_names = _names(dim_names, len(self._shape))
 
-    @property
-    def data(self) -> np.ndarray:
-        """The non-zero values (1-D)."""
-        return self._data
+    data: np.ndarray = readonly("_data", "The non-zero values (1-D).")
 
     @property
     def non_zero_length(self) -> int:
@@ -163,15 +161,11 @@ class SparseCOOTensor(SparseTensor):
             is_canonical = _lexsorted_unique(coords)
         self._is_canonical = bool(is_canonical)
 
-    @property
-    def coords(self) -> np.ndarray:
-        """The (nnz, ndim) coordinate matrix."""
-        return self._coords
+    coords: np.ndarray = readonly("_coords", "The (nnz, ndim) coordinate matrix.")
 
-    @property
-    def is_canonical(self) -> bool:
-        """Coordinates sorted row-major without duplicates."""
-        return self._is_canonical
+    is_canonical: bool = readonly(
+        "_is_canonical", "Coordinates sorted row-major without duplicates."
+    )
 
     has_canonical_format = is_canonical
 
@@ -259,15 +253,11 @@ class _SparseCSX(SparseTensor):
         self._indptr = indptr
         self._indices = indices
 
-    @property
-    def indptr(self) -> np.ndarray:
-        """Start of each compressed row (or column) in ``indices``/``data``, plus the end."""
-        return self._indptr
+    indptr: np.ndarray = readonly(
+        "_indptr", "Start of each compressed row (or column) in ``indices``/``data``, plus the end."
+    )
 
-    @property
-    def indices(self) -> np.ndarray:
-        """The minor-axis index of each value."""
-        return self._indices
+    indices: np.ndarray = readonly("_indices", "The minor-axis index of each value.")
 
     @classmethod
     def from_dense_numpy(cls, obj: Any, dim_names: Sequence[str] | None = None) -> Any:
@@ -401,20 +391,11 @@ class SparseCSFTensor(SparseTensor):
         self._indices = tuple(idxs)
         self._axis_order = order
 
-    @property
-    def indptr(self) -> tuple[np.ndarray, ...]:
-        """One indptr array per level but the last."""
-        return self._indptr
+    indptr: tuple[np.ndarray, ...] = readonly("_indptr", "One indptr array per level but the last.")
 
-    @property
-    def indices(self) -> tuple[np.ndarray, ...]:
-        """One indices array per level."""
-        return self._indices
+    indices: tuple[np.ndarray, ...] = readonly("_indices", "One indices array per level.")
 
-    @property
-    def axis_order(self) -> tuple[int, ...]:
-        """The dimension each level walks."""
-        return self._axis_order
+    axis_order: tuple[int, ...] = readonly("_axis_order", "The dimension each level walks.")
 
     @classmethod
     def from_dense_numpy(
