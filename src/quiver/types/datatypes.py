@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import registry
+from .._readonly import readonly
 from ..errors import (
     ArrowIndexError,
     ArrowInvalidArgument,
@@ -139,9 +140,7 @@ class IntegerType(DataType):
         if self.width not in (8, 16, 32, 64):
             raise ArrowInvalidArgument(f"expected an int width of 8/16/32/64, found {self.width}")
 
-    @property
-    def bit_width(self) -> int:
-        return self.width
+    bit_width = readonly("width")
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -164,9 +163,7 @@ class FloatingPointType(DataType):
         if self.width not in _FLOAT_NAMES:
             raise ArrowInvalidArgument(f"expected a float width of 16/32/64, found {self.width}")
 
-    @property
-    def bit_width(self) -> int:
-        return self.width
+    bit_width = readonly("width")
 
     def __str__(self) -> str:
         return _FLOAT_NAMES[self.width]
@@ -196,9 +193,7 @@ class DecimalType(DataType):
         if not isinstance(self.scale, int):
             raise ArrowInvalidArgument(f"expected an integer scale, found {self.scale!r}")
 
-    @property
-    def bit_width(self) -> int:
-        return self.width
+    bit_width = readonly("width")
 
     def __str__(self) -> str:
         return f"decimal{self.width}({self.precision}, {self.scale})"
@@ -240,9 +235,7 @@ class TimeType(DataType):
             raise ArrowInvalidArgument(f"expected a time width of 32 or 64, found {self.width}")
         _check_unit(self.unit, allowed, f"time{self.width}")
 
-    @property
-    def bit_width(self) -> int:
-        return self.width
+    bit_width = readonly("width")
 
     def __str__(self) -> str:
         return f"time{self.width}[{self.unit}]"
@@ -386,10 +379,7 @@ class _ListBase(DataType):
     def fields(self) -> tuple[Field, ...]:
         return (self.value_field,)
 
-    @property
-    def value_type(self) -> DataType:
-        """The type of the list's elements."""
-        return self.value_field.type
+    value_type = readonly("value_field.type", "The type of the list's elements.")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with new child fields (one, for lists)."""
@@ -444,10 +434,7 @@ class FixedSizeListType(DataType):
     def fields(self) -> tuple[Field, ...]:
         return (self.value_field,)
 
-    @property
-    def value_type(self) -> DataType:
-        """The type of the list's elements."""
-        return self.value_field.type
+    value_type = readonly("value_field.type", "The type of the list's elements.")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with new child fields."""
@@ -463,9 +450,7 @@ class StructType(DataType):
 
     children: tuple[Field, ...]
 
-    @property
-    def fields(self) -> tuple[Field, ...]:
-        return self.children
+    fields = readonly("children")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with new child fields."""
@@ -491,10 +476,9 @@ class MapType(DataType):
     def fields(self) -> tuple[Field, ...]:
         return (self.entries_field,)
 
-    @property
-    def value_field(self) -> Field:
-        """The entries struct field (the list's element), as for lists."""
-        return self.entries_field
+    value_field = readonly(
+        "entries_field", "The entries struct field (the list's element), as for lists."
+    )
 
     @property
     def key_field(self) -> Field:
@@ -506,15 +490,9 @@ class MapType(DataType):
         """The value field inside the entries struct."""
         return self.entries_field.type.fields[1]
 
-    @property
-    def key_type(self) -> DataType:
-        """The key type."""
-        return self.key_field.type
+    key_type = readonly("key_field.type", "The key type.")
 
-    @property
-    def item_type(self) -> DataType:
-        """The value type."""
-        return self.item_field.type
+    item_type = readonly("item_field.type", "The value type.")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with a new entries field."""
@@ -546,9 +524,7 @@ class UnionType(DataType):
             if not isinstance(c, int) or not 0 <= c <= 127:
                 raise ArrowInvalidArgument(f"expected union type codes in 0..127, found {c!r}")
 
-    @property
-    def fields(self) -> tuple[Field, ...]:
-        return self.children
+    fields = readonly("children")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with new child fields."""
@@ -581,9 +557,7 @@ class DictionaryType(DataType):
         if not isinstance(self.value_type, DataType):
             raise ArrowTypeError(f"expected a DataType for values, found {self.value_type!r}")
 
-    @property
-    def bit_width(self) -> int:
-        return self.index_type.bit_width
+    bit_width = readonly("index_type.bit_width")
 
     def __str__(self) -> str:
         return (
@@ -608,15 +582,9 @@ class RunEndEncodedType(DataType):
     def fields(self) -> tuple[Field, ...]:
         return (self.run_end_field, self.values_field)
 
-    @property
-    def run_end_type(self) -> DataType:
-        """The run-end integer type."""
-        return self.run_end_field.type
+    run_end_type = readonly("run_end_field.type", "The run-end integer type.")
 
-    @property
-    def value_type(self) -> DataType:
-        """The type of the run values."""
-        return self.values_field.type
+    value_type = readonly("values_field.type", "The type of the run values.")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with new child fields."""
@@ -639,13 +607,9 @@ class ExtensionType(DataType):
     storage_type: DataType
     serialized: bytes = b""
 
-    @property
-    def fields(self) -> tuple[Field, ...]:
-        return self.storage_type.fields
+    fields = readonly("storage_type.fields")
 
-    @property
-    def bit_width(self) -> int:
-        return self.storage_type.bit_width
+    bit_width = readonly("storage_type.bit_width")
 
     def __str__(self) -> str:
         return f"extension<{self.extension_name}>"
