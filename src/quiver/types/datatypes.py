@@ -88,7 +88,7 @@ class DataType:
         >>> pa.DataType._import_from_c_capsule(qv.list_(qv.int8()).__arrow_c_schema__())
         ListType(list<item: int8>)
         """
-        return _c_schema_capsule("", self, True, _c_metadata(self))
+        return _c_schema_capsule(c_schema_node("", self, True, _c_metadata(self)))
 
     def __repr__(self) -> str:
         return f"DataType({self})"
@@ -123,10 +123,7 @@ class BoolType(DataType):
     """Booleans packed one bit per value."""
 
     name: ClassVar[str] = "bool"
-
-    @property
-    def bit_width(self) -> int:
-        return 1
+    bit_width = 1  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -222,6 +219,11 @@ def _check_unit(unit: str, allowed: tuple[str, ...], what: str) -> None:
         raise ArrowInvalidArgument(f"expected a {what} unit in {allowed}, found {unit!r}")
 
 
+def _check_size(size: int, what: str) -> None:
+    if not isinstance(size, int) or size < 0:
+        raise ArrowInvalidArgument(f"expected a non-negative {what}, found {size!r}")
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class TimeType(DataType):
     """Time of day: time32 in s/ms, time64 in us/ns."""
@@ -253,9 +255,7 @@ class TimestampType(DataType):
         if self.tz is not None and not isinstance(self.tz, str):
             raise ArrowInvalidArgument(f"expected tz as str or None, found {self.tz!r}")
 
-    @property
-    def bit_width(self) -> int:
-        return 64
+    bit_width = 64  # type: ignore[assignment]
 
     def __str__(self) -> str:
         if self.tz is None:
@@ -264,17 +264,25 @@ class TimestampType(DataType):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class DurationType(DataType):
-    """64-bit elapsed time."""
+class _UnitType(DataType):
+    """A type whose one parameter is a unit, one of ``_units`` (``_what`` names the type
+    in the error)."""
 
     unit: str
+    _units: ClassVar[tuple[str, ...]] = ()
+    _what: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        _check_unit(self.unit, TIME_UNITS, "duration")
+        _check_unit(self.unit, self._units, self._what)
 
-    @property
-    def bit_width(self) -> int:
-        return 64
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DurationType(_UnitType):
+    """64-bit elapsed time."""
+
+    _units = TIME_UNITS
+    _what = "duration"
+    bit_width = 64  # type: ignore[assignment]
 
     def __str__(self) -> str:
         return f"duration[{self.unit}]"
@@ -289,13 +297,11 @@ _INTERVAL_NAME = {
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class IntervalType(DataType):
+class IntervalType(_UnitType):
     """Calendar intervals: months (32), days+ms (64), or months+days+ns (128 bits)."""
 
-    unit: str
-
-    def __post_init__(self) -> None:
-        _check_unit(self.unit, INTERVAL_UNITS, "interval")
+    _units = INTERVAL_UNITS
+    _what = "interval"
 
     @property
     def bit_width(self) -> int:
@@ -350,10 +356,7 @@ class FixedSizeBinaryType(DataType):
     width: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.width, int) or self.width < 0:
-            raise ArrowInvalidArgument(
-                f"expected a non-negative fixed_size_binary width, found {self.width!r}"
-            )
+        _check_size(self.width, "fixed_size_binary width")
 
     @property
     def bit_width(self) -> int:
@@ -425,10 +428,7 @@ class FixedSizeListType(DataType):
     list_size: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.list_size, int) or self.list_size < 0:
-            raise ArrowInvalidArgument(
-                f"expected a non-negative fixed_size_list size, found {self.list_size!r}"
-            )
+        _check_size(self.list_size, "fixed_size_list size")
 
     @property
     def fields(self) -> tuple[Field, ...]:
@@ -698,13 +698,8 @@ def c_schema_node(
     return (fmt, name, flags, metadata, children, dictionary)
 
 
-def _c_schema_capsule(
-    name: str,
-    dtype: DataType,
-    nullable: bool,
-    metadata: list[tuple[bytes, bytes]],
-    children_fields: tuple[Field, ...] | None = None,
-) -> Any:
+def _c_schema_capsule(node: tuple[Any, ...]) -> Any:
+    """An ``arrow_schema`` PyCapsule of a :func:`c_schema_node` description."""
     global _export_schema_node
     if _export_schema_node is None:
         # ctypes and the C structs load on the first export, not with this module (kept
@@ -712,7 +707,7 @@ def _c_schema_capsule(
         from ..cdata.capsule import export_schema_node
 
         _export_schema_node = export_schema_node
-    return _export_schema_node(c_schema_node(name, dtype, nullable, metadata, children_fields))
+    return _export_schema_node(node)
 
 
 _export_schema_node: Any = None

@@ -16,6 +16,7 @@ from .datatypes import (
     _field_str,
     _strip_metadata,
     c_field_metadata,
+    c_schema_node,
 )
 from .metadata import KeyValueMetadata, _metadata
 
@@ -73,7 +74,8 @@ class Field:
         >>> pa.field(qv.field("a", qv.int8(), nullable=False))
         pyarrow.Field<a: int8 not null>
         """
-        return _c_schema_capsule(self.name, self.type, self.nullable, c_field_metadata(self))
+        node = c_schema_node(self.name, self.type, self.nullable, c_field_metadata(self))
+        return _c_schema_capsule(node)
 
     def __str__(self) -> str:
         return _field_str(self)
@@ -146,7 +148,9 @@ class Schema:
         ['a']
         """
         pairs = self.metadata.items() if self.metadata else []
-        return _c_schema_capsule("", StructType(self.fields), False, pairs, self.fields)
+        return _c_schema_capsule(
+            c_schema_node("", StructType(self.fields), False, pairs, self.fields)
+        )
 
     def with_metadata(self, metadata: Any) -> Schema:
         """A copy with other schema metadata."""
