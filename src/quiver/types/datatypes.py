@@ -376,6 +376,8 @@ def _field_str(f: Field) -> str:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class _ListBase(DataType):
+    """What the list types share: one child field, ``value_field``."""
+
     value_field: Field
 
     @property
@@ -421,20 +423,13 @@ class LargeListViewType(_ListBase):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class FixedSizeListType(DataType):
+class FixedSizeListType(_ListBase):
     """Lists that all have ``list_size`` elements."""
 
-    value_field: Field
     list_size: int
 
     def __post_init__(self) -> None:
         _check_size(self.list_size, "fixed_size_list size")
-
-    @property
-    def fields(self) -> tuple[Field, ...]:
-        return (self.value_field,)
-
-    value_type = readonly("value_field.type", "The type of the list's elements.")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with new child fields."""
