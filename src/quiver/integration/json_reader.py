@@ -41,7 +41,6 @@ from typing import Any
 from .. import registry
 from .. import types as t
 from ..array.base import Array
-from ..array.validate import validate_array
 from ..batch import RecordBatch
 from ..errors import ArrowError, FormatError, MetadataError
 from ..ipc.body import compile_plan
@@ -53,6 +52,7 @@ from .json_columns import (
     JsonDictionaries,
     _need,
     dictionary_ids,
+    validate_json_array,
 )
 from .json_columns import MONTH_DAY_NANO_DTYPE as MONTH_DAY_NANO_DTYPE
 from .json_columns import VIEW_INLINE_DTYPE as VIEW_INLINE_DTYPE
@@ -432,9 +432,10 @@ def schema_from_json(obj: Any) -> tuple[t.Schema, tuple[FieldNode, ...]]:
 def parse_json(doc: Any, *, validate: bool = True) -> JsonFile:
     """Decode an already parsed integration JSON document (a dict).
 
-    With ``validate`` (the default) every decoded column is also checked at the full level of
-    :func:`quiver.array.validate.validate_array` (decimal precision excepted: old gold files
-    hold decimals beyond it), so a document that decodes is valid Arrow data.
+    With ``validate`` (the default) every decoded column and dictionary is also checked at
+    the full level of :func:`quiver.array.validate.validate_array` (decimal precision
+    excepted: old gold files hold decimals beyond it), so a document that decodes is valid
+    Arrow data; what it finds raises :class:`~quiver.errors.FormatError`.
     """
     if not isinstance(doc, dict):
         raise FormatError(f"expected a JSON object at the top level, found "
@@ -465,7 +466,7 @@ def parse_json(doc: Any, *, validate: bool = True) -> JsonFile:
                                   f"batch {b}, found {len(arr)}", field_path=node.name)
             if validate:
                 try:
-                    validate_array(arr, full=True, path=node.name)
+                    validate_json_array(arr, node.name)
                 except ArrowError as exc:
                     raise exc.locate(message_index=b) from None
             columns.append(arr)
