@@ -250,43 +250,34 @@ def _decimal_from_json(
     return t.DecimalType(width, precision, scale)
 
 
-@registry.implements("json_decode", t.DateType)
-def _date_from_json(
+# the types with a unit: JSON name -> (class, unit names); time also has a bitWidth and
+# timestamp a timezone
+_UNIT_TYPES: dict[str, tuple[type, dict[str, str]]] = {
+    "date": (t.DateType, _DATE_UNITS),
+    "time": (t.TimeType, _TIME_UNITS),
+    "timestamp": (t.TimestampType, _TIME_UNITS),
+    "duration": (t.DurationType, _TIME_UNITS),
+    "interval": (t.IntervalType, _INTERVAL_UNITS),
+}
+
+
+@registry.implements(
+    "json_decode", t.DateType, t.TimeType, t.TimestampType, t.DurationType, t.IntervalType
+)
+def _unit_type_from_json(
     name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
 ) -> t.DataType:
-    return t.DateType(_unit(_DATE_UNITS, obj.get("unit"), "date", path))
-
-
-@registry.implements("json_decode", t.TimeType)
-def _time_from_json(
-    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
-) -> t.DataType:
-    width = _need(obj, "bitWidth", int, path, "time type")
-    return t.TimeType(width, _unit(_TIME_UNITS, obj.get("unit"), "time", path))
-
-
-@registry.implements("json_decode", t.TimestampType)
-def _timestamp_from_json(
-    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
-) -> t.DataType:
-    tz = obj.get("timezone")
-    if tz is not None and not isinstance(tz, str):
-        raise MetadataError(f"expected a string timezone, found {tz!r}", field_path=path)
-    return t.TimestampType(_unit(_TIME_UNITS, obj.get("unit"), "timestamp", path), tz)
-
-
-@registry.implements("json_decode", t.DurationType)
-def _duration_from_json(
-    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
-) -> t.DataType:
-    return t.DurationType(_unit(_TIME_UNITS, obj.get("unit"), "duration", path))
-
-
-@registry.implements("json_decode", t.IntervalType)
-def _interval_from_json(
-    name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
-) -> t.DataType:
-    return t.IntervalType(_unit(_INTERVAL_UNITS, obj.get("unit"), "interval", path))
+    cls, units = _UNIT_TYPES[name]
+    before: tuple[Any, ...] = ()  # the parameters the type takes before its unit
+    after: tuple[Any, ...] = ()  # and after it
+    if name == "time":
+        before = (_need(obj, "bitWidth", int, path, "time type"),)
+    elif name == "timestamp":
+        tz = obj.get("timezone")
+        if tz is not None and not isinstance(tz, str):
+            raise MetadataError(f"expected a string timezone, found {tz!r}", field_path=path)
+        after = (tz,)
+    return cls(*before, _unit(units, obj.get("unit"), name, path), *after)
 
 
 @registry.implements(
