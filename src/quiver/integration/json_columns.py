@@ -339,14 +339,13 @@ class _Column:
         self.next_child = 0
 
     def child(self) -> Any:
-        """The next child's ``FieldData``."""
-        expected = len(self.node.children)
-        jchildren = _need(self.col, "children", list, self.path, "column")
-        if len(jchildren) != expected:
-            raise FormatError(f"expected {expected} children, found {len(jchildren)}",
-                              field_path=self.path)
+        """The next child's ``FieldData`` (the walk asks for each child once, in order)."""
         i = self.next_child
         self.next_child = i + 1
+        jchildren = _need(self.col, "children", list, self.path, "column")
+        if i == 0 and len(jchildren) != len(self.node.children):
+            raise FormatError(f"expected {len(self.node.children)} children, found "
+                              f"{len(jchildren)}", field_path=self.path)
         return jchildren[i]
 
 
