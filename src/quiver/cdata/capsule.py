@@ -296,40 +296,29 @@ def drop(key: int | None) -> Any:
     return _KEEP.pop(key or 0, None)
 
 
-def _release_schema_struct(s: ArrowSchema) -> None:
-    held = _KEEP.pop(s.private_data or 0, None)
+def _release_struct(struct: Any, children_at: int, empty: type) -> None:
+    """Release an exported ArrowSchema or ArrowArray and, depth first, its children and
+    dictionary: what :func:`keep` holds for it has them at ``children_at`` and the next
+    slot; the released struct's callback becomes an ``empty`` (NULL) one."""
+    held = _KEEP.pop(struct.private_data or 0, None)
     if held is not None:
-        for child in held[1]:
-            if child.release:
-                _release_schema_struct(child)
-        dictionary = held[2]
-        if dictionary is not None and dictionary.release:
-            _release_schema_struct(dictionary)
-    s.release = SchemaRelease()
+        for child in (*held[children_at], held[children_at + 1]):
+            if child is not None and child.release:
+                _release_struct(child, children_at, empty)
+    struct.release = empty()
 
 
+# the held tuples: schemas (format, children, dictionary, ...), arrays (children, ...)
 @SchemaRelease
 def _release_schema(ptr: Any) -> None:
     with contextlib.suppress(Exception):  # nothing may propagate into C
-        _release_schema_struct(ptr.contents)
-
-
-def _release_array_struct(a: ArrowArray) -> None:
-    held = _KEEP.pop(a.private_data or 0, None)
-    if held is not None:
-        for child in held[0]:
-            if child.release:
-                _release_array_struct(child)
-        dictionary = held[1]
-        if dictionary is not None and dictionary.release:
-            _release_array_struct(dictionary)
-    a.release = ArrayRelease()
+        _release_struct(ptr.contents, 1, SchemaRelease)
 
 
 @ArrayRelease
 def _release_array(ptr: Any) -> None:
     with contextlib.suppress(Exception):  # nothing may propagate into C
-        _release_array_struct(ptr.contents)
+        _release_struct(ptr.contents, 0, ArrayRelease)
 
 
 _RELEASE_ARRAY_ADDRESS = ctypes.cast(_release_array, ctypes.c_void_p).value

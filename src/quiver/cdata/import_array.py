@@ -231,15 +231,7 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
             size = end
         else:  # values, sizes, views
             size = end * byte_width
-        if not address:
-            if kind == "validity":
-                if null_count > 0:
-                    raise ArrowInvalid(
-                        f"expected a validity buffer for null_count {null_count}, found NULL",
-                        field_path=path,
-                    )
-                buffers.append(None)
-                continue
+        if not address:  # (a NULL validity buffer was handled above)
             if size and length:
                 raise ArrowInvalid(
                     f"expected a non-NULL {kind} buffer of {size} bytes, found NULL",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import types as t
@@ -115,47 +115,52 @@ def _set_error(state: _StreamState, exc: BaseException) -> int:
     return errno.EINVAL if isinstance(exc, (ArrowError, TypeError, ValueError)) else errno.EIO
 
 
-@c.StreamGetSchema
-def _stream_get_schema(ptr: Any, out: Any) -> int:
+def _guarded(ptr: Any, work: Callable[[_StreamState], None]) -> int:
+    """A stream callback's frame: ``work`` on the stream's state, 0 when it returns, an
+    errno when it raises (the message kept for get_last_error); nothing propagates into C."""
     state = _stream_state(ptr)
     if state is None:
         return errno.EINVAL
     try:
-        c.fill_schema(out.contents, _schema_node(state.schema))
+        work(state)
         return 0
     except BaseException as exc:
         return _set_error(state, exc)
+
+
+@c.StreamGetSchema
+def _stream_get_schema(ptr: Any, out: Any) -> int:
+    return _guarded(ptr, lambda state: c.fill_schema(out.contents, _schema_node(state.schema)))
 
 
 @c.StreamGetNext
 def _stream_get_next(ptr: Any, out: Any) -> int:
-    state = _stream_state(ptr)
-    if state is None:
-        return errno.EINVAL
-    try:
-        batch = next(state.iterator, None)
-        if batch is None:
-            out.contents.release = c.ArrayRelease()
-            return 0
-        if isinstance(state.schema, t.DataType):
-            if not isinstance(batch, Array) or not batch.type.equals(state.schema):
-                found = batch.type if isinstance(batch, Array) else type(batch).__name__
-                raise ArrowTypeError(
-                    f"expected every chunk of the stream to be a {state.schema} array, "
-                    f"found {found}"
-                )
-            fill_array(out.contents, batch)
-            return 0
-        schema, columns, num_rows = _batch_parts(batch)
-        if not schema.equals(state.schema):
+    return _guarded(ptr, lambda state: _next_into(state, out.contents))
+
+
+def _next_into(state: _StreamState, out: Any) -> None:
+    """Fill ``out`` (an ArrowArray) with the stream's next chunk, or mark it released at
+    the end of the stream."""
+    batch = next(state.iterator, None)
+    if batch is None:
+        out.release = c.ArrayRelease()
+        return
+    if isinstance(state.schema, t.DataType):
+        if not isinstance(batch, Array) or not batch.type.equals(state.schema):
+            found = batch.type if isinstance(batch, Array) else type(batch).__name__
             raise ArrowTypeError(
-                f"expected every batch of the stream to have schema {state.schema}, "
-                f"found {schema}"
+                f"expected every chunk of the stream to be a {state.schema} array, "
+                f"found {found}"
             )
-        _fill_batch(out.contents, state.schema, columns, num_rows)
-        return 0
-    except BaseException as exc:
-        return _set_error(state, exc)
+        fill_array(out, batch)
+        return
+    schema, columns, num_rows = _batch_parts(batch)
+    if not schema.equals(state.schema):
+        raise ArrowTypeError(
+            f"expected every batch of the stream to have schema {state.schema}, "
+            f"found {schema}"
+        )
+    _fill_batch(out, state.schema, columns, num_rows)
 
 
 @c.StreamGetLastError

@@ -196,27 +196,28 @@ class _Ids:
             self._assign(child, (*path, j))
 
 
+def _unwrap_extension(
+    typ: t.DataType, md: t.KeyValueMetadata | None
+) -> tuple[t.DataType, t.KeyValueMetadata | None]:
+    """An extension type as JSON carries it: its storage type, and its name and serialized
+    metadata as the first field metadata entries (``typ`` unchanged when no extension)."""
+    if not isinstance(typ, t.ExtensionType):
+        return typ, md
+    ext = [(EXTENSION_NAME, typ.extension_name.encode("utf-8")),
+           (EXTENSION_METADATA, typ.serialized)]
+    return typ.storage_type, t.KeyValueMetadata([*ext, *(md.items() if md else ())])
+
+
 def field_to_json(f: t.Field, ids: _Ids, path: tuple[int, ...]) -> dict[str, Any]:
     """The JSON ``Field`` object of ``f`` at schema position ``path``."""
-    typ = f.type
-    md = f.metadata
-    if isinstance(typ, t.ExtensionType):
-        ext = [(EXTENSION_NAME, typ.extension_name.encode("utf-8")),
-               (EXTENSION_METADATA, typ.serialized)]
-        md = t.KeyValueMetadata([*ext, *(md.items() if md else ())])
-        typ = typ.storage_type
+    typ, md = _unwrap_extension(f.type, f.metadata)
     out: dict[str, Any] = {"name": f.name, "nullable": f.nullable}
     dictionary = None
     if isinstance(typ, t.DictionaryType):
         dictionary = {"id": ids.ids[path], "indexType": type_to_json(typ.index_type),
                       "isOrdered": typ.ordered}
-        typ = typ.value_type
-        if isinstance(typ, t.ExtensionType):
-            # an extension over the dictionary's values travels the same way: field metadata
-            ext = [(EXTENSION_NAME, typ.extension_name.encode("utf-8")),
-                   (EXTENSION_METADATA, typ.serialized)]
-            md = t.KeyValueMetadata([*ext, *(md.items() if md else ())])
-            typ = typ.storage_type
+        # an extension over the dictionary's values travels the same way: field metadata
+        typ, md = _unwrap_extension(typ.value_type, md)
     out["type"] = type_to_json(typ)
     out["children"] = [field_to_json(c, ids, (*path, j)) for j, c in enumerate(typ.fields)]
     if dictionary is not None:

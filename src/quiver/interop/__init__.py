@@ -23,34 +23,9 @@ pyarrow.Field<a: int8 not null>
 
 from __future__ import annotations
 
-from .export import export_array, export_schema, export_stream, live_exports
-from .import_ import (
-    ArrowStreamReader,
-    import_array,
-    import_batch,
-    import_field,
-    import_schema,
-    import_stream,
-    import_table,
-    import_type,
-    is_capsule_pair,
-)
+from . import export, import_
+from .export import *
+from .import_ import *
 from .numpy_pandas import batch_from_pandas, batch_to_pandas
 
-__all__ = [
-    "ArrowStreamReader",
-    "batch_from_pandas",
-    "batch_to_pandas",
-    "export_array",
-    "export_schema",
-    "export_stream",
-    "import_array",
-    "import_batch",
-    "import_field",
-    "import_schema",
-    "import_stream",
-    "import_table",
-    "import_type",
-    "is_capsule_pair",
-    "live_exports",
-]
+__all__ = sorted([*export.__all__, *import_.__all__, "batch_from_pandas", "batch_to_pandas"])

@@ -420,17 +420,21 @@ class _BodyLoader:
             )
         return n
 
-    def load(self, node: PlanNode, load: bool) -> Array | None:
-        """Load (or skip, when ``load`` is false) one array and its children."""
+    def next_node(self, path: str) -> tuple[int, int]:
+        """The next FieldNode (for the field at ``path``): length and null count."""
         i = self.i_node
         if i >= len(self.nodes):
             raise self.error(
                 E.MetadataError,
                 f"expected a FieldNode for this field, found only {len(self.nodes)} nodes",
-                node.name,
+                path,
             )
         self.i_node = i + 1
-        length, null_count = self.nodes[i]  # checked for all nodes in __init__
+        return self.nodes[i]  # type: ignore[return-value]  # checked in __init__
+
+    def load(self, node: PlanNode, load: bool) -> Array | None:
+        """Load (or skip, when ``load`` is false) one array and its children."""
+        length, null_count = self.next_node(node.name)
         if node.unbacked:
             self.unbacked_budget -= length
             if self.unbacked_budget < 0:
