@@ -439,9 +439,15 @@ class RecordBatchFileWriter(_Writer):
         super().__init__(sink, encoder)
 
 
-def _given(**kw: Any) -> dict[str, Any]:
-    """The IpcWriteOptions keywords a caller gave (None means "not given")."""
-    return {k: v for k, v in kw.items() if v is not None}
+# the IpcWriteOptions keywords new_stream and new_file spell out (for help())
+_OPTION_KEYWORDS = ("compression", "compression_level", "emit_dictionary_deltas",
+                    "unify_dictionaries", "use_threads", "metadata_version")
+
+
+def _given(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The IpcWriteOptions keywords among a call's ``arguments`` that the caller gave
+    (None means "not given")."""
+    return {k: arguments[k] for k in _OPTION_KEYWORDS if arguments[k] is not None}
 
 
 def new_stream(
@@ -469,14 +475,7 @@ def new_stream(
     >>> pa.ipc.open_stream(sink.getvalue()).read_all().column("a").to_pylist()
     [1, 2]
     """
-    kw = _given(
-        compression=compression,
-        compression_level=compression_level,
-        emit_dictionary_deltas=emit_dictionary_deltas,
-        unify_dictionaries=unify_dictionaries,
-        use_threads=use_threads,
-        metadata_version=metadata_version,
-    )
+    kw = _given(locals())
     return RecordBatchStreamWriter(sink, schema, options=options, **kw)
 
 
@@ -508,14 +507,7 @@ def new_file(
     >>> pa.ipc.open_file(sink.getvalue()).read_all().num_rows
     2
     """
-    kw = _given(
-        compression=compression,
-        compression_level=compression_level,
-        emit_dictionary_deltas=emit_dictionary_deltas,
-        unify_dictionaries=unify_dictionaries,
-        use_threads=use_threads,
-        metadata_version=metadata_version,
-    )
+    kw = _given(locals())
     return RecordBatchFileWriter(
         sink, schema, options=options, metadata=metadata, statistics=statistics, **kw
     )
