@@ -244,14 +244,14 @@ class _Sink:
         """Write one piece now (bytes, or a 1-d uint8 array)."""
         n = nbytes_of(data)
         if n:
-            self._write_all(data)
+            self._write_all(data, n)
             self.position += n
 
-    def _write_all(self, data: Any) -> None:
+    def _write_all(self, data: Any, n: int | None = None) -> None:
         # buffered files write everything or raise; a raw file (io.FileIO, buffering=0)
         # may write less, and says how much
         done = self._f.write(data)
-        if done is not None and done < nbytes_of(data):
+        if done is not None and done < (nbytes_of(data) if n is None else n):
             view = memoryview(data).cast("B")
             while done < len(view):
                 more = self._f.write(view[done:])
@@ -263,12 +263,13 @@ class _Sink:
         """Write one whole message, ``parts[0]`` the framed metadata and the rest its body:
         small ones in a single call, large ones piece by piece (the buffer views go to the
         sink as they are, never concatenated)."""
+        size = len(parts[0]) + body_length
         if body_length < _SMALL_WRITE:
-            self._write_all(b"".join(parts) if len(parts) > 1 else parts[0])
+            self._write_all(b"".join(parts) if len(parts) > 1 else parts[0], size)
         else:
             for p in parts:
                 self._write_all(p)
-        self.position += len(parts[0]) + body_length
+        self.position += size
 
     def close(self) -> None:
         if self._owns:
@@ -438,9 +439,15 @@ class RecordBatchFileWriter(_Writer):
         super().__init__(sink, encoder)
 
 
-def _given(**kw: Any) -> dict[str, Any]:
-    """The IpcWriteOptions keywords a caller gave (None means "not given")."""
-    return {k: v for k, v in kw.items() if v is not None}
+# the IpcWriteOptions keywords new_stream and new_file spell out (for help())
+_OPTION_KEYWORDS = ("compression", "compression_level", "emit_dictionary_deltas",
+                    "unify_dictionaries", "use_threads", "metadata_version")
+
+
+def _given(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The IpcWriteOptions keywords among a call's ``arguments`` that the caller gave
+    (None means "not given")."""
+    return {k: arguments[k] for k in _OPTION_KEYWORDS if arguments[k] is not None}
 
 
 def new_stream(
@@ -468,14 +475,7 @@ def new_stream(
     >>> pa.ipc.open_stream(sink.getvalue()).read_all().column("a").to_pylist()
     [1, 2]
     """
-    kw = _given(
-        compression=compression,
-        compression_level=compression_level,
-        emit_dictionary_deltas=emit_dictionary_deltas,
-        unify_dictionaries=unify_dictionaries,
-        use_threads=use_threads,
-        metadata_version=metadata_version,
-    )
+    kw = _given(locals())
     return RecordBatchStreamWriter(sink, schema, options=options, **kw)
 
 
@@ -507,14 +507,7 @@ def new_file(
     >>> pa.ipc.open_file(sink.getvalue()).read_all().num_rows
     2
     """
-    kw = _given(
-        compression=compression,
-        compression_level=compression_level,
-        emit_dictionary_deltas=emit_dictionary_deltas,
-        unify_dictionaries=unify_dictionaries,
-        use_threads=use_threads,
-        metadata_version=metadata_version,
-    )
+    kw = _given(locals())
     return RecordBatchFileWriter(
         sink, schema, options=options, metadata=metadata, statistics=statistics, **kw
     )

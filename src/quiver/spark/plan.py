@@ -39,8 +39,10 @@ from ..batch import RecordBatch
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from ..ipc import index as ipc_index
 from ..ipc.decoder import END
+from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
 from ..ipc.framing import EOS
 from ..ipc.reader import open_file
+from ..ipc.statistics import decode_statistics, footer_value
 from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
 from .convert import Where, _bitmap, all_null, take, to_spark_array, valid_mask
 from .paths import DataFile, partition_value
@@ -100,24 +102,31 @@ def _pread(fd: int) -> Any:
     return lambda offset, n: os.pread(fd, n, offset)
 
 
+def _file_layout(data_file: DataFile, fd: int) -> Layout:
+    """An IPC file's layout from its header, trailer and footer alone, read with
+    positional reads through the sans-IO :class:`~quiver.ipc.file_decoder.FileDecoder`."""
+    dec = FileDecoder()
+    size = os.fstat(fd).st_size
+    dec.check_header(os.pread(fd, 8, 0))
+    trailer = os.pread(fd, TRAILER_SIZE, size - TRAILER_SIZE) if size >= TRAILER_SIZE else b""
+    start, length = dec.footer_range(trailer, size)
+    footer = dec.read_footer(os.pread(fd, length, start), start)
+    blocks = tuple((b.offset, b.offset + b.meta_data_length + b.body_length)
+                   for b in footer.record_batches)
+    value = footer_value(footer.custom_metadata)
+    stats = None if value is None else decode_statistics(value)
+    if stats is not None and len(stats) != len(blocks):
+        stats = None  # not ours to trust: read every batch
+    return Layout(data_file, dec.schema, blocks, statistics=stats)
+
+
 def read_layout(data_file: DataFile) -> Layout:
     """The schema and record batch positions of one file, without reading its bodies."""
     try:
-        if data_file.format == "file":
-            reader = open_file(data_file.path, memory_map=True)
-            try:
-                blocks = tuple(
-                    (b.offset, b.offset + b.meta_data_length + b.body_length)
-                    for b in reader.footer.record_batches
-                )
-                stats = reader.statistics
-                if stats is not None and len(stats) != len(blocks):
-                    stats = None  # not ours to trust: read every batch
-                return Layout(data_file, reader.schema, blocks, statistics=stats)
-            finally:
-                reader.close()
         fd = os.open(data_file.path, os.O_RDONLY)
         try:
+            if data_file.format == "file":
+                return _file_layout(data_file, fd)
             infos = list(ipc_index.scan_messages(_pread(fd), os.fstat(fd).st_size))
         finally:
             os.close(fd)

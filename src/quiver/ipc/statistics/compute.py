@@ -241,6 +241,21 @@ def _binary_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
 Raw = tuple[int, int, Any, Any, bool, bool]
 
 
+def _bounded(extremes: Any) -> Any:
+    """A column's :data:`Raw` function around ``extremes(arr, null_count)``, which gives
+    (NaN count, min, max, min exact, max exact), or None without bounds; a column of
+    nulls only is not asked."""
+
+    def raw(arr: Array) -> Raw:
+        nulls = arr.null_count
+        found = None if nulls == len(arr) else extremes(arr, nulls)
+        if found is None:
+            return (nulls, 0, None, None, True, True)
+        return (nulls, *found)
+
+    return raw
+
+
 def _raw_function(dtype: t.DataType) -> Any:
     """The function computing a column's :data:`Raw` statistics, chosen once per type."""
     if isinstance(dtype, t.ExtensionType):  # bounds of the storage values
@@ -272,58 +287,42 @@ def _raw_function(dtype: t.DataType) -> Any:
 
         np_dtype = storage_numpy_dtype(dtype)
 
-        def fixed(arr: Array) -> Raw:
-            nulls = arr.null_count
-            if nulls == len(arr):
-                return (nulls, 0, None, None, True, True)
+        def fixed(arr: Array, nulls: int) -> tuple[Any, ...] | None:
             found = _fixed_extremes(arr._fixed_values_view(np_dtype),
                                     arr.is_valid_mask() if nulls else None)
-            if found is None:
-                return (nulls, 0, None, None, True, True)
-            return (nulls, found[2], found[0], found[1], True, True)
+            return None if found is None else (found[2], found[0], found[1], True, True)
 
-        return fixed
+        return _bounded(fixed)
     if isinstance(dtype, t.DecimalType):
         width = dtype.byte_width
 
-        def decimal(arr: Array) -> Raw:
-            nulls = arr.null_count
-            if nulls == len(arr):
-                return (nulls, 0, None, None, True, True)
+        def decimal(arr: Array, nulls: int) -> tuple[Any, ...] | None:
             rows = _decimal_bounds(arr, dtype, arr.is_valid_mask())
             if rows is None:
-                return (nulls, 0, None, None, True, True)
+                return None
             raw = arr.buffers[1]
             low, high = ((arr.offset + r) * width for r in rows)
-            return (nulls, 0, bytes(raw[low : low + width]), bytes(raw[high : high + width]),
+            return (0, bytes(raw[low : low + width]), bytes(raw[high : high + width]),
                     True, True)
 
-        return decimal
+        return _bounded(decimal)
     if isinstance(dtype, t.BoolType):
 
-        def boolean(arr: Array) -> Raw:
-            nulls = arr.null_count
-            if nulls == len(arr):
-                return (nulls, 0, None, None, True, True)
+        def boolean(arr: Array, nulls: int) -> tuple[Any, ...]:
             bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
             valid = arr.is_valid_mask()
             if valid is not None:
                 bits = bits[valid]
-            return (nulls, 0, bool(bits.all()), bool(bits.any()), True, True)
+            return (0, bool(bits.all()), bool(bits.any()), True, True)
 
-        return boolean
+        return _bounded(boolean)
     if isinstance(dtype, (t.StringType, t.BinaryType)):
 
-        def binary(arr: Array) -> Raw:
-            nulls = arr.null_count
-            if nulls == len(arr):
-                return (nulls, 0, None, None, True, True)
+        def binary(arr: Array, nulls: int) -> tuple[Any, ...] | None:
             found = _binary_extremes(arr, dtype, arr.is_valid_mask())
-            if found is None:
-                return (nulls, 0, None, None, True, True)
-            return (nulls, 0, *found)
+            return None if found is None else (0, *found)
 
-        return binary
+        return _bounded(binary)
 
     def other(arr: Array) -> Raw:
         return (arr.null_count, 0, None, None, True, True)
