@@ -22,10 +22,11 @@ would refuse.
 
 from __future__ import annotations
 
+import functools
 import struct
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -72,26 +73,26 @@ class SteadyBatches:
         max_unbacked_rows: int,
     ) -> None:
         self.head = 8 + shape.size  # prefix and metadata: where the body starts
-        args = (shape, plan, schema, max_body_size, max_unbacked_rows)
+        setup = _Setup(shape, plan, schema, max_body_size, max_unbacked_rows)
         self.take: Callable[[memoryview], tuple[RecordBatch, int] | None]
         if not all(node.leaf for node in plan):
-            self.take = _take_nested(*args)
+            self.take = _take_nested(setup)
             return
         if len(plan) > COMPILE_MAX_COLUMNS:
-            self.take = _take_loop(*args)
+            self.take = _take_loop(setup)
             return
-        key = _code_key(*args)
+        key = _code_key(setup)
         if key in _code_cache:
-            self.take = _take_compiled(*args, key=key)
+            self.take = _take_compiled(setup, key)
             return
-        loop = _take_loop(*args)
+        loop = _take_loop(setup)
         count = 0
 
         def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
             nonlocal count
             count += 1
             if count == COMPILE_AFTER:  # later calls go to the compiled take directly
-                self.take = _take_compiled(*args, key=key)
+                self.take = _take_compiled(setup, key)
             return loop(chunk)
 
         self.take = take
@@ -157,7 +158,7 @@ def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
 
 # -- the makers of ``take`` ------------------------------------------------------------
 #
-# Both read the numbers of a message whose prefix and fixed bytes match the shape (all
+# All read the numbers of a message whose prefix and fixed bytes match the shape (all
 # >= 0, counts fixed by the shape) and return None at the first thing the general path
 # would refuse: a body beyond the chunk or the limits, a batch length beyond what the body
 # can back, a column length other than the batch's, a null count above it, a buffer outside
@@ -165,20 +166,34 @@ def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
 # start at >= 0 and end inside its data.
 
 
-def _numbers_reader(
-    shape: md.RecordBatchShape, max_body: int, max_unbacked: int
-) -> Callable[[memoryview], tuple[int, int, int, tuple, tuple] | None]:
-    """The first step of both loops' ``take``: for a chunk whose message prefix and fixed
-    bytes match the shape, with every number >= 0, a body inside the chunk and the
-    limits, and a batch length the body can back, ``(length, body length, end of the
-    message, FieldNode numbers, Buffer numbers)``; else None."""
+class _Setup(NamedTuple):
+    """What every maker of ``take`` is given: the shape, the plan, its schema, limits."""
+
+    shape: md.RecordBatchShape
+    plan: Sequence[PlanNode]
+    schema: t.Schema
+    max_body: int
+    max_unbacked: int
+
+
+# the columns of one message: (length, nodes, specs, body, raw, base, body_len) -> the
+# arrays, or None; nodes and specs are the FieldNode and Buffer numbers flat, the body is
+# at base in raw
+Columns = Callable[[int, tuple, tuple, np.ndarray, memoryview, int, int], list | None]
+
+
+def _take_with(setup: _Setup, columns: Columns) -> Callable[[memoryview], Any]:
+    """``take`` for the loops: a chunk whose message prefix and fixed bytes match the
+    shape, with every number >= 0, a body inside the chunk and the limits and a batch
+    length the body can back, gets its arrays from ``columns``; else None."""
+    shape, _, schema, max_body, max_unbacked = setup
     fixed, fixed_bytes = shape.fixed.unpack_from, shape.fixed_bytes
     unpack = shape.numbers.unpack_from
     i_body, i_length, node_slice, buffer_slice = shape.slots
     head = 8 + shape.size
     prefix = expected_prefix(shape.size)
 
-    def read(chunk: memoryview) -> tuple[int, int, int, tuple, tuple] | None:
+    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
         size = len(chunk)
         if size < head or _PREFIX(chunk, 0) != prefix or fixed(chunk, 8) != fixed_bytes:
             return None
@@ -190,31 +205,9 @@ def _numbers_reader(
         end = head + body_len
         if size < end or body_len > max_body or length > 8 * body_len + max_unbacked:
             return None
-        return length, body_len, end, values[node_slice], values[buffer_slice]
-
-    return read
-
-
-def _take_loop(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
-    """``take`` as a loop over the plan (wide schemas, and the first batches): each
-    column's generated ``take`` (:func:`quiver.ipc.plan.take_leaves`)."""
-    read_numbers = _numbers_reader(shape, max_body, max_unbacked)
-    head = 8 + shape.size
-    takes = tuple((node.take, 2 * node.nbuf) for node in plan)
-
-    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
-        numbers = read_numbers(chunk)
-        if numbers is None:
-            return None
-        length, body_len, end, nodes, specs = numbers
         body = np.frombuffer(chunk, np.uint8, body_len, head)
-        out = take_leaves(takes, length, nodes, specs, body, chunk, head, body_len)
+        out = columns(length, values[node_slice], values[buffer_slice], body, chunk, head,
+                      body_len)  # fmt: skip
         if out is None:
             return None
         return RecordBatch._trusted(schema, out, length), end
@@ -222,27 +215,25 @@ def _take_loop(
     return take
 
 
+def _take_loop(setup: _Setup) -> Callable[[memoryview], Any]:
+    """``take`` as a loop over the plan (wide schemas, and the first batches): each
+    column's generated ``take`` (:func:`quiver.ipc.plan.take_leaves`)."""
+    takes = tuple((node.take, 2 * node.nbuf) for node in setup.plan)
+    return _take_with(setup, functools.partial(take_leaves, takes))
+
+
 class _Refuse(Exception):
     """Something the general path would refuse (or report): read the message there."""
 
 
-def _take_nested(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
+def _take_nested(setup: _Setup) -> Callable[[memoryview], Any]:
     """``take`` for plans with nested columns (see :func:`_qualifies`): a walk in the
     message's pre-order that makes the checks of the body loader's ``load``,
-    ``_check_sizes`` and ``_check`` on plain ints.  Leaves are checked as in
-    :func:`_take_loop`; a list or map needs its offsets buffer for ``n + 1`` offsets, the
-    first >= 0 and the last between it and its child's length; a struct needs children of
-    at least its length; a fixed-size list a child of ``n * list_size``; every validity
-    bitmap with nulls needs ``ceil(n / 8)`` bytes."""
-    read_numbers = _numbers_reader(shape, max_body, max_unbacked)
-    head = 8 + shape.size
-
+    ``_check_sizes`` and ``_check`` on plain ints.  Leaves take their node's generated
+    ``take``; a list or map needs its offsets buffer for ``n + 1`` offsets, the first >= 0
+    and the last between it and its child's length; a struct needs children of at least
+    its length; a fixed-size list a child of ``n * list_size``; every validity bitmap with
+    nulls needs ``ceil(n / 8)`` bytes."""
     # every node's place among the FieldNodes and Buffers is fixed by the plan (pre-order):
     # ops carry them, as indices into the numbers (two per node, two per buffer)
     counters = [0, 0]
@@ -262,15 +253,12 @@ def _take_nested(
             return ("fixed", node.array_class, node.dtype, i, j, node.list_size, children[0])
         return ("struct", node.array_class, node.dtype, i, j, children)
 
-    program = tuple(compile_node(node) for node in plan)
+    program = tuple(compile_node(node) for node in setup.plan)
 
-    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
-        numbers = read_numbers(chunk)
-        if numbers is None:
-            return None
-        length, body_len, end, nodes, specs = numbers
-        body = np.frombuffer(chunk, np.uint8, body_len, head)
-
+    def columns(
+        length: int, nodes: tuple, specs: tuple, body: np.ndarray, chunk: memoryview,
+        head: int, body_len: int,
+    ) -> list | None:  # fmt: skip
         def load(op: tuple) -> Any:
             kind, cls, dtype, i, j = op[:5]
             n = nodes[i]
@@ -321,20 +309,15 @@ def _take_nested(
                 out.append(column)
         except (_Refuse, ArrowError):  # the general path reads it again and reports
             return None
-        return RecordBatch._trusted(schema, out, length), end
+        return out
 
-    return take
+    return _take_with(setup, columns)
 
 
-def _code_key(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-) -> tuple:
+def _code_key(setup: _Setup) -> tuple:
     """Everything the generated text of :func:`_take_compiled` depends on (the classes,
     types and fixed bytes it uses are passed by name, so they are not part of it)."""
+    shape, plan, _, max_body, max_unbacked = setup
     return (
         shape.size,
         shape.fixed.format,
@@ -347,18 +330,11 @@ def _code_key(
     )
 
 
-def _take_compiled(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-    *,
-    key: tuple,
-) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
+def _take_compiled(setup: _Setup, key: tuple) -> Callable[[memoryview], Any]:
     """``take`` as straight-line code generated for this plan and shape (see
     :func:`_source`), compiled once per :func:`_code_key` and bound to this plan's
     classes, types and fixed bytes."""
+    shape, plan, schema, max_body, max_unbacked = setup
     code = _code_cache.get(key)
     if code is None:
         code = compile(
