@@ -108,7 +108,7 @@ class PlanNode:
         self.array_class = array_class_for(dtype)
         # per buffer: (bytes per slot, extra slots, divisor, optional) so that the bytes a
         # buffer needs for n values are (n + extra) * per // divisor (see _size_rule)
-        self.sizes = _size_rules(lay)
+        self.sizes, leaf_key = _size_rules(lay)
         self.dictionary_id: int | None = None
         self.children: list[PlanNode] = []
         self._leaves: Any = None  # leaf_program's cache, on a plan's first node
@@ -124,7 +124,6 @@ class PlanNode:
                 PlanNode(f.type, (*path, i), join_path(name, f.name), dictionary_ids, depth + 1)
                 for i, f in enumerate(storage.fields)
             ]
-        kinds = tuple(spec.kind for spec in lay.buffers)
         # a plain leaf: validity and values or bits, or validity, offsets and data; no
         # children, no dictionary, no V4 union slot
         self.leaf = (
@@ -133,15 +132,15 @@ class PlanNode:
             and not self.variadic
             and not self.v4_validity
             and not self.unbacked
-            and self.rule == "none"
-            and kinds in _LEAF_KINDS
+            and leaf_key is not None
         )
         # what a leaf's generated code depends on (its class and type are bound, not text)
-        self.leaf_key = (kinds, self.sizes) if self.leaf else None
+        self.leaf_key = leaf_key if self.leaf else None
         # the leaf's checks and array, generated from leaf_checks (None: not a leaf)
-        self.take: Callable[..., Array | None] | None = (
-            _leaf_take(self) if self.leaf else None
-        )
+        self.take: Callable[..., Array | None] | None = None
+        if self.leaf:
+            hit = _TAKES.get(id(dtype))  # bound once per type object (see _leaf_take)
+            self.take = hit[1] if hit is not None and hit[0] is dtype else _leaf_take(self)
 
 
 # the buffer layouts of plain leaves: fixed width, boolean, binary and string
@@ -151,16 +150,21 @@ _LEAF_KINDS = {("validity", "values"), ("validity", "bits"), ("validity", "offse
 _SIZE_RULES: dict[int, tuple[Layout, tuple]] = {}
 
 
-def _size_rules(lay: Layout) -> tuple[tuple[int, int, int, bool], ...]:
-    """:func:`_size_rule` of each buffer of ``lay``, computed once per layout object
-    (layout_of keeps one object per type, so a compiled plan reuses them)."""
+def _size_rules(lay: Layout) -> tuple[tuple[tuple[int, int, int, bool], ...], tuple | None]:
+    """:func:`_size_rule` of each buffer of ``lay``, and for the buffer layout of a plain
+    leaf (no children, no variadic buffers) its key ``(kinds, size rules)``, computed once
+    per layout object (layout_of keeps one object per type, so a compiled plan reuses
+    them)."""
     hit = _SIZE_RULES.get(id(lay))
     if hit is not None and hit[0] is lay:
         return hit[1]
     rules = tuple(_size_rule(spec, lay) for spec in lay.buffers)
+    kinds = tuple(spec.kind for spec in lay.buffers)
+    plain = kinds in _LEAF_KINDS and lay.children == "none" and not lay.variadic
+    found = (rules, (kinds, rules) if plain else None)
     if len(_SIZE_RULES) < 4096:
-        _SIZE_RULES[id(lay)] = (lay, rules)  # the layout kept alive: its id stays its own
-    return rules
+        _SIZE_RULES[id(lay)] = (lay, found)  # the layout kept alive: its id stays its own
+    return found
 
 
 def _size_rule(spec: BufferSpec, lay: Layout) -> tuple[int, int, int, bool]:
@@ -283,9 +287,14 @@ def _leaf_source(node: PlanNode) -> str:
     )
 
 
+_TAKES: dict[int, tuple[t.DataType, Any]] = {}
+
+
 def _leaf_take(node: PlanNode) -> Callable[..., Array | None]:
     """The generated ``take`` of the leaf ``node`` (see :func:`_leaf_source`); the code
-    is compiled once per kind of leaf and bound to the node's class and type."""
+    is compiled once per kind of leaf and bound to the node's class and type, once per
+    type object (a decoded schema shares one object among fields of one type)."""
+    dtype = node.dtype
     key = node.leaf_key
     make = _LEAF_CODE.get(key)
     if make is None:
@@ -298,7 +307,10 @@ def _leaf_take(node: PlanNode) -> Callable[..., Array | None]:
         make = names["make"]
         with _LEAF_CODE_LOCK:
             _LEAF_CODE[key] = make
-    return make(node.array_class, node.dtype)
+    take = make(node.array_class, dtype)
+    if len(_TAKES) < 4096:
+        _TAKES[id(dtype)] = (dtype, take)  # the type kept alive: its id stays its own
+    return take
 
 
 def leaf_program(plan: Sequence[PlanNode]) -> tuple[tuple[tuple[Any, int], ...], int] | None:
