@@ -214,6 +214,21 @@ class SparseTensor:
 
 Header = SchemaMessage | RecordBatch | DictionaryBatch | Tensor | SparseTensor | None
 
+# the spec's name of each kind of message header
+_HEADER_NAMES = {
+    SchemaMessage: "Schema",
+    RecordBatch: "RecordBatch",
+    DictionaryBatch: "DictionaryBatch",
+    Tensor: "Tensor",
+    SparseTensor: "SparseTensor",
+}
+
+
+def header_name(header: Header) -> str:
+    """The spec's name of a message header (``"Schema"``, ``"RecordBatch"``...), or
+    ``"NONE"`` for none."""
+    return _HEADER_NAMES.get(type(header), "NONE")
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -268,5 +283,6 @@ __all__ = [
     "SparseTensorIndexCOO",
     "SparseTensorIndexCSF",
     "Tensor",
+    "header_name",
     "version_name",
 ]
