@@ -69,12 +69,9 @@ class FileStatistics(Sequence[BatchStatistics]):
         return len(self.row_counts)
 
     def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError(f"expected a batch index below {n}, found {i}")
-        i %= n
+        return _item(self, i, "batch")
+
+    def _get(self, i: int) -> BatchStatistics:
         columns = []
         for c in range(len(self.null_counts)):
             bounded = bool(self.has_bounds[c][i])
@@ -95,6 +92,17 @@ class FileStatistics(Sequence[BatchStatistics]):
                 bounded,
             ))
         return BatchStatistics(int(self.indices[i]), int(self.row_counts[i]), tuple(columns))
+
+
+def _item(seq: Any, i: Any, what: str) -> Any:
+    """``seq[i]`` for the sequences here: a list for a slice, else ``seq._get`` of the
+    index made non-negative (IndexError naming ``what`` when out of range)."""
+    n = len(seq)
+    if isinstance(i, slice):
+        return [seq._get(j) for j in range(*i.indices(n))]
+    if not -n <= i < n:
+        raise IndexError(f"expected a {what} index below {n}, found {i}")
+    return seq._get(i % n)
 
 
 def footer_value(metadata: Any) -> str | bytes | None:
@@ -289,12 +297,9 @@ class _LazyBounds(Sequence[Any]):
         return len(self._codes)
 
     def __getitem__(self, c: Any) -> Any:
-        if isinstance(c, slice):
-            return [self[i] for i in range(*c.indices(len(self)))]
-        n = len(self)
-        if not -n <= c < n:
-            raise IndexError(f"expected a column index below {n}, found {c}")
-        c %= n
+        return _item(self, c, "column")
+
+    def _get(self, c: int) -> Array | None:
         if c not in self._made:
             self._made[c] = self._make(c)
         return self._made[c]
