@@ -243,11 +243,7 @@ def storage_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
     >>> storage_numpy_dtype(t.date32()), storage_numpy_dtype(t.timestamp("ms"))
     (dtype('int32'), dtype('int64'))
     """
-    dtype = t.storage_of(dtype)
-    get = _STORAGE_DTYPES.get(dtype.__class__)
-    if get is None:
-        raise registry.missing_piece("numpy_storage", dtype.__class__)
-    return get(dtype)
+    return _numpy_piece(_STORAGE_DTYPES, "numpy_storage", dtype)
 
 
 def logical_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
@@ -257,11 +253,17 @@ def logical_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
     >>> logical_numpy_dtype(t.timestamp("ms")), logical_numpy_dtype(t.date32())
     (dtype('<M8[ms]'), dtype('<M8[D]'))
     """
-    st = t.storage_of(dtype)
-    get = _LOGICAL_DTYPES.get(st.__class__)
+    return _numpy_piece(_LOGICAL_DTYPES, "numpy_logical", dtype)
+
+
+def _numpy_piece(table: dict, piece: str, dtype: t.DataType) -> np.dtype | None:
+    """The registry piece ``piece`` (looked up in ``table``) of ``dtype``'s storage type,
+    applied to it."""
+    storage = t.storage_of(dtype)
+    get = table.get(storage.__class__)
     if get is None:
-        raise registry.missing_piece("numpy_logical", st.__class__)
-    return get(st)
+        raise registry.missing_piece(piece, storage.__class__)
+    return get(storage)
 
 
 # -- the registry's "numpy_storage" and "numpy_logical" pieces: dtype -> np.dtype or None
