@@ -242,16 +242,17 @@ class _BodyLoader:
             field_path=path or None,
         )
 
+    def _missing(self, expected: str, found: Any, path: str) -> E.ArrowError:
+        """The error for metadata that ran out: ``expected <expected>, found only
+        <found>``."""
+        return self.error(E.MetadataError, f"expected {expected}, found only {found}", path)
+
     def next_buffer(self, path: str, load: bool) -> np.ndarray | None:
         """The next buffer of the field at ``path`` (None when ``load`` is false: only
         checked), decompressed when the body is compressed."""
         i = self.i_buf
         if i >= self.num_buffers:
-            raise self.error(
-                E.MetadataError,
-                f"expected a Buffer for this field, found only {self.num_buffers} buffers",
-                path,
-            )
+            raise self._missing("a Buffer for this field", f"{self.num_buffers} buffers", path)
         self.i_buf = i + 1
         offset, length = self.specs[2 * i], self.specs[2 * i + 1]
         if self.buffer_paths is not None:
@@ -293,11 +294,8 @@ class _BodyLoader:
         against the buffers left."""
         i = self.i_var
         if i >= len(self.variadic):
-            raise self.error(
-                E.MetadataError,
-                f"expected a variadicBufferCounts entry for this view field, "
-                f"found only {len(self.variadic)}",
-                path,
+            raise self._missing(
+                "a variadicBufferCounts entry for this view field", len(self.variadic), path
             )
         self.i_var = i + 1
         n = self.variadic[i]
@@ -314,11 +312,7 @@ class _BodyLoader:
         """The next FieldNode (for the field at ``path``): length and null count."""
         i = self.i_node
         if i >= self.num_nodes:
-            raise self.error(
-                E.MetadataError,
-                f"expected a FieldNode for this field, found only {self.num_nodes} nodes",
-                path,
-            )
+            raise self._missing("a FieldNode for this field", f"{self.num_nodes} nodes", path)
         self.i_node = i + 1
         return self.nodes[2 * i], self.nodes[2 * i + 1]  # checked for all nodes in __init__
 
