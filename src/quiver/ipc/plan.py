@@ -308,8 +308,9 @@ def _leaf_take(node: PlanNode) -> Callable[..., Array | None]:
         with _LEAF_CODE_LOCK:
             _LEAF_CODE[key] = make
     take = make(node.array_class, dtype)
-    if len(_TAKES) < 4096:
-        _TAKES[id(dtype)] = (dtype, take)  # the type kept alive: its id stays its own
+    if len(_TAKES) >= 4096:
+        _TAKES.clear()  # a long-lived process meets many schemas: keep the recent ones
+    _TAKES[id(dtype)] = (dtype, take)  # the type kept alive: its id stays its own
     return take
 
 
