@@ -187,3 +187,13 @@ def test_the_old_import_paths_still_work() -> None:
     assert body_module.V4 == plan_module.V4 and body_module.V5 == plan_module.V5
     for name in ("Assembled", "assemble", "assemble_body", "compile_write_plan", "layout_body"):
         assert getattr(body_module, name) is getattr(assemble_module, name)
+
+
+def test_leaf_program_is_cached_per_plan_object() -> None:
+    plan = compile_plan(t.schema([("a", t.int8()), ("b", t.string())]), {})
+    first = leaf_program(plan)
+    assert first is not None and leaf_program(plan) is first
+    shorter = plan[:1]  # another plan with the same first node
+    found = leaf_program(shorter)
+    assert found is not None and len(found[0]) == 1 and found[1] == 2
+    assert leaf_program([plan[0], PlanNode(t.list_(t.int8()), (1,), "l", {})]) is None

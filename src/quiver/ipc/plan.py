@@ -317,18 +317,18 @@ def _leaf_take(node: PlanNode) -> Callable[..., Array | None]:
 def leaf_program(plan: Sequence[PlanNode]) -> tuple[tuple[tuple[Any, int], ...], int] | None:
     """For a plan of plain leaves only: each column's ``take`` with its count of Buffer
     numbers (two per buffer), and the count of all; None otherwise (cached on the plan's
-    first node)."""
+    first node, for that plan object)."""
     if not plan:
         return None
     head = plan[0]
-    found = head._leaves
-    if found is None:
-        if all(node.leaf for node in plan):
-            found = (tuple((n.take, 2 * n.nbuf) for n in plan), sum(n.nbuf for n in plan))
-        else:
-            found = False
-        head._leaves = found
-    return found or None
+    cached = head._leaves
+    if cached is not None and cached[0] is plan:  # the same plan object as last time
+        return cached[1]
+    found = None
+    if all(node.leaf for node in plan):
+        found = (tuple((n.take, 2 * n.nbuf) for n in plan), sum(n.nbuf for n in plan))
+    head._leaves = (plan, found)
+    return found
 
 
 def take_leaves(
