@@ -243,11 +243,7 @@ def storage_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
     >>> storage_numpy_dtype(t.date32()), storage_numpy_dtype(t.timestamp("ms"))
     (dtype('int32'), dtype('int64'))
     """
-    dtype = t.storage_of(dtype)
-    get = _STORAGE_DTYPES.get(dtype.__class__)
-    if get is None:
-        raise registry.missing_piece("numpy_storage", dtype.__class__)
-    return get(dtype)
+    return _numpy_piece(_STORAGE_DTYPES, "numpy_storage", dtype)
 
 
 def logical_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
@@ -257,11 +253,17 @@ def logical_numpy_dtype(dtype: t.DataType) -> np.dtype | None:
     >>> logical_numpy_dtype(t.timestamp("ms")), logical_numpy_dtype(t.date32())
     (dtype('<M8[ms]'), dtype('<M8[D]'))
     """
-    st = t.storage_of(dtype)
-    get = _LOGICAL_DTYPES.get(st.__class__)
+    return _numpy_piece(_LOGICAL_DTYPES, "numpy_logical", dtype)
+
+
+def _numpy_piece(table: dict, piece: str, dtype: t.DataType) -> np.dtype | None:
+    """The registry piece ``piece`` (looked up in ``table``) of ``dtype``'s storage type,
+    applied to it."""
+    storage = t.storage_of(dtype)
+    get = table.get(storage.__class__)
     if get is None:
-        raise registry.missing_piece("numpy_logical", st.__class__)
-    return get(st)
+        raise registry.missing_piece(piece, storage.__class__)
+    return get(storage)
 
 
 # -- the registry's "numpy_storage" and "numpy_logical" pieces: dtype -> np.dtype or None
@@ -269,14 +271,13 @@ _STORAGE_DTYPES = registry.table("numpy_storage")
 _LOGICAL_DTYPES = registry.table("numpy_logical")
 
 
-@registry.implements("numpy_storage", t.IntegerType)
-def _int_dtype(dtype: t.IntegerType) -> np.dtype:
-    return np.dtype(f"<{'i' if dtype.signed else 'u'}{dtype.width // 8}")
-
-
-@registry.implements("numpy_storage", t.FloatingPointType)
-def _float_dtype(dtype: t.FloatingPointType) -> np.dtype:
-    return np.dtype(f"<f{dtype.width // 8}")
+@registry.implements("numpy_storage", t.IntegerType, t.FloatingPointType)
+def _number_dtype(dtype: t.IntegerType | t.FloatingPointType) -> np.dtype:
+    if isinstance(dtype, t.FloatingPointType):
+        kind = "f"
+    else:
+        kind = "i" if dtype.signed else "u"
+    return np.dtype(f"<{kind}{dtype.width // 8}")
 
 
 @registry.implements(
@@ -304,19 +305,13 @@ registry.register(
 )
 
 
-@registry.implements("numpy_logical", t.DateType)
-def _date_logical(dtype: t.DateType) -> np.dtype:
-    return np.dtype("M8[D]") if dtype.unit == "day" else np.dtype("M8[ms]")
-
-
-@registry.implements("numpy_logical", t.TimestampType)
-def _timestamp_logical(dtype: t.TimestampType) -> np.dtype:
-    return np.dtype(f"M8[{dtype.unit}]")
-
-
-@registry.implements("numpy_logical", t.DurationType)
-def _duration_logical(dtype: t.DurationType) -> np.dtype:
-    return np.dtype(f"m8[{dtype.unit}]")
+@registry.implements("numpy_logical", t.DateType, t.TimestampType, t.DurationType)
+def _temporal_logical(dtype: t.DateType | t.TimestampType | t.DurationType) -> np.dtype:
+    """datetime64 of the type's unit (days or ms for dates), timedelta64 for durations."""
+    if isinstance(dtype, t.DateType):
+        return np.dtype("M8[D]") if dtype.unit == "day" else np.dtype("M8[ms]")
+    kind = "m8" if isinstance(dtype, t.DurationType) else "M8"
+    return np.dtype(f"{kind}[{dtype.unit}]")
 
 
 # the rest: what the value buffer holds

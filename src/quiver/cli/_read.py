@@ -61,16 +61,7 @@ class MessageReader:
             yield raw
 
 
-def kind_of(header: Any) -> str:
-    """The spec's name of a message header."""
-    names = {
-        md.SchemaMessage: "Schema",
-        md.RecordBatch: "RecordBatch",
-        md.DictionaryBatch: "DictionaryBatch",
-        md.Tensor: "Tensor",
-        md.SparseTensor: "SparseTensor",
-    }
-    return names.get(type(header), "NONE")
+kind_of = md.header_name  # the spec's name of a message header
 
 
 def open_file_decoder(data: Any, options: Any = None) -> FileDecoder:

@@ -109,21 +109,25 @@ class DictionaryMemo:
     ) -> tuple[int, bool]:
         """Load one DictionaryBatch; returns (id, is_delta)."""
         did = batch.id
+
+        def fail(cls: type[E.ArrowError], message: str, **where: Any) -> E.ArrowError:
+            return cls(message, message_index=ctx.message_index, **where)
+
         value_type = self._types.get(did)
         if value_type is None:
-            raise E.DictionaryError(
+            raise fail(
+                E.DictionaryError,
                 f"expected a dictionary id declared in the schema ({self.ids}), found {did}",
-                message_index=ctx.message_index,
                 offset=body_offset,
             )
         path, name = self._paths[did]
         if self.max_size is not None:
             size = len(body) + (self._sizes.get(did, 0) if batch.is_delta else 0)
             if size > self.max_size:
-                raise E.LimitExceeded(
+                raise fail(
+                    E.LimitExceeded,
                     f"expected dictionary {did} of at most {self.max_size} body bytes "
                     f"(IpcLimits.max_dictionary_size), found {size}",
-                    message_index=ctx.message_index,
                     offset=body_offset,
                     field_path=name,
                 )
@@ -133,26 +137,26 @@ class DictionaryMemo:
             plan = self._plans[did] = PlanNode(value_type, path, name, self.dictionary_ids)
         values = load_single(plan, batch.data, body, body_offset, ctx)
         if len(values) != batch.data.length:
-            raise E.BodyError(
+            raise fail(
+                E.BodyError,
                 f"expected a dictionary of length {batch.data.length}, found {len(values)}",
-                message_index=ctx.message_index,
                 field_path=name,
             )
         if batch.is_delta:
             old = self._values.get(did)
             if old is None:
-                raise E.DictionaryError(
+                raise fail(
+                    E.DictionaryError,
                     f"expected a dictionary for id {did} before its delta, found none",
-                    message_index=ctx.message_index,
                     field_path=name,
                 )
             self._values[did] = concat_arrays([old, values])
         else:
             if self.file_format and did in self._seen_non_delta:
-                raise E.DictionaryError(
+                raise fail(
+                    E.DictionaryError,
                     f"expected at most one non-delta dictionary batch for id {did} in an IPC "
                     "file (replacement is only allowed in streams), found another",
-                    message_index=ctx.message_index,
                     field_path=name,
                 )
             self._seen_non_delta.add(did)

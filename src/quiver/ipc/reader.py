@@ -33,6 +33,7 @@ from .body import DeferredBody
 from .compression import run_pooled
 from .decoder import END, NEED_DATA, IpcLimits, RawMessage
 from .file_decoder import TRAILER_SIZE, FileDecoder
+from .fileobj import text_mode_error
 from .framing import MAGIC
 from .statistics.decode import decode_statistics, footer_value, statistics_stream
 from .stream_decoder import IpcReadOptions, StreamDecoder
@@ -80,10 +81,10 @@ def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, b
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap, np.ndarray)):
         return _bytes_view(source), None, False
     if isinstance(source, io.TextIOBase):
-        raise E.ArrowTypeError(
-            f"expected a binary file object, found a text-mode {type(source).__name__} "
-            f"({getattr(source, 'name', '?')!r}); read its bytes through its .buffer "
-            "(sys.stdin.buffer for standard input)"
+        raise text_mode_error(
+            source,
+            "a binary file object",
+            "read its bytes through its .buffer (sys.stdin.buffer for standard input)",
         )
     if hasattr(source, "read"):
         return None, source, False

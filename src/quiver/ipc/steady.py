@@ -7,9 +7,11 @@ string), or of lists, large lists, maps, structs and fixed-size lists of them, h
 read the general way, :class:`SteadyBatches` remembers its metadata's
 :class:`~quiver.ipc.metadata.RecordBatchShape`.  A later message whose prefix and
 metadata bytes match that shape everywhere but the per-batch numbers is read here in one
-function: the numbers come out of one ``struct`` call, the same structural checks as the
-body loader's run on plain ints, and the arrays are views of the body.  Plans of leaves
-get a loop and then generated code; plans with nested columns a walk (:func:`_take_nested`).
+function: the numbers come out of one ``struct`` call, the structural checks run on plain
+ints, and the arrays are views of the body.  Plans of leaves get a loop over each column's
+generated ``take`` and then generated code for the whole batch, both from the checks the
+plan nodes carry (:func:`quiver.ipc.plan.leaf_checks`); plans with nested columns a walk
+(:func:`_take_nested`).
 
 Anything out of the ordinary (another size, other bytes, a negative number, a buffer
 outside the body, a column too short, offsets out of range, a message split across
@@ -20,10 +22,11 @@ would refuse.
 
 from __future__ import annotations
 
+import functools
 import struct
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,11 +36,10 @@ from ..batch import RecordBatch
 from ..errors import ArrowError
 from ..layout import children_problem
 from . import metadata as md
-from .body import PlanNode
 from .framing import PREFIX_PAIR, expected_prefix
+from .plan import OFFSET_READERS, PlanNode, leaf_checks, need_source, take_leaves
 
 _PREFIX = PREFIX_PAIR.unpack_from
-_OFFSET_READERS = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
 # record batches a reader reads the general way that may set up the fast path
 STEADY_TRIES = 4
 # schemas up to this many columns get generated straight-line code once the loop has
@@ -71,26 +73,26 @@ class SteadyBatches:
         max_unbacked_rows: int,
     ) -> None:
         self.head = 8 + shape.size  # prefix and metadata: where the body starts
-        args = (shape, plan, schema, max_body_size, max_unbacked_rows)
+        setup = _Setup(shape, plan, schema, max_body_size, max_unbacked_rows)
         self.take: Callable[[memoryview], tuple[RecordBatch, int] | None]
         if not all(node.leaf for node in plan):
-            self.take = _take_nested(*args)
+            self.take = _take_nested(setup)
             return
         if len(plan) > COMPILE_MAX_COLUMNS:
-            self.take = _take_loop(*args)
+            self.take = _take_loop(setup)
             return
-        key = _code_key(*args)
+        key = _code_key(setup)
         if key in _code_cache:
-            self.take = _take_compiled(*args, key=key)
+            self.take = _take_compiled(setup, key)
             return
-        loop = _take_loop(*args)
+        loop = _take_loop(setup)
         count = 0
 
         def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
             nonlocal count
             count += 1
             if count == COMPILE_AFTER:  # later calls go to the compiled take directly
-                self.take = _take_compiled(*args, key=key)
+                self.take = _take_compiled(setup, key)
             return loop(chunk)
 
         self.take = take
@@ -156,7 +158,7 @@ def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
 
 # -- the makers of ``take`` ------------------------------------------------------------
 #
-# Both read the numbers of a message whose prefix and fixed bytes match the shape (all
+# All read the numbers of a message whose prefix and fixed bytes match the shape (all
 # >= 0, counts fixed by the shape) and return None at the first thing the general path
 # would refuse: a body beyond the chunk or the limits, a batch length beyond what the body
 # can back, a column length other than the batch's, a null count above it, a buffer outside
@@ -164,20 +166,34 @@ def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
 # start at >= 0 and end inside its data.
 
 
-def _numbers_reader(
-    shape: md.RecordBatchShape, max_body: int, max_unbacked: int
-) -> Callable[[memoryview], tuple[int, int, int, tuple, tuple] | None]:
-    """The first step of both loops' ``take``: for a chunk whose message prefix and fixed
-    bytes match the shape, with every number >= 0, a body inside the chunk and the
-    limits, and a batch length the body can back, ``(length, body length, end of the
-    message, FieldNode numbers, Buffer numbers)``; else None."""
+class _Setup(NamedTuple):
+    """What every maker of ``take`` is given: the shape, the plan, its schema, limits."""
+
+    shape: md.RecordBatchShape
+    plan: Sequence[PlanNode]
+    schema: t.Schema
+    max_body: int
+    max_unbacked: int
+
+
+# the columns of one message: (length, nodes, specs, body, raw, base, body_len) -> the
+# arrays, or None; nodes and specs are the FieldNode and Buffer numbers flat, the body is
+# at base in raw
+Columns = Callable[[int, tuple, tuple, np.ndarray, memoryview, int, int], list | None]
+
+
+def _take_with(setup: _Setup, columns: Columns) -> Callable[[memoryview], Any]:
+    """``take`` for the loops: a chunk whose message prefix and fixed bytes match the
+    shape, with every number >= 0, a body inside the chunk and the limits and a batch
+    length the body can back, gets its arrays from ``columns``; else None."""
+    shape, _, schema, max_body, max_unbacked = setup
     fixed, fixed_bytes = shape.fixed.unpack_from, shape.fixed_bytes
     unpack = shape.numbers.unpack_from
     i_body, i_length, node_slice, buffer_slice = shape.slots
     head = 8 + shape.size
     prefix = expected_prefix(shape.size)
 
-    def read(chunk: memoryview) -> tuple[int, int, int, tuple, tuple] | None:
+    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
         size = len(chunk)
         if size < head or _PREFIX(chunk, 0) != prefix or fixed(chunk, 8) != fixed_bytes:
             return None
@@ -189,99 +205,35 @@ def _numbers_reader(
         end = head + body_len
         if size < end or body_len > max_body or length > 8 * body_len + max_unbacked:
             return None
-        return length, body_len, end, values[node_slice], values[buffer_slice]
-
-    return read
-
-
-def _take_loop(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
-    """``take`` as a loop over the plan (wide schemas; the readable twin of the other)."""
-    read_numbers = _numbers_reader(shape, max_body, max_unbacked)
-    head = 8 + shape.size
-    cols = []
-    for node in plan:
-        per, extra, div, _ = node.sizes[1]
-        reader = _OFFSET_READERS[per] if node.nbuf == 3 else None
-        cols.append((node.array_class, node.dtype, node.nbuf == 3, per, extra, div, reader))
-    columns = tuple(cols)
-
-    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
-        numbers = read_numbers(chunk)
-        if numbers is None:
-            return None
-        length, body_len, end, nodes, specs = numbers
         body = np.frombuffer(chunk, np.uint8, body_len, head)
-        out = []
-        append = out.append
-        i = j = 0
-        for cls, dtype, binary, per, extra, div, read in columns:
-            n = nodes[i]
-            z = nodes[i + 1]
-            i += 2
-            o0 = specs[j]
-            n0 = specs[j + 1]
-            o1 = specs[j + 2]
-            n1 = specs[j + 3]
-            if (
-                n != length
-                or z > n
-                or o0 + n0 > body_len
-                or o1 + n1 > body_len
-                or (n and (n1 < (n + extra) * per // div or (z and n0 < (n + 7) >> 3)))
-            ):
-                return None
-            if binary:
-                o2 = specs[j + 4]
-                n2 = specs[j + 5]
-                j += 6
-                if o2 + n2 > body_len:
-                    return None
-                if n:
-                    first = read(chunk, head + o1)[0]
-                    last = read(chunk, head + o1 + n * per)[0]
-                    if first < 0 or last < first or last > n2:
-                        return None
-                bufs: tuple = (
-                    body[o0 : o0 + n0] if z else None,
-                    body[o1 : o1 + n1],
-                    body[o2 : o2 + n2],
-                )
-            else:
-                j += 4
-                bufs = (body[o0 : o0 + n0] if z else None, body[o1 : o1 + n1])
-            append(cls(dtype, n, bufs, (), z, 0, None))
+        out = columns(length, values[node_slice], values[buffer_slice], body, chunk, head,
+                      body_len)  # fmt: skip
+        if out is None:
+            return None
         return RecordBatch._trusted(schema, out, length), end
 
     return take
+
+
+def _take_loop(setup: _Setup) -> Callable[[memoryview], Any]:
+    """``take`` as a loop over the plan (wide schemas, and the first batches): each
+    column's generated ``take`` (:func:`quiver.ipc.plan.take_leaves`)."""
+    takes = tuple((node.take, 2 * node.nbuf) for node in setup.plan)
+    return _take_with(setup, functools.partial(take_leaves, takes))
 
 
 class _Refuse(Exception):
     """Something the general path would refuse (or report): read the message there."""
 
 
-def _take_nested(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
+def _take_nested(setup: _Setup) -> Callable[[memoryview], Any]:
     """``take`` for plans with nested columns (see :func:`_qualifies`): a walk in the
     message's pre-order that makes the checks of the body loader's ``load``,
-    ``_check_sizes`` and ``_check`` on plain ints.  Leaves are checked as in
-    :func:`_take_loop`; a list or map needs its offsets buffer for ``n + 1`` offsets, the
-    first >= 0 and the last between it and its child's length; a struct needs children of
-    at least its length; a fixed-size list a child of ``n * list_size``; every validity
-    bitmap with nulls needs ``ceil(n / 8)`` bytes."""
-    read_numbers = _numbers_reader(shape, max_body, max_unbacked)
-    head = 8 + shape.size
-
+    ``_check_sizes`` and ``_check`` on plain ints.  Leaves take their node's generated
+    ``take``; a list or map needs its offsets buffer for ``n + 1`` offsets, the first >= 0
+    and the last between it and its child's length; a struct needs children of at least
+    its length; a fixed-size list a child of ``n * list_size``; every validity bitmap with
+    nulls needs ``ceil(n / 8)`` bytes."""
     # every node's place among the FieldNodes and Buffers is fixed by the plan (pre-order):
     # ops carry them, as indices into the numbers (two per node, two per buffer)
     counters = [0, 0]
@@ -291,57 +243,37 @@ def _take_nested(
         counters[0] += 2
         counters[1] += 2 * node.nbuf
         if node.leaf:
-            per, extra, div, _ = node.sizes[1]
-            reader = _OFFSET_READERS[per] if node.nbuf == 3 else None
-            return ("leaf", node.array_class, node.dtype, i, j, node.nbuf == 3, per, extra, div,
-                    reader)  # fmt: skip
+            return ("leaf", node.take, None, i, j)
         children = tuple(compile_node(c) for c in node.children)
         if node.rule == "offsets":
             per = node.sizes[1][0]
-            return ("list", node.array_class, node.dtype, i, j, per, _OFFSET_READERS[per],
+            return ("list", node.array_class, node.dtype, i, j, per, OFFSET_READERS[per],
                     children[0])  # fmt: skip
         if node.rule == "fixed":
             return ("fixed", node.array_class, node.dtype, i, j, node.list_size, children[0])
         return ("struct", node.array_class, node.dtype, i, j, children)
 
-    program = tuple(compile_node(node) for node in plan)
+    program = tuple(compile_node(node) for node in setup.plan)
 
-    def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
-        numbers = read_numbers(chunk)
-        if numbers is None:
-            return None
-        length, body_len, end, nodes, specs = numbers
-        body = np.frombuffer(chunk, np.uint8, body_len, head)
-
+    def columns(
+        length: int, nodes: tuple, specs: tuple, body: np.ndarray, chunk: memoryview,
+        head: int, body_len: int,
+    ) -> list | None:  # fmt: skip
         def load(op: tuple) -> Any:
             kind, cls, dtype, i, j = op[:5]
             n = nodes[i]
             z = nodes[i + 1]
+            if kind == "leaf":  # cls: the leaf's generated take
+                leaf = cls(body, chunk, head, body_len, n, z, specs, j)
+                if leaf is None:
+                    raise _Refuse
+                return leaf
             o0 = specs[j]
             n0 = specs[j + 1]
             # the validity bitmap (every kind here has one)
             if z > n or o0 + n0 > body_len or (n and z and n0 < (n + 7) >> 3):
                 raise _Refuse
             valid = body[o0 : o0 + n0] if z else None
-            if kind == "leaf":
-                binary, per, extra, div, read = op[5:]
-                o1 = specs[j + 2]
-                n1 = specs[j + 3]
-                if o1 + n1 > body_len or (n and n1 < (n + extra) * per // div):
-                    raise _Refuse
-                if binary:
-                    o2 = specs[j + 4]
-                    n2 = specs[j + 5]
-                    if o2 + n2 > body_len:
-                        raise _Refuse
-                    if n:
-                        first = read(chunk, head + o1)[0]
-                        last = read(chunk, head + o1 + n * per)[0]
-                        if first < 0 or last < first or last > n2:
-                            raise _Refuse
-                    bufs: tuple = (valid, body[o1 : o1 + n1], body[o2 : o2 + n2])
-                    return cls(dtype, n, bufs, (), z, 0, None)
-                return cls(dtype, n, (valid, body[o1 : o1 + n1]), (), z, 0, None)
             if kind == "list":
                 per, read, child_op = op[5:]
                 o1 = specs[j + 2]
@@ -377,44 +309,32 @@ def _take_nested(
                 out.append(column)
         except (_Refuse, ArrowError):  # the general path reads it again and reports
             return None
-        return RecordBatch._trusted(schema, out, length), end
+        return out
 
-    return take
+    return _take_with(setup, columns)
 
 
-def _code_key(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-) -> tuple:
+def _code_key(setup: _Setup) -> tuple:
     """Everything the generated text of :func:`_take_compiled` depends on (the classes,
     types and fixed bytes it uses are passed by name, so they are not part of it)."""
+    shape, plan, _, max_body, max_unbacked = setup
     return (
         shape.size,
         shape.fixed.format,
         shape.numbers.format,
         shape.slots[:2],
         (shape.slots[2].start, shape.slots[3].start),
-        tuple((node.nbuf, node.sizes[1][:3]) for node in plan),
+        tuple(node.leaf_key for node in plan),
         _as_int(max_body),
         _as_int(max_unbacked),
     )
 
 
-def _take_compiled(
-    shape: md.RecordBatchShape,
-    plan: Sequence[PlanNode],
-    schema: t.Schema,
-    max_body: int,
-    max_unbacked: int,
-    *,
-    key: tuple,
-) -> Callable[[memoryview], tuple[RecordBatch, int] | None]:
+def _take_compiled(setup: _Setup, key: tuple) -> Callable[[memoryview], Any]:
     """``take`` as straight-line code generated for this plan and shape (see
     :func:`_source`), compiled once per :func:`_code_key` and bound to this plan's
     classes, types and fixed bytes."""
+    shape, plan, schema, max_body, max_unbacked = setup
     code = _code_cache.get(key)
     if code is None:
         code = compile(
@@ -435,8 +355,8 @@ def _take_compiled(
         "_batch": RecordBatch._trusted,
         "_object_new": object.__new__,
         "SCHEMA": schema,
-        "_r4": _OFFSET_READERS[4],
-        "_r8": _OFFSET_READERS[8],
+        "_r4": OFFSET_READERS[4],
+        "_r8": OFFSET_READERS[8],
     }
     for k, node in enumerate(plan):
         names[f"C{k}"] = node.array_class
@@ -456,11 +376,13 @@ def _source(
 ) -> str:
     """The text of the generated ``take``.
 
-    The same checks as :func:`_take_loop`, unrolled: one tuple unpack of the numbers into
-    named locals, one condition per kind of check, the arrays built without a call frame
-    each.  The text holds only local names and ints (positions, limits, the layout's size
-    rules); classes (``C0``...), types (``D0``...), readers and the fixed bytes are names
-    bound by :func:`_take_compiled`, never text.
+    Each column's checks are its plan node's (:func:`quiver.ipc.plan.leaf_checks`, the
+    text the loop's per-column ``take`` is generated from), unrolled: one tuple unpack of
+    the numbers into named locals, the columns' conditions of one kind joined into one
+    test (the bytes each size rule needs computed once), the arrays built without a call
+    frame each.  The text holds only local names and ints (positions, limits, the
+    layout's size rules); classes (``C0``...), types (``D0``...), readers and the fixed
+    bytes are names bound by :func:`_take_compiled`, never text.
     """
     i_body, i_length, node_slice, buffer_slice = shape.slots
     head = 8 + shape.size
@@ -469,7 +391,11 @@ def _source(
     targets[i_body] = "body_len"
     targets[i_length] = "length"
     same_length, bounds, sizes, offsets, arrays = [], [], [], [], []
-    needs: dict[tuple[int, int, int], str] = {}
+    needs: dict[tuple[int, int, int], str] = {}  # one local per distinct size rule
+
+    def need(rule: tuple[int, int, int]) -> str:
+        return needs.setdefault(rule, f"w{len(needs)}")
+
     j = 0
     for k, node in enumerate(plan):
         n, z = f"n{k}", f"z{k}"
@@ -481,32 +407,24 @@ def _source(
         for m, (a, b) in enumerate(zip(o, ln)):
             targets[buffer_slice.start + 2 * (j + m)] = a
             targets[buffer_slice.start + 2 * (j + m) + 1] = b
-            bounds.append(f"{a} + {b} > body_len")
-        # the bytes the values (or offsets) buffer needs: one local per distinct rule
-        rule = node.sizes[1][:3]
-        per = rule[0]
-        need = needs.setdefault(rule, f"w{len(needs)}")
-        sizes.append(f"{ln[1]} < {need} or ({z} and {ln[0]} < v)")
+        # n{k} == length once the first test passes: the checks are written for length
+        found = leaf_checks(node, "length", z, o, ln, need, f"{head} + {o[1]}")
+        bounds += found[0]
+        sizes += found[1]
+        offsets += found[2]
         views = [f"body[{o[0]} : {o[0]} + {ln[0]}] if {z} else None"]
         views += [f"body[{a} : {a} + {b}]" for a, b in zip(o[1:], ln[1:])]
-        if node.nbuf == 3:
-            offsets.append(
-                f"    f = _r{per}(chunk, {head} + {o[1]})[0]\n"
-                f"    g = _r{per}(chunk, {head} + {o[1]} + length * {per})[0]\n"
-                f"    if f < 0 or g < f or g > {ln[2]}:\n"
-                "      return None\n"
-            )
         arrays.append(
             unchecked_new_source(f"a{k}", f"C{k}", f"D{k}", "length", f"({', '.join(views)},)", z)
         )
         j += node.nbuf
     columns = ", ".join(f"a{k}" for k in range(len(plan)))
     return (
-        "def take(chunk):\n"
-        "  size = len(chunk)\n"
-        f"  if size < {head} or _fixed(chunk, 0) != FIXED:\n"
+        "def take(raw):\n"
+        "  size = len(raw)\n"
+        f"  if size < {head} or _fixed(raw, 0) != FIXED:\n"
         "    return None\n"
-        "  values = _numbers(chunk, 8)\n"
+        "  values = _numbers(raw, 8)\n"
         "  if min(values) < 0:\n"
         "    return None\n"
         f"  ({', '.join(targets)},) = values\n"
@@ -519,15 +437,13 @@ def _source(
         f"  if {' or '.join(bounds)}:\n"
         "    return None\n"
         "  if length:\n"
-        "    v = (length + 7) >> 3\n"
         + "".join(
-            f"    {name} = (length + {extra}) * {per} // {div}\n"
-            for (per, extra, div), name in needs.items()
+            f"    {name} = {need_source(rule, 'length')}\n" for rule, name in needs.items()
         )
         + f"    if {' or '.join(sizes)}:\n"
         "      return None\n"
-        + "".join(offsets)
-        + f"  body = _frombuffer(chunk, _u8, body_len, {head})\n"
+        + "".join(f"    {line}\n" for line in offsets)
+        + f"  body = _frombuffer(raw, _u8, body_len, {head})\n"
         + "".join(f"  {line}\n" for text in arrays for line in text.splitlines())
         + f"  return _batch(SCHEMA, ({columns},), length), end\n"
     )

@@ -349,11 +349,6 @@ class StreamDecoder:
 
 
 def _kind(header: Any) -> str:
-    names = {
-        md.SchemaMessage: "a Schema message",
-        md.RecordBatch: "a RecordBatch message",
-        md.DictionaryBatch: "a DictionaryBatch message",
-        md.Tensor: "a Tensor message",
-        md.SparseTensor: "a SparseTensor message",
-    }
-    return names.get(type(header), "a message with no header")
+    """``a <name> message`` for a message header, as errors say it."""
+    name = md.header_name(header)
+    return "a message with no header" if name == "NONE" else f"a {name} message"

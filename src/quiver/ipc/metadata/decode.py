@@ -73,6 +73,7 @@ from .model import (
     SparseTensorIndexCOO,
     SparseTensorIndexCSF,
     Tensor,
+    unchecked_maker,
     version_name,
 )
 
@@ -108,12 +109,8 @@ def _decode_record_batch(tbl: Table, limits: MetadataLimits) -> RecordBatch:
     return read(tbl.buf, tbl.pos, limits, tbl.reader.base_offset)
 
 
-# Building Message through its slot descriptors skips the generic frozen __init__ (half
-# the cost on the per-batch hot path); it has no __post_init__.
-_new = object.__new__
-_MSG_SLOTS = tuple(
-    getattr(Message, n).__set__ for n in ("version", "header", "body_length", "custom_metadata")
-)
+# Message without its generic frozen __init__ (half the cost on the per-batch hot path)
+_message = unchecked_maker(Message, ("version", "header", "body_length", "custom_metadata"))
 
 
 def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | None:
@@ -153,13 +150,7 @@ def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | No
         rb = (_read_record_batch or _record_batch_reader())(buf, p + read_u32(buf, p)[0], limits)
     except ArrowError:
         return None  # the general path says what is wrong, with the message's offsets
-    m0, m1, m2, m3 = _MSG_SLOTS
-    msg = _new(Message)
-    m0(msg, version)
-    m1(msg, rb)
-    m2(msg, body_length)
-    m3(msg, None)
-    return msg
+    return _message(version, rb, body_length, None)
 
 
 def decode_message(
@@ -448,19 +439,8 @@ def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
     return tuple(map(_block, offsets, meta, body))
 
 
-_BLOCK_SLOTS = tuple(
-    getattr(Block, n).__set__ for n in ("offset", "meta_data_length", "body_length")
-)
-
-
-def _block(offset: int, meta_data_length: int, body_length: int) -> Block:
-    # files with many batches have many Blocks: skip the generic frozen __init__
-    s0, s1, s2 = _BLOCK_SLOTS
-    blk = object.__new__(Block)
-    s0(blk, offset)
-    s1(blk, meta_data_length)
-    s2(blk, body_length)
-    return blk
+# files with many batches have many Blocks: skip the generic frozen __init__
+_block = unchecked_maker(Block, ("offset", "meta_data_length", "body_length"))
 
 
 def decode_footer(

@@ -82,11 +82,25 @@ def _key_values(tbl: Table, i: int, limits: MetadataLimits) -> KeyValueMetadata 
     return KeyValueMetadata(items)
 
 
-def _time_unit(tbl: Table, i: int, default: int, what: str) -> str:
+def _enum(tbl: Table, i: int, default: int, names: tuple, expected: str) -> Any:
+    """``names[u]`` for the int16 enum ``u`` in slot ``i`` (``default`` when absent);
+    an error saying ``expected <expected>, found u`` when it is out of range."""
     u = tbl.get(i, I16, default)
-    if not 0 <= u < 4:
-        raise tbl.reader.error(f"expected a {what} TimeUnit 0..3, found {u}", tbl.pos)
-    return _TIME_UNITS[u]
+    if not 0 <= u < len(names):
+        raise tbl.reader.error(f"expected {expected}, found {u}", tbl.pos)
+    return names[u]
+
+
+def _time_unit(tbl: Table, i: int, default: int, what: str) -> str:
+    return _enum(tbl, i, default, _TIME_UNITS, f"a {what} TimeUnit 0..3")
+
+
+def _valid(tbl: Table, what: str, make: Any, *args: Any) -> DataType:
+    """``make(*args)``; the type's own refusal as ``expected a valid <what>: ...``."""
+    try:
+        return make(*args)
+    except ArrowError as exc:
+        raise tbl.reader.error(f"expected a valid {what}: {exc.reason}", tbl.pos) from None
 
 
 def _int_type(tbl: Table, what: str) -> DataType:
@@ -146,10 +160,7 @@ def _decode_int(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
 
 @registry.implements("ipc_decode", t.FloatingPointType)
 def _decode_float(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
-    p = tt.get(0, I16, 0)
-    if not 0 <= p < 3:
-        raise tt.reader.error(f"expected a FloatingPoint precision 0..2, found {p}", tt.pos)
-    return t.FloatingPointType(_FLOAT_WIDTHS[p])
+    return t.FloatingPointType(_enum(tt, 0, 0, _FLOAT_WIDTHS, "a FloatingPoint precision 0..2"))
 
 
 @registry.implements("ipc_decode", t.DecimalType)
@@ -157,28 +168,18 @@ def _decode_decimal(code: int, tt: Table, children: tuple[Field, ...]) -> DataTy
     width = tt.get(2, I32, 128)
     precision = tt.get(0, I32, 0)
     scale = tt.get(1, I32, 0)
-    try:
-        return t.DecimalType(width, precision, scale)
-    except ArrowError as exc:
-        raise tt.reader.error(f"expected a valid Decimal: {exc.reason}", tt.pos) from None
+    return _valid(tt, "Decimal", t.DecimalType, width, precision, scale)
 
 
 @registry.implements("ipc_decode", t.DateType)
 def _decode_date(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
-    u = tt.get(0, I16, 1)
-    if u not in (0, 1):
-        raise tt.reader.error(f"expected a DateUnit 0 or 1, found {u}", tt.pos)
-    return t.DateType("day" if u == 0 else "ms")
+    return t.DateType(_enum(tt, 0, 1, ("day", "ms"), "a DateUnit 0 or 1"))
 
 
 @registry.implements("ipc_decode", t.TimeType)
 def _decode_time(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
     unit = _time_unit(tt, 0, 1, "Time")
-    width = tt.get(1, I32, 32)
-    try:
-        return t.TimeType(width, unit)
-    except ArrowError as exc:
-        raise tt.reader.error(f"expected a valid Time: {exc.reason}", tt.pos) from None
+    return _valid(tt, "Time", t.TimeType, tt.get(1, I32, 32), unit)
 
 
 @registry.implements("ipc_decode", t.TimestampType)
@@ -188,10 +189,7 @@ def _decode_timestamp(code: int, tt: Table, children: tuple[Field, ...]) -> Data
 
 @registry.implements("ipc_decode", t.IntervalType)
 def _decode_interval(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
-    u = tt.get(0, I16, 0)
-    if not 0 <= u < 3:
-        raise tt.reader.error(f"expected an IntervalUnit 0..2, found {u}", tt.pos)
-    return t.IntervalType(_INTERVAL_UNITS[u])
+    return t.IntervalType(_enum(tt, 0, 0, _INTERVAL_UNITS, "an IntervalUnit 0..2"))
 
 
 @registry.implements("ipc_decode", t.DurationType)
@@ -247,24 +245,16 @@ def _decode_map(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
 
 @registry.implements("ipc_decode", t.UnionType)
 def _decode_union(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
-    mode = tt.get(0, I16, 0)
-    if mode not in (0, 1):
-        raise tt.reader.error(f"expected a UnionMode 0 or 1, found {mode}", tt.pos)
+    mode = _enum(tt, 0, 0, ("sparse", "dense"), "a UnionMode 0 or 1")
     ids = tt.scalars(1, "i")
     codes = tuple(range(len(children))) if ids is None else ids
-    try:
-        return t.UnionType("sparse" if mode == 0 else "dense", children, codes)
-    except ArrowError as exc:
-        raise tt.reader.error(f"expected a valid Union: {exc.reason}", tt.pos) from None
+    return _valid(tt, "Union", t.UnionType, mode, children, codes)
 
 
 @registry.implements("ipc_decode", t.RunEndEncodedType)
 def _decode_ree(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
     _need_children(children, 2, "RunEndEncoded", tt)
-    try:
-        return t.RunEndEncodedType(children[0], children[1])
-    except ArrowError as exc:
-        raise tt.reader.error(f"expected a valid RunEndEncoded: {exc.reason}", tt.pos) from None
+    return _valid(tt, "RunEndEncoded", t.RunEndEncodedType, children[0], children[1])
 
 
 # Type union code -> its decoder, from the registry rows (a row's codes without a decoder

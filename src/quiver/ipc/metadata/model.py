@@ -49,6 +49,22 @@ EXTENSION_NAME_KEY = b"ARROW:extension:name"
 EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
 
 
+def unchecked_maker(cls: type, names: tuple[str, ...]) -> Any:
+    """A function ``(*values)`` -> a ``cls`` whose slots ``names`` hold the values, built
+    without the generic frozen ``__init__`` (half the cost of a small object on the
+    decoders' hot paths); for dataclasses without ``__post_init__`` whose values the
+    caller has already checked.  Generated once per class, unrolled."""
+    setters = {f"_s{i}": getattr(cls, n).__set__ for i, n in enumerate(names)}
+    source = (
+        f"def make({', '.join(names)}):\n  obj = _new(_cls)\n"
+        + "".join(f"  _s{i}(obj, {n})\n" for i, n in enumerate(names))
+        + "  return obj\n"
+    )
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls, **setters}
+    exec(compile(source, f"<{cls.__name__} maker>", "exec"), scope)
+    return scope["make"]
+
+
 def version_name(version: int) -> str:
     """The MetadataVersion enum name of ``version`` (``3`` -> ``'V4'``)."""
     return f"V{version + 1}"
@@ -214,6 +230,21 @@ class SparseTensor:
 
 Header = SchemaMessage | RecordBatch | DictionaryBatch | Tensor | SparseTensor | None
 
+# the spec's name of each kind of message header
+_HEADER_NAMES = {
+    SchemaMessage: "Schema",
+    RecordBatch: "RecordBatch",
+    DictionaryBatch: "DictionaryBatch",
+    Tensor: "Tensor",
+    SparseTensor: "SparseTensor",
+}
+
+
+def header_name(header: Header) -> str:
+    """The spec's name of a message header (``"Schema"``, ``"RecordBatch"``...), or
+    ``"NONE"`` for none."""
+    return _HEADER_NAMES.get(type(header), "NONE")
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -268,5 +299,6 @@ __all__ = [
     "SparseTensorIndexCOO",
     "SparseTensorIndexCSF",
     "Tensor",
+    "header_name",
     "version_name",
 ]

@@ -23,12 +23,9 @@ from ..decoder import END
 from ..framing import EOS, read_frame
 from ..stream_decoder import StreamDecoder
 from .model import (
-    _KEYS,
     BATCH_KEY,
-    MAX_APPROX,
-    MAX_EXACT,
-    MIN_APPROX,
-    MIN_EXACT,
+    BOUND_KEYS,
+    KEY_INDEX,
     NAN_COUNT,
     NULL_COUNT,
     ROW_COUNT,
@@ -69,12 +66,9 @@ class FileStatistics(Sequence[BatchStatistics]):
         return len(self.row_counts)
 
     def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError(f"expected a batch index below {n}, found {i}")
-        i %= n
+        return _item(self, i, "batch")
+
+    def _get(self, i: int) -> BatchStatistics:
         columns = []
         for c in range(len(self.null_counts)):
             bounded = bool(self.has_bounds[c][i])
@@ -95,6 +89,17 @@ class FileStatistics(Sequence[BatchStatistics]):
                 bounded,
             ))
         return BatchStatistics(int(self.indices[i]), int(self.row_counts[i]), tuple(columns))
+
+
+def _item(seq: Any, i: Any, what: str) -> Any:
+    """``seq[i]`` for the sequences here: a list for a slice, else ``seq._get`` of the
+    index made non-negative (IndexError naming ``what`` when out of range)."""
+    n = len(seq)
+    if isinstance(i, slice):
+        return [seq._get(j) for j in range(*i.indices(n))]
+    if not -n <= i < n:
+        raise IndexError(f"expected a {what} index below {n}, found {i}")
+    return seq._get(i % n)
 
 
 def footer_value(metadata: Any) -> str | bytes | None:
@@ -221,9 +226,9 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
         except ArrowError as exc:
             raise E(f"valid values in the statistics union's child {k} ({child.type}), "
                     f"found: {exc}") from None
-    # each entry's key as one of ours (7 kinds), len(_KEYS) for keys quiver does not know
-    ours = {k: i for i, k in enumerate(_KEYS)}
-    kind = np.array([ours.get(n, len(_KEYS)) for n in names], np.int64)[key_index]
+    # each entry's key as one of ours (7 kinds), len(KEY_INDEX) for keys quiver does not know
+    nkeys = len(KEY_INDEX)
+    kind = np.array([KEY_INDEX.get(n, nkeys) for n in names], np.int64)[key_index]
     counts_child = children[0]
     count_values = counts_child.buffers[1].view("<i8")[counts_child.offset :
                                                         counts_child.offset + len(counts_child)]
@@ -238,19 +243,18 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
 
     # counts (code 0) by kind, slot and batch; later entries overwrite earlier ones, as
     # the message-by-message reading did
-    counts = np.zeros((len(_KEYS), rows, nb), np.int64)
-    hit = (codes == 0) & (kind < len(_KEYS))
+    counts = np.zeros((nkeys, rows, nb), np.int64)
+    hit = (codes == 0) & (kind < nkeys)
     counts[kind[hit], slot[hit], batch_of_entry[hit]] = count_values[offs[hit]]
-    row_counts = counts[_KEYS.index(ROW_COUNT), 0]
-    null_counts = counts[_KEYS.index(NULL_COUNT), 1:]
-    nan_counts = counts[_KEYS.index(NAN_COUNT), 1:]
+    row_counts = counts[KEY_INDEX[ROW_COUNT], 0]
+    null_counts = counts[KEY_INDEX[NULL_COUNT], 1:]
+    nan_counts = counts[KEY_INDEX[NAN_COUNT], 1:]
     # bounds by side (0: min, 1: max), slot and batch: where in which child, how exact
-    side_of_kind = np.full(len(_KEYS) + 1, -1, np.int64)  # the last: unknown keys (-1)
-    exact_of_kind = np.zeros(len(_KEYS) + 1, bool)
-    for key, side, exact in ((MIN_EXACT, 0, True), (MIN_APPROX, 0, False),
-                             (MAX_EXACT, 1, True), (MAX_APPROX, 1, False)):
-        side_of_kind[ours[key]] = side
-        exact_of_kind[ours[key]] = exact
+    side_of_kind = np.full(nkeys + 1, -1, np.int64)  # the last: unknown keys (-1)
+    exact_of_kind = np.zeros(nkeys + 1, bool)
+    for side, (exact_key, approx_key) in enumerate(BOUND_KEYS):
+        side_of_kind[[KEY_INDEX[exact_key], KEY_INDEX[approx_key]]] = side
+        exact_of_kind[KEY_INDEX[exact_key]] = True
     side = side_of_kind[kind]
     hit = (side >= 0) & (slot > 0)
     where = (side[hit], slot[hit] - 1, batch_of_entry[hit])
@@ -289,12 +293,9 @@ class _LazyBounds(Sequence[Any]):
         return len(self._codes)
 
     def __getitem__(self, c: Any) -> Any:
-        if isinstance(c, slice):
-            return [self[i] for i in range(*c.indices(len(self)))]
-        n = len(self)
-        if not -n <= c < n:
-            raise IndexError(f"expected a column index below {n}, found {c}")
-        c %= n
+        return _item(self, c, "column")
+
+    def _get(self, c: int) -> Array | None:
         if c not in self._made:
             self._made[c] = self._make(c)
         return self._made[c]

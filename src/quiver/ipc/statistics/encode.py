@@ -24,10 +24,8 @@ from .compute import Raw, _raw_function, _values_array
 from .model import (
     _KEYS,
     BATCH_KEY,
-    MAX_APPROX,
-    MAX_EXACT,
-    MIN_APPROX,
-    MIN_EXACT,
+    BOUND_KEYS,
+    KEY_INDEX,
     NAN_COUNT,
     NULL_COUNT,
     ROW_COUNT,
@@ -119,7 +117,6 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
 
     value_types = union_value_types(schema)
     nb = len(row_counts)
-    key_index = {k: i for i, k in enumerate(_KEYS)}
     # one "slot" per possible entry of a batch, in entry order; a slot is present or not
     slot_key: list[np.ndarray] = []
     slot_present: list[np.ndarray] = []
@@ -134,7 +131,7 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
 
     def slot(key: Any, present: np.ndarray, code: int, value: np.ndarray = zeros,
              source: np.ndarray = zeros) -> None:
-        slot_key.append(np.full(nb, key_index[key], np.int32) if isinstance(key, str)
+        slot_key.append(np.full(nb, KEY_INDEX[key], np.int32) if isinstance(key, str)
                         else key)
         slot_present.append(present)
         slot_code.append(code)
@@ -158,11 +155,11 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
             rank = np.cumsum(has) - 1
             exact_min = np.asarray(min_exact, bool)
             exact_max = np.asarray(max_exact, bool)
-            bounds = [(lows, exact_min, MIN_EXACT, MIN_APPROX),
-                      (highs, exact_max, MAX_EXACT, MAX_APPROX)]
-            for values, exact, exact_key, approx_key in bounds:
+            for values, exact, (exact_key, approx_key) in zip(
+                (lows, highs), (exact_min, exact_max), BOUND_KEYS
+            ):
                 present_values = [values[i] for i in where]
-                keys = np.where(exact, key_index[exact_key], key_index[approx_key])
+                keys = np.where(exact, KEY_INDEX[exact_key], KEY_INDEX[approx_key])
                 keys = keys.astype(np.int32)
                 if code == 0:  # int64 bounds share the counts' child
                     numbers = np.zeros(nb, np.int64)

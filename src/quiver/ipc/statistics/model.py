@@ -47,6 +47,8 @@ _BOUNDED = (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType, t.Timest
             t.DurationType, t.DecimalType, t.BoolType, t.StringType, t.BinaryType)
 _KEYS = sorted([ROW_COUNT, NULL_COUNT, NAN_COUNT, MIN_EXACT, MIN_APPROX, MAX_EXACT,
                 MAX_APPROX])
+KEY_INDEX = {k: i for i, k in enumerate(_KEYS)}  # a key's code in the statistics batches
+BOUND_KEYS = ((MIN_EXACT, MIN_APPROX), (MAX_EXACT, MAX_APPROX))  # per side: exact, approx
 
 
 def _value_type(dtype: t.DataType) -> t.DataType:

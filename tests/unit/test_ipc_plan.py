@@ -1,0 +1,199 @@
+"""The compiled read plan (quiver.ipc.plan): a plain leaf's checks are written once
+(leaf_checks), and its generated ``take`` accepts exactly what the body loader's
+interpreted checks accept."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from quiver import errors as E
+from quiver import types as t
+from quiver.ipc import assemble as assemble_module
+from quiver.ipc import body as body_module
+from quiver.ipc import metadata as md
+from quiver.ipc import plan as plan_module
+from quiver.ipc import steady
+from quiver.ipc.body import LoadContext, _BodyLoader
+from quiver.ipc.plan import PlanNode, compile_plan, leaf_checks, leaf_program, take_leaves
+
+LEAVES = [
+    t.int8(),
+    t.int64(),
+    t.float32(),
+    t.bool_(),
+    t.string(),
+    t.large_binary(),
+    t.binary(3),
+    t.decimal128(5, 2),
+    t.timestamp("ms"),
+    t.date32(),
+]
+NOT_LEAVES = [
+    t.null(),
+    t.list_(t.int32()),
+    t.struct([("a", t.int32())]),
+    t.string_view(),
+    t.run_end_encoded(t.int32(), t.int64()),
+]
+
+
+def _body(offsets: np.ndarray | None, size: int = 160) -> np.ndarray:
+    """A body of ``size`` bytes whose bytes from 8 hold ``offsets`` (when given)."""
+    body = np.zeros(size, np.uint8)
+    if offsets is not None:
+        raw = offsets.view(np.uint8)
+        body[8 : 8 + len(raw)] = raw
+    return body
+
+
+def _loader_accepts(node: PlanNode, body: np.ndarray, n: int, z: int, specs: list[int]) -> bool:
+    """Whether the body loader's interpreted walk (no generated take) loads the column."""
+    batch = md.RecordBatch(
+        n,
+        np.asarray([[n, z]], "<i8"),
+        np.asarray(specs, "<i8").reshape(-1, 2),
+    )
+    loader = _BodyLoader(batch, memoryview(body.tobytes()), 0, LoadContext())
+    loader.direct = False  # the interpreted checks only
+    try:
+        loader.load(node, True)
+    except (E.BodyError, E.MetadataError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("dtype", LEAVES, ids=str)
+def test_take_accepts_what_the_loader_accepts(dtype: t.DataType) -> None:
+    node = PlanNode(dtype, (0,), "c", {})
+    assert node.leaf and node.take is not None
+    binary = node.nbuf == 3
+    width = node.sizes[1][0]
+    for n, z, l0, l1, first, last, l2 in itertools.product(
+        (0, 1, 5, 9),
+        (0, 2),
+        (0, 1, 2),
+        (0, 3, 5, 10, 24, 40),
+        (0, -1, 2) if binary else (0,),
+        (0, 3, 7) if binary else (0,),
+        (0, 5) if binary else (0,),
+    ):
+        if z > n:
+            continue
+        offsets = None
+        if binary:
+            offsets = np.linspace(first, last, n + 1).astype(f"<i{width}")
+            offsets[0], offsets[-1] = first, last
+        body = _body(offsets)
+        specs = [0, l0, 8, l1] + ([128, l2] if binary else [])
+        got = node.take(body, body.tobytes(), 0, len(body), n, z, specs, 0)
+        expected = _loader_accepts(node, body, n, z, specs)
+        assert (got is not None) == expected, (dtype, n, z, l0, l1, first, last, l2)
+        if got is not None:
+            assert got.type == dtype and len(got) == n and got.null_count == z
+
+
+@pytest.mark.parametrize("dtype", LEAVES[:3], ids=str)
+def test_take_refuses_buffers_outside_the_body(dtype: t.DataType) -> None:
+    node = PlanNode(dtype, (0,), "c", {})
+    body = _body(None, 64)
+    assert node.take(body, body, 0, 64, 1, 0, [0, 0, 60, 8], 0) is None
+    assert node.take(body, body, 0, 64, 1, 0, [0, 0, 56, 8], 0) is not None
+    assert node.take(body, body, 0, 64, 1, 2, [0, 1, 56, 8], 0) is None  # nulls > length
+
+
+@pytest.mark.parametrize("dtype", NOT_LEAVES, ids=str)
+def test_only_plain_leaves_get_a_take(dtype: t.DataType) -> None:
+    node = PlanNode(dtype, (0,), "c", {})
+    assert not node.leaf and node.take is None and node.leaf_key is None
+
+
+def test_a_type_object_binds_one_take() -> None:
+    shared = t.int32()
+    schema = t.schema([("a", shared), ("b", shared), ("c", t.int32())])
+    plan = compile_plan(schema, {})
+    assert plan[0].take is plan[1].take
+    assert plan[0].leaf_key == plan[2].leaf_key
+
+
+def test_leaf_checks_are_generated_from_the_size_rules() -> None:
+    node = PlanNode(t.string(), (0,), "s", {})
+    bounds, sizes, offsets = leaf_checks(
+        node, "n", "z", ["o0", "o1", "o2"], ["l0", "l1", "l2"], lambda r: f"need{r}", "at"
+    )
+    assert bounds == ["o0 + l0 > body_len", "o1 + l1 > body_len", "o2 + l2 > body_len"]
+    # validity only with nulls; the offsets buffer for n + 1 offsets; data: nothing
+    assert sizes == ["(z and l0 < need(1, 7, 8))", "l1 < need(4, 1, 1)"]
+    assert offsets[0] == "f = _r4(raw, at)[0]" and "g > l2" in offsets[2]
+    fixed = PlanNode(t.int16(), (0,), "i", {})
+    _, sizes, offsets = leaf_checks(fixed, "n", "z", ["a", "b"], ["x", "y"], str, "at")
+    assert sizes == ["(z and x < (1, 7, 8))", "y < (2, 0, 1)"] and offsets == []
+
+
+def test_the_steady_source_inlines_each_nodes_checks() -> None:
+    schema = t.schema([("s", t.string()), ("i", t.int64())])
+    plan = compile_plan(schema, {})
+    shape = _shape_of(schema)
+    text = steady._source(shape, plan, 1 << 30, 1 << 24)
+    for k, node in enumerate(plan):
+        bounds, _, _ = leaf_checks(
+            node, "length", f"z{k}", [f"o{2 * k + m}" for m in range(node.nbuf)],
+            [f"l{2 * k + m}" for m in range(node.nbuf)], str, "at",
+        )  # fmt: skip
+        for cond in bounds:
+            assert cond in text
+    assert "_r4(raw, " in text  # the string column's offsets, read as leaf_checks writes
+
+
+def _shape_of(schema: t.Schema) -> md.RecordBatchShape:
+    import quiver as qv
+    from quiver.ipc import BufferOutputStream, new_stream
+    from quiver.ipc.framing import read_frame
+
+    sink = BufferOutputStream()
+    batch = qv.record_batch({"s": qv.array(["a", None]), "i": qv.array([1, 2])})
+    with new_stream(sink, schema) as w:
+        w.write_batch(batch)
+    data = memoryview(sink.getvalue())
+    pos = 0
+    while True:
+        metadata, body_start, _ = read_frame(data, pos)
+        message = md.decode_message(metadata)
+        if isinstance(message.header, md.RecordBatch):
+            shape = md.record_batch_shape(metadata)
+            assert shape is not None
+            return shape
+        pos = body_start + message.body_length
+
+
+def test_take_leaves_refuses_a_column_of_another_length() -> None:
+    plan = compile_plan(t.schema([("a", t.int8()), ("b", t.int8())]), {})
+    program = leaf_program(plan)
+    assert program is not None
+    takes, num_buffers = program
+    assert num_buffers == 4
+    body = _body(None, 64)
+    specs = [0, 0, 8, 8, 0, 0, 16, 8]
+    assert take_leaves(takes, 3, [3, 0, 3, 0], specs, body, body, 0, 64) is not None
+    assert take_leaves(takes, 3, [3, 0, 2, 0], specs, body, body, 0, 64) is None
+    assert leaf_program(compile_plan(t.schema([("l", t.list_(t.int8()))]), {})) is None
+
+
+def test_the_old_import_paths_still_work() -> None:
+    assert body_module.PlanNode is plan_module.PlanNode
+    assert body_module.compile_plan is plan_module.compile_plan
+    assert body_module.V4 == plan_module.V4 and body_module.V5 == plan_module.V5
+    for name in ("Assembled", "assemble", "assemble_body", "compile_write_plan", "layout_body"):
+        assert getattr(body_module, name) is getattr(assemble_module, name)
+
+
+def test_leaf_program_is_cached_per_plan_object() -> None:
+    plan = compile_plan(t.schema([("a", t.int8()), ("b", t.string())]), {})
+    first = leaf_program(plan)
+    assert first is not None and leaf_program(plan) is first
+    shorter = plan[:1]  # another plan with the same first node
+    found = leaf_program(shorter)
+    assert found is not None and len(found[0]) == 1 and found[1] == 2
+    assert leaf_program([plan[0], PlanNode(t.list_(t.int8()), (1,), "l", {})]) is None
