@@ -30,6 +30,7 @@ from .encoder import (
     write_options,
 )
 from .file_encoder import FileEncoder
+from .fileobj import text_mode_error
 
 _SMALL_WRITE = 64 * 1024
 # compressed batches of at least this many raw bytes, to a real file with threads, are
@@ -191,10 +192,9 @@ class _Sink:
             self._f = open(sink, "wb")  # noqa: SIM115 - closed in close()
             self._owns = True
         elif isinstance(sink, io.TextIOBase):
-            raise E.ArrowTypeError(
-                f"expected a binary file object as sink, found a text-mode "
-                f"{type(sink).__name__} ({getattr(sink, 'name', '?')!r}); write to its "
-                ".buffer (sys.stdout.buffer for standard output)"
+            raise text_mode_error(
+                sink, "a binary file object as sink",
+                "write to its .buffer (sys.stdout.buffer for standard output)",
             )
         elif hasattr(sink, "write"):
             self._f = sink
