@@ -81,6 +81,7 @@ def test_schema_imports_only_the_schema_readers(tmp_path: Path, sample_file: Pat
         # the types package's modules, and the one-line attributes its classes use
         "quiver.types.metadata", "quiver.types.datatypes", "quiver.types.schema",
         "quiver._readonly",
+        "quiver._lazy",  # the PEP 562 hook of quiver.ipc and quiver.ipc.metadata
     }
     for path in (sample_file, sample_stream):
         code, quiver, others = _imports(tmp_path, "schema", str(path))

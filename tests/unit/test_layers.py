@@ -45,6 +45,7 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.errors", "errors"),
     ("quiver._version", "errors"),
     ("quiver._readonly", "errors"),
+    ("quiver._lazy", "errors"),
     ("quiver.cdata", "errors"),  # the package: a docstring only
     ("quiver.cdata.capsule", "errors"),
     ("quiver.types", "types"),
@@ -102,7 +103,6 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
     ("quiver.spark", "quiver.spark.*",
      "the Spark package registers its source on demand, so `import quiver.spark` does not "
      "import pyspark"),
-    ("quiver.ipc", "importlib", "the PEP 562 hook of quiver.ipc's lazy re-exports"),
     ("quiver.ipc.metadata.decode", "quiver.ipc.metadata.fast",
      "numpy: the RecordBatch decoder (numpy views) is bound on the first RecordBatch header, "
      "so that schemas and footers are read without numpy (quiver schema start-up)"),
@@ -112,8 +112,6 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
     ("quiver.ipc.file_decoder", "quiver.ipc.stream_decoder",
      "FileDecoder reads the footer and the schema without numpy (the `quiver schema` "
      "start-up budget); the batch loader, which needs numpy, loads with the first batch"),
-    ("quiver.ipc.statistics", "importlib",
-     "the PEP 562 hook of the statistics package: a file writer loads the encoder half only"),
 ]
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ Names follow pyarrow's ``pyarrow.ipc`` so that habits carry over:
 (1, {'a': 1})
 """
 
+from .._lazy import lazy_attributes
+
 # Names load their module on first use (PEP 562): a command that only decodes metadata
 # does not import the readers, writers and codec libraries.
 _WHERE = {
@@ -31,24 +33,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    import importlib
-
-    module = _WHERE.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value
-        return value
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name}":
-            raise  # the submodule exists and needs something missing: say so
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE, globals(), submodules=True)
 
 
 __all__ = [

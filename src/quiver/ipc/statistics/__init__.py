@@ -38,6 +38,7 @@ handled as a matrix, one row per message (``templates._Template``), both when wr
 bodies column by column); a stream laid out otherwise is read message by message.
 """
 
+from ..._lazy import lazy_attributes
 
 _WHERE = {
     "BATCH_KEY": "model", "MAX_APPROX": "model", "MAX_EXACT": "model", "MIN_APPROX": "model",
@@ -54,19 +55,6 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    import importlib
-
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
-
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE, globals())
 
 __all__ = sorted(_WHERE)
