@@ -17,7 +17,7 @@ from quiver.errors import (
     ArrowKeyError,
     ArrowTypeError,
 )
-from tests.unit.test_validate import from_pa, i32, rebuild
+from tests.unit._helpers import from_pa, i32, rebuild
 
 PA_DATA = {
     "n": pa.array([1, None, 3, 4, 5], pa.int64()),

@@ -12,7 +12,7 @@ import quiver.types as t
 from quiver.array import make_array
 from quiver.array.equal import array_equals
 from quiver.errors import ArrowInvalid
-from tests.unit.test_validate import from_pa, i32, rebuild, u8
+from tests.unit._helpers import from_pa, i32, rebuild, u8
 
 
 def _doubled(values: list, pt: pa.DataType) -> pa.Array:
@@ -217,7 +217,7 @@ _TEXT = st.one_of(
 
 
 def test_inline_views_with_different_padding_are_equal() -> None:
-    from tests.unit.test_validate import _views
+    from tests.unit._helpers import _views
 
     a = make_array(t.binary_view(), 1, [None, _views((3, b"abc\x01\x02"))])
     b = make_array(t.binary_view(), 1, [None, _views((3, b"abc\x09"))])
@@ -227,7 +227,7 @@ def test_inline_views_with_different_padding_are_equal() -> None:
 
 
 def test_out_of_line_views_equal_across_buffers_and_offsets() -> None:
-    from tests.unit.test_validate import _views
+    from tests.unit._helpers import _views
 
     value = b"0123456789" * 8  # 80 bytes: past the word-by-word part
     a = make_array(
