@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.ipc as pipc
 
 import quiver.types as t
 from quiver.array import make_array
@@ -165,3 +166,20 @@ def _views(*rows: tuple[int, bytes, int, int] | tuple[int, bytes]) -> np.ndarray
             out += np.array([length], "<i4").tobytes() + prefix
             out += np.array([index, offset], "<i4").tobytes()
     return u8(bytes(out))
+
+
+def _stream(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _file(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+TABLE = pa.table({"a": [1, 2, 3], "s": ["x", None, "zzz"], "l": [[1], [], None]})

@@ -7,6 +7,7 @@ are the same arrays with one buffer, offset or child broken on purpose.
 from __future__ import annotations
 
 import decimal
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import quiver as qv
+import quiver.ipc as ipc
 import quiver.types as t
 from quiver.array import make_array
 from quiver.array.base import Array
@@ -689,3 +692,18 @@ def test_gold_integration_columns_pass_full_validation(path: Path | None) -> Non
             assert array_equals(arr, from_pa(copy)) == chunk.equals(copy), name
             checked += 1
     assert checked or not tbl.num_rows or "interval" in path.name
+
+
+def test_full_validation_catches_non_monotonic_offsets() -> None:
+    batch = qv.record_batch({"s": qv.array(["ab", "cd", "ef"])})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue())
+    pos = data.find(struct.pack("<iiii", 0, 2, 4, 6))
+    data[pos + 4 : pos + 8] = struct.pack("<i", 5)
+    data[pos + 8 : pos + 12] = struct.pack("<i", 1)
+    with pytest.raises(qv.ArrowInvalid) as info:
+        list(ipc.open_stream(bytes(data), validate="full"))
+    assert info.value.field_path and info.value.field_path.startswith("s")
+    assert info.value.message_index == 1

@@ -6,6 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import quiver as qv
+import quiver.ipc as ipc
 import quiver.types as t
 from quiver.array import make_array
 from quiver.batch import ChunkedArray, RecordBatch, Table, chunked_array, record_batch, table
@@ -534,3 +536,17 @@ def test_table_to_reader_and_ipc_readers_are_record_batch_readers() -> None:
     assert ipc.open_stream(stream_sink.getvalue()).read_pandas()["a"].tolist() == [1, 2, 3]
     with pytest.raises(ArrowInvalidArgument, match="schema of table 0"):
         concat_tables([table({"a": [1]}), table({"b": [1]})])
+
+
+def test_a_conversion_error_from_a_batch_names_the_column() -> None:
+    batch = qv.record_batch({"ok": qv.array([1]), "s": qv.array(["x"])})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue())
+    pos = data.rfind(b"x")
+    data[pos] = 0xFF  # invalid UTF-8, which only the full level or conversion sees
+    got = next(iter(ipc.open_stream(bytes(data))))
+    with pytest.raises(qv.ArrowInvalid) as info:
+        got.to_pylist()
+    assert info.value.field_path == "s"

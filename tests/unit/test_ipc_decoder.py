@@ -14,7 +14,7 @@ import quiver as qv
 import quiver.ipc as ipc
 from quiver.ipc.decoder import END, NEED_DATA, IpcLimits
 from quiver.ipc.stream_decoder import StreamDecoder
-from tests.unit.test_ipc_errors import TABLE, _stream
+from tests.unit._helpers import TABLE, _file, _stream
 
 
 def _decode_all(data: bytes, chunk: int | None = None) -> list:
@@ -83,3 +83,17 @@ def test_decoder_gives_the_same_error_for_any_chunking(chunk: int, cut: int) -> 
             return (type(exc).__name__, exc.offset)
 
     assert outcome(chunk) == outcome(None)
+
+
+def test_truncated_stream_raises_truncated_error_with_offset() -> None:
+    data = _stream(TABLE)
+    with pytest.raises(qv.TruncatedError) as info:
+        list(ipc.open_stream(data[:-20]))
+    assert info.value.offset is not None and info.value.message_index == 1
+    assert "expected" in str(info.value) and "found" in str(info.value)
+    assert isinstance(info.value, EOFError)
+
+
+def test_file_given_to_stream_reader_is_explained() -> None:
+    with pytest.raises(qv.FramingError, match="open_file"):
+        ipc.open_stream(_file(TABLE))

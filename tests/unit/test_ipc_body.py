@@ -1,4 +1,4 @@
-"""Malformed IPC input raises quiver's errors, located and worded "expected X, found Y"."""
+"""Tests for quiver.ipc.body: buffers and children of a message body, located and checked."""
 
 from __future__ import annotations
 
@@ -11,56 +11,8 @@ import pytest
 import quiver as qv
 import quiver.ipc as ipc
 from quiver.ipc import metadata as md
-from quiver.ipc.decoder import END, IpcLimits, MessageDecoder
-from quiver.ipc.stream_decoder import StreamDecoder
-
-
-def _stream(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _file(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pipc.new_file(sink, table.schema) as w:
-        w.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-TABLE = pa.table({"a": [1, 2, 3], "s": ["x", None, "zzz"], "l": [[1], [], None]})
-
-
-def test_truncated_stream_raises_truncated_error_with_offset() -> None:
-    data = _stream(TABLE)
-    with pytest.raises(qv.TruncatedError) as info:
-        list(ipc.open_stream(data[:-20]))
-    assert info.value.offset is not None and info.value.message_index == 1
-    assert "expected" in str(info.value) and "found" in str(info.value)
-    assert isinstance(info.value, EOFError)
-
-
-def test_file_given_to_stream_reader_is_explained() -> None:
-    with pytest.raises(qv.FramingError, match="open_file"):
-        ipc.open_stream(_file(TABLE))
-
-
-def test_stream_given_to_file_reader_is_explained() -> None:
-    with pytest.raises(qv.FramingError, match="open_stream"):
-        ipc.open_file(_stream(TABLE))
-
-
-def test_empty_input_has_no_schema() -> None:
-    with pytest.raises(qv.FormatError, match="expected a Schema message"):
-        ipc.open_stream(b"")
-
-
-def test_batch_before_schema_is_rejected() -> None:
-    data = _stream(TABLE)
-    (n,) = struct.unpack_from("<i", data, 4)
-    with pytest.raises(qv.FormatError, match="expected a Schema message first"):
-        ipc.open_stream(data[8 + n :])
+from quiver.ipc.decoder import END, MessageDecoder
+from tests.unit._helpers import _stream
 
 
 def test_buffer_outside_body_is_a_body_error_with_field_path() -> None:
@@ -94,35 +46,6 @@ def test_unknown_dictionary_id_is_a_dictionary_error() -> None:
         list(ipc.open_stream(without))
 
 
-def test_invalid_validate_level_is_caller_error() -> None:
-    with pytest.raises(qv.ArrowInvalidArgument, match="validate"):
-        ipc.open_stream(_stream(TABLE), validate="paranoid")
-
-
-def test_validate_none_is_refused_not_taken_as_structural() -> None:
-    # "none" used to be accepted and quietly meant "structural"
-    with pytest.raises(qv.ArrowInvalidArgument, match=r"found 'none'.*use 'structural'"):
-        ipc.open_stream(_stream(TABLE), validate="none")
-    with pytest.raises(qv.ArrowInvalidArgument, match="found 'none'"):
-        StreamDecoder(ipc.IpcReadOptions(validate="none"))
-    assert len(list(ipc.open_stream(_stream(TABLE), validate="structural"))) >= 1
-
-
-def test_full_validation_catches_non_monotonic_offsets() -> None:
-    batch = qv.record_batch({"s": qv.array(["ab", "cd", "ef"])})
-    sink = ipc.BufferOutputStream()
-    with ipc.new_stream(sink, batch.schema) as w:
-        w.write_batch(batch)
-    data = bytearray(sink.getvalue())
-    pos = data.find(struct.pack("<iiii", 0, 2, 4, 6))
-    data[pos + 4 : pos + 8] = struct.pack("<i", 5)
-    data[pos + 8 : pos + 12] = struct.pack("<i", 1)
-    with pytest.raises(qv.ArrowInvalid) as info:
-        list(ipc.open_stream(bytes(data), validate="full"))
-    assert info.value.field_path and info.value.field_path.startswith("s")
-    assert info.value.message_index == 1
-
-
 def test_string_offsets_past_the_data_are_a_body_error_naming_the_column() -> None:
     batch = qv.record_batch({"n": qv.array([1, 2, 3]), "s": qv.array(["ab", "cd", "ef"])})
     sink = ipc.BufferOutputStream()
@@ -150,20 +73,6 @@ def test_a_short_values_buffer_is_a_body_error_naming_the_column() -> None:
     with pytest.raises(qv.BodyError) as info:
         list(ipc.open_stream(bytes(data)))
     assert info.value.field_path == "b" and "at least 24 bytes" in str(info.value)
-
-
-def test_nesting_and_field_limits_are_the_callers_to_raise() -> None:
-    deep = pa.array([[[[1]]]])
-    data = _stream(pa.table({"d": deep}))
-    assert list(ipc.open_stream(data))
-    with pytest.raises(qv.LimitExceeded, match="nested"):
-        ipc.open_stream(data, limits=IpcLimits(max_depth=2))
-    wide = _stream(pa.table({f"c{i}": [i] for i in range(50)}))
-    with pytest.raises(qv.LimitExceeded, match="fields"):
-        ipc.open_stream(wide, limits=IpcLimits(max_fields=10))
-    with pytest.raises(qv.LimitExceeded):
-        ipc.open_file(_file(pa.table({f"c{i}": [i] for i in range(50)})),
-                      limits=IpcLimits(max_fields=10))
 
 
 def _rewrite_batch(data: bytes, fn) -> bytes:
@@ -200,21 +109,6 @@ def test_null_children_cannot_claim_rows_the_body_does_not_back() -> None:
     assert info.value.field_path == "l.item"
 
 
-def test_v4_run_end_encoded_columns_cross_with_pyarrow_both_ways() -> None:
-    ree = pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()), pa.array(["a", None]))
-    table = pa.table({"r": ree})
-    sink = pa.BufferOutputStream()
-    opts = pipc.IpcWriteOptions(metadata_version=pipc.MetadataVersion.V4)
-    with pipc.new_stream(sink, table.schema, options=opts) as w:
-        w.write_table(table)
-    batch = next(iter(ipc.open_stream(sink.getvalue().to_pybytes())))
-    assert batch.column(0).to_pylist() == ["a", "a", None]
-    out = ipc.BufferOutputStream()
-    with ipc.new_stream(out, batch.schema, metadata_version="V4") as w:
-        w.write_batch(batch)
-    assert pipc.open_stream(pa.py_buffer(out.getvalue())).read_all().equals(table)
-
-
 def test_v4_union_with_top_level_nulls_is_refused_like_arrow_cpp() -> None:
     union = pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()),
                                       [pa.array([1, 2]), pa.array(["a", "b"])])
@@ -233,17 +127,3 @@ def test_v4_union_with_top_level_nulls_is_refused_like_arrow_cpp() -> None:
     data = _rewrite_batch(sink.getvalue().to_pybytes(), with_nulls)
     with pytest.raises(qv.NotSupported, match="top-level nulls in a V4"):
         list(ipc.open_stream(data))
-
-
-def test_a_conversion_error_from_a_batch_names_the_column() -> None:
-    batch = qv.record_batch({"ok": qv.array([1]), "s": qv.array(["x"])})
-    sink = ipc.BufferOutputStream()
-    with ipc.new_stream(sink, batch.schema) as w:
-        w.write_batch(batch)
-    data = bytearray(sink.getvalue())
-    pos = data.rfind(b"x")
-    data[pos] = 0xFF  # invalid UTF-8, which only the full level or conversion sees
-    got = next(iter(ipc.open_stream(bytes(data))))
-    with pytest.raises(qv.ArrowInvalid) as info:
-        got.to_pylist()
-    assert info.value.field_path == "s"
