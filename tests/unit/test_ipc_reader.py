@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.ipc as pipc
 import pytest
 
 import quiver as qv
@@ -293,3 +294,36 @@ def test_help_shows_real_keywords_and_return_types() -> None:
     for fn, annotation in returns.items():
         assert inspect.signature(fn).return_annotation == annotation, fn
     assert "An Arrow array from Python values" in pydoc.render_doc(qv.array)
+
+
+def test_projection_never_decompresses_a_skipped_column() -> None:
+    rng = np.random.default_rng(1)
+    table = pa.table({"keep": rng.integers(0, 5, 100_000), "skip": rng.integers(0, 5, 100_000)})
+    sink = pa.BufferOutputStream()
+    with pipc.new_file(sink, table.schema, options=pipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(table)
+    data = bytearray(sink.getvalue().to_pybytes())
+    reader = ipc.open_file(bytes(data))
+    block = reader.footer.record_batches[0]
+    raw = reader._raw(block, 0, "record batch")
+    header = raw.message.header
+    offset, length = header.buffers[3].tolist()  # the skipped column's values buffer
+    start = raw.body_offset + offset + 8  # past the uncompressed-length prefix
+    data[start : start + length - 8] = b"\x00" * (length - 8)
+    broken = bytes(data)
+    with pytest.raises(qv.CompressionError):
+        ipc.open_file(broken).get_batch(0)
+    kept = ipc.open_file(broken, columns=["keep"]).get_batch(0)
+    assert kept.column(0).to_pylist() == table.column("keep").to_pylist()
+
+
+def test_uncompressed_buffers_of_a_batch_are_views_of_one_body() -> None:
+    table = pa.table({"a": np.arange(10), "b": np.arange(10.0)})
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    data = sink.getvalue().to_pybytes()
+    batch = next(iter(ipc.open_stream(data)))
+    a, b = (np.asarray(c) for c in batch.columns)
+    src = np.frombuffer(data, np.uint8)
+    assert np.shares_memory(a, src) and np.shares_memory(b, src)
