@@ -6,9 +6,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as pipc
 
+import quiver as qv
+import quiver.ipc as ipc
 import quiver.types as t
 from quiver.array import make_array
 from quiver.array.base import Array
+from quiver.ipc.body import (
+    V4,
+    V5,
+)
+from tests.ipc_cases import all_type_arrays
 
 # --------------------------------------------------------------------------------------
 # pyarrow -> quiver, through raw buffers (shared with test_equal)
@@ -183,3 +190,46 @@ def _file(table: pa.Table) -> bytes:
 
 
 TABLE = pa.table({"a": [1, 2, 3], "s": ["x", None, "zzz"], "l": [[1], [], None]})
+
+
+CASES = all_type_arrays()
+
+
+VERSIONS = [V4, V5]
+
+
+def _quiver_batch(table: pa.Table) -> qv.RecordBatch:
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    (batch,) = list(ipc.open_stream(sink.getvalue().to_pybytes()))
+    return batch
+
+
+def _windows(n: int) -> list[tuple[int, int]]:
+    """Whole, byte-aligned and unaligned slices (and an empty one) of an n-row batch."""
+    return [(0, n), (8, n - 8), (3, n - 5), (1, 1), (n, 0), (16, n - 16)]
+
+
+def _plain_table(rows: int, nulls: bool) -> pa.Table:
+    """A batch of the kinds the compiled plan handles inline, with or without nulls."""
+    rng = np.random.default_rng(rows)
+    mask = rng.random(rows) < 0.3 if nulls else None
+    words = np.array([f"w{i}" * (i % 4) for i in range(50)], dtype=object)[
+        rng.integers(0, 50, rows)
+    ]
+    return pa.table(
+        {
+            "i8": pa.array(rng.integers(-100, 100, rows).astype(np.int8), mask=mask),
+            "i64": pa.array(rng.integers(0, 1 << 40, rows), mask=mask),
+            "f32": pa.array(rng.random(rows).astype(np.float32), mask=mask),
+            "b": pa.array(rng.random(rows) > 0.5, mask=mask),
+            "s": pa.array(words, pa.string(), mask=mask),
+            "ls": pa.array(words, pa.large_string(), mask=mask),
+            "bin": pa.array([w.encode() for w in words], pa.binary(), mask=mask),
+            "d128": pa.array(rng.integers(0, 1000, rows), mask=mask).cast(pa.decimal128(21, 2)),
+            "ts": pa.array(rng.integers(0, 1 << 50, rows), pa.timestamp("us"), mask=mask),
+            "fsb": pa.array([b"abcd"] * rows, pa.binary(4), mask=mask),
+            "dict": pa.array(words, pa.string()).dictionary_encode(),
+        }
+    )

@@ -7,12 +7,21 @@ import struct
 import pyarrow as pa
 import pyarrow.ipc as pipc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.ipc as ipc
+from quiver.ipc import body as body_module
 from quiver.ipc import metadata as md
+from quiver.ipc.body import (
+    assemble,
+    assemble_body,
+    compile_write_plan,
+    layout_body,
+)
 from quiver.ipc.decoder import END, MessageDecoder
-from tests.unit._helpers import _stream
+from tests.unit._helpers import CASES, VERSIONS, _plain_table, _quiver_batch, _stream, _windows
 
 
 def test_buffer_outside_body_is_a_body_error_with_field_path() -> None:
@@ -127,3 +136,81 @@ def test_v4_union_with_top_level_nulls_is_refused_like_arrow_cpp() -> None:
     data = _rewrite_batch(sink.getvalue().to_pybytes(), with_nulls)
     with pytest.raises(qv.NotSupported, match="top-level nulls in a V4"):
         list(ipc.open_stream(data))
+
+
+def _general_body(columns: list, version: int) -> tuple[list[int], list[int], bytes, int, list]:
+    flat = assemble(columns, version)
+    specs, parts, body_length = layout_body(flat.buffers)
+    nodes = [x for node in flat.nodes for x in node]
+    body = b"".join(bytes(memoryview(p)) for p in parts)
+    return nodes, specs.ravel().tolist(), body, body_length, flat.variadic_buffer_counts
+
+
+# -- the one-pass body assembly ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_assemble_body_equals_the_general_walk_for_every_type(name: str, version: int) -> None:
+    arr = CASES[name]
+    batch = _quiver_batch(pa.table({name: arr, "n": pa.array(range(len(arr)), pa.int64())}))
+    plan = compile_write_plan(batch.schema)
+    for off, n in [(0, len(arr)), (1, len(arr) - 2), (2, 1), (len(arr), 0)]:
+        columns = batch.slice(off, n).columns
+        nodes, specs, parts, body_length, variadic = assemble_body(columns, plan, version)
+        assert parts[0] is None
+        body = b"".join(bytes(memoryview(p)) for p in parts[1:])
+        assert (nodes, specs, body, body_length, variadic) == _general_body(columns, version)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("nulls", [False, True])
+def test_plain_columns_at_every_kind_of_offset_match_the_general_walk(
+    nulls: bool, version: int
+) -> None:
+    batch = _quiver_batch(_plain_table(41, nulls))
+    plan = compile_write_plan(batch.schema)
+    assert [kind for kind, _ in plan].count(0) == 0  # all handled inline
+    for off, n in _windows(41):
+        columns = batch.slice(off, n).columns
+        nodes, specs, parts, body_length, variadic = assemble_body(columns, plan, version)
+        body = b"".join(bytes(memoryview(p)) for p in parts[1:])
+        assert (nodes, specs, body, body_length, variadic) == _general_body(columns, version)
+
+
+def test_plain_columns_at_byte_aligned_offsets_never_take_the_general_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    batch = _quiver_batch(_plain_table(41, True))
+    plan = compile_write_plan(batch.schema)
+
+    def refuse(self: object, arr: object) -> None:
+        raise AssertionError("the general walk was taken")
+
+    monkeypatch.setattr(body_module._Assembler, "add", refuse)
+    for off, n in [(0, 41), (8, 33), (16, 0)]:
+        assemble_body(batch.slice(off, n).columns, plan)
+    with pytest.raises(AssertionError, match="general walk"):
+        assemble_body(batch.slice(3, 30).columns, plan)  # unaligned: the general walk
+
+
+PLAIN = _quiver_batch(_plain_table(77, True))
+
+
+PLAIN_PLAN = compile_write_plan(PLAIN.schema)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 77), st.integers(0, 77), st.sampled_from(VERSIONS), st.booleans()
+)
+def test_any_window_of_plain_columns_matches_the_general_walk(
+    start: int, length: int, version: int, twice: bool
+) -> None:
+    window = PLAIN.slice(start, length)
+    if twice:  # a slice of a slice: offsets add up
+        window = window.slice(length // 3)
+    columns = window.columns
+    nodes, specs, parts, body_length, variadic = assemble_body(columns, PLAIN_PLAN, version)
+    body = b"".join(bytes(memoryview(p)) for p in parts[1:])
+    assert (nodes, specs, body, body_length, variadic) == _general_body(columns, version)
