@@ -217,3 +217,15 @@ def test_exposed_from_quiver_ipc() -> None:
     assert ipc.StreamEncoder is StreamEncoder and ipc.FileEncoder is FileEncoder
     assert {"StreamEncoder", "FileEncoder"} <= set(ipc.__all__)
     assert ipc.IpcWriteOptions is ipc.writer.IpcWriteOptions
+
+
+def test_writer_refuses_batches_of_another_schema_with_quivers_error() -> None:
+    sink = ipc.BufferOutputStream()
+    w = ipc.new_stream(sink, pa.schema([("a", pa.int64())]))
+    with pytest.raises(qv.ArrowInvalidArgument, match="expected batches of the writer's"):
+        w.write_batch(pa.record_batch({"a": pa.array([1.5])}))
+    w.close()
+    with pytest.raises(qv.ArrowTypeError, match="__arrow_c_schema__"):
+        ipc.new_stream(ipc.BufferOutputStream(), "not a schema")
+    with pytest.raises(qv.ArrowTypeError, match="__arrow_c_stream__"):
+        ipc.new_stream(ipc.BufferOutputStream(), qv.schema([("a", qv.int64())])).write(42)
