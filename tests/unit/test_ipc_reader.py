@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import io
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -16,6 +17,8 @@ import pytest
 
 import quiver as qv
 import quiver.ipc as ipc
+from quiver import errors as E
+from quiver.ipc import reader
 
 
 def _batch() -> qv.RecordBatch:
@@ -327,3 +330,64 @@ def test_uncompressed_buffers_of_a_batch_are_views_of_one_body() -> None:
     a, b = (np.asarray(c) for c in batch.columns)
     src = np.frombuffer(data, np.uint8)
     assert np.shares_memory(a, src) and np.shares_memory(b, src)
+
+
+@pytest.fixture
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big reads from 4 KiB, in 8 KiB pieces, so that small files exercise the pieces."""
+    monkeypatch.setattr(reader, "_BIG_READ", 4096)
+    monkeypatch.setattr(reader, "_READ_PIECE", 8192)
+    monkeypatch.setattr("quiver.ipc.compression.pool.PARALLEL_THRESHOLD", 0)
+
+
+def _write_pieces(path: Path, compression: str | None) -> pa.Table:
+    rng = np.random.default_rng(5)
+    table = pa.table(
+        {
+            "i": rng.integers(0, 1 << 40, 20_000),
+            "s": pa.array([f"v{k % 97}" for k in range(20_000)]),
+        }
+    )
+    opts = pipc.IpcWriteOptions(compression=compression)
+    with pipc.new_file(path, table.schema, options=opts) as w:
+        w.write_table(table, max_chunksize=7_000)
+    return table
+
+
+@pytest.mark.parametrize("compression", [None, "lz4", "zstd"])
+@pytest.mark.parametrize("threads", [True, False])
+def test_pieces_read_what_a_whole_read_reads(
+    tmp_path: Path,
+    small_pieces: None,
+    compression: str | None,
+    threads: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "t.arrow"
+    table = _write_pieces(path, compression)
+    pieces = []
+    pooled = reader.run_pooled
+
+    def counting(fn, sizes, **kwargs):
+        pieces.append(len(sizes))
+        return pooled(fn, sizes, **kwargs)
+
+    monkeypatch.setattr(reader, "run_pooled", counting)
+    with ipc.open_file(path, use_threads=threads) as r:
+        got = r.read_all()
+    assert pieces and max(pieces) > 1
+    assert got.to_pylist() == table.to_pylist()
+    with ipc.open_file(path.read_bytes()) as r:
+        assert r.read_all().to_pylist() == table.to_pylist()
+
+
+def test_a_file_cut_short_after_opening_is_a_truncation_error(
+    tmp_path: Path, small_pieces: None
+) -> None:
+    path = tmp_path / "t.arrow"
+    _write_pieces(path, None)
+    with ipc.open_file(path) as r:
+        last = r.footer.record_batches[-1]
+        os.truncate(path, last.offset + 100)
+        with pytest.raises(E.TruncatedError, match="the file changed"):
+            r.get_batch(r.num_record_batches - 1)
