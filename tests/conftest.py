@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from quiver.ipc import reader
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -31,3 +34,19 @@ def gold_dir() -> Path:
 def supplement_dir() -> Path:
     """The supplement gold folder (skips when absent)."""
     return require_shared(SUPPLEMENT)
+
+
+@pytest.fixture
+def deferred(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Defer bodies from 1 KiB, and record every deferred read as (offset, bytes)."""
+    monkeypatch.setattr(reader, "_DEFERRED_BODY", 1024)
+    monkeypatch.setattr(reader, "_DEFERRED_BUFFER", 0)
+    reads: list[tuple[int, int]] = []
+    real = reader._RandomAccess.read_into
+
+    def spy(self: reader._RandomAccess, offset: int, out: np.ndarray) -> None:
+        reads.append((offset, out.nbytes))
+        real(self, offset, out)
+
+    monkeypatch.setattr(reader._RandomAccess, "read_into", spy)
+    return reads

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as pipc
@@ -233,3 +235,22 @@ def _plain_table(rows: int, nulls: bool) -> pa.Table:
             "dict": pa.array(words, pa.string()).dictionary_encode(),
         }
     )
+
+
+def _table(rows: int = 30_000) -> pa.Table:
+    rng = np.random.default_rng(11)
+    return pa.table(
+        {
+            "noise": rng.integers(0, 1 << 62, rows),  # incompressible: stored raw (-1)
+            "small": rng.integers(0, 10, rows),  # compresses well
+            "s": pa.array([f"w{k % 53}" if k % 7 else None for k in range(rows)]),
+            "f": rng.random(rows),
+            "empty": pa.array([None] * rows, pa.int32()),  # validity only, values empty
+        }
+    )
+
+
+def _write_deferred(path: Path, table: pa.Table, codec: str, chunk: int | None = 10_000) -> None:
+    opts = pipc.IpcWriteOptions(compression=codec)
+    with pipc.new_file(path, table.schema, options=opts) as w:
+        w.write_table(table, max_chunksize=chunk)
