@@ -8,9 +8,18 @@ import struct
 import numpy as np
 import pytest
 
-from quiver.errors import LimitExceeded, MetadataError
+from quiver.errors import (
+    LimitExceeded,
+    MetadataError,
+)
+from quiver.ipc import metadata as md
 from quiver.ipc.flatbuf import BOOL, F64, I8, I16, I32, I64, U8, Builder, Reader
 from quiver.ipc.flatvec import int64_matrix
+from quiver.ipc.metadata import (
+    Message,
+    decode_message,
+    encode_message,
+)
 
 
 def _sample() -> bytes:
@@ -237,3 +246,16 @@ def test_random_and_mutated_bytes_raise_only_metadata_errors():
             outcomes["error"] += 1
     # both outcomes happen: the loop exercises the checks and the happy path
     assert outcomes["ok"] > 100 and outcomes["error"] > 1000
+
+
+def test_error_offsets_are_absolute():
+    data = b"\0" * 16 + b"\x01\x02"
+    with pytest.raises(MetadataError) as info:
+        decode_message(memoryview(data)[16:], base_offset=16)
+    assert info.value.offset == 16
+
+
+def test_non_contiguous_input_is_a_metadata_error():
+    data = np.frombuffer(encode_message(Message(md.V5, None, 0)) * 2, np.uint8)[::2]
+    with pytest.raises(MetadataError, match="expected a contiguous flatbuffer"):
+        decode_message(data)
