@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from quiver.ipc import compression as c
 from quiver.ipc import reader
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,3 +51,11 @@ def deferred(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
 
     monkeypatch.setattr(reader._RandomAccess, "read_into", spy)
     return reads
+
+
+@pytest.fixture
+def in_pieces(monkeypatch):
+    """Force the piecewise decoders on small buffers (pieces of 64 output / 16 input bytes)."""
+    monkeypatch.setattr(c.codecs, "ONE_SHOT_MAX", 0)
+    monkeypatch.setattr(c.codecs, "DECOMPRESS_CHUNK", 64)
+    monkeypatch.setattr(c.codecs, "LZ4_INPUT_CHUNK", 16)

@@ -399,3 +399,18 @@ def _schema_bytes(build_fields) -> bytes:
     b = Builder()
     fields = b.create_offset_vector(build_fields(b))
     return b.finish(b.table([(1, "offset", fields)]))
+
+
+CODECS = ["lz4_frame", "zstd"]
+
+
+def _stored(parts) -> np.ndarray:
+    return np.frombuffer(b"".join(bytes(memoryview(p)) for p in parts), np.uint8)
+
+
+def _prefixed(n: int, payload: bytes) -> np.ndarray:
+    return np.frombuffer(n.to_bytes(8, "little", signed=True) + payload, np.uint8)
+
+
+def _ints(n: int = 100_000) -> np.ndarray:
+    return np.arange(n, dtype=np.int64).view(np.uint8)
