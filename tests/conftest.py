@@ -59,3 +59,11 @@ def in_pieces(monkeypatch):
     monkeypatch.setattr(c.codecs, "ONE_SHOT_MAX", 0)
     monkeypatch.setattr(c.codecs, "DECOMPRESS_CHUNK", 64)
     monkeypatch.setattr(c.codecs, "LZ4_INPUT_CHUNK", 16)
+
+
+@pytest.fixture(params=["by ratio", "always"])
+def walk(request, monkeypatch) -> str:
+    """Run a test as configured, and again with the walk taking every linked frame."""
+    if request.param == "always":
+        monkeypatch.setattr(c.lz4frame, "LZ4_LINKED_COMPRESSED_RATIO", float("inf"))
+    return request.param

@@ -15,6 +15,7 @@ import quiver.types as t
 from quiver import types as qt
 from quiver.array import make_array
 from quiver.array.base import Array
+from quiver.ipc import compression as c
 from quiver.ipc.body import (
     V4,
     V5,
@@ -376,8 +377,8 @@ def dict_paths(schema: qt.Schema) -> list[tuple[int, ...]]:
         if isinstance(typ, qt.DictionaryType):
             out.append(path)
             typ = qt.storage_of(typ.value_type)
-        for k, c in enumerate(typ.fields):
-            walk(c, (*path, k))
+        for k, child in enumerate(typ.fields):
+            walk(child, (*path, k))
 
     for i, f in enumerate(schema.fields):
         walk(f, (i,))
@@ -414,3 +415,32 @@ def _prefixed(n: int, payload: bytes) -> np.ndarray:
 
 def _ints(n: int = 100_000) -> np.ndarray:
     return np.arange(n, dtype=np.int64).view(np.uint8)
+
+
+KIB = 1 << 10
+
+
+#: sizes around the 64 KiB block boundaries, and odd ones
+SIZES = [0, 1, 7, 64 * KIB - 1, 64 * KIB, 64 * KIB + 1, 3 * 64 * KIB + 5, 300_001]
+
+
+def _data(kind: str, n: int, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    if kind == "random":
+        return rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+    if kind == "text":
+        words = [b"value-%d," % i for i in range(300)]
+        return b"".join(words[i] for i in rng.integers(0, 300, n // 4 + 1))[:n]
+    # half random, half compressible, in 48 KiB runs: frames of mixed raw and compressed blocks
+    out = bytearray()
+    while len(out) < n:
+        out += _data("random" if len(out) // (48 * KIB) % 2 else "text", 48 * KIB, seed + len(out))
+    return bytes(out[:n])
+
+
+def _walk(payload: bytes, n: int) -> np.ndarray | None:
+    return c._lz4_walk(np.frombuffer(payload, np.uint8), n, library_fits=True)
+
+
+def _decode(payload: bytes, n: int) -> np.ndarray:
+    return c.decompress_buffer("lz4", _prefixed(n, payload), max_uncompressed=1 << 30)

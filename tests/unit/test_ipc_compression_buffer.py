@@ -21,7 +21,19 @@ from quiver.errors import (
 )
 from quiver.ipc import compression as c
 from tests.conftest import SUPPLEMENT, require_shared
-from tests.unit._helpers import CODECS, _ints, _prefixed, _stored, _table, _write_deferred
+from tests.unit._helpers import (
+    CODECS,
+    KIB,
+    SIZES,
+    _data,
+    _decode,
+    _ints,
+    _prefixed,
+    _stored,
+    _table,
+    _walk,
+    _write_deferred,
+)
 
 
 def test_a_lying_length_is_refused_before_reading_the_payloads(
@@ -335,3 +347,123 @@ def test_piecewise_arbitrary_bytes_decode_or_raise_format_error(codec: str, data
         except FormatError:
             return
     assert out.nbytes <= max(4096, len(data))
+
+
+def _library(payload: bytes) -> bytes | None:
+    try:
+        return lz4.frame.decompress(payload)
+    except RuntimeError:
+        return None
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+def test_flipped_bytes_agree_with_the_library_or_raise(walk: str, kind: str) -> None:
+    raw = _data(kind, 2 * 64 * KIB + 100, seed=5)
+    payload = pa.compress(raw, "lz4", asbytes=True)
+    rng = np.random.default_rng(11)
+    block_heads = []
+    pos = 7
+    while pos + 4 <= len(payload):
+        block_heads.extend(range(pos, pos + 4))
+        pos += 4 + (int.from_bytes(payload[pos : pos + 4], "little") & 0x7FFFFFFF)
+    places = list(range(7)) + block_heads + list(rng.integers(0, len(payload), 150))
+    for place in places:
+        for bit in (0x01, 0x80):
+            bad = bytearray(payload)
+            bad[place] ^= bit
+            want = _library(bytes(bad))
+            try:
+                got = _decode(bytes(bad), len(raw)).tobytes()
+            except CompressionError as exc:
+                assert "expected" in str(exc)
+                continue
+            # quiver accepts only what the library decodes, and then to the same bytes
+            assert got == want, place
+
+
+# --------------------------------------------------------------------------------------
+# zstd straight into the output
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+@pytest.mark.parametrize("n", SIZES)
+def test_zstd_reads_pyarrow_frames(kind: str, n: int) -> None:
+    raw = _data(kind, n)
+    payload = pa.compress(raw, "zstd", asbytes=True)
+    out = c.decompress_buffer("zstd", _prefixed(n, payload), max_uncompressed=1 << 30)
+    assert out.tobytes() == raw
+    assert n == 0 or not out.flags.writeable
+
+
+@pytest.mark.parametrize("content_size", [True, False])
+@pytest.mark.parametrize("delta", [-1, 1, -5000])
+def test_zstd_rejects_lying_lengths(content_size: bool, delta: int) -> None:
+    raw = _data("mixed", 100_000)
+    payload = zstandard.ZstdCompressor(write_content_size=content_size).compress(raw)
+    with pytest.raises(CompressionError, match=f"expected .*{len(raw) + delta}"):
+        c.decompress_buffer("zstd", _prefixed(len(raw) + delta, payload), max_uncompressed=1 << 30)
+
+
+def test_zstd_every_truncation_is_a_compression_error() -> None:
+    raw = _data("mixed", 300_000)
+    payload = pa.compress(raw, "zstd", asbytes=True)
+    for cut in sorted(set(range(0, 30)) | set(range(0, len(payload), 53))):
+        with pytest.raises(CompressionError):
+            c.decompress_buffer(
+                "zstd", _prefixed(len(raw), payload[:cut]), max_uncompressed=1 << 30
+            )
+
+
+# --------------------------------------------------------------------------------------
+# lz4 compression in pieces, and the pool
+
+
+@pytest.mark.parametrize("kind", ["random", "text", "mixed"])
+@pytest.mark.parametrize(
+    "n", [c.LZ4_COMPRESS_CHUNK, c.LZ4_COMPRESS_CHUNK + 1, 3_000_001, 2 * c.LZ4_BIG_BLOCK + 5]
+)
+def test_large_lz4_buffers_are_frames_of_independent_4mib_blocks(kind: str, n: int) -> None:
+    raw = np.frombuffer(_data(kind, n), np.uint8)
+    parts = c.compress_buffer("lz4", raw)
+    theirs = pa.compress(raw, "lz4", asbytes=True)
+    if int.from_bytes(bytes(parts[0]), "little", signed=True) == -1:
+        assert len(theirs) >= n and parts[1] is raw
+        return
+    payload = b"".join(bytes(p) for p in parts[1:])
+    if n <= c.LZ4_COMPRESS_CHUNK:
+        assert payload == theirs  # small buffers: Arrow C++'s frame, byte for byte
+        return
+    info = lz4.frame.get_frame_info(payload)
+    assert info["block_linked"] is False and info["block_size"] == c.LZ4_BIG_BLOCK
+    assert info["content_size"] == 0 and not info["content_checksum"]
+    # a match across a 4 MiB block boundary is lost: the same size to 0.1%
+    assert abs(len(payload) - len(theirs)) <= len(theirs) // 1000 + 64
+    assert pa.decompress(payload, n, "lz4", asbytes=True) == raw.tobytes()
+    assert lz4.frame.decompress(payload) == raw.tobytes()
+    # the walk decodes the frame itself (independent blocks), not a library frame decoder
+    assert _walk(payload, n).tobytes() == raw.tobytes()
+
+
+def test_incompressible_lz4_blocks_are_stored_as_views() -> None:
+    """Blocks that do not compress go out as views of the buffer (no copy)."""
+    raw = np.frombuffer(_data("text", 3 * c.LZ4_BIG_BLOCK) + _data("random", c.LZ4_BIG_BLOCK),
+                        np.uint8)
+    parts = c.compress_buffer("lz4", raw)
+    stored = [p for p in parts if isinstance(p, np.ndarray)]
+    assert len(stored) == 1 and np.shares_memory(stored[0], raw)
+    assert stored[0].nbytes == c.LZ4_BIG_BLOCK
+    payload = b"".join(bytes(p) for p in parts[1:])
+    assert pa.decompress(payload, raw.nbytes, "lz4", asbytes=True) == raw.tobytes()
+
+
+@pytest.mark.parametrize("level", [0, 3, 9, 12])
+def test_lz4_levels_in_pieces_round_trip_through_pyarrow(level: int) -> None:
+    raw = np.frombuffer(_data("mixed", 2 * c.LZ4_COMPRESS_CHUNK + 12_345, seed=level), np.uint8)
+    parts = c.compress_buffer("lz4", raw, level=level)
+    assert len(parts) > 2
+    payload = b"".join(bytes(p) for p in parts[1:])
+    assert pa.decompress(payload, raw.nbytes, "lz4", asbytes=True) == raw.tobytes()
+    stored = np.frombuffer(b"".join(bytes(p) for p in parts), np.uint8)
+    assert (
+        c.decompress_buffer("lz4", stored, max_uncompressed=raw.nbytes).tobytes() == raw.tobytes()
+    )
