@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from quiver.ipc.body import (
 from quiver.ipc.decoder import END, MessageDecoder
 from quiver.ipc.framing import read_frame
 from tests.ipc_cases import all_type_arrays
-from tests.unit._helpers import CASES, _plain_table, _quiver_batch, _windows
+from tests.unit._helpers import CASES, COLUMNS, _plain_table, _quiver_batch, _windows, _write_stats
 
 
 def test_v4_run_end_encoded_columns_cross_with_pyarrow_both_ways() -> None:
@@ -691,3 +692,27 @@ def test_write_takes_a_pandas_dataframe() -> None:
     with ipc.new_stream(sink, qv.schema([("a", qv.int64()), ("b", qv.string())])) as w:
         w.write(df)
     assert _read_back(sink.getvalue(), "stream").to_pydict() == {"a": [1, 2], "b": ["x", "y"]}
+
+
+def test_statistics_false_and_the_default_write_none():
+    table = pa.table({"a": [1, 2]})
+    assert ipc.open_file(_write_stats(table, 10, statistics=False)).statistics is None
+    assert pa.ipc.open_file(_write_stats(table, 10, statistics=False)).metadata is None
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    assert ipc.open_file(sink.getvalue()).statistics is None
+
+
+def test_other_readers_read_files_with_statistics_unchanged():
+    # (no NaN here: NaN != NaN would hide what is compared)
+    table = pa.table({k: v for k, v in COLUMNS.items() if k not in ("dec256", "f64", "f32")})
+    data = _write_stats(table, 2, compression="zstd")
+    assert pa.ipc.open_file(data).read_all().to_pylist() == table.to_pylist()
+    polars = pytest.importorskip("polars")
+    frame = polars.read_ipc(io.BytesIO(data))
+    assert frame.height == 5
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.register("t", pa.ipc.open_file(data).read_all())
+    assert con.sql("select count(*) from t").fetchall() == [(5,)]
