@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import io
+import json
 import struct
 from pathlib import Path
 
@@ -18,14 +20,18 @@ from quiver import types as qt
 from quiver.array import make_array
 from quiver.array.base import Array
 from quiver.ipc import compression as c
+from quiver.ipc import metadata as md
+from quiver.ipc import tensor as it
 from quiver.ipc.body import (
     V4,
     V5,
 )
 from quiver.ipc.flatbuf import Builder
+from quiver.ipc.framing import frame_message
 from quiver.ipc.statistics import (
     STATISTICS_KEY,
 )
+from tests.conftest import SUPPLEMENT
 from tests.ipc_cases import all_type_arrays
 
 # --------------------------------------------------------------------------------------
@@ -495,3 +501,62 @@ def _many_batches_table() -> pa.Table:
 
 def _footer_value(data: bytes) -> bytes:
     return pa.ipc.open_file(data).metadata[STATISTICS_KEY.encode()]
+
+
+# --------------------------------------------------------------------------------------
+# gold files
+
+
+def _gold_tensors() -> list[dict]:
+    manifest = SUPPLEMENT / "manifest.json"
+    if not manifest.exists():
+        return []
+    return [f for f in json.loads(manifest.read_text())["files"] if f["file"].endswith(".tensor")]
+
+
+GOLD = _gold_tensors()
+
+
+def _pa_read(data: bytes) -> np.ndarray:
+    return pa.ipc.read_tensor(pa.BufferReader(data)).to_numpy()
+
+
+def _pa_bytes(arr: np.ndarray, dim_names=None) -> bytes:
+    sink = pa.BufferOutputStream()
+    pa.ipc.write_tensor(pa.Tensor.from_numpy(arr, dim_names=dim_names), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def _ours(obj) -> bytes:
+    sink = io.BytesIO()
+    n = it.write_tensor(obj, sink)
+    out = sink.getvalue()
+    assert n == len(out)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# malformed input
+
+
+def _message(header, body: bytes, body_length: int | None = None) -> bytes:
+    blen = len(body) if body_length is None else body_length
+    meta = md.encode_message(md.Message(md.V5, header, blen))
+    return frame_message(meta, blen, alignment=64) + body
+
+
+# --------------------------------------------------------------------------------------
+# sparse tensors
+
+DENSE = np.array(
+    [[0, 1, 2, 0], [0, 0, 3, 0], [0, 4, 0, 5], [0, 0, 0, 0], [6, 0, 7, 8], [0, 9, 0, 0]],
+    dtype=np.float64,
+)
+
+
+def _round_trip(st):
+    sink = io.BytesIO()
+    n = it.write_sparse_tensor(st, sink)
+    data = sink.getvalue()
+    assert n == len(data)
+    return it.read_sparse_tensor(data), data

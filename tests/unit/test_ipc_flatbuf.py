@@ -13,6 +13,7 @@ from quiver.errors import (
     MetadataError,
 )
 from quiver.ipc import metadata as md
+from quiver.ipc import tensor as it
 from quiver.ipc.flatbuf import BOOL, F64, I8, I16, I32, I64, U8, Builder, Reader
 from quiver.ipc.flatvec import int64_matrix
 from quiver.ipc.metadata import (
@@ -20,6 +21,7 @@ from quiver.ipc.metadata import (
     decode_message,
     encode_message,
 )
+from tests.unit._helpers import _pa_bytes
 
 
 def _sample() -> bytes:
@@ -259,3 +261,11 @@ def test_non_contiguous_input_is_a_metadata_error():
     data = np.frombuffer(encode_message(Message(md.V5, None, 0)) * 2, np.uint8)[::2]
     with pytest.raises(MetadataError, match="expected a contiguous flatbuffer"):
         decode_message(data)
+
+
+def test_metadata_errors_carry_the_message_offset() -> None:
+    data = bytearray(_pa_bytes(np.arange(4, dtype=np.int32)))
+    data[8:12] = (0x7FFFFFF0).to_bytes(4, "little")  # the root table offset, out of bounds
+    with pytest.raises(MetadataError) as e:
+        it.read_tensor(bytes(data))
+    assert e.value.offset is not None

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from quiver.errors import FramingError, TruncatedError
+from quiver.errors import (
+    FramingError,
+    TruncatedError,
+)
+from quiver.ipc import tensor as it
 from quiver.ipc.decoder import END, MessageDecoder
 from quiver.ipc.framing import (
     EOS,
@@ -16,6 +21,7 @@ from quiver.ipc.framing import (
     parse_prefix,
     read_frame,
 )
+from tests.unit._helpers import _pa_bytes
 
 
 def test_parse_prefix_reads_both_forms_and_end_of_stream() -> None:
@@ -69,3 +75,10 @@ def test_stream_decoder_reports_a_negative_length_with_the_message_index() -> No
     dec = MessageDecoder()
     dec.feed(EOS)
     assert dec.next_message() is END
+
+
+@pytest.mark.parametrize("cut", [0, 3, 7, 20])
+def test_short_inputs_are_truncated_errors(cut: int) -> None:
+    data = _pa_bytes(np.arange(4, dtype=np.int32))
+    with pytest.raises(TruncatedError):
+        it.read_tensor(data[:cut])
