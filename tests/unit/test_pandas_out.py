@@ -1,6 +1,4 @@
-"""pandas fidelity (issue 14): pyarrow's pandas metadata convention both ways, nullable,
-categorical, tz-aware and string dtypes, the index, feather files, array(Series), the
-to_pandas options; hypothesis frames compared with pyarrow's round trip."""
+"""Tests for quiver.pandas_out: quiver arrays, batches and tables to pandas."""
 
 from __future__ import annotations
 
@@ -19,6 +17,7 @@ import quiver.ipc as ipc
 from tests.roundtrip.test_array_props import SETTINGS
 
 pd = pytest.importorskip("pandas")
+
 
 
 def _frame() -> Any:
@@ -110,25 +109,6 @@ def test_feather_files_round_trip_between_pandas_and_quiver(tmp_path: Path) -> N
         w.write_table(table)
     pd.testing.assert_frame_equal(pd.read_feather(qpath), plain)
     pd.testing.assert_frame_equal(table.to_pandas(), plain)
-
-
-@pytest.mark.parametrize("series", [
-    pd.Series([1.0, np.nan, 3.0]),
-    pd.Series([1, None, 3], dtype="Int64"),
-    pd.Series([True, None], dtype="boolean"),
-    pd.Series(["a", None, "c"], dtype="str"),
-    pd.Series(pd.Categorical(["x", None, "y"])),
-    pd.Series([[pd.Timestamp("2020-01-01")], None]),
-    pd.Series([pd.NA, "x"], dtype=object),
-    pd.Series(pd.date_range("2020", periods=2, tz="UTC")),
-], ids=lambda s: str(s.dtype))
-def test_array_of_a_series_is_record_batch_of_a_frame(series: Any) -> None:
-    ours = qv.array(series)
-    as_column = qv.record_batch(pd.DataFrame({"x": series})).column("x")
-    assert ours.type == as_column.type
-    assert ours.to_pylist() == as_column.to_pylist()
-    theirs = pa.array(series, from_pandas=True)
-    assert ours.to_pylist() == qv.array(theirs).to_pylist()
 
 
 def test_to_pandas_takes_pyarrows_options() -> None:
