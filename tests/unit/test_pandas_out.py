@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.ipc as ipc
+from quiver.errors import ArrowTypeError, NotSupported
+from quiver.interop.numpy_pandas import batch_from_pandas, batch_to_pandas
 from tests.roundtrip.test_array_props import SETTINGS
+
+batch_mod = pytest.importorskip("quiver.batch")
+
 
 pd = pytest.importorskip("pandas")
 
@@ -233,3 +238,76 @@ def test_columns_without_pandas_metadata_convert_as_pyarrows(options: dict) -> N
         "dict": pa.array(["a", None, "a"][:2]).dictionary_encode(),
     })
     pd.testing.assert_frame_equal(qv.table(table).to_pandas(**options), table.to_pandas(**options))
+
+
+RecordBatch = batch_mod.RecordBatch
+
+
+def _batch(**columns):
+    arrays = list(columns.values())
+    schema = qv.schema([qv.field(n, a.type) for n, a in columns.items()])
+    return RecordBatch(schema, arrays)
+
+
+def test_numeric_columns_without_nulls_are_zero_copy():
+    data = np.arange(10, dtype=np.int64)
+    col = qv.array(data)
+    df = batch_to_pandas(_batch(a=col))
+    out = df["a"].to_numpy()
+    assert out.dtype == np.int64
+    assert out.tolist() == list(range(10))
+    assert np.shares_memory(out, col.buffers[1])
+
+
+def test_nulls_follow_pyarrow_rules():
+    df = batch_to_pandas(
+        _batch(
+            i=qv.array([1, None, 3]),
+            f=qv.array([1.5, None, 2.5]),
+            s=qv.array(["a", None, "c"]),
+            b=qv.array([True, None, False]),
+        )
+    )
+    assert df["i"].dtype == np.float64
+    assert np.isnan(df["i"][1])
+    assert np.isnan(df["f"][1])
+    assert df["s"].tolist()[0] == "a" and df["s"].isna().tolist() == [False, True, False]
+    assert df["b"].tolist() == [True, None, False]
+
+
+def test_timestamps_keep_time_zone_and_nat():
+    ts = qv.array(
+        np.array(["2024-01-01T00:00", "NaT"], dtype="M8[us]"), qv.timestamp("us", "Asia/Tokyo")
+    )
+    df = batch_to_pandas(_batch(t=ts))
+    assert str(df["t"].dt.tz) == "Asia/Tokyo"
+    assert df["t"][0] == pd.Timestamp("2024-01-01T09:00", tz="Asia/Tokyo")
+    assert pd.isna(df["t"][1])
+
+
+def test_dictionary_becomes_categorical():
+    col = qv.array(["x", "y", None, "x"], qv.dictionary(qv.int8(), qv.string()))
+    df = batch_to_pandas(_batch(c=col))
+    cat = df["c"]
+    assert isinstance(cat.dtype, pd.CategoricalDtype)
+    assert cat.cat.codes.tolist()[2] == -1
+    assert cat.astype(object).where(cat.notna(), None).tolist() == ["x", "y", None, "x"]
+
+
+def test_round_trip_through_pandas_keeps_values():
+    batch = _batch(a=qv.array([1, 2, 3]), s=qv.array(["x", "y", "z"]))
+    back = batch_from_pandas(batch_to_pandas(batch))
+    assert back.to_pydict() == batch.to_pydict()
+
+
+def test_rejects_non_dataframes_and_duplicate_names():
+    with pytest.raises(ArrowTypeError, match="DataFrame"):
+        batch_from_pandas({"a": [1]})
+    with pytest.raises(ArrowTypeError, match="RecordBatch or Table"):
+        batch_to_pandas([1, 2])
+    dup = RecordBatch(
+        qv.schema([qv.field("a", qv.int64()), qv.field("a", qv.int64())]),
+        [qv.array([1]), qv.array([2])],
+    )
+    with pytest.raises(NotSupported, match="duplicate"):
+        batch_to_pandas(dup)
