@@ -1,4 +1,4 @@
-"""The top-level constructors accept PyCapsule producers and pandas frames."""
+"""Tests for quiver.constructors: the top-level array/record_batch/table constructors."""
 
 from __future__ import annotations
 
