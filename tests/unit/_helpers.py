@@ -19,7 +19,7 @@ import quiver.types as t
 from quiver import types as qt
 from quiver.array import make_array
 from quiver.array.base import Array
-from quiver.ipc import compression as c
+from quiver.ipc import compression
 from quiver.ipc import metadata as md
 from quiver.ipc import tensor as it
 from quiver.ipc.body import (
@@ -450,11 +450,11 @@ def _data(kind: str, n: int, seed: int = 0) -> bytes:
 
 
 def _walk(payload: bytes, n: int) -> np.ndarray | None:
-    return c._lz4_walk(np.frombuffer(payload, np.uint8), n, library_fits=True)
+    return compression._lz4_walk(np.frombuffer(payload, np.uint8), n, library_fits=True)
 
 
 def _decode(payload: bytes, n: int) -> np.ndarray:
-    return c.decompress_buffer("lz4", _prefixed(n, payload), max_uncompressed=1 << 30)
+    return compression.decompress_buffer("lz4", _prefixed(n, payload), max_uncompressed=1 << 30)
 
 
 COLUMNS = {
