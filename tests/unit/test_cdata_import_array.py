@@ -1,0 +1,105 @@
+"""Tests for quiver.cdata.import_array: ArrowArray structs imported as quiver arrays."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import quiver as qv
+from quiver.array.base import Array
+from quiver.errors import ArrowInvalid
+from quiver.interop import cdata as c
+from quiver.interop import (
+    import_array,
+    import_type,
+)
+from tests.unit._helpers import (
+    PA_ARRAYS,
+    Wrap,
+    _registered_extension,  # noqa: F401 (autouse fixture)
+)
+
+
+def _cases():
+    for name, arr in PA_ARRAYS.items():
+        yield pytest.param(arr, id=name)
+        if len(arr) >= 2:
+            yield pytest.param(arr.slice(1), id=name + "-sliced")
+        if len(arr) >= 3:
+            yield pytest.param(arr.slice(1, len(arr) - 2), id=name + "-middle")
+
+
+@pytest.mark.parametrize("arr", list(_cases()))
+def test_pyarrow_array_round_trips_through_quiver_unchanged(arr):
+    q = import_array(arr)
+    assert isinstance(q, Array)
+    assert len(q) == len(arr)
+    assert q.offset == arr.offset
+    back = pa.array(Wrap(q))
+    assert back.type == arr.type
+    back.validate(full=True)
+    assert back.equals(arr)
+    assert back.to_pylist() == arr.to_pylist()
+
+
+@pytest.mark.parametrize("arr", list(_cases()))
+def test_imported_type_matches_imported_schema(arr):
+    q = import_array(arr)
+    assert q.type == import_type(arr.type)
+
+
+def test_imported_buffers_view_producer_memory():
+    arr = pa.array(["ab", None, "cde"])
+    q = import_array(arr)
+    pa_bufs = arr.buffers()
+    for mine, theirs in zip(q.buffers, pa_bufs):
+        assert mine.__array_interface__["data"][0] == theirs.address
+        assert not mine.flags.writeable
+    # never longer than the layout: 3 offsets + 1, 5 data bytes, 1 validity byte
+    assert [b.size for b in q.buffers] == [1, 16, 5]
+
+
+def test_view_import_uses_variadic_sizes_buffer():
+    long = "x" * 40
+    arr = pa.array(["a", long, None, long + "y"], pa.string_view())
+    q = import_array(arr)
+    data = q.buffers[2:]
+    assert sum(b.size for b in data) == sum(b.size for b in arr.buffers()[2:])
+    assert q.type == qv.string_view()
+
+
+def test_capsule_cannot_be_imported_twice():
+    schema_capsule, array_capsule = pa.array([1, 2]).__arrow_c_array__()
+    import_array((schema_capsule, array_capsule))
+    schema2, _ = pa.array([1]).__arrow_c_array__()
+    with pytest.raises(ArrowInvalid, match="released"):
+        import_array((schema2, array_capsule))
+
+
+def test_imported_producer_released_when_quiver_arrays_die():
+    released = []
+    source = pa.array(np.arange(10, dtype=np.int64))
+    schema_capsule, array_capsule = source.__arrow_c_array__()
+    q = import_array((schema_capsule, array_capsule))
+    owner = q.buffers[1].base.owner
+    original = c.ArrayRelease(ctypes.cast(owner.struct.release, ctypes.c_void_p).value)
+
+    @c.ArrayRelease
+    def spy(ptr):
+        released.append(1)
+        original(ptr)
+
+    owner.struct.release = spy
+    del owner
+    view = q.buffers[1][8:16]
+    del q
+    gc.collect()
+    assert released == []  # a slice of a buffer still views the memory
+    assert int(view.view("<i8")[0]) == 1
+    del view
+    gc.collect()
+    assert released == [1]
