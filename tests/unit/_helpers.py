@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import datetime
 import datetime as dt
 import decimal
@@ -22,6 +23,7 @@ import quiver.types as t
 from quiver import types as qt
 from quiver.array import make_array
 from quiver.array.base import Array
+from quiver.interop import cdata as c
 from quiver.interop import (
     export_array,
 )
@@ -699,3 +701,92 @@ def _pa_arrays() -> dict[str, pa.Array]:
 
 
 PA_ARRAYS = _pa_arrays()
+
+
+RELEASED: list[str] = []
+
+
+KEEP: list[object] = []
+
+
+@c.SchemaRelease
+def _release_schema(ptr):
+    RELEASED.append("schema")
+    ptr.contents.release = c.SchemaRelease()
+
+
+@c.ArrayRelease
+def _release_array(ptr):
+    RELEASED.append("array")
+    ptr.contents.release = c.ArrayRelease()
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    RELEASED.clear()
+    yield
+    KEEP.clear()
+
+
+def _cstr(value: bytes) -> int:
+    buf = ctypes.create_string_buffer(value)
+    KEEP.append(buf)
+    return ctypes.addressof(buf)
+
+
+def schema_struct(fmt: bytes | None, children=(), dictionary=None, metadata=None, flags=2):
+    s = c.ArrowSchema()
+    s.format = _cstr(fmt) if fmt is not None else None
+    s.name = _cstr(b"col")
+    if metadata is not None:
+        buf = ctypes.create_string_buffer(metadata, len(metadata))
+        KEEP.append(buf)
+        s.metadata = ctypes.addressof(buf)
+    s.flags = flags
+    s.n_children = len(children)
+    table = (ctypes.POINTER(c.ArrowSchema) * max(len(children), 1))(
+        *[ctypes.pointer(ch) if ch is not None else None for ch in children]
+    )
+    KEEP.append(table)
+    KEEP.extend(children)
+    s.children = ctypes.cast(table, ctypes.POINTER(ctypes.POINTER(c.ArrowSchema)))
+    if dictionary is not None:
+        KEEP.append(dictionary)
+        s.dictionary = ctypes.pointer(dictionary)
+    s.release = _release_schema
+    return s
+
+
+def array_struct(length, buffers, children=(), null_count=0, offset=0, n_buffers=None):
+    a = c.ArrowArray()
+    a.length = length
+    a.null_count = null_count
+    a.offset = offset
+    addresses = []
+    for b in buffers:
+        if b is None:
+            addresses.append(None)
+        else:
+            KEEP.append(b)
+            addresses.append(b.__array_interface__["data"][0])
+    table = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
+    KEEP.append(table)
+    a.n_buffers = len(addresses) if n_buffers is None else n_buffers
+    a.buffers = ctypes.cast(table, ctypes.POINTER(ctypes.c_void_p))
+    a.n_children = len(children)
+    ctable = (ctypes.POINTER(c.ArrowArray) * max(len(children), 1))(
+        *[ctypes.pointer(ch) for ch in children]
+    )
+    KEEP.append(ctable)
+    KEEP.extend(children)
+    a.children = ctypes.cast(ctable, ctypes.POINTER(ctypes.POINTER(c.ArrowArray)))
+    a.release = _release_array
+    return a
+
+
+def capsules(schema, array):
+    return c.new_capsule(schema, c.SCHEMA_CAPSULE), c.new_capsule(array, c.ARRAY_CAPSULE)
+
+
+def int64_buffer(values):
+    return np.asarray(values, dtype="<i8").view(np.uint8)

@@ -7,6 +7,7 @@ are the same arrays with one buffer, offset or child broken on purpose.
 from __future__ import annotations
 
 import decimal
+import gc
 import struct
 from pathlib import Path
 
@@ -23,8 +24,21 @@ from quiver.array import make_array
 from quiver.array.base import Array
 from quiver.array.validate import ragged_indices, validate_array, view_slices
 from quiver.errors import ArrowInvalid
+from quiver.interop import import_array
 from tests.conftest import INTEGRATION, require_shared
-from tests.unit._helpers import _views, from_pa, i32, rebuild, u8
+from tests.unit._helpers import (
+    RELEASED,
+    _reset,  # noqa: F401 (autouse fixture)
+    _views,
+    array_struct,
+    capsules,
+    from_pa,
+    i32,
+    int64_buffer,
+    rebuild,
+    schema_struct,
+    u8,
+)
 
 
 def i64(*values: int) -> np.ndarray:
@@ -707,3 +721,16 @@ def test_full_validation_catches_non_monotonic_offsets() -> None:
         list(ipc.open_stream(bytes(data), validate="full"))
     assert info.value.field_path and info.value.field_path.startswith("s")
     assert info.value.message_index == 1
+
+
+def test_validate_full_catches_offsets_past_the_child():
+    child = array_struct(2, [None, int64_buffer([1, 2])])
+    offsets = np.array([0, 1, 5], "<i4").view(np.uint8)  # 5 > child length 2
+    pair = capsules(
+        schema_struct(b"+l", children=[schema_struct(b"l")]),
+        array_struct(2, [None, offsets], children=[child]),
+    )
+    with pytest.raises(ArrowInvalid):
+        import_array(pair, validate="full")
+    gc.collect()
+    assert RELEASED.count("array") == 1

@@ -19,8 +19,14 @@ from quiver.interop import (
 )
 from tests.unit._helpers import (
     PA_ARRAYS,
+    RELEASED,
     Wrap,
     _registered_extension,  # noqa: F401 (autouse fixture)
+    _reset,  # noqa: F401 (autouse fixture)
+    array_struct,
+    capsules,
+    int64_buffer,
+    schema_struct,
 )
 
 
@@ -103,3 +109,76 @@ def test_imported_producer_released_when_quiver_arrays_die():
     del view
     gc.collect()
     assert released == [1]
+
+
+def test_hand_built_struct_imports_and_releases_once():
+    pair = capsules(schema_struct(b"l"), array_struct(3, [None, int64_buffer([1, 2, 3])]))
+    arr = import_array(pair)
+    assert arr.to_pylist() == [1, 2, 3]
+    assert RELEASED == ["schema"]
+    del arr, pair
+    gc.collect()
+    assert RELEASED == ["schema", "array"]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "array", "words"),
+    [
+        (b"l", lambda: array_struct(3, [None]), "expected 2 buffers"),
+        (b"l", lambda: array_struct(3, [None, None]), "non-NULL values buffer"),
+        (b"l", lambda: array_struct(-1, [None, int64_buffer([])]), "non-negative length"),
+        (b"l", lambda: array_struct(1, [None, int64_buffer([1])], offset=-2),
+         "non-negative length and offset"),
+        (b"l", lambda: array_struct(2, [None, int64_buffer([1, 2])], null_count=1),
+         "validity buffer for null_count 1"),
+        (b"u", lambda: array_struct(1, [None, np.array([0, -5], "<i4").view(np.uint8),
+                                        np.zeros(1, np.uint8)]),
+         "non-negative last offset"),
+        (b"vu", lambda: array_struct(1, [None, np.zeros(16, np.uint8)]),
+         "at least 3 buffers"),
+        (b"+s", lambda: array_struct(1, [None], children=[array_struct(1, [None])]),
+         "expected 0 child arrays"),
+    ],
+)
+def test_malformed_array_raises_invalid_and_releases_once(fmt, array, words):
+    pair = capsules(schema_struct(fmt), array())
+    with pytest.raises(ArrowInvalid, match=words):
+        import_array(pair)
+    del pair
+    gc.collect()
+    assert RELEASED.count("array") == 1
+    assert RELEASED.count("schema") == 1
+
+
+def test_dictionary_type_without_dictionary_array_is_invalid():
+    dict_schema = schema_struct(b"c", dictionary=schema_struct(b"u"))
+    pair = capsules(dict_schema, array_struct(1, [None, np.zeros(1, np.uint8)]))
+    with pytest.raises(ArrowInvalid, match="dictionary array"):
+        import_array(pair)
+
+
+def test_legacy_union_and_null_validity_buffer_is_accepted():
+    pair = capsules(schema_struct(b"n"), array_struct(3, [None], null_count=3))
+    arr = import_array(pair)
+    assert len(arr) == 3 and arr.null_count == 3 and arr.buffers == ()
+    child = array_struct(2, [None, np.array([7, 8], np.int8).view(np.uint8)])
+    union = capsules(
+        schema_struct(b"+us:4", children=[schema_struct(b"c")]),
+        array_struct(2, [None, np.array([4, 4], np.int8).view(np.uint8)], children=[child]),
+    )
+    arr = import_array(union)
+    assert arr.to_pylist() == [7, 8]
+    assert len(arr.buffers) == 1
+
+
+def test_validate_level_must_be_known():
+    pair = capsules(schema_struct(b"l"), array_struct(1, [None, int64_buffer([1])]))
+    with pytest.raises(ValueError, match="validate"):
+        import_array(pair, validate="paranoid")
+
+
+def test_validate_passes_good_data_through():
+    import pyarrow as pa
+
+    arr = import_array(pa.array([[1], None, [2, 3]]), validate="full")
+    assert arr.to_pylist() == [[1], None, [2, 3]]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
+import gc
+
 import pyarrow as pa
 import pytest
 
@@ -15,8 +18,12 @@ from quiver.interop import (
     import_type,
 )
 from tests.unit._helpers import (
+    KEEP,
+    RELEASED,
     UuidLike,
     _registered_extension,  # noqa: F401 (autouse fixture)
+    _reset,  # noqa: F401 (autouse fixture)
+    schema_struct,
 )
 
 # --------------------------------------------------------------------------------------
@@ -116,3 +123,61 @@ def test_malformed_format_strings_raise_invalid_with_path():
     assert info.value.field_path == "a.b"
     with pytest.raises(ArrowInvalid, match="precision"):
         c.parse_format(b"d:99,2,32", [], "col")
+
+
+def test_released_capsule_struct_is_refused():
+    s = schema_struct(b"l")
+    s.release = c.SchemaRelease()
+    with pytest.raises(ArrowInvalid, match="released"):
+        import_field(c.new_capsule(s, c.SCHEMA_CAPSULE))
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "words"),
+    [
+        (lambda: schema_struct(None), ArrowInvalid, "format string, found NULL"),
+        (lambda: schema_struct(b"+l"), ArrowInvalid, "expected 1 child"),
+        (lambda: schema_struct(b"+l", children=[None]), ArrowInvalid, "non-NULL"),
+        (lambda: schema_struct(b"+us:1,300", children=[schema_struct(b"c"),
+                                                      schema_struct(b"c")]),
+         ArrowInvalid, "type codes"),
+        (lambda: schema_struct(b"+ud:1", children=[]), ArrowInvalid, "union type codes"),
+        (lambda: schema_struct(b"u", dictionary=schema_struct(b"u")), ArrowInvalid,
+         "integer dictionary index"),
+        (lambda: schema_struct(b"+m", children=[schema_struct(b"l")]), ArrowInvalid,
+         "map child struct"),
+        (lambda: schema_struct(b"l", metadata=(-1).to_bytes(4, "little", signed=True)),
+         ArrowInvalid, "metadata pair count"),
+        (lambda: schema_struct(b"tsx:"), NotSupported, "tsx:"),
+        (lambda: schema_struct(b"w:-1"), ArrowInvalid, "fixed_size_binary"),
+    ],
+)
+def test_malformed_schema_raises_and_releases_once(build, error, words):
+    capsule = c.new_capsule(build(), c.SCHEMA_CAPSULE)
+    with pytest.raises(error, match=words):
+        import_field(capsule)
+    del capsule
+    gc.collect()
+    assert RELEASED.count("schema") >= 1
+    assert RELEASED[0] == "schema"
+
+
+def test_cyclic_schema_is_rejected_without_recursion_error():
+    s = schema_struct(b"+l", children=[schema_struct(b"l")])
+    # point the child table at the parent itself: an endless type
+    table = (ctypes.POINTER(c.ArrowSchema) * 1)(ctypes.pointer(s))
+    KEEP.append(table)
+    s.children = ctypes.cast(table, ctypes.POINTER(ctypes.POINTER(c.ArrowSchema)))
+    with pytest.raises(ArrowInvalid, match="nesting"):
+        import_field(c.new_capsule(s, c.SCHEMA_CAPSULE))
+
+
+def test_exported_schema_capsule_reads_back_through_raw_struct():
+    capsule = export_schema(qv.field("n", qv.dictionary(qv.int8(), qv.string(), True)))
+    address = c.capsule_address(capsule, c.SCHEMA_CAPSULE)
+    s = c.ArrowSchema.from_address(address)
+    assert c.c_string(s.format) == b"c"
+    assert c.c_string(s.name) == b"n"
+    assert s.flags == c.ARROW_FLAG_NULLABLE | c.ARROW_FLAG_DICTIONARY_ORDERED
+    assert c.c_string(s.dictionary.contents.format) == b"u"
+    assert import_field(capsule).type == qv.dictionary(qv.int8(), qv.string(), True)
