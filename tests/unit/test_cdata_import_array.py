@@ -11,10 +11,11 @@ import pytest
 
 import quiver as qv
 from quiver.array.base import Array
-from quiver.errors import ArrowInvalid
+from quiver.errors import ArrowError, ArrowInvalid
 from quiver.interop import cdata as c
 from quiver.interop import (
     import_array,
+    import_stream,
     import_type,
 )
 from tests.unit._helpers import (
@@ -28,6 +29,12 @@ from tests.unit._helpers import (
     int64_buffer,
     schema_struct,
 )
+
+try:
+    from quiver.batch import RecordBatch as _QuiverBatch
+except ImportError:  # batch.py lands separately; a stand-in exercises the export side
+    _QuiverBatch = None
+
 
 
 def _cases():
@@ -182,3 +189,15 @@ def test_validate_passes_good_data_through():
 
     arr = import_array(pa.array([[1], None, [2, 3]]), validate="full")
     assert arr.to_pylist() == [[1], None, [2, 3]]
+
+
+def test_stream_import_reports_producer_errors():
+    def gen():
+        yield pa.record_batch({"a": [1]})
+        raise ValueError("bad batch")
+
+    source = pa.RecordBatchReader.from_batches(pa.schema([("a", pa.int64())]), gen())
+    reader = import_stream(source, arrays=True)
+    next(reader)
+    with pytest.raises(ArrowError, match="bad batch"):
+        next(reader)
