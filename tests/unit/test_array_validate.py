@@ -24,6 +24,10 @@ from quiver.array import make_array
 from quiver.array.base import Array
 from quiver.array.validate import ragged_indices, validate_array, view_slices
 from quiver.errors import ArrowInvalid
+from quiver.integration import (
+    JsonBatch,
+    to_json,
+)
 from quiver.interop import import_array
 from tests.conftest import INTEGRATION, require_shared
 from tests.unit._helpers import (
@@ -734,3 +738,13 @@ def test_validate_full_catches_offsets_past_the_child():
         import_array(pair, validate="full")
     gc.collect()
     assert RELEASED.count("array") == 1
+
+
+def test_writer_rejects_an_array_whose_buffer_is_too_short() -> None:
+    from quiver.array import make_array
+    from quiver.errors import ArrowInvalid
+
+    short = make_array(t.int64(), 4, [None, np.zeros(8, np.uint8)])
+    schema = t.schema([t.field("c", t.int64())])
+    with pytest.raises(ArrowInvalid, match="expected at least 32 bytes, found 8"):
+        to_json(schema, [JsonBatch(schema, (short,), 4)])

@@ -1,5 +1,4 @@
-"""Unit tests for quiver.integration: the JSON reader and writer, the comparison (the
-``quiver integration`` command is tested in tests/cli/test_integration_command.py)."""
+"""Tests for quiver.integration.json_reader: Arrow integration JSON -> quiver."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import quiver.types as t
@@ -18,55 +16,25 @@ from quiver.integration import (
     JsonBatch,
     array_values,
     compare,
-    compare_schemas,
     loads,
     parse_json,
     read_json,
     to_json,
     write_json,
 )
-
-# --------------------------------------------------------------------------------------
-# helpers
-
-
-def fld(name: str, type_: dict[str, Any], children: list | None = None, nullable: bool = True,
-        **extra: Any) -> dict[str, Any]:
-    return {"name": name, "nullable": nullable, "type": type_, "children": children or [],
-            **extra}
-
-
-def doc(fields: list[dict], *batches: tuple[int, list[dict]], dictionaries: list | None = None,
-        metadata: list | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "schema": {"fields": fields},
-        "batches": [{"count": n, "columns": cols} for n, cols in batches],
-    }
-    if metadata is not None:
-        out["schema"]["metadata"] = metadata
-    if dictionaries is not None:
-        out["dictionaries"] = dictionaries
-    return out
-
-
-def one_column(type_: dict, col: dict, children: list | None = None, **extra: Any) -> dict:
-    return doc([fld("a", type_, children, **extra)], (col["count"], [{"name": "a", **col}]))
-
-
-def values(d: dict) -> list[Any]:
-    jf = parse_json(d)
-    return array_values(jf.batches[0].columns[0])
-
-
-def roundtrip(d: dict) -> dict:
-    jf = parse_json(d)
-    return json.loads(json.dumps(to_json(jf.schema, jf.batches)))
-
-
-INT32 = {"name": "int", "bitWidth": 32, "isSigned": True}
-INT64 = {"name": "int", "bitWidth": 64, "isSigned": True}
-UTF8 = {"name": "utf8"}
-
+from tests.unit._helpers import (
+    INT32,
+    INT64,
+    UTF8,
+    _dict_batch,
+    _dict_field,
+    _jints,
+    doc,
+    fld,
+    one_column,
+    roundtrip,
+    values,
+)
 
 # --------------------------------------------------------------------------------------
 # schema
@@ -300,13 +268,6 @@ def test_rejects_offsets_that_disagree_with_the_values() -> None:
         parse_json(d)
 
 
-def test_fixed_size_binary_round_trips_as_uppercase_hex() -> None:
-    d = one_column({"name": "fixedsizebinary", "byteWidth": 2},
-                   {"count": 2, "VALIDITY": [1, 0], "DATA": ["ABCD", "0000"]})
-    assert values(d) == [b"\xab\xcd", None]
-    assert roundtrip(d)["batches"][0]["columns"][0]["DATA"] == ["ABCD", "0000"]
-
-
 def test_views_inline_short_values_and_reference_long_ones() -> None:
     long = "abcdefghijklmnop"
     d = one_column({"name": "utf8view"}, {
@@ -422,37 +383,10 @@ def test_run_end_encoded_reads_runs_and_writes_sliced_runs() -> None:
     assert out["batches"][0]["columns"][0]["children"][0]["DATA"] == [1, 2, 3]
 
 
-def test_struct_slices_write_only_the_reached_child_slots() -> None:
-    d = one_column({"name": "struct"}, {"count": 3, "VALIDITY": [1, 1, 0], "children": [
-        {"name": "x", "count": 3, "VALIDITY": [1, 1, 1], "DATA": [1, 2, 3]}]},
-        [fld("x", INT32)])
-    jf = parse_json(d)
-    sliced = jf.batches[0].columns[0].slice(1, 2)
-    out = to_json(jf.schema, [JsonBatch(jf.schema, (sliced,), 2)])
-    col = out["batches"][0]["columns"][0]
-    assert col["VALIDITY"] == [1, 0]
-    assert col["children"][0]["DATA"] == [2, 3]
-
-
 def test_null_columns_have_no_buffers() -> None:
     d = one_column({"name": "null"}, {"count": 3})
     assert values(d) == [None, None, None]
     assert roundtrip(d)["batches"][0]["columns"][0] == {"name": "a", "count": 3}
-
-
-# --------------------------------------------------------------------------------------
-# dictionaries
-
-
-def _dict_field(name: str, did: int, value: dict, children: list | None = None) -> dict:
-    return fld(name, value, children, dictionary={
-        "id": did, "indexType": {"name": "int", "bitWidth": 8, "isSigned": True},
-        "isOrdered": False})
-
-
-def _dict_batch(did: int, count: int, col: dict) -> dict:
-    return {"id": did, "data": {"count": count, "columns": [{"name": f"DICT{did}",
-                                                              "count": count, **col}]}}
 
 
 def test_dictionary_columns_decode_through_their_dictionary() -> None:
@@ -558,52 +492,17 @@ def test_value_out_of_range_for_its_width_is_a_format_error() -> None:
         parse_json(d)
 
 
-def _ints(data: list, validity: list | None = None, type_: dict = INT32) -> dict:
-    return one_column(type_, {"count": len(data), "VALIDITY": validity or [1] * len(data),
-                              "DATA": data})
-
-
-
 # --------------------------------------------------------------------------------------
 # files and the CLI
 
 
 def test_write_json_and_read_json_round_trip_through_gzip(tmp_path: Path) -> None:
-    jf = parse_json(_ints([1, 2, 3]))
+    jf = parse_json(_jints([1, 2, 3]))
     p = tmp_path / "x.json.gz"
     write_json(p, jf.schema, jf.batches)
     assert gzip.decompress(p.read_bytes()).startswith(b"{")
     back = read_json(p)
     assert compare(jf.schema, jf.batches, back.schema, back.batches) == []
-
-
-def test_errors_are_arrow_errors() -> None:
-    assert issubclass(FormatError, ArrowError)
-
-
-def test_map_child_names_are_not_significant_when_comparing_schemas() -> None:
-    canonical = t.schema([t.field("m", t.map_(t.string(), t.int32()))])
-    entries = t.field("some_entries", t.struct([t.field("some_key", t.string(), False),
-                                                t.field("some_value", t.int32())]), False)
-    other = t.schema([t.field("m", t.MapType(entries))])
-    assert compare_schemas(canonical, other) == []
-    assert [str(d) for d in compare_schemas(canonical, t.schema(
-        [t.field("m", t.map_(t.string(), t.int64()))]))] == [
-        "column m.entries.value: expected type int32, found type int64"]
-
-
-def test_extension_over_dictionary_values_is_written_as_field_metadata() -> None:
-    ext = t.extension("dict-extension", t.string(), b"ser")
-    schema = t.schema([t.field("d", t.dictionary(t.int8(), ext))])
-    from quiver.integration import schema_to_json
-
-    jfield = schema_to_json(schema)["fields"][0]
-    assert jfield["type"] == {"name": "utf8"}
-    assert jfield["dictionary"]["indexType"] == {"name": "int", "isSigned": True, "bitWidth": 8}
-    assert jfield["metadata"] == [{"key": "ARROW:extension:name", "value": "dict-extension"},
-                                  {"key": "ARROW:extension:metadata", "value": "ser"}]
-    back = parse_json({"schema": {"fields": [jfield]}, "batches": []}).schema
-    assert compare_schemas(schema, back) == []
 
 
 def _mutate(doc_: Any, rng: Any) -> None:
@@ -659,12 +558,6 @@ def test_mutated_gold_documents_decode_or_raise_arrow_errors_only() -> None:
     assert tried > 500 and decoded > 0
 
 
-def test_single_floats_are_written_as_their_shortest_decimal() -> None:
-    f32 = {"name": "floatingpoint", "precision": "SINGLE"}
-    d = _ints([362.493, -0.1], type_=f32)
-    assert roundtrip(d)["batches"][0]["columns"][0]["DATA"] == [362.493, -0.1]
-
-
 def test_one_dictionary_id_for_two_value_types_is_a_format_error() -> None:
     d = doc([_dict_field("a", 0, UTF8), _dict_field("b", 0, INT32)],
             (1, [{"name": "a", "count": 1, "VALIDITY": [1], "DATA": [0]},
@@ -673,45 +566,6 @@ def test_one_dictionary_id_for_two_value_types_is_a_format_error() -> None:
                                              "DATA": ["z"]})])
     with pytest.raises(FormatError, match="one id used for two value types"):
         parse_json(d)
-
-
-def _every_type_case_names() -> list[str]:
-    try:
-        from tests.ipc_cases import all_type_arrays
-    except ImportError:
-        return []
-    return sorted(all_type_arrays())
-
-
-@pytest.mark.parametrize("name", _every_type_case_names() or ["<cases missing>"])
-@pytest.mark.parametrize("slice_it", [False, True], ids=["whole", "sliced"])
-def test_every_type_written_as_json_reads_back_to_pyarrows_values(
-    name: str, slice_it: bool
-) -> None:
-    pytest.importorskip("pyarrow")
-    try:
-        from tests.ipc_cases import all_type_arrays, sliced
-        from tests.roundtrip.pa_types import from_pyarrow
-    except ImportError as exc:
-        pytest.skip(f"the shared pyarrow test cases are not importable: {exc}")
-    parr = all_type_arrays()[name]
-    if slice_it:
-        parr = sliced(parr)
-    arr = from_pyarrow(parr)
-    schema = t.schema([t.field("c", arr.type)])
-    batch = JsonBatch(schema, (arr,), len(arr))
-    back = parse_json(json.loads(json.dumps(to_json(schema, [batch]))))
-    got = back.batches[0].columns[0]
-    assert compare(schema, [batch], back.schema, back.batches) == []
-    # and independently of quiver's comparison: pyarrow's values of the same data
-    expected = parr.to_pylist()
-    assert got.to_pylist() == expected
-
-
-def test_field_count_difference_reads_as_a_schema_difference() -> None:
-    one, two = t.schema([t.field("a", t.int8())]), t.schema([t.field("a", t.int8()),
-                                                             t.field("b", t.int8())])
-    assert [str(d) for d in compare_schemas(one, two)] == ["schema: expected 1 fields, found 2"]
 
 
 def test_type_nesting_deeper_than_the_limit_is_a_metadata_error() -> None:
@@ -724,62 +578,3 @@ def test_type_nesting_deeper_than_the_limit_is_a_metadata_error() -> None:
     for i in range(30):
         shallow = fld(f"l{i}", {"name": "struct"}, [shallow])
     assert parse_json(doc([shallow])).schema.field("l29").type.num_fields == 1
-
-
-def _random_typed_values() -> Any:
-    try:
-        from tests.roundtrip.test_array_props import typed_values
-    except ImportError:
-        return None
-    return typed_values()
-
-
-_TYPED_VALUES = _random_typed_values()
-
-
-@pytest.mark.skipif(_TYPED_VALUES is None, reason="tests.roundtrip strategies not importable")
-def test_random_arrays_of_every_type_survive_json_sliced_or_whole() -> None:
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-
-    import quiver as qv
-
-    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(_TYPED_VALUES, st.data())
-    def check(case: Any, data: Any) -> None:
-        qt, vals = case
-        arr = qv.array(vals, qt)
-        off = data.draw(st.integers(0, len(vals)))
-        arr = arr.slice(off, data.draw(st.integers(0, len(vals) - off)))
-        schema = t.schema([t.field("c", qt)])
-        batch = JsonBatch(schema, (arr,), len(arr))
-        back = parse_json(json.loads(json.dumps(to_json(schema, [batch]))))
-        assert compare(schema, [batch], back.schema, back.batches) == []
-        assert back.batches[0].columns[0].to_pylist() == arr.to_pylist()
-
-    check()
-
-
-def test_empty_arrays_with_empty_offset_buffers_write_one_zero_offset() -> None:
-    from quiver.array import make_array
-
-    empty = np.zeros(0, np.uint8)
-    child = make_array(t.int32(), 0, [None, empty])
-    lst = make_array(t.list_(t.int32()), 0, [None, empty], [child])
-    s = make_array(t.string(), 0, [None, empty, empty])
-    schema = t.schema([t.field("l", lst.type), t.field("s", s.type)])
-    out = to_json(schema, [JsonBatch(schema, (lst, s), 0)])
-    cols = out["batches"][0]["columns"]
-    assert cols[0]["OFFSET"] == [0] and cols[1]["OFFSET"] == [0]
-    back = parse_json(json.loads(json.dumps(out)))
-    assert back.batches[0].num_rows == 0
-
-
-def test_writer_rejects_an_array_whose_buffer_is_too_short() -> None:
-    from quiver.array import make_array
-    from quiver.errors import ArrowInvalid
-
-    short = make_array(t.int64(), 4, [None, np.zeros(8, np.uint8)])
-    schema = t.schema([t.field("c", t.int64())])
-    with pytest.raises(ArrowInvalid, match="expected at least 32 bytes, found 8"):
-        to_json(schema, [JsonBatch(schema, (short,), 4)])
