@@ -21,7 +21,7 @@ from tests.unit._helpers import (
     UTF8,
     _dict_batch,
     _dict_field,
-    _ints,
+    _jints as _ints,
     doc,
     fld,
     one_column,
