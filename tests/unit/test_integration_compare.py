@@ -21,11 +21,11 @@ from tests.unit._helpers import (
     UTF8,
     _dict_batch,
     _dict_field,
-    _jints as _ints,
     doc,
     fld,
     one_column,
 )
+from tests.unit._helpers import _jints as _ints
 
 
 def _diffs(a: dict, b: dict, **kw: Any) -> list[str]:
