@@ -22,7 +22,9 @@ import quiver as qv
 import quiver.ipc as ipc
 import quiver.types as t
 from quiver import types as qt
-from quiver.array import make_array
+from quiver.array import (
+    make_array,
+)
 from quiver.array.base import Array
 from quiver.integration import (
     array_values,
@@ -48,6 +50,7 @@ from quiver.ipc.statistics import (
 )
 from tests.conftest import SUPPLEMENT
 from tests.ipc_cases import all_type_arrays
+from tests.roundtrip.pa_types import from_pyarrow
 
 try:
     from quiver.batch import RecordBatch as _QuiverBatch
@@ -921,3 +924,10 @@ def _dict_batch(did: int, count: int, col: dict) -> dict:
 def _jints(data: list, validity: list | None = None, type_: dict = INT32) -> dict:
     return one_column(type_, {"count": len(data), "VALIDITY": validity or [1] * len(data),
                               "DATA": data})
+
+
+def same_as_pyarrow(pa_arr: pa.Array) -> list:
+    """quiver's to_pylist over pyarrow's buffers, checked equal to pyarrow's."""
+    got = from_pyarrow(pa_arr).to_pylist()
+    assert got == pa_arr.to_pylist()
+    return got

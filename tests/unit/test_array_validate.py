@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 import quiver as qv
 import quiver.ipc as ipc
 import quiver.types as t
-from quiver.array import make_array
+from quiver.array import (
+    make_array,
+)
 from quiver.array.base import Array
 from quiver.array.validate import ragged_indices, validate_array, view_slices
 from quiver.errors import ArrowInvalid
@@ -748,3 +750,16 @@ def test_writer_rejects_an_array_whose_buffer_is_too_short() -> None:
     schema = t.schema([t.field("c", t.int64())])
     with pytest.raises(ArrowInvalid, match="expected at least 32 bytes, found 8"):
         to_json(schema, [JsonBatch(schema, (short,), 4)])
+
+
+def test_from_buffers_runs_the_structural_validation() -> None:
+    with pytest.raises(ArrowInvalid):
+        qv.Array.from_buffers(qv.int32(), 4, [None, b"\x00" * 8])
+
+
+def test_validate_full_catches_bad_offsets() -> None:
+    bad = make_array(t.string(), 2, [None, np.array([0, 3, 1], "<i4").view(np.uint8),
+                                     np.frombuffer(b"abc", np.uint8)])
+    bad.validate()  # sizes are fine
+    with pytest.raises(ArrowInvalid):
+        bad.validate(full=True)
