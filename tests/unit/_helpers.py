@@ -35,6 +35,7 @@ from quiver.interop import cdata as c
 from quiver.interop import (
     export_array,
     export_stream,
+    import_array,
 )
 from quiver.ipc import compression
 from quiver.ipc import metadata as md
@@ -931,3 +932,7 @@ def same_as_pyarrow(pa_arr: pa.Array) -> list:
     got = from_pyarrow(pa_arr).to_pylist()
     assert got == pa_arr.to_pylist()
     return got
+
+
+def _q(arr: pa.Array) -> qv.Array:
+    return import_array(arr)

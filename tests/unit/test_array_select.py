@@ -15,15 +15,11 @@ from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.compute as qc
-from quiver.interop import import_array
 from tests.ipc_cases import all_type_arrays, sliced
 from tests.roundtrip.test_array_props import SETTINGS, _normal, typed_values, unions
+from tests.unit._helpers import _q
 
 CASES = {**all_type_arrays(), **{f"sliced {k}": sliced(v) for k, v in all_type_arrays().items()}}
-
-
-def _q(arr: pa.Array) -> qv.Array:
-    return import_array(arr)
 
 
 def _same(ours: qv.Array, theirs: pa.Array | list) -> None:
@@ -128,42 +124,6 @@ def test_nan_sorts_after_numbers_and_before_nulls_both_ways() -> None:
         assert qc.sort_indices(_q(arr), order=order).to_pylist() == pc.sort_indices(
             arr, sort_keys=[("", order)]
         ).to_pylist()
-
-
-def test_table_sort_by_filter_and_take_match_pyarrow() -> None:
-    rng = np.random.default_rng(1)
-    n = 200
-    words = np.array(["a", "b", "c", None], dtype=object)
-    table = pa.table({
-        "k": pa.array(words[rng.integers(0, 4, n)]),
-        "x": pa.array(np.where(rng.random(n) < 0.1, None, rng.integers(0, 5, n)).tolist()),
-        "v": rng.random(n),
-        "l": pa.array([[int(i)] if i % 3 else None for i in range(n)]),
-    })
-    chunked = pa.concat_tables([table.slice(0, 50), table.slice(50)])
-    ours = qv.table(chunked)
-    assert ours.num_batches == 2
-    keys = [("k", "ascending"), ("x", "descending")]
-    assert ours.sort_by(keys).to_pydict() == chunked.sort_by(keys).to_pydict()
-    assert ours.sort_by("v").to_pydict() == chunked.sort_by("v").to_pydict()
-    mask = pa.array(rng.random(n) < 0.3)
-    assert ours.filter(_q(mask)).to_pydict() == chunked.filter(mask).to_pydict()
-    idx = rng.integers(0, n, 50)
-    assert ours.take(idx).to_pydict() == chunked.take(pa.array(idx)).to_pydict()
-    batch = qv.record_batch(table.to_batches()[0])
-    assert batch.sort_by(keys).to_pydict() == table.to_batches()[0].sort_by(keys).to_pydict()
-    assert batch.filter(_q(mask)).to_pydict() == table.to_batches()[0].filter(mask).to_pydict()
-    with pytest.raises(qv.ArrowKeyError, match="nope"):
-        ours.sort_by("nope")
-
-
-def test_chunked_array_kernels() -> None:
-    ca = qv.chunked_array([qv.array([1, None]), qv.array([3])])
-    assert ca.take([2, 0]).to_pylist() == [3, 1]
-    assert ca.filter([True, True, False]).to_pylist() == [1, None]
-    assert ca.is_null().to_pylist() == [False, True, False]
-    assert ca.fill_null(0).to_pylist() == [1, 0, 3]
-    assert ca.cast(qv.float32()).type == qv.float32()
 
 
 @SETTINGS
