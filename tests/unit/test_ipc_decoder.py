@@ -7,28 +7,11 @@ import struct
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.ipc as ipc
-from quiver.ipc.decoder import END, NEED_DATA, IpcLimits
-from quiver.ipc.stream_decoder import StreamDecoder
+from quiver.ipc.decoder import IpcLimits
 from tests.unit._helpers import TABLE, _file, _stream
-
-
-def _decode_all(data: bytes, chunk: int | None = None) -> list:
-    dec = StreamDecoder()
-    pieces = [data] if chunk is None else [data[i : i + chunk] for i in range(0, len(data), chunk)]
-    out = []
-    for p in pieces:
-        dec.feed(p)
-        while (b := dec.next_batch()) is not NEED_DATA and b is not END:
-            out.append(b.to_pylist())
-    dec.feed_eof()
-    while (b := dec.next_batch()) is not END:
-        out.append(b.to_pylist())
-    return out
 
 
 def test_huge_claimed_metadata_length_is_not_allocated() -> None:
@@ -38,11 +21,6 @@ def test_huge_claimed_metadata_length_is_not_allocated() -> None:
     lim = IpcLimits(max_metadata_size=2**31 - 1)
     with pytest.raises(qv.TruncatedError):
         ipc.open_stream(data, limits=lim)
-
-
-def test_negative_metadata_length_is_a_framing_error() -> None:
-    with pytest.raises(qv.FramingError, match="non-negative"):
-        ipc.open_stream(b"\xff\xff\xff\xff" + struct.pack("<i", -8))
 
 
 def test_legacy_stream_without_continuation_markers_reads() -> None:
@@ -61,28 +39,6 @@ def test_legacy_stream_without_continuation_markers_reads() -> None:
         pos += 8 + n + body_len
     batches = list(ipc.open_stream(bytes(legacy)))
     assert [r for b in batches for r in b.to_pylist()] == TABLE.to_pylist()
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.integers(min_value=1, max_value=97))
-def test_decoder_gives_the_same_batches_for_any_chunking(chunk: int) -> None:
-    data = _stream(pa.concat_tables([TABLE, TABLE]))
-    assert _decode_all(data, chunk) == _decode_all(data)
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.integers(min_value=1, max_value=64), st.integers(min_value=0, max_value=10_000))
-def test_decoder_gives_the_same_error_for_any_chunking(chunk: int, cut: int) -> None:
-    data = _stream(TABLE)
-    broken = data[: cut % len(data)]
-
-    def outcome(c):
-        try:
-            return ("ok", _decode_all(broken, c))
-        except qv.ArrowError as exc:
-            return (type(exc).__name__, exc.offset)
-
-    assert outcome(chunk) == outcome(None)
 
 
 def test_truncated_stream_raises_truncated_error_with_offset() -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 
+import quiver as qv
+import quiver.ipc as ipc
 from quiver.errors import (
     FramingError,
     TruncatedError,
@@ -82,3 +86,8 @@ def test_short_inputs_are_truncated_errors(cut: int) -> None:
     data = _pa_bytes(np.arange(4, dtype=np.int32))
     with pytest.raises(TruncatedError):
         it.read_tensor(data[:cut])
+
+
+def test_negative_metadata_length_is_a_framing_error() -> None:
+    with pytest.raises(qv.FramingError, match="non-negative"):
+        ipc.open_stream(b"\xff\xff\xff\xff" + struct.pack("<i", -8))
