@@ -1,6 +1,6 @@
-"""Selection kernels (quiver.array.select, quiver.compute) checked against pyarrow on
-every type: take, filter, is_null, fill_null, sort indices; Table/RecordBatch take,
-filter and sort_by; hypothesis over nested types of depth 3."""
+"""Selection kernels (quiver.array.select, reached through quiver.compute) checked against
+pyarrow on every type: take, filter, is_null, fill_null, sort indices; hypothesis over
+nested types of depth 3 (Table/RecordBatch take, filter and sort_by are in test_batch)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""quiver.ipc.decoder and stream_decoder: the sans-IO message and stream decoders (framing
-of each message, limits on what the input claims, the legacy prefix, any chunking)."""
+"""quiver.ipc.decoder: the sans-IO message decoder (framing of each message, limits on
+what the input claims, the legacy prefix); the stream decoder is in test_ipc_stream_decoder."""
 
 from __future__ import annotations
 
