@@ -8,9 +8,7 @@ import pytest
 
 import quiver as qv
 from quiver import types as t
-from quiver.array import (
-    make_array,
-)
+from quiver.array import make_array
 from quiver.errors import ArrowInvalid
 from tests.unit._helpers import same_as_pyarrow
 

@@ -8,9 +8,7 @@ import pytest
 
 import quiver as qv
 from quiver import types as t
-from quiver.array import (
-    make_array,
-)
+from quiver.array import make_array
 from quiver.errors import ArrowIndexError, ArrowInvalid, ArrowInvalidArgument, ArrowKeyError
 from tests.roundtrip.pa_types import to_pyarrow_type as to_pa
 from tests.unit._helpers import same_as_pyarrow

@@ -20,31 +20,22 @@ from hypothesis import strategies as st
 import quiver as qv
 import quiver.ipc as ipc
 import quiver.types as t
-from quiver.array import (
-    make_array,
-)
+from quiver.array import make_array
 from quiver.array.base import Array
 from quiver.array.validate import ragged_indices, validate_array, view_slices
 from quiver.errors import ArrowInvalid
-from quiver.integration import (
-    JsonBatch,
-    to_json,
-)
+from quiver.integration import JsonBatch, to_json
 from quiver.interop import import_array
 from tests.conftest import INTEGRATION, require_shared
-from tests.unit._helpers import (
+from tests.unit._cdata_helpers import (
     RELEASED,
     _reset,  # noqa: F401 (autouse fixture)
-    _views,
     array_struct,
     capsules,
-    from_pa,
-    i32,
     int64_buffer,
-    rebuild,
     schema_struct,
-    u8,
 )
+from tests.unit._helpers import _views, from_pa, i32, rebuild, u8
 
 
 def i64(*values: int) -> np.ndarray:

@@ -10,14 +10,8 @@ import quiver as qv
 from quiver.array import make_array
 from quiver.array.base import Array
 from quiver.errors import NotSupported
-from quiver.interop import (
-    export_array,
-    export_schema,
-    export_stream,
-    import_array,
-    import_type,
-)
-from tests.unit._helpers import (
+from quiver.interop import export_array, export_schema, export_stream, import_array, import_type
+from tests.unit._cdata_helpers import (
     PA_ARRAYS,
     SCHEMA,
     Batches,
@@ -27,12 +21,6 @@ from tests.unit._helpers import (
     _registered_extension,  # noqa: F401 (autouse fixture)
     u8a,
 )
-
-try:
-    from quiver.batch import RecordBatch as _QuiverBatch
-except ImportError:  # batch.py lands separately; a stand-in exercises the export side
-    _QuiverBatch = None
-
 
 
 def bitmap(bits) -> np.ndarray:

@@ -13,14 +13,8 @@ import quiver as qv
 from quiver.array import make_array
 from quiver.errors import ArrowTypeError
 from quiver.interop import cdata as c
-from quiver.interop import (
-    export_array,
-    export_schema,
-    import_array,
-    import_field,
-    live_exports,
-)
-from tests.unit._helpers import (
+from quiver.interop import export_array, export_schema, import_array, import_field, live_exports
+from tests.unit._cdata_helpers import (
     Wrap,
     _registered_extension,  # noqa: F401 (autouse fixture)
     u8a,

@@ -13,12 +13,8 @@ import quiver as qv
 from quiver.array.base import Array
 from quiver.errors import ArrowError, ArrowInvalid
 from quiver.interop import cdata as c
-from quiver.interop import (
-    import_array,
-    import_stream,
-    import_type,
-)
-from tests.unit._helpers import (
+from quiver.interop import import_array, import_stream, import_type
+from tests.unit._cdata_helpers import (
     PA_ARRAYS,
     RELEASED,
     Wrap,
@@ -29,12 +25,6 @@ from tests.unit._helpers import (
     int64_buffer,
     schema_struct,
 )
-
-try:
-    from quiver.batch import RecordBatch as _QuiverBatch
-except ImportError:  # batch.py lands separately; a stand-in exercises the export side
-    _QuiverBatch = None
-
 
 
 def _cases():

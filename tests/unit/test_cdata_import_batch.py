@@ -10,12 +10,8 @@ import pytest
 
 import quiver as qv
 from quiver.errors import ArrowTypeError
-from quiver.interop import (
-    import_array,
-    import_batch,
-    import_stream,
-)
-from tests.unit._helpers import (
+from quiver.interop import import_array, import_batch, import_stream
+from tests.unit._cdata_helpers import (
     SCHEMA,
     Batches,
     _batch,
@@ -23,12 +19,6 @@ from tests.unit._helpers import (
     _registered_extension,  # noqa: F401 (autouse fixture)
     needs_batch,
 )
-
-try:
-    from quiver.batch import RecordBatch as _QuiverBatch
-except ImportError:  # batch.py lands separately; a stand-in exercises the export side
-    _QuiverBatch = None
-
 
 
 def _rss_bytes() -> int:

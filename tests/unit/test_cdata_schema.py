@@ -11,13 +11,8 @@ import pytest
 import quiver as qv
 from quiver.errors import ArrowInvalid, NotSupported
 from quiver.interop import cdata as c
-from quiver.interop import (
-    export_schema,
-    import_field,
-    import_schema,
-    import_type,
-)
-from tests.unit._helpers import (
+from quiver.interop import export_schema, import_field, import_schema, import_type
+from tests.unit._cdata_helpers import (
     KEEP,
     RELEASED,
     UuidLike,

@@ -16,14 +16,7 @@ from quiver.interop import (
     import_stream,
     live_exports,
 )
-from tests.unit._helpers import SCHEMA, Batch, Batches, _batch, _expected, needs_batch
-
-try:
-    from quiver.batch import RecordBatch as _QuiverBatch
-except ImportError:  # batch.py lands separately; a stand-in exercises the export side
-    _QuiverBatch = None
-
-
+from tests.unit._cdata_helpers import SCHEMA, Batch, Batches, _batch, _expected, needs_batch
 
 # --------------------------------------------------------------------------------------
 # export

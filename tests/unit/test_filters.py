@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import quiver.ipc as ipc
 from quiver import errors as E
-from tests.unit._helpers import _write_stats
+from tests.unit._statistics_helpers import _write_stats
 
 # -- filters -------------------------------------------------------------------------------
 

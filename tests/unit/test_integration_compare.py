@@ -8,14 +8,8 @@ from typing import Any
 import numpy as np
 
 import quiver.types as t
-from quiver.integration import (
-    compare,
-    compare_arrays,
-    compare_batches,
-    compare_schemas,
-    parse_json,
-)
-from tests.unit._helpers import (
+from quiver.integration import compare, compare_arrays, compare_batches, compare_schemas, parse_json
+from tests.unit._json_helpers import (
     INT32,
     INT64,
     UTF8,
@@ -25,7 +19,7 @@ from tests.unit._helpers import (
     fld,
     one_column,
 )
-from tests.unit._helpers import _jints as _ints
+from tests.unit._json_helpers import _jints as _ints
 
 
 def _diffs(a: dict, b: dict, **kw: Any) -> list[str]:

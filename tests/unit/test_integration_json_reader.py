@@ -22,7 +22,7 @@ from quiver.integration import (
     to_json,
     write_json,
 )
-from tests.unit._helpers import (
+from tests.unit._json_helpers import (
     INT32,
     INT64,
     UTF8,

@@ -9,14 +9,8 @@ import numpy as np
 import pytest
 
 import quiver.types as t
-from quiver.integration import (
-    JsonBatch,
-    compare,
-    compare_schemas,
-    parse_json,
-    to_json,
-)
-from tests.unit._helpers import INT32, _jints, fld, one_column, roundtrip, values
+from quiver.integration import JsonBatch, compare, compare_schemas, parse_json, to_json
+from tests.unit._json_helpers import INT32, _jints, fld, one_column, roundtrip, values
 
 
 def test_fixed_size_binary_round_trips_as_uppercase_hex() -> None:

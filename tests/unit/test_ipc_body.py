@@ -14,14 +14,9 @@ import quiver as qv
 import quiver.ipc as ipc
 from quiver.ipc import body as body_module
 from quiver.ipc import metadata as md
-from quiver.ipc.body import (
-    assemble,
-    assemble_body,
-    compile_write_plan,
-    layout_body,
-)
+from quiver.ipc.body import assemble, assemble_body, compile_write_plan, layout_body
 from quiver.ipc.decoder import END, MessageDecoder
-from tests.unit._helpers import CASES, VERSIONS, _plain_table, _quiver_batch, _stream, _windows
+from tests.unit._ipc_helpers import CASES, VERSIONS, _plain_table, _quiver_batch, _stream, _windows
 
 
 def test_buffer_outside_body_is_a_body_error_with_field_path() -> None:

@@ -14,14 +14,10 @@ from hypothesis import strategies as st
 
 import quiver.ipc as ipc
 from quiver import errors as E
-from quiver.errors import (
-    CompressionError,
-    FormatError,
-    LimitExceeded,
-)
+from quiver.errors import CompressionError, FormatError, LimitExceeded
 from quiver.ipc import compression as c
 from tests.conftest import SUPPLEMENT, require_shared
-from tests.unit._helpers import (
+from tests.unit._compression_helpers import (
     CODECS,
     KIB,
     SIZES,
@@ -30,10 +26,9 @@ from tests.unit._helpers import (
     _ints,
     _prefixed,
     _stored,
-    _table,
     _walk,
-    _write_deferred,
 )
+from tests.unit._ipc_helpers import _table, _write_deferred
 
 
 def test_a_lying_length_is_refused_before_reading_the_payloads(

@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quiver.errors import (
-    ArrowInvalidArgument,
-)
+from quiver.errors import ArrowInvalidArgument
 from quiver.ipc import compression as c
 
 

@@ -8,12 +8,18 @@ import pyarrow as pa
 import pytest
 import zstandard
 
-from quiver.errors import (
-    CompressionError,
-    FormatError,
-)
+from quiver.errors import CompressionError, FormatError
 from quiver.ipc import compression as c
-from tests.unit._helpers import CODECS, KIB, SIZES, _data, _decode, _ints, _prefixed, _walk
+from tests.unit._compression_helpers import (
+    CODECS,
+    KIB,
+    SIZES,
+    _data,
+    _decode,
+    _ints,
+    _prefixed,
+    _walk,
+)
 
 
 @pytest.mark.parametrize("codec", CODECS)

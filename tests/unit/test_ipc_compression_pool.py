@@ -6,13 +6,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from quiver.errors import (
-    ArrowInvalidArgument,
-    CompressionError,
-    LimitExceeded,
-)
+from quiver.errors import ArrowInvalidArgument, CompressionError, LimitExceeded
 from quiver.ipc import compression as c
-from tests.unit._helpers import CODECS, _data, _prefixed, _stored
+from tests.unit._compression_helpers import CODECS, _data, _prefixed, _stored
 
 
 def _many(n: int = 6, size: int = 400_000) -> list[np.ndarray]:

@@ -11,7 +11,7 @@ import pytest
 import quiver as qv
 import quiver.ipc as ipc
 from quiver.ipc.decoder import IpcLimits
-from tests.unit._helpers import TABLE, _file, _stream
+from tests.unit._ipc_helpers import TABLE, _file, _stream
 
 
 def test_huge_claimed_metadata_length_is_not_allocated() -> None:

@@ -14,7 +14,7 @@ from quiver import errors as E
 from quiver.ipc.file_decoder import MIN_FILE_SIZE, TRAILER_SIZE, FileDecoder
 from quiver.ipc.metadata import Block
 from tests.conftest import INTEGRATION, require_shared
-from tests.unit._helpers import TABLE, _stream
+from tests.unit._ipc_helpers import TABLE, _stream
 
 
 def _file(batches: int = 3, **kw) -> bytes:

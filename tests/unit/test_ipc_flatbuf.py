@@ -8,20 +8,13 @@ import struct
 import numpy as np
 import pytest
 
-from quiver.errors import (
-    LimitExceeded,
-    MetadataError,
-)
+from quiver.errors import LimitExceeded, MetadataError
 from quiver.ipc import metadata as md
 from quiver.ipc import tensor as it
 from quiver.ipc.flatbuf import BOOL, F64, I8, I16, I32, I64, U8, Builder, Reader
 from quiver.ipc.flatvec import int64_matrix
-from quiver.ipc.metadata import (
-    Message,
-    decode_message,
-    encode_message,
-)
-from tests.unit._helpers import _pa_bytes
+from quiver.ipc.metadata import Message, decode_message, encode_message
+from tests.unit._tensor_helpers import _pa_bytes
 
 
 def _sample() -> bytes:

@@ -9,10 +9,7 @@ import pytest
 
 import quiver as qv
 import quiver.ipc as ipc
-from quiver.errors import (
-    FramingError,
-    TruncatedError,
-)
+from quiver.errors import FramingError, TruncatedError
 from quiver.ipc import tensor as it
 from quiver.ipc.decoder import END, MessageDecoder
 from quiver.ipc.framing import (
@@ -25,7 +22,7 @@ from quiver.ipc.framing import (
     parse_prefix,
     read_frame,
 )
-from tests.unit._helpers import _pa_bytes
+from tests.unit._tensor_helpers import _pa_bytes
 
 
 def test_parse_prefix_reads_both_forms_and_end_of_stream() -> None:

@@ -14,12 +14,7 @@ import pyarrow.ipc as pipc
 import pytest
 
 from quiver import types as qt
-from quiver.errors import (
-    ArrowError,
-    FormatError,
-    MetadataError,
-    NotSupported,
-)
+from quiver.errors import ArrowError, FormatError, MetadataError, NotSupported
 from quiver.ipc import metadata as md
 from quiver.ipc.flatbuf import Builder
 from quiver.ipc.metadata import (
@@ -41,7 +36,7 @@ from quiver.ipc.metadata import (
 from quiver.ipc.metadata import decode as md_decode
 from quiver.ipc.metadata import fields as md_fields
 from tests.conftest import INTEGRATION, SUPPLEMENT, require_shared
-from tests.unit._helpers import (
+from tests.unit._metadata_helpers import (
     EOS,
     _field_table,
     _schema_bytes,

@@ -9,13 +9,9 @@ import pytest
 
 import quiver as qv
 from quiver import types as qt
-from quiver.errors import (
-    ArrowInvalidArgument,
-)
+from quiver.errors import ArrowInvalidArgument
 from quiver.ipc import metadata as md
-from quiver.ipc.body import (
-    V5,
-)
+from quiver.ipc.body import V5
 from quiver.ipc.metadata import (
     Block,
     BodyCompression,
@@ -37,7 +33,8 @@ from quiver.ipc.metadata import (
     encode_message,
     encode_schema,
 )
-from tests.unit._helpers import EOS, VERSIONS, dict_paths, frame, q_schema
+from tests.unit._ipc_helpers import VERSIONS
+from tests.unit._metadata_helpers import EOS, dict_paths, frame, q_schema
 
 # -- the template ---------------------------------------------------------------------
 

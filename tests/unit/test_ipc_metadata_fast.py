@@ -4,20 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from quiver.errors import (
-    CompressionError,
-    LimitExceeded,
-    MetadataError,
-)
+from quiver.errors import CompressionError, LimitExceeded, MetadataError
 from quiver.ipc import metadata as md
 from quiver.ipc.flatbuf import Builder
-from quiver.ipc.metadata import (
-    Message,
-    MetadataLimits,
-    RecordBatch,
-    decode_message,
-    encode_message,
-)
+from quiver.ipc.metadata import Message, MetadataLimits, RecordBatch, decode_message, encode_message
 
 
 def test_negative_field_node_is_a_metadata_error():

@@ -8,11 +8,7 @@ import pytest
 import quiver as qv
 import quiver.ipc as ipc
 from quiver import types as qt
-from quiver.errors import (
-    LimitExceeded,
-    MetadataError,
-    NotSupported,
-)
+from quiver.errors import LimitExceeded, MetadataError, NotSupported
 from quiver.ipc import metadata as md
 from quiver.ipc.decoder import IpcLimits
 from quiver.ipc.flatbuf import Builder
@@ -29,7 +25,8 @@ from quiver.ipc.metadata import (
     encode_schema,
 )
 from quiver.ipc.metadata import fields as md_fields
-from tests.unit._helpers import EXT_KEYS, _field_table, _file, _schema_bytes, _stream
+from tests.unit._ipc_helpers import _file, _stream
+from tests.unit._metadata_helpers import EXT_KEYS, _field_table, _schema_bytes
 
 
 def test_nesting_and_field_limits_are_the_callers_to_raise() -> None:

@@ -19,7 +19,7 @@ import quiver as qv
 import quiver.ipc as ipc
 from quiver import errors as E
 from quiver.ipc import body, reader
-from tests.unit._helpers import _table, _write_deferred
+from tests.unit._ipc_helpers import _table, _write_deferred
 
 
 def _batch() -> qv.RecordBatch:

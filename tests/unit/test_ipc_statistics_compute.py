@@ -10,11 +10,8 @@ import pytest
 import quiver.ipc as ipc
 from quiver import errors as E
 from quiver.interop import import_batch
-from quiver.ipc.statistics import (
-    PREFIX_BYTES,
-    batch_statistics,
-)
-from tests.unit._helpers import COLUMNS
+from quiver.ipc.statistics import PREFIX_BYTES, batch_statistics
+from tests.unit._statistics_helpers import COLUMNS
 
 
 def _expected(column: pa.Array):

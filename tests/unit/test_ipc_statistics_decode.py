@@ -11,11 +11,8 @@ import pytest
 
 import quiver.ipc as ipc
 from quiver import errors as E
-from quiver.ipc.statistics import (
-    STATISTICS_KEY,
-    decode_statistics,
-)
-from tests.unit._helpers import _footer_value, _many_batches_table, _write_stats
+from quiver.ipc.statistics import STATISTICS_KEY, decode_statistics
+from tests.unit._statistics_helpers import _footer_value, _many_batches_table, _write_stats
 
 
 def test_reader_statistics_round_trip_and_the_standard_array():

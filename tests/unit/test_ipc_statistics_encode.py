@@ -6,10 +6,8 @@ import base64
 
 import pyarrow as pa
 
-from quiver.ipc.statistics import (
-    STATISTICS_KEY,
-)
-from tests.unit._helpers import COLUMNS, _footer_value, _many_batches_table, _write_stats
+from quiver.ipc.statistics import STATISTICS_KEY
+from tests.unit._statistics_helpers import COLUMNS, _footer_value, _many_batches_table, _write_stats
 
 
 def test_footer_holds_a_base64_stream_of_statistics_schema_batches():

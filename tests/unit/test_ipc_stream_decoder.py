@@ -13,7 +13,7 @@ import quiver as qv
 import quiver.ipc as ipc
 from quiver.ipc.decoder import END, NEED_DATA
 from quiver.ipc.stream_decoder import StreamDecoder
-from tests.unit._helpers import TABLE, _stream
+from tests.unit._ipc_helpers import TABLE, _stream
 
 
 def test_empty_input_has_no_schema() -> None:

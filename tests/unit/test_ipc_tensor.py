@@ -19,15 +19,17 @@ from quiver.errors import (
 )
 from quiver.ipc import metadata as md
 from quiver.ipc import tensor as it
-from quiver.tensor import (
-    SparseCOOTensor,
-    SparseCSCMatrix,
-    SparseCSFTensor,
-    SparseCSRMatrix,
-    Tensor,
-)
+from quiver.tensor import SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor, SparseCSRMatrix, Tensor
 from tests.conftest import ARROW_TESTING, SUPPLEMENT, require_shared
-from tests.unit._helpers import DENSE, GOLD, _message, _ours, _pa_bytes, _pa_read, _round_trip
+from tests.unit._tensor_helpers import (
+    DENSE,
+    GOLD,
+    _message,
+    _ours,
+    _pa_bytes,
+    _pa_read,
+    _round_trip,
+)
 
 
 def test_gold_manifest_lists_tensors() -> None:

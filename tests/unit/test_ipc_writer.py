@@ -17,14 +17,12 @@ import quiver.ipc as ipc
 from quiver.ipc import compression, writer
 from quiver.ipc import metadata as md
 from quiver.ipc import writer as writer_module
-from quiver.ipc.body import (
-    assemble_body,
-    compile_write_plan,
-)
+from quiver.ipc.body import assemble_body, compile_write_plan
 from quiver.ipc.decoder import END, MessageDecoder
 from quiver.ipc.framing import read_frame
 from tests.ipc_cases import all_type_arrays
-from tests.unit._helpers import CASES, COLUMNS, _plain_table, _quiver_batch, _windows, _write_stats
+from tests.unit._ipc_helpers import CASES, _plain_table, _quiver_batch, _windows
+from tests.unit._statistics_helpers import COLUMNS, _write_stats
 
 
 def test_v4_run_end_encoded_columns_cross_with_pyarrow_both_ways() -> None:

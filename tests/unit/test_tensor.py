@@ -10,24 +10,20 @@ import pyarrow as pa
 import pytest
 
 import quiver as qv
-from quiver.errors import (
-    ArrowError,
-    ArrowInvalid,
-    ArrowTypeError,
-    BodyError,
-    NotSupported,
-)
+from quiver.errors import ArrowError, ArrowInvalid, ArrowTypeError, BodyError, NotSupported
 from quiver.ipc import metadata as md
 from quiver.ipc import tensor as it
-from quiver.tensor import (
-    SparseCOOTensor,
-    SparseCSCMatrix,
-    SparseCSFTensor,
-    SparseCSRMatrix,
-    Tensor,
-)
+from quiver.tensor import SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor, SparseCSRMatrix, Tensor
 from tests.conftest import SUPPLEMENT, require_shared
-from tests.unit._helpers import DENSE, GOLD, _message, _ours, _pa_bytes, _pa_read, _round_trip
+from tests.unit._tensor_helpers import (
+    DENSE,
+    GOLD,
+    _message,
+    _ours,
+    _pa_bytes,
+    _pa_read,
+    _round_trip,
+)
 
 
 @pytest.mark.parametrize("entry", GOLD, ids=[e["file"] for e in GOLD])
