@@ -6,6 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import quiver as qv
+import quiver.ipc as ipc
 import quiver.types as t
 from quiver.array import make_array
 from quiver.batch import ChunkedArray, RecordBatch, Table, chunked_array, record_batch, table
@@ -17,7 +19,7 @@ from quiver.errors import (
     ArrowKeyError,
     ArrowTypeError,
 )
-from tests.unit.test_validate import from_pa, i32, rebuild
+from tests.unit._helpers import _q, from_pa, i32, rebuild
 
 PA_DATA = {
     "n": pa.array([1, None, 3, 4, 5], pa.int64()),
@@ -534,3 +536,53 @@ def test_table_to_reader_and_ipc_readers_are_record_batch_readers() -> None:
     assert ipc.open_stream(stream_sink.getvalue()).read_pandas()["a"].tolist() == [1, 2, 3]
     with pytest.raises(ArrowInvalidArgument, match="schema of table 0"):
         concat_tables([table({"a": [1]}), table({"b": [1]})])
+
+
+def test_a_conversion_error_from_a_batch_names_the_column() -> None:
+    batch = qv.record_batch({"ok": qv.array([1]), "s": qv.array(["x"])})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue())
+    pos = data.rfind(b"x")
+    data[pos] = 0xFF  # invalid UTF-8, which only the full level or conversion sees
+    got = next(iter(ipc.open_stream(bytes(data))))
+    with pytest.raises(qv.ArrowInvalid) as info:
+        got.to_pylist()
+    assert info.value.field_path == "s"
+
+
+def test_table_sort_by_filter_and_take_match_pyarrow() -> None:
+    rng = np.random.default_rng(1)
+    n = 200
+    words = np.array(["a", "b", "c", None], dtype=object)
+    table = pa.table({
+        "k": pa.array(words[rng.integers(0, 4, n)]),
+        "x": pa.array(np.where(rng.random(n) < 0.1, None, rng.integers(0, 5, n)).tolist()),
+        "v": rng.random(n),
+        "l": pa.array([[int(i)] if i % 3 else None for i in range(n)]),
+    })
+    chunked = pa.concat_tables([table.slice(0, 50), table.slice(50)])
+    ours = qv.table(chunked)
+    assert ours.num_batches == 2
+    keys = [("k", "ascending"), ("x", "descending")]
+    assert ours.sort_by(keys).to_pydict() == chunked.sort_by(keys).to_pydict()
+    assert ours.sort_by("v").to_pydict() == chunked.sort_by("v").to_pydict()
+    mask = pa.array(rng.random(n) < 0.3)
+    assert ours.filter(_q(mask)).to_pydict() == chunked.filter(mask).to_pydict()
+    idx = rng.integers(0, n, 50)
+    assert ours.take(idx).to_pydict() == chunked.take(pa.array(idx)).to_pydict()
+    batch = qv.record_batch(table.to_batches()[0])
+    assert batch.sort_by(keys).to_pydict() == table.to_batches()[0].sort_by(keys).to_pydict()
+    assert batch.filter(_q(mask)).to_pydict() == table.to_batches()[0].filter(mask).to_pydict()
+    with pytest.raises(qv.ArrowKeyError, match="nope"):
+        ours.sort_by("nope")
+
+
+def test_chunked_array_kernels() -> None:
+    ca = qv.chunked_array([qv.array([1, None]), qv.array([3])])
+    assert ca.take([2, 0]).to_pylist() == [3, 1]
+    assert ca.filter([True, True, False]).to_pylist() == [1, None]
+    assert ca.is_null().to_pylist() == [False, True, False]
+    assert ca.fill_null(0).to_pylist() == [1, 0, 3]
+    assert ca.cast(qv.float32()).type == qv.float32()

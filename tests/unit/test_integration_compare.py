@@ -8,24 +8,18 @@ from typing import Any
 import numpy as np
 
 import quiver.types as t
-from quiver.integration import (
-    compare,
-    compare_arrays,
-    compare_batches,
-    compare_schemas,
-    parse_json,
-)
-from tests.unit.test_integration_json import (
+from quiver.integration import compare, compare_arrays, compare_batches, compare_schemas, parse_json
+from tests.unit._json_helpers import (
     INT32,
     INT64,
     UTF8,
     _dict_batch,
     _dict_field,
-    _ints,
     doc,
     fld,
     one_column,
 )
+from tests.unit._json_helpers import _jints as _ints
 
 
 def _diffs(a: dict, b: dict, **kw: Any) -> list[str]:
@@ -135,3 +129,18 @@ def test_diff_output_is_limited() -> None:
     assert len(compare_arrays(a.batches[0].columns[0], b.batches[0].columns[0], limit=5)) == 5
 
 
+def test_map_child_names_are_not_significant_when_comparing_schemas() -> None:
+    canonical = t.schema([t.field("m", t.map_(t.string(), t.int32()))])
+    entries = t.field("some_entries", t.struct([t.field("some_key", t.string(), False),
+                                                t.field("some_value", t.int32())]), False)
+    other = t.schema([t.field("m", t.MapType(entries))])
+    assert compare_schemas(canonical, other) == []
+    assert [str(d) for d in compare_schemas(canonical, t.schema(
+        [t.field("m", t.map_(t.string(), t.int64()))]))] == [
+        "column m.entries.value: expected type int32, found type int64"]
+
+
+def test_field_count_difference_reads_as_a_schema_difference() -> None:
+    one, two = t.schema([t.field("a", t.int8())]), t.schema([t.field("a", t.int8()),
+                                                             t.field("b", t.int8())])
+    assert [str(d) for d in compare_schemas(one, two)] == ["schema: expected 1 fields, found 2"]

@@ -1,4 +1,7 @@
-"""Property tests: random nested pyarrow arrays cross pyarrow -> quiver -> pyarrow unchanged."""
+"""Property tests: random nested pyarrow arrays cross pyarrow -> quiver -> pyarrow unchanged.
+
+Cross-module on purpose: hypothesis round trips through the whole C data interface
+(cdata.schema, import_array, array export and capsules) rather than one module."""
 
 from __future__ import annotations
 

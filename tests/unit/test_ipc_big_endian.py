@@ -1,4 +1,7 @@
-"""Big-endian streams read with pyarrow's values: every type, deltas, nested dictionaries."""
+"""Big-endian streams read with pyarrow's values: every type, deltas, nested dictionaries.
+
+Cross-module on purpose: big-endian end to end through the reader, the body, ipc.endian
+and the dictionaries (ipc.endian's own unit tests are in test_ipc_endian)."""
 
 from __future__ import annotations
 

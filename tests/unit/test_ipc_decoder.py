@@ -1,5 +1,5 @@
-"""quiver.ipc.decoder and stream_decoder: the sans-IO message and stream decoders (framing
-of each message, limits on what the input claims, the legacy prefix, any chunking)."""
+"""quiver.ipc.decoder: the sans-IO message decoder (framing of each message, limits on
+what the input claims, the legacy prefix); the stream decoder is in test_ipc_stream_decoder."""
 
 from __future__ import annotations
 
@@ -7,28 +7,11 @@ import struct
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.ipc as ipc
-from quiver.ipc.decoder import END, NEED_DATA, IpcLimits
-from quiver.ipc.stream_decoder import StreamDecoder
-from tests.unit.test_ipc_errors import TABLE, _stream
-
-
-def _decode_all(data: bytes, chunk: int | None = None) -> list:
-    dec = StreamDecoder()
-    pieces = [data] if chunk is None else [data[i : i + chunk] for i in range(0, len(data), chunk)]
-    out = []
-    for p in pieces:
-        dec.feed(p)
-        while (b := dec.next_batch()) is not NEED_DATA and b is not END:
-            out.append(b.to_pylist())
-    dec.feed_eof()
-    while (b := dec.next_batch()) is not END:
-        out.append(b.to_pylist())
-    return out
+from quiver.ipc.decoder import IpcLimits
+from tests.unit._ipc_helpers import TABLE, _file, _stream
 
 
 def test_huge_claimed_metadata_length_is_not_allocated() -> None:
@@ -38,11 +21,6 @@ def test_huge_claimed_metadata_length_is_not_allocated() -> None:
     lim = IpcLimits(max_metadata_size=2**31 - 1)
     with pytest.raises(qv.TruncatedError):
         ipc.open_stream(data, limits=lim)
-
-
-def test_negative_metadata_length_is_a_framing_error() -> None:
-    with pytest.raises(qv.FramingError, match="non-negative"):
-        ipc.open_stream(b"\xff\xff\xff\xff" + struct.pack("<i", -8))
 
 
 def test_legacy_stream_without_continuation_markers_reads() -> None:
@@ -63,23 +41,15 @@ def test_legacy_stream_without_continuation_markers_reads() -> None:
     assert [r for b in batches for r in b.to_pylist()] == TABLE.to_pylist()
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.integers(min_value=1, max_value=97))
-def test_decoder_gives_the_same_batches_for_any_chunking(chunk: int) -> None:
-    data = _stream(pa.concat_tables([TABLE, TABLE]))
-    assert _decode_all(data, chunk) == _decode_all(data)
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.integers(min_value=1, max_value=64), st.integers(min_value=0, max_value=10_000))
-def test_decoder_gives_the_same_error_for_any_chunking(chunk: int, cut: int) -> None:
+def test_truncated_stream_raises_truncated_error_with_offset() -> None:
     data = _stream(TABLE)
-    broken = data[: cut % len(data)]
+    with pytest.raises(qv.TruncatedError) as info:
+        list(ipc.open_stream(data[:-20]))
+    assert info.value.offset is not None and info.value.message_index == 1
+    assert "expected" in str(info.value) and "found" in str(info.value)
+    assert isinstance(info.value, EOFError)
 
-    def outcome(c):
-        try:
-            return ("ok", _decode_all(broken, c))
-        except qv.ArrowError as exc:
-            return (type(exc).__name__, exc.offset)
 
-    assert outcome(chunk) == outcome(None)
+def test_file_given_to_stream_reader_is_explained() -> None:
+    with pytest.raises(qv.FramingError, match="open_file"):
+        ipc.open_stream(_file(TABLE))

@@ -217,3 +217,33 @@ def test_exposed_from_quiver_ipc() -> None:
     assert ipc.StreamEncoder is StreamEncoder and ipc.FileEncoder is FileEncoder
     assert {"StreamEncoder", "FileEncoder"} <= set(ipc.__all__)
     assert ipc.IpcWriteOptions is ipc.writer.IpcWriteOptions
+
+
+def test_writer_refuses_batches_of_another_schema_with_quivers_error() -> None:
+    sink = ipc.BufferOutputStream()
+    w = ipc.new_stream(sink, pa.schema([("a", pa.int64())]))
+    with pytest.raises(qv.ArrowInvalidArgument, match="expected batches of the writer's"):
+        w.write_batch(pa.record_batch({"a": pa.array([1.5])}))
+    w.close()
+    with pytest.raises(qv.ArrowTypeError, match="__arrow_c_schema__"):
+        ipc.new_stream(ipc.BufferOutputStream(), "not a schema")
+    with pytest.raises(qv.ArrowTypeError, match="__arrow_c_stream__"):
+        ipc.new_stream(ipc.BufferOutputStream(), qv.schema([("a", qv.int64())])).write(42)
+
+
+@pytest.mark.parametrize("name", ["LZ4", "Lz4", "ZSTD", "zstd", "lz4_FRAME"])
+def test_compression_names_are_case_insensitive(name: str) -> None:
+    import pyarrow as pa
+
+    import quiver as qv
+    import quiver.ipc as ipc
+
+    batch = qv.record_batch({"a": list(range(100))})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema, compression=name) as w:
+        w.write_batch(batch)
+    back = pa.ipc.open_stream(bytes(sink.getvalue())).read_all()
+    assert back.column("a").to_pylist() == list(range(100))
+    assert ipc.IpcWriteOptions(compression=name).compression == name.lower()
+    with pytest.raises(qv.ArrowInvalidArgument, match="'snappy'"):
+        ipc.IpcWriteOptions(compression="snappy")

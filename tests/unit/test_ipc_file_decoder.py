@@ -14,6 +14,7 @@ from quiver import errors as E
 from quiver.ipc.file_decoder import MIN_FILE_SIZE, TRAILER_SIZE, FileDecoder
 from quiver.ipc.metadata import Block
 from tests.conftest import INTEGRATION, require_shared
+from tests.unit._ipc_helpers import TABLE, _stream
 
 
 def _file(batches: int = 3, **kw) -> bytes:
@@ -182,3 +183,8 @@ def test_the_reader_hints_at_the_stream_reader_and_foreign_bytes() -> None:
         FileDecoder.check_header(b"PAR1\x15\x04\x15\x00", hint_reader=True)
     with pytest.raises(E.FramingError, match=r"found b'PAR1\\x15\\x04' \(at byte offset 0\)$"):
         FileDecoder.check_header(b"PAR1\x15\x04\x15\x00")
+
+
+def test_stream_given_to_file_reader_is_explained() -> None:
+    with pytest.raises(qv.FramingError, match="open_stream"):
+        ipc.open_file(_stream(TABLE))

@@ -1,4 +1,7 @@
-"""Round trips between quiver's IPC readers/writers and pyarrow's, for every type."""
+"""Round trips between quiver's IPC readers/writers and pyarrow's, for every type.
+
+Cross-module on purpose: each test goes through ipc.writer and ipc.reader (and the body,
+metadata and framing modules under them), so it has no single module to live with."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The layer order of the package, held by reading every module's imports with ``ast``.
 
+Cross-module on purpose: it reads every module of the package.
+
 Layers, bottom to top (README, "Architecture"); a module may import its own layer and the
 ones below, never one above:
 

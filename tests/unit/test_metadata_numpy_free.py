@@ -1,6 +1,8 @@
 """Reading a schema or a footer does not import numpy (issue 13's start-up target for
 ``quiver schema``: numpy alone is most of what ``import pyarrow`` costs).
 
+Cross-module on purpose: the import hygiene of ipc.metadata, flatbuf and framing together.
+
 Each check runs in a fresh interpreter with a stand-in ``quiver`` package whose ``__path__``
 is the source tree, so that ``quiver/__init__`` (which imports numpy today) does not run and
 only the modules named here are measured.

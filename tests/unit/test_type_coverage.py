@@ -1,6 +1,9 @@
 """Every DataType has every per-type piece: a layout, IPC metadata both ways, a C data
 format both ways, integration JSON both ways, an Array class, a builder, and Python values.
 
+Cross-module on purpose: one walk over every type through every per-type module
+(layout, ipc.metadata, cdata, integration, array, build).
+
 The walk starts from the DataType class tree, so a new type class without samples here
 fails first (``test_every_type_class_has_samples``), and a sample missing any piece fails
 naming the class and the piece.  Nothing falls back silently: a piece that is missing

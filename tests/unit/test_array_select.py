@@ -1,0 +1,167 @@
+"""Selection kernels (quiver.array.select, reached through quiver.compute) checked against
+pyarrow on every type: take, filter, is_null, fill_null, sort indices; hypothesis over
+nested types of depth 3 (Table/RecordBatch take, filter and sort_by are in test_batch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import quiver as qv
+import quiver.compute as qc
+from tests.ipc_cases import all_type_arrays, sliced
+from tests.roundtrip.test_array_props import SETTINGS, _normal, typed_values, unions
+from tests.unit._helpers import _q
+
+CASES = {**all_type_arrays(), **{f"sliced {k}": sliced(v) for k, v in all_type_arrays().items()}}
+
+
+def _same(ours: qv.Array, theirs: pa.Array | list) -> None:
+    ours.validate(full=True)
+    if isinstance(theirs, list):  # pyarrow has no kernel for this type: Python's indexing
+        assert _normal(ours.to_pylist()) == _normal(theirs)
+        return
+    assert ours.type == _q(theirs).type
+    assert _normal(ours.to_pylist()) == _normal(_q(theirs).to_pylist())
+
+
+def _pa_take(arr: pa.Array, idx: pa.Array) -> pa.Array | list:
+    try:
+        return pc.take(arr, idx)
+    except pa.ArrowNotImplementedError:
+        values = _q(arr).to_pylist()
+        return [None if i is None else values[i] for i in idx.to_pylist()]
+
+
+def _pa_filter(arr: pa.Array, mask: pa.Array) -> pa.Array | list:
+    try:
+        return pc.filter(arr, mask)
+    except pa.ArrowNotImplementedError:
+        return [v for v, m in zip(_q(arr).to_pylist(), mask.to_pylist()) if m]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_take_matches_pyarrow_on_every_type(name: str) -> None:
+    arr = CASES[name]
+    n = len(arr)
+    for idx in ([n - 1, 0, 0, n // 2], [], list(range(n))[::-1]):
+        _same(_q(arr).take(idx), _pa_take(arr, pa.array(idx, pa.int64())))
+    if "dense_union" in name:  # a null index points at a null added to the first child
+        got = _q(arr).take([0, None, n - 1])
+        got.validate(full=True)
+        values = _q(arr).to_pylist()
+        assert got.to_pylist() == [values[0], None, values[n - 1]]
+    else:
+        idx = pa.array([None, n - 1, None, 0], pa.int32())
+        _same(_q(arr).take(_q(idx)), _pa_take(arr, idx))
+    with pytest.raises(qv.ArrowIndexError, match=f"expected indices in 0..{n - 1}, found {n}"):
+        _q(arr).take([0, n])
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_filter_matches_pyarrow_on_every_type(name: str) -> None:
+    arr = CASES[name]
+    n = len(arr)
+    mask = pa.array(([True, False, None, True] * n)[:n], pa.bool_())
+    _same(_q(arr).filter(_q(mask)), _pa_filter(arr, mask))
+    _same(_q(arr).filter(np.ones(n, dtype=bool)), arr)
+    with pytest.raises(qv.ArrowInvalidArgument, match=f"mask of length {n}"):
+        _q(arr).filter([True] * (n + 1))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_is_null_matches_pyarrow_on_every_type(name: str) -> None:
+    arr = CASES[name]
+    assert _q(arr).is_null().to_pylist() == pc.is_null(arr).to_pylist()
+    assert _q(arr).is_valid().to_pylist() == pc.is_valid(arr).to_pylist()
+
+
+FILLS: dict[str, Any] = {
+    "bool": True, "int8": 7, "int64": -1, "uint64": 2**64 - 1, "float64": 0.5,
+    "string": "zz", "large_binary": b"q", "string_view": "a long fill value over twelve",
+    "date32": pa.scalar(0, pa.date32()).as_py(), "timestamp_ms_utc": None,
+    "list": [9], "struct": {"a": 9, "b": "f"},
+}
+
+
+@pytest.mark.parametrize("name", [n for n in FILLS if FILLS[n] is not None])
+def test_fill_null_matches_pyarrow(name: str) -> None:
+    for arr in (CASES[name], CASES[f"sliced {name}"]):
+        fill = FILLS[name]
+        ours = _q(arr).fill_null(fill)
+        plain = arr.cast(pa.string()) if name == "string_view" else arr  # no pyarrow kernel
+        theirs = pc.fill_null(plain, pa.scalar(fill, plain.type))
+        if name == "string_view":
+            theirs = theirs.to_pylist()
+        _same(ours, theirs)
+        assert ours.null_count == 0
+
+
+SORTABLE = ["bool", "int8", "uint64", "float64", "float32", "string", "large_binary",
+            "string_view", "date32", "timestamp_us_ny", "duration_us", "decimal128",
+            "dictionary", "time64us", "fixed_size_binary"]
+
+
+@pytest.mark.parametrize("name", SORTABLE)
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_sort_indices_match_pyarrow(name: str, order: str) -> None:
+    arr = pa.concat_arrays([CASES[name], CASES[f"sliced {name}"]])
+    ours = qc.sort_indices(_q(arr), order=order).to_pylist()
+    plain = arr.cast(pa.string()) if name == "string_view" else arr  # no pyarrow kernel
+    theirs = pc.sort_indices(plain, sort_keys=[("", order)]).to_pylist()
+    assert ours == theirs
+
+
+def test_nan_sorts_after_numbers_and_before_nulls_both_ways() -> None:
+    arr = pa.array([1.0, float("nan"), None, -2.0, float("nan"), 3.0])
+    for order in ("ascending", "descending"):
+        assert qc.sort_indices(_q(arr), order=order).to_pylist() == pc.sort_indices(
+            arr, sort_keys=[("", order)]
+        ).to_pylist()
+
+
+@SETTINGS
+@given(typed_values(), st.data())
+def test_take_and_filter_agree_with_list_indexing_for_nested_types(case: Any, data: Any) -> None:
+    qt, values = case
+    arr = qv.array(values, qt)
+    off = data.draw(st.integers(0, len(values)))
+    arr = arr.slice(off)
+    expected = arr.to_pylist()
+    n = len(expected)
+    idx = data.draw(st.lists(st.one_of(st.none(), st.integers(0, max(n - 1, 0))),
+                             max_size=12)) if n else []
+    has_dense = "dense_union" in str(qt) or "union[dense]" in str(qt)
+    if has_dense:
+        idx = [i for i in idx if i is not None]
+    got = arr.take(idx)
+    got.validate(full=True)
+    assert _normal(got.to_pylist()) == _normal([None if i is None else expected[i] for i in idx])
+    mask = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    kept = arr.filter(mask)
+    kept.validate(full=True)
+    assert _normal(kept.to_pylist()) == _normal([v for v, m in zip(expected, mask) if m])
+
+
+@SETTINGS
+@given(unions(), st.data())
+def test_take_filter_and_is_null_on_unions_agree_with_list_indexing(case: Any, data: Any) -> None:
+    ut, values = case
+    arr = qv.array(values, ut)
+    expected = arr.to_pylist()
+    n = len(expected)
+    ints = st.integers(0, max(n - 1, 0))
+    idx = data.draw(st.lists(st.one_of(st.none(), ints), max_size=10)) if n else []
+    got = arr.take(idx)
+    got.validate(full=True)
+    assert _normal(got.to_pylist()) == _normal([None if i is None else expected[i] for i in idx])
+    mask = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    assert _normal(arr.filter(mask).to_pylist()) == _normal(
+        [v for v, m in zip(expected, mask) if m])
+    assert arr.is_null().to_pylist() == [v is None for v in expected]

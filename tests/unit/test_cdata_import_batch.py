@@ -1,0 +1,248 @@
+"""Tests for quiver.cdata.import_batch: ArrowArray structs imported as record batches."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import quiver as qv
+from quiver.errors import ArrowTypeError
+from quiver.interop import import_array, import_batch, import_stream
+from tests.unit._cdata_helpers import (
+    SCHEMA,
+    Batches,
+    _batch,
+    _expected,
+    _registered_extension,  # noqa: F401 (autouse fixture)
+    needs_batch,
+)
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def test_import_loop_does_not_grow_memory():
+    source = pa.record_batch({"a": pa.array(np.arange(1000)), "s": pa.array(["x"] * 1000)})
+    from quiver.interop import import_batch
+
+    for _ in range(2000):
+        import_batch(source)
+    gc.collect()
+    start = _rss_bytes()
+    for _ in range(20000):
+        import_batch(source)
+    gc.collect()
+    assert _rss_bytes() - start < 8 * 1024 * 1024
+
+
+def test_a_schema_imported_twice_is_parsed_once_and_still_checked() -> None:
+    import pyarrow as pa
+
+    from quiver.interop import import_ as imp
+
+    imp._FIELD_CACHE.clear()
+    first = imp.import_batch(pa.record_batch({"a": [1], "b": ["x"]}))
+    again = imp.import_batch(pa.record_batch({"a": [2], "b": ["y"]}))
+    assert first.schema is again.schema or first.schema.fields[0] is again.schema.fields[0]
+    assert len(imp._FIELD_CACHE) == 1
+    # another name, type, nullability or metadata is another schema
+    other = imp.import_batch(pa.record_batch({"a": [1.5], "b": ["x"]}))
+    assert str(other.schema.field("a").type) == "double"
+    meta = imp.import_batch(
+        pa.record_batch({"a": [1], "b": ["x"]}).replace_schema_metadata({"k": "v"})
+    )
+    assert meta.schema.metadata == {b"k": b"v"}
+    renamed = imp.import_batch(pa.record_batch({"z": [1], "b": ["x"]}))
+    assert renamed.schema.names == ["z", "b"]
+    assert len(imp._FIELD_CACHE) == 4
+
+
+def test_batch_importer_reuses_the_schema_while_the_producer_says_it_is_the_same() -> None:
+    import pyarrow as pa
+
+    from quiver.interop.import_ import BatchImporter
+
+    imp = BatchImporter()
+    first = imp(pa.record_batch({"a": [1], "b": ["x"]}))
+    second = imp(pa.record_batch({"a": [2], "b": ["y"]}))
+    assert second.schema is first.schema and second.to_pydict() == {"a": [2], "b": ["y"]}
+    other = imp(pa.record_batch({"a": [1.5], "b": ["x"]}))  # another schema: parsed again
+    assert str(other.schema.field("a").type) == "double"
+    assert other.to_pydict() == {"a": [1.5], "b": ["x"]}
+
+
+def test_batch_importer_fast_path_matches_the_general_import_on_leaf_types() -> None:
+    import datetime as dt
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from quiver.interop import import_ as imp
+
+    n = 37
+    values = {
+        "i8": pa.array([None if i % 7 == 0 else i - 18 for i in range(n)], pa.int8()),
+        "u64": pa.array(range(n), pa.uint64()),
+        "f32": pa.array([i / 3 for i in range(n)], pa.float32()),
+        "b": pa.array([None if i % 5 == 0 else i % 2 == 0 for i in range(n)]),
+        "s": pa.array([None if i % 4 == 0 else "é" * (i % 3) for i in range(n)]),
+        "ls": pa.array(["x" * i for i in range(n)], pa.large_string()),
+        "bin": pa.array([bytes([i]) * (i % 4) for i in range(n)], pa.binary()),
+        "ts": pa.array([dt.datetime(2020, 1, 1) + dt.timedelta(seconds=i) for i in range(n)],
+                       pa.timestamp("ns", "UTC")),
+        "d": pa.array([Decimal(i) / 100 for i in range(n)], pa.decimal128(10, 2)),
+        "fsb": pa.array([bytes([i]) * 3 for i in range(n)], pa.binary(3)),
+        "date": pa.array(range(n), pa.date32()),
+    }
+    batch = pa.record_batch(values)
+    for sliced in (batch, batch.slice(5, 20), batch.slice(0, 0), batch.slice(36)):
+        importer = imp.BatchImporter()
+        ours = importer(sliced)
+        assert importer._leaves is not None  # the fast path applies to every column here
+        # the general walk, by hand
+        general = imp._batch_from_struct(*imp._import_array_field(sliced.__arrow_c_array__()))
+        for got in (ours, imp.import_batch(sliced)):  # import_batch takes the fast path too
+            assert got.equals(general)
+            assert got.to_pydict() == general.to_pydict() == sliced.to_pydict()
+            got.validate(full=True)
+    # a nested column takes the general walk
+    nested = pa.record_batch({"l": pa.array([[1], None, [2, 3]])})
+    importer = imp.BatchImporter()
+    assert importer(nested).to_pydict() == {"l": [[1], None, [2, 3]]}
+    assert importer._leaves is None
+
+
+def test_batch_fast_path_keeps_the_producer_memory_until_its_views_die() -> None:
+    import pyarrow as pa
+
+    from quiver.interop import import_ as imp
+
+    def imported(importer: object) -> object:
+        batch = pa.record_batch({"a": pa.array(np.arange(1100)) * 3,  # pyarrow's memory
+                                 "s": pa.array(["x" * 50] * 1000 + [None] * 100)})
+        return importer(batch)  # the pyarrow batch dies here
+
+    gc.collect()
+    before = pa.total_allocated_bytes()
+    for importer in (imp.BatchImporter(), imp.import_batch):
+        ours = imported(importer)
+        gc.collect()
+        assert pa.total_allocated_bytes() - before >= 8 * 1100  # held by our views
+        view = ours.column(1).buffers[2][10:20]
+        del ours
+        gc.collect()
+        assert pa.total_allocated_bytes() - before >= 8 * 1100  # a slice holds it too
+        assert bytes(view) == b"x" * 10
+        del view
+        gc.collect()
+        assert pa.total_allocated_bytes() == before  # released once the views are gone
+
+
+# --------------------------------------------------------------------------------------
+# import
+
+
+def test_stream_import_yields_arrays_lazily_for_non_struct_streams():
+    chunked = pa.chunked_array([[1, 2], [3]], pa.int16())
+    reader = import_stream(chunked)
+    assert reader.schema is None
+    assert reader.field.type == qv.int16()
+    chunks = list(reader)
+    assert [len(ch) for ch in chunks] == [2, 1]
+    assert import_array(chunked).to_pylist() == [1, 2, 3]
+
+
+def test_stream_import_pulls_lazily_and_releases_at_end():
+    pulled = []
+
+    def gen():
+        for i in range(3):
+            pulled.append(i)
+            yield pa.record_batch({"a": [i]})
+
+    source = pa.RecordBatchReader.from_batches(pa.schema([("a", pa.int64())]), gen())
+    reader = import_stream(source, arrays=True)
+    assert pulled == []
+    first = next(reader)
+    assert pulled == [0]
+    assert first.type == qv.struct([qv.field("a", qv.int64())])
+    rest = list(reader)
+    assert len(rest) == 2
+    assert reader._stream is None  # released at the end of the stream
+
+
+def test_stream_import_passes_requested_schema_to_producer():
+    table = pa.table({"a": pa.array([1, 2], pa.int64())})
+    reader = import_stream(table, qv.schema([qv.field("a", qv.int32())]), arrays=True)
+    assert reader.field.type == qv.struct([qv.field("a", qv.int32())])
+
+
+@needs_batch
+def test_batch_import_from_pyarrow_is_zero_copy():
+    p = _expected(0, 4)
+    b = import_batch(p)
+    assert b.num_rows == 4
+    assert b.schema.names == ["a", "s"]
+    address = b.columns[0].buffers[1].__array_interface__["data"][0]
+    assert address == p.column(0).buffers()[1].address
+
+
+@needs_batch
+def test_stream_import_builds_record_batches_and_table():
+    table = pa.table({"a": [1, 2, 3], "b": ["x", None, "z"]})
+    reader = import_stream(table)
+    assert reader.schema.names == ["a", "b"]
+    batches = list(reader)
+    assert sum(b.num_rows for b in batches) == 3
+    again = pa.RecordBatchReader.from_stream(import_stream(table)).read_all()
+    assert again.equals(table)
+
+
+def test_duckdb_queries_a_quiver_batch_and_stream():
+    duckdb = pytest.importorskip("duckdb")
+    batch = _batch(0, 10)  # noqa: F841 - duckdb finds it by name (replacement scan)
+    con = duckdb.connect()
+    assert con.sql("select sum(a), count(*) from batch").fetchall() == [(45, 10)]
+    stream = Batches(SCHEMA, [_batch(0, 3), _batch(3, 3)])  # noqa: F841 - found by name
+    assert con.sql("select max(a), min(s) from stream").fetchall() == [(5, "a")]
+    result = con.sql("select 7::bigint as x, 'hi' as y")
+    reader = import_stream(result, arrays=True)
+    (chunk,) = list(reader)
+    assert chunk.children[0].to_pylist() == [7]
+    con.close()
+
+
+@needs_batch
+def test_import_table_from_pyarrow_polars_and_duckdb():
+    from quiver.interop import import_table
+
+    table = pa.table({"a": [1, 2, 3], "s": ["x", None, "z"]})
+    q = import_table(table)
+    assert q.num_rows == 3 and q.schema.names == ["a", "s"]
+    assert q.column("s").to_pylist() == ["x", None, "z"]
+    assert import_table(pa.record_batch(table.to_batches()[0])).num_rows == 3
+    pl = pytest.importorskip("polars")
+    from_polars = import_table(pl.DataFrame({"v": [1.5, None]}))
+    assert from_polars.column("v").to_pylist() == [1.5, None]
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    from_duckdb = import_table(con.sql("select range as r from range(5)"))
+    assert from_duckdb.column("r").to_pylist() == [0, 1, 2, 3, 4]
+    con.close()
+    with pytest.raises(ArrowTypeError, match="struct"):
+        import_table(pa.chunked_array([[1]]))
+
+
+@needs_batch
+def test_import_batch_from_a_table_source_concatenates_chunks():
+    table = pa.Table.from_batches([_expected(0, 2), _expected(2, 3)])
+    batch = import_batch(table)
+    assert batch.num_rows == 5
+    assert batch.column(0).to_pylist() == [0, 1, 2, 3, 4]
+    one = import_batch(pa.Table.from_batches([_expected(0, 2)]))
+    assert one.column(1).to_pylist() == ["a", "b"]

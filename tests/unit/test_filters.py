@@ -1,0 +1,222 @@
+"""Tests for quiver.filters: batch filters skip batches by their statistics."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import quiver.ipc as ipc
+from quiver import errors as E
+from tests.unit._statistics_helpers import _write_stats
+
+# -- filters -------------------------------------------------------------------------------
+
+
+def _pa_predicate(column: str, op: str, value):
+    """pyarrow's expression for one predicate: filters_to_expression's for top-level
+    columns, the same operators on a nested field reference for dotted paths."""
+    field = pc.field(*column.split("."))
+    if op == "is null":
+        return field.is_null()
+    if op == "is not null":
+        return field.is_valid()
+    if "." not in column:
+        return pq.filters_to_expression([[(column, op, value)]])
+    if op in ("in", "not in"):
+        hit = field.isin(list(value))
+        return hit if op == "in" else ~hit
+    return {"==": field.__eq__, "!=": field.__ne__, "<": field.__lt__, "<=": field.__le__,
+            ">": field.__gt__, ">=": field.__ge__}[op](value)
+
+
+def _rows(table) -> list:
+    """Rows with NaN made comparable."""
+    def fix(v):
+        if isinstance(v, float) and v != v:
+            return "NaN"
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        return v
+
+    return [{k: fix(v) for k, v in row.items()} for row in table.to_pylist()]
+
+
+def _pa_expression(filters):
+    groups = filters if isinstance(filters[0], list) else [filters]
+    expression = None
+    for group in groups:
+        part = None
+        for column, op, value in group:
+            p = _pa_predicate(column, op, value)
+            part = p if part is None else part & p
+        expression = part if expression is None else expression | part
+    return expression
+
+
+def _table(rng: np.random.Generator, n: int) -> pa.Table:
+    ints = rng.integers(-20, 20, n)
+    floats = rng.normal(size=n).round(1)
+    floats[rng.random(n) < 0.1] = np.nan
+    words = np.array(["", "a", "ab", "b", "pear", "zz", "\u00e9t\u00e9"])[rng.integers(0, 7, n)]
+    nulls = rng.random(n) < 0.15
+    return pa.table({
+        "i": pa.array(ints, mask=nulls),
+        "f": pa.array(floats, mask=rng.random(n) < 0.1),
+        "s": pa.array(words.tolist(), mask=rng.random(n) < 0.1),
+        "d": pa.array(words.tolist()).dictionary_encode(),
+        "b": pa.array(rng.random(n) < 0.5, mask=rng.random(n) < 0.1),
+        "t": pa.array((ints * 86_400_000).astype("datetime64[ms]"), mask=nulls),
+        "dec": pa.array([decimal.Decimal(int(v)) / 4 for v in ints], pa.decimal128(8, 2)),
+        "st": pa.StructArray.from_arrays([pa.array(ints), pa.array(words.tolist())],
+                                         ["x", "y"], mask=pa.array(rng.random(n) < 0.1)),
+    })
+
+
+_VALUES = {
+    "i": st.integers(-25, 25),
+    "f": st.sampled_from([-1.0, 0.0, -0.0, 0.5, 2.0, float("nan")]),
+    "s": st.sampled_from(["", "a", "ab", "b", "c", "pear", "zz", "\u00e9t\u00e9"]),
+    "d": st.sampled_from(["", "a", "b", "pear", "zz"]), "b": st.booleans(),
+    "t": st.integers(-25, 25).map(lambda d: dt.datetime(1970, 1, 1) + dt.timedelta(days=d)),
+    "dec": st.integers(-100, 100).map(lambda v: decimal.Decimal(v) / 4),
+    "st.x": st.integers(-25, 25), "st.y": st.sampled_from(["a", "pear", "zz"]),
+}
+
+
+_OPS = ["==", "!=", "<", "<=", ">", ">=", "in", "not in", "is null", "is not null"]
+
+
+@st.composite
+def _predicates(draw):
+    column = draw(st.sampled_from(sorted(_VALUES)))
+    op = draw(st.sampled_from(_OPS))
+    if column in ("b",) and op in ("<", "<=", ">", ">="):
+        op = "=="
+    if op in ("in", "not in"):
+        value = [draw(_VALUES[column]),
+                 *draw(st.lists(st.one_of(_VALUES[column], st.none()), max_size=2))]
+    elif op in ("is null", "is not null"):
+        value = None
+    else:
+        value = draw(_VALUES[column])
+    if column == "f" and op in ("in", "not in"):
+        value = [v for v in value if not (isinstance(v, float) and math.isnan(v))] or [0.5]
+    return (column, op, value)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1),
+       groups=st.lists(st.lists(_predicates(), min_size=1, max_size=3), min_size=1,
+                       max_size=2),
+       with_statistics=st.booleans())
+def test_filters_equal_pyarrow_filtering(seed, groups, with_statistics):
+    table = _table(np.random.default_rng(seed), 60)
+    data = _write_stats(table, 7, statistics=with_statistics)
+    filters = groups if len(groups) > 1 else groups[0]
+    expected = table.filter(_pa_expression(filters))
+    got = ipc.read_table(data, filters=filters)
+    assert _rows(pa.table(got)) == _rows(expected)
+
+
+def test_in_matches_as_pyarrow_does_signed_zeros_and_nan():
+    table = pa.table({"f": pa.array([-0.0, 0.0, float("nan"), 1.0])})
+    data = _write_stats(table, 10)
+    many = [5.0, 6.0, 7.0, 8.0, -0.0, float("nan")]  # more than four: the one-pass path
+    for values in ([0.0], [-0.0], [float("nan")], [1.0, -0.0], many, [9.0, 5.0, 6.0, 7.0, 0.0]):
+        expected = table.filter(pc.field("f").isin(values))
+        got = ipc.read_table(data, filters=[("f", "in", values)])
+        assert [str(v) for v in got.column("f").to_pylist()] == [
+            str(v) for v in expected.column("f").to_pylist()], values
+
+
+def test_selective_filter_reads_fewer_batches():
+    table = pa.table({"a": pa.array(np.arange(10_000)), "b": pa.array(np.arange(10_000) % 7)})
+    data = _write_stats(table, 500)
+    reader = ipc.open_file(data, filters=[("a", ">=", 9_800)])
+    rows = reader.read_all()
+    assert rows.num_rows == 200 and reader.batches_skipped == 19
+    none = ipc.open_file(data, filters=[("a", "<", 0)])
+    assert none.read_all().num_rows == 0 and none.batches_skipped == 20
+    nulls = ipc.open_file(data, filters=[("a", "is null", None)])
+    assert nulls.read_all().num_rows == 0 and nulls.batches_skipped == 20
+
+
+def test_bad_filters_are_refused_clearly():
+    data = _write_stats(pa.table({"a": [1]}), 1)
+    with pytest.raises(E.ArrowInvalidArgument, match="op"):
+        ipc.open_file(data, filters=[("a", "~", 1)])
+    with pytest.raises(E.ArrowInvalidArgument, match="list of values"):
+        ipc.open_file(data, filters=[("a", "in", 1)])
+    with pytest.raises(E.ArrowInvalidArgument, match="columns="):
+        ipc.open_file(data, columns=["a"], filters=[("zz", "==", 1)]).read_all()
+
+
+def test_is_null_sees_logical_nulls_with_and_without_statistics():
+    dictionary = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 1], pa.int8()),
+                                                pa.array(["a", None]))
+    runs = pc.run_end_encode(pa.array([1, None, None, 2]))
+    union = pa.UnionArray.from_sparse(pa.array([0, 1, 0, 1], pa.int8()),
+                                      [pa.array([1, None, 3, 4]), pa.array(["a", "b", None, None])])
+    table = pa.table({"d": dictionary, "r": runs, "u": union, "i": pa.array([0, 1, 2, 3])})
+    for statistics in (True, False):
+        data = _write_stats(table, 2, statistics=statistics)
+        for column in ("d", "r", "u"):
+            nulls = pc.is_null(table.column(column)).to_pylist()
+            for op, want in (("is null", True), ("is not null", False)):
+                got = ipc.read_table(data, columns=["i", column], filters=[(column, op, None)])
+                assert got.column("i").to_pylist() == [
+                    i for i, null in enumerate(nulls) if null == want], (column, op, statistics)
+        got = ipc.read_table(data, columns=["i", "r"], filters=[("r", ">", 1)])
+        assert got.column("i").to_pylist() == [3]
+
+
+def test_values_compare_as_pyarrow_compares_them():
+    import datetime as dt
+
+    table = pa.table({
+        "f32": pa.array([0.1, 0.5], pa.float32()),
+        "i8": pa.array([1, -100], pa.int8()),
+        "ts": pa.array([dt.datetime(2020, 1, 1, 12), dt.datetime(2020, 1, 1, 13)],
+                       pa.timestamp("s")),
+        "d": pa.array([dt.date(2020, 1, 1), dt.date(2020, 1, 2)]),
+        "dur": pa.array([dt.timedelta(seconds=1), dt.timedelta(seconds=2)], pa.duration("s")),
+    })
+    cases = [("f32", ">", 0.1), ("f32", "==", 0.1), ("f32", "<=", 0.1), ("i8", "<", 300),
+             ("i8", ">", -300), ("i8", "==", 1.0), ("i8", "in", [1, 383]),
+             ("ts", ">=", dt.datetime(2020, 1, 1, 12, 0, 0, 1)),
+             ("ts", "<", dt.datetime(2020, 1, 1, 12, 0, 0, 1)),
+             ("ts", "==", dt.datetime(2020, 1, 1, 12)),
+             ("d", "==", dt.datetime(2020, 1, 1, 12)), ("d", "<=", dt.datetime(2020, 1, 1, 12)),
+             ("dur", ">", dt.timedelta(seconds=1, microseconds=5)),
+             ("dur", "!=", dt.timedelta(seconds=1, microseconds=5))]
+    for statistics in (True, False):
+        data = _write_stats(table, 1, statistics=statistics)
+        for column, op, value in cases:
+            expected = table.filter(pq.filters_to_expression([[(column, op, value)]]))
+            got = ipc.read_table(data, filters=[(column, op, value)])
+            assert pa.table(got).to_pylist() == expected.to_pylist(), (column, op, value)
+
+
+def test_values_of_another_kind_are_refused_before_anything_is_read():
+    import datetime as dt
+
+    table = pa.table({"s": ["a", "b"], "b": [True, False],
+                      "tz": pa.array([0, 1], pa.timestamp("s", "UTC")),
+                      "naive": pa.array([0, 1], pa.timestamp("s")),
+                      "dur": pa.array([1, 2], pa.duration("s"))})
+    data = _write_stats(table, 1)
+    for column, value in (("s", 5), ("b", "false"), ("b", 1), ("tz", dt.datetime(2020, 1, 1)),
+                          ("naive", dt.datetime(2020, 1, 1, tzinfo=dt.UTC)), ("dur", 5)):
+        with pytest.raises(E.ArrowTypeError, match=f"column {column}"):
+            ipc.read_table(data, filters=[(column, "==", value)])
+        with pytest.raises(E.ArrowTypeError):
+            ipc.read_table(data, filters=[[("s", "==", "a")], [(column, "in", [value])]])

@@ -1,0 +1,99 @@
+"""Tests for quiver.ipc.statistics.decode: statistics read back from the file footer."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import quiver.ipc as ipc
+from quiver import errors as E
+from quiver.ipc.statistics import STATISTICS_KEY, decode_statistics
+from tests.unit._statistics_helpers import _footer_value, _many_batches_table, _write_stats
+
+
+def test_reader_statistics_round_trip_and_the_standard_array():
+    table = pa.table({"a": pa.array(range(10)), "s": pa.array([str(i) for i in range(10)])})
+    reader = ipc.open_file(_write_stats(table, 4))
+    stats = reader.statistics
+    assert [s.row_count for s in stats] == [4, 4, 2]
+    assert [(c.min, c.max) for c in (s.columns[0] for s in stats)] == [(0, 3), (4, 7), (8, 9)]
+    arrays = reader.statistics_array()
+    assert len(arrays) == 3 and pa.record_batch(arrays[1]).to_pylist()[1]["column"] == 0
+
+
+def test_corrupt_statistics_value_is_a_format_error():
+    with pytest.raises(E.FormatError):
+        decode_statistics("not base64 at all!")
+    with pytest.raises(E.FormatError):
+        decode_statistics(base64.b64encode(b"\xff\xff\xff\xff\x10\x00\x00\x00junk").decode())
+
+
+def test_a_foreign_statistics_value_is_a_format_error_on_every_reader_path():
+    sink = io.BytesIO()
+    table = pa.table({"a": [1, 2]})
+    with pa.ipc.new_file(sink, table.schema,
+                         metadata={STATISTICS_KEY: "not base64!"}) as writer:
+        writer.write_table(table)
+    reader = ipc.open_file(sink.getvalue())
+    with pytest.raises(E.FormatError, match="base64"):
+        reader.statistics  # noqa: B018 - the property decodes
+    with pytest.raises(E.FormatError, match="base64"):
+        reader.statistics_array()
+
+
+def _message_by_message(value, monkeypatch):
+    from quiver.ipc.statistics import decode as S
+
+    with monkeypatch.context() as m:
+        m.setattr(S, "_bulk_columns", lambda stream: None)
+        return decode_statistics(value)
+
+
+def _same_statistics(a, b) -> None:
+    assert list(a) == list(b)
+    for name in ("row_counts", "indices"):
+        assert getattr(a, name).tolist() == getattr(b, name).tolist()
+    for name in ("null_counts", "nan_counts", "min_exact", "max_exact", "has_bounds"):
+        assert [x.tolist() for x in getattr(a, name)] == [x.tolist() for x in getattr(b, name)]
+    for name in ("mins", "maxs"):
+        for x, y in zip(getattr(a, name), getattr(b, name)):
+            assert (x is None) == (y is None)
+            if x is not None:
+                assert x.equals(y)
+
+
+def test_bulk_and_message_by_message_decoding_agree(monkeypatch):
+    from quiver.ipc.statistics import decode as S
+
+    value = _footer_value(_write_stats(_many_batches_table(), 1))
+    assert S._bulk_columns(S.statistics_stream(value)) is not None  # the bulk path reads it
+    bulk = decode_statistics(value)
+    assert len(bulk) == 120 and bulk.indices.tolist() == list(range(120))
+    _same_statistics(bulk, _message_by_message(value, monkeypatch))
+
+
+def test_damaged_statistics_decode_the_same_on_both_paths_or_raise_format_errors(
+        monkeypatch):
+    rng = np.random.default_rng(5)
+    stream = bytearray(base64.b64decode(_footer_value(_write_stats(_many_batches_table()[:40], 1))))
+    for _ in range(150):
+        damaged = bytearray(stream)
+        for at in rng.integers(0, len(damaged), rng.integers(1, 4)):
+            damaged[at] = int(rng.integers(0, 256))
+        value = base64.b64encode(bytes(damaged))
+        outcomes = []
+        for decode in (decode_statistics, lambda v: _message_by_message(v, monkeypatch)):
+            try:
+                outcomes.append(decode(value))
+            except E.ArrowError as exc:
+                outcomes.append(type(exc))
+        bulk, general = outcomes
+        if isinstance(general, type):
+            assert bulk is general
+        else:
+            assert not isinstance(bulk, type)
+            _same_statistics(bulk, general)
