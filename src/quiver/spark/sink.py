@@ -38,8 +38,28 @@ def _extension(options: Any) -> str:
     return ".arrows" if options.format == "stream" else ".arrow"
 
 
-def _open(path: str, schema: t.Schema, options: Any) -> tuple[Any, Any]:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+def _make_dirs_below(root: str, directory: str) -> None:
+    """Create ``directory`` and its parents up to ``root``, which must exist: a task whose
+    attempt directory was removed (the job aborted under it) fails here instead of
+    creating the job's directories again behind the driver's clean-up."""
+    relative = os.path.relpath(directory, root)
+    if relative == os.curdir:
+        return
+    current = root
+    for part in relative.split(os.sep):
+        current = os.path.join(current, part)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(current)
+
+
+def _open(path: str, schema: t.Schema, options: Any, root: str | None = None
+          ) -> tuple[Any, Any]:
+    """A file and its writer at ``path``; its directories are created below ``root``
+    only (see :func:`_make_dirs_below`), or all of them without a root."""
+    if root is None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    else:
+        _make_dirs_below(root, os.path.dirname(path))
     f = open(path, "wb")  # noqa: SIM115 - closed by _OpenFile.close
     try:
         if options.format == "stream":  # streams have no footer: no statistics
@@ -189,7 +209,8 @@ class TaskFiles:
             self._counts[directory] = count + 1
             name = self.base + (f"-c{count:03d}" if count else "") + _extension(self.options)
             relative = os.path.join(directory, name) if directory else name
-            f, writer = _open(os.path.join(self.directory, relative), self._schema, self.options)
+            f, writer = _open(os.path.join(self.directory, relative), self._schema,
+                              self.options, root=self.directory)
             current = self._open_files[directory] = _OpenFile(relative, f, writer)
         return current
 

@@ -38,7 +38,7 @@ from pyspark.sql.datasource import (
 )
 
 from .. import types as t
-from ..errors import ArrowInvalidArgument
+from ..errors import ArrowInvalid, ArrowInvalidArgument
 from . import plan as P
 from .paths import list_files, partition_schema, partition_value, paths_from_options
 from .policy import (
@@ -382,7 +382,11 @@ def _job_dir(path: str, job: str) -> str:
 
 
 def _remove_job_dir(path: str, job: str) -> None:
-    shutil.rmtree(_job_dir(path, job), ignore_errors=True)
+    job_dir = _job_dir(path, job)
+    for _ in range(3):  # a task still writing may add a file while the tree is removed
+        shutil.rmtree(job_dir, ignore_errors=True)
+        if not os.path.exists(job_dir):
+            break
     # another job's attempt may still be there, or it is already gone
     with contextlib.suppress(OSError):
         os.rmdir(os.path.join(path, "_temporary"))
@@ -408,6 +412,10 @@ class ArrowWriter(DataSourceArrowWriter):
             )
         if self.options.partition_by and len(self.options.partition_by) == len(names):
             raise ArrowInvalidArgument("expected at least one column outside partitionBy")
+        # the job's directory is made here, on the driver, before any task runs: tasks
+        # only make their attempt directories inside it, so a task still running when
+        # the job is aborted cannot bring it back after abort() removed it
+        os.makedirs(_job_dir(self.path, self.job), exist_ok=True)
 
     # executor side
     def write(self, iterator: Iterator[Any]) -> ArrowCommitMessage:
@@ -422,6 +430,13 @@ class ArrowWriter(DataSourceArrowWriter):
         unique = ctx.taskAttemptId() if ctx is not None else 0
         attempt_dir = os.path.join(_job_dir(self.path, self.job),
                                    f"task-{task:05d}-{attempt}-{unique}")
+        try:
+            os.mkdir(attempt_dir)
+        except FileNotFoundError:
+            raise ArrowInvalid(
+                f"expected the job directory {_job_dir(self.path, self.job)} to write into, "
+                "found it gone (the job was aborted or has committed)"
+            ) from None
         files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", self.options)
         try:
             for batch in iterator:
