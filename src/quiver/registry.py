@@ -104,7 +104,7 @@ _ROWS: dict[type, TypeRow] = {}
 
 
 def add_row(new: TypeRow) -> None:
-    """Declare the row of a DataType class (types.py does, once per class)."""
+    """Declare the row of a DataType class (quiver.types does, once per class)."""
     unknown = new.without - set(PIECES)
     if unknown:
         raise ValueError(f"expected pieces of {sorted(PIECES)}, found {sorted(unknown)}")
