@@ -197,37 +197,29 @@ class _Walk:
         length = len(array)
         if stored is None:
             stored = -1
+        found: object = stored
         if stored > length:
-            raise fail(f"expected null_count <= length {length}, found {stored}", path)
-        if isinstance(storage, t.NullType):
-            if stored >= 0 and stored != length:
-                raise fail(
-                    f"expected null_count {length} for a null array, found {stored}", path
-                )
-            return
-        if not lay.has_validity:
-            if stored > 0:
-                raise fail(
-                    f"expected null_count 0 for {array.type} (no validity bitmap), "
-                    f"found {stored}",
-                    path,
-                )
-            return
-        validity = bufs[0]
-        if validity is None:
-            if stored > 0:
-                raise fail(
-                    f"expected a validity bitmap for null_count {stored}, found none", path
-                )
-            return
-        if self.full and stored >= 0:
-            actual = length - count_set_bits(validity, array.offset, length)
-            if actual != stored:
-                raise fail(
-                    f"expected null_count {actual} (counted in the validity bitmap), "
-                    f"found {stored}",
-                    path,
-                )
+            expected = f"null_count <= length {length}"
+        elif isinstance(storage, t.NullType):
+            if stored < 0 or stored == length:
+                return
+            expected = f"null_count {length} for a null array"
+        elif not lay.has_validity:
+            if stored <= 0:
+                return
+            expected = f"null_count 0 for {array.type} (no validity bitmap)"
+        elif bufs[0] is None:
+            if stored <= 0:
+                return
+            expected, found = f"a validity bitmap for null_count {stored}", "none"
+        else:
+            if not self.full or stored < 0:
+                return
+            actual = length - count_set_bits(bufs[0], array.offset, length)
+            if actual == stored:
+                return
+            expected = f"null_count {actual} (counted in the validity bitmap)"
+        raise fail(f"expected {expected}, found {found}", path)
 
     def _check_children(
         self, array: Array, storage: t.DataType, lay: Layout, bufs: list, path: str
@@ -310,22 +302,21 @@ class _Walk:
             return
         offs = typed(offsets, f"<i{spec.byte_width}", array.offset, length + 1)
         first, last = int(offs[0]), int(offs[-1])
+        if 0 <= first <= last <= limit:
+            return
+        end = array.offset + length
         if first < 0:
-            raise fail(
-                f"expected offsets[{array.offset}] >= 0, found {first}", path
+            problem = f"expected offsets[{array.offset}] >= 0, found {first}"
+        elif last < first:
+            problem = (
+                f"offsets must be non-decreasing: expected offsets[{end}] >= {first}, "
+                f"found {last}"
             )
-        if last < first:
-            raise fail(
-                f"offsets must be non-decreasing: expected offsets[{array.offset + length}] "
-                f">= {first}, found {last}",
-                path,
+        else:
+            problem = (
+                f"offsets out of range: expected offsets[{end}] <= {what} {limit}, found {last}"
             )
-        if last > limit:
-            raise fail(
-                f"offsets out of range: expected offsets[{array.offset + length}] <= "
-                f"{what} {limit}, found {last}",
-                path,
-            )
+        raise fail(problem, path)
 
     # -- leaf checks: the only per-type code ---------------------------------------------
 
