@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowInvalidArgument
-from .base import Array, make_array, register_array_class, typed_view
+from .base import Array, OffsetArray, int_array, register_array_class, typed_view
 from .primitive import finish
 
 
@@ -41,18 +41,13 @@ def _objects(values: list[Any]) -> np.ndarray:
     return np.fromiter(values, dtype=object, count=len(values))
 
 
-def _int_array(values: np.ndarray) -> Array:
-    itype = t.IntegerType(values.dtype.itemsize * 8, values.dtype.kind == "i")
-    return make_array(itype, len(values), (None, values.view(np.uint8)), null_count=0)
-
-
 def _the_child(arr: Array, what: str) -> Array:
     if not arr.children:
         raise ArrowInvalid(f"expected one child for {what} {arr.type}, found none")
     return arr.children[0]
 
 
-class _OffsetListArray(Array):
+class _OffsetListArray(OffsetArray):
     """Shared code of list, large list and map arrays."""
 
     __slots__ = ()
@@ -60,20 +55,6 @@ class _OffsetListArray(Array):
     def _offset_dtype(self) -> str:
         st = t.storage_of(self._type)
         return "<i8" if isinstance(st, t.LargeListType) else "<i4"
-
-    def value_offsets(self) -> np.ndarray:
-        """The ``len(self) + 1`` offsets of this slice (a zero-copy numpy view)."""
-        buf = self._buffers[1] if len(self._buffers) > 1 else None
-        if buf is None or (self._length == 0 and len(buf) == 0):
-            if self._length == 0:
-                return np.zeros(1, dtype=self._offset_dtype())
-            raise ArrowInvalid(f"expected an offsets buffer for {self._type}, found None")
-        return typed_view(buf, self._offset_dtype(), self._offset, self._length + 1, "offsets")
-
-    @property
-    def offsets(self) -> Array:
-        """The offsets of this slice as an int32/int64 array sharing the buffer."""
-        return _int_array(self.value_offsets())
 
     @property
     def values(self) -> Array:
@@ -186,12 +167,8 @@ class _ListViewArray(Array):
         return "<i8" if isinstance(t.storage_of(self._type), t.LargeListViewType) else "<i4"
 
     def _buf(self, i: int, what: str) -> np.ndarray:
-        buf = self._buffers[i] if len(self._buffers) > i else None
-        if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np.uint8)
-            raise ArrowInvalid(f"expected a {what} buffer for {self._type}, found None")
-        return buf
+        buf = self._buffer_or_none(i, f"a {what}")
+        return np.zeros(0, dtype=np.uint8) if buf is None else buf
 
     def value_offsets(self) -> np.ndarray:
         """The ``len(self)`` offsets of this slice (a zero-copy numpy view)."""
@@ -206,12 +183,12 @@ class _ListViewArray(Array):
     @property
     def offsets(self) -> Array:
         """The offsets of this slice as an integer array."""
-        return _int_array(self.value_offsets())
+        return int_array(self.value_offsets())
 
     @property
     def sizes(self) -> Array:
         """The sizes of this slice as an integer array."""
-        return _int_array(self.value_sizes())
+        return int_array(self.value_sizes())
 
     @property
     def values(self) -> Array:
@@ -351,33 +328,29 @@ class UnionArray(Array):
 
     def type_ids(self) -> np.ndarray:
         """The int8 type codes of this slice (a zero-copy numpy view)."""
-        buf = self._buffers[0] if self._buffers else None
+        buf = self._buffer_or_none(0, "a type_ids")
         if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np.int8)
-            raise ArrowInvalid(f"expected a type_ids buffer for {self._type}, found None")
+            return np.zeros(0, dtype=np.int8)
         return typed_view(buf, np.int8, self._offset, self._length, "type_ids")
 
     def value_offsets(self) -> np.ndarray:
         """The int32 offsets of a dense union slice (a zero-copy numpy view)."""
         if self.mode != "dense":
             raise ArrowInvalidArgument("expected a dense union for offsets, found sparse")
-        buf = self._buffers[1] if len(self._buffers) > 1 else None
+        buf = self._buffer_or_none(1, "an offsets")
         if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np.int32)
-            raise ArrowInvalid(f"expected an offsets buffer for {self._type}, found None")
+            return np.zeros(0, dtype=np.int32)
         return typed_view(buf, "<i4", self._offset, self._length, "offsets")
 
     @property
     def type_codes(self) -> Array:
         """The type codes of this slice as an int8 array."""
-        return _int_array(self.type_ids())
+        return int_array(self.type_ids())
 
     @property
     def offsets(self) -> Array:
         """The offsets of a dense union slice as an int32 array."""
-        return _int_array(self.value_offsets())
+        return int_array(self.value_offsets())
 
     def field(self, i: int) -> Array:
         """Child ``i`` (by position): sparse children sliced to this array, dense unchanged."""

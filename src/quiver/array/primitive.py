@@ -284,12 +284,8 @@ class PrimitiveArray(Array):
     __slots__ = ()
 
     def _values_buffer(self) -> np.ndarray:
-        buf = self._buffers[1] if len(self._buffers) > 1 else None
-        if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np.uint8)
-            raise ArrowInvalid(f"expected a values buffer for {self._type}, found None")
-        return buf
+        buf = self._buffer_or_none(1, "a values")
+        return np.zeros(0, dtype=np.uint8) if buf is None else buf
 
     def _python_values(self, mask: np.ndarray | None) -> Any:
         st = t.storage_of(self._type)
