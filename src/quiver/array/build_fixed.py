@@ -211,82 +211,82 @@ def _with_raw_ints(values: list[Any], dtype: t.DataType, npdt: np.dtype, placeho
     return raw
 
 
-@registry.implements("builder", t.DateType)
-def _build_date(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+def _date_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
+              npdt: np.dtype) -> np.ndarray:
+    filled = [v.date() if isinstance(v, _dt.datetime) else v
+              for v in _fill(values, valid, _dt.date(1970, 1, 1))]
+    days = np.array(filled, dtype="M8[D]").view(np.int64)
+    if dtype.unit == "ms":  # type: ignore[attr-defined]
+        return days * 86_400_000
+    raw, _ = _ints(days, npdt, dtype)
+    return raw
+
+
+def _timestamp_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
+                   npdt: np.dtype) -> np.ndarray:
+    utc = _dt.UTC
+
+    def convert(objs: list[Any]) -> np.ndarray:
+        naive = [
+            v.astimezone(utc).replace(tzinfo=None)
+            if isinstance(v, _dt.datetime) and v.tzinfo is not None else v
+            for v in objs
+        ]
+        us = np.array(naive, dtype="M8[us]").view(np.int64)
+        return _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
+
+    epoch = _dt.datetime(1970, 1, 1)
+    return _with_raw_ints(_fill(values, valid, epoch), dtype, npdt, epoch, convert)
+
+
+def _time_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
+              npdt: np.dtype) -> np.ndarray:
+    def convert(objs: list[Any]) -> np.ndarray:
+        us = np.array(
+            [((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+             for v in objs],
+            dtype=np.int64,
+        )
+        return _from_micros(us, dtype.unit).astype(npdt)  # type: ignore[attr-defined]
+
+    midnight = _dt.time(0)
+    return _with_raw_ints(_fill(values, valid, midnight), dtype, npdt, midnight, convert)
+
+
+def _duration_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
+                  npdt: np.dtype) -> np.ndarray:
+    def convert(objs: list[Any]) -> np.ndarray:
+        us = np.array(objs, dtype="m8[us]").view(np.int64)
+        return _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
+
+    zero = _dt.timedelta(0)
+    return _with_raw_ints(_fill(values, valid, zero), dtype, npdt, zero, convert)
+
+
+# per temporal type class: the Python kinds it takes and the conversion of such objects
+# (None already replaced where ``valid`` is False) to raw integers in the type's unit
+_TEMPORAL: dict[type, tuple[tuple[type, ...], Any]] = {
+    t.DateType: ((_dt.date, np.datetime64), _date_raw),
+    t.TimestampType: ((_dt.date, np.datetime64, *_INT_TYPES), _timestamp_raw),
+    t.TimeType: ((_dt.time, *_INT_TYPES), _time_raw),
+    t.DurationType: ((_dt.timedelta, np.timedelta64, *_INT_TYPES), _duration_raw),
+}
+
+
+@registry.implements("builder", *_TEMPORAL)
+def _build_temporal(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    """Dates, timestamps, times and durations: plain ints are raw values in the type's
+    unit (as pyarrow takes them), other values are converted by the type's entry in
+    :data:`_TEMPORAL`."""
     bitmap, nulls, valid = _validity(values)
     npdt = storage_numpy_dtype(dtype)
     raw = _raw_temporal(values, dtype, npdt, valid)
     if raw is None:
-        _check_kinds(values, (_dt.date, np.datetime64), dtype)
-        filled = [v.date() if isinstance(v, _dt.datetime) else v
-                  for v in _fill(values, valid, _dt.date(1970, 1, 1))]
-        days = np.array(filled, dtype="M8[D]").view(np.int64)
-        if dtype.unit == "ms":  # type: ignore[attr-defined]
-            raw = days * 86_400_000
-        else:
-            raw, _ = _ints(days, npdt, dtype)
-    return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt))), (), nulls)
-
-
-@registry.implements("builder", t.TimestampType)
-def _build_timestamp(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, valid = _validity(values)
-    raw = _raw_temporal(values, dtype, np.dtype(np.int64), valid)
-    if raw is None:
-        _check_kinds(values, (_dt.date, np.datetime64, *_INT_TYPES), dtype)
-        utc = _dt.UTC
-
-        def convert(objs: list[Any]) -> np.ndarray:
-            naive = [
-                v.astimezone(utc).replace(tzinfo=None)
-                if isinstance(v, _dt.datetime) and v.tzinfo is not None else v
-                for v in objs
-            ]
-            us = np.array(naive, dtype="M8[us]").view(np.int64)
-            return _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
-
-        epoch = _dt.datetime(1970, 1, 1)
-        raw = _with_raw_ints(_fill(values, valid, epoch), dtype, np.dtype(np.int64), epoch,
-                             convert)
-    return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(np.int64))), (), nulls)
-
-
-@registry.implements("builder", t.TimeType)
-def _build_time(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, valid = _validity(values)
-    npdt = storage_numpy_dtype(dtype)
-    raw = _raw_temporal(values, dtype, npdt, valid)
-    if raw is None:
-        _check_kinds(values, (_dt.time, *_INT_TYPES), dtype)
-
-        def convert(objs: list[Any]) -> np.ndarray:
-            us = np.array(
-                [((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-                 for v in objs],
-                dtype=np.int64,
-            )
-            return _from_micros(us, dtype.unit).astype(npdt)  # type: ignore[attr-defined]
-
-        midnight = _dt.time(0)
-        raw = _with_raw_ints(_fill(values, valid, midnight), dtype, npdt, midnight, convert)
-    return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
-
-
-@registry.implements("builder", t.DurationType)
-def _build_duration(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, valid = _validity(values)
-    raw = _raw_temporal(values, dtype, np.dtype(np.int64), valid)
-    if raw is None:
-        _check_kinds(values, (_dt.timedelta, np.timedelta64, *_INT_TYPES), dtype)
-
-        def convert(objs: list[Any]) -> np.ndarray:
-            us = np.array(objs, dtype="m8[us]").view(np.int64)
-            return _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
-
-        zero = _dt.timedelta(0)
-        raw = _with_raw_ints(_fill(values, valid, zero), dtype, np.dtype(np.int64), zero,
-                             convert)
-    return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
+        kinds, objects_to_raw = _TEMPORAL[dtype.__class__]
+        _check_kinds(values, kinds, dtype)
+        raw = objects_to_raw(values, valid, dtype, npdt)
+    return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
+                      nulls)
 
 
 @registry.implements("builder", t.IntervalType)
