@@ -306,14 +306,13 @@ class Array(ArrayData):
 
     # -- buffers, for the family subclasses ----------------------------------------------
 
-    def _buffer_or_none(self, i: int, what: str) -> np.ndarray | None:
-        """Buffer ``i``, or None when it is absent and the array is empty (there is nothing
-        to read); ArrowInvalid "expected {what} buffer" (``what`` as ``"an offsets"``) when
-        it is absent from a non-empty array."""
-        buf = self._buffers[i] if len(self._buffers) > i else None
-        if buf is None and self._length:
+    def _absent_buffer(self, what: str, empty: np.ndarray) -> np.ndarray:
+        """What to read for a buffer found absent: ``empty`` when the array is empty (there
+        is nothing to read); otherwise ArrowInvalid "expected {what} buffer" (``what`` as
+        ``"an offsets"``)."""
+        if self._length:
             raise ArrowInvalid(f"expected {what} buffer for {self._type}, found None")
-        return buf
+        return empty
 
 
 class OffsetArray(Array):
@@ -327,9 +326,9 @@ class OffsetArray(Array):
 
     def value_offsets(self) -> np.ndarray:
         """The ``len(self) + 1`` offsets of this slice (a zero-copy numpy view)."""
-        buf = self._buffer_or_none(1, "an offsets")
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
         if buf is None or (self._length == 0 and len(buf) == 0):
-            return np.zeros(1, dtype=self._offset_dtype())
+            return self._absent_buffer("an offsets", np.zeros(1, dtype=self._offset_dtype()))
         return typed_view(buf, self._offset_dtype(), self._offset, self._length + 1, "offsets")
 
     @property

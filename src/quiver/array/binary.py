@@ -170,9 +170,9 @@ class _ViewBinaryArray(_BinaryValues):
 
     def views(self) -> np.ndarray:
         """The views of this slice as an ``(n, 4)`` int32 array (length, prefix, index, offset)."""
-        buf = self._buffer_or_none(1, "a views")
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
         if buf is None:
-            return np.zeros((0, 4), dtype="<i4")
+            return self._absent_buffer("a views", np.zeros((0, 4), dtype="<i4"))
         return typed_view(buf, "<i4", self._offset * 4, self._length * 4, "views").reshape(-1, 4)
 
     def _chunks(self) -> tuple[list[Any], np.ndarray | None]:

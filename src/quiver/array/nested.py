@@ -167,8 +167,10 @@ class _ListViewArray(Array):
         return "<i8" if isinstance(t.storage_of(self._type), t.LargeListViewType) else "<i4"
 
     def _buf(self, i: int, what: str) -> np.ndarray:
-        buf = self._buffer_or_none(i, f"a {what}")
-        return np.zeros(0, dtype=np.uint8) if buf is None else buf
+        buf = self._buffers[i] if len(self._buffers) > i else None
+        if buf is None:
+            return self._absent_buffer(f"a {what}", np.zeros(0, dtype=np.uint8))
+        return buf
 
     def value_offsets(self) -> np.ndarray:
         """The ``len(self)`` offsets of this slice (a zero-copy numpy view)."""
@@ -328,18 +330,18 @@ class UnionArray(Array):
 
     def type_ids(self) -> np.ndarray:
         """The int8 type codes of this slice (a zero-copy numpy view)."""
-        buf = self._buffer_or_none(0, "a type_ids")
+        buf = self._buffers[0] if self._buffers else None
         if buf is None:
-            return np.zeros(0, dtype=np.int8)
+            return self._absent_buffer("a type_ids", np.zeros(0, dtype=np.int8))
         return typed_view(buf, np.int8, self._offset, self._length, "type_ids")
 
     def value_offsets(self) -> np.ndarray:
         """The int32 offsets of a dense union slice (a zero-copy numpy view)."""
         if self.mode != "dense":
             raise ArrowInvalidArgument("expected a dense union for offsets, found sparse")
-        buf = self._buffer_or_none(1, "an offsets")
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
         if buf is None:
-            return np.zeros(0, dtype=np.int32)
+            return self._absent_buffer("an offsets", np.zeros(0, dtype=np.int32))
         return typed_view(buf, "<i4", self._offset, self._length, "offsets")
 
     @property

@@ -284,8 +284,10 @@ class PrimitiveArray(Array):
     __slots__ = ()
 
     def _values_buffer(self) -> np.ndarray:
-        buf = self._buffer_or_none(1, "a values")
-        return np.zeros(0, dtype=np.uint8) if buf is None else buf
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
+        if buf is None:
+            return self._absent_buffer("a values", np.zeros(0, dtype=np.uint8))
+        return buf
 
     def _python_values(self, mask: np.ndarray | None) -> Any:
         st = t.storage_of(self._type)
