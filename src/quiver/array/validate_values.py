@@ -63,9 +63,8 @@ def fail(message: str, path: str) -> ArrowInvalid:
 def raise_first_bad(bad_mask: np.ndarray, path: str, message: Callable[[int], str]) -> None:
     """Raise :func:`fail` with ``message(k)`` for the first ``k`` where ``bad_mask`` is True;
     return when there is none."""
-    bad = np.flatnonzero(bad_mask)
-    if bad.size:
-        raise fail(message(int(bad[0])), path)
+    if bad_mask.any():  # one pass without allocating: the common, valid case
+        raise fail(message(int(bad_mask.argmax())), path)
 
 
 def typed(buf: np.ndarray, dtype: str | np.dtype, start: int, count: int) -> np.ndarray:
