@@ -47,7 +47,26 @@ def _the_child(arr: Array, what: str) -> Array:
     return arr.children[0]
 
 
-class _OffsetListArray(OffsetArray):
+class _ListLike(Array):
+    """Shared code of lists and list views: Python lists cut from the child's values."""
+
+    __slots__ = ()
+
+    def _ranges(self) -> tuple[Array | None, list[int], list[int], np.ndarray | None]:
+        """(the child values this slice covers, or None when it covers none; each slot's
+        start and end in them; valid mask or None)."""
+        raise NotImplementedError
+
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
+        """Python lists (None for null lists)."""
+        if self._length == 0:
+            return []
+        child, starts, ends, mask = self._ranges()
+        vals = [] if child is None else child.to_pylist(maps_as_pydicts=maps_as_pydicts)
+        return finish([vals[a:b] for a, b in zip(starts, ends)], mask)
+
+
+class _OffsetListArray(_ListLike, OffsetArray):
     """Shared code of list, large list and map arrays."""
 
     __slots__ = ()
@@ -82,14 +101,6 @@ class _OffsetListArray(OffsetArray):
             )
         child = _child_range(self.values, first, last, "list")
         return child, starts.tolist(), ends.tolist(), mask
-
-    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
-        """Python lists (None for null lists)."""
-        if self._length == 0:
-            return []
-        child, starts, ends, mask = self._ranges()
-        vals = child.to_pylist(maps_as_pydicts=maps_as_pydicts)
-        return finish([vals[a:b] for a, b in zip(starts, ends)], mask)
 
 
 @register_array_class(t.ListType)
@@ -158,7 +169,7 @@ class MapArray(_OffsetListArray):
         return finish(dicts, mask)
 
 
-class _ListViewArray(Array):
+class _ListViewArray(_ListLike):
     """Shared code of list views with 32- or 64-bit offsets and sizes."""
 
     __slots__ = ()
@@ -197,10 +208,7 @@ class _ListViewArray(Array):
         """The child array, unsliced."""
         return _the_child(self, "list_view")
 
-    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
-        """Python lists (None for null lists)."""
-        if self._length == 0:
-            return []
+    def _ranges(self) -> tuple[Array | None, list[int], list[int], np.ndarray | None]:
         mask = self.is_valid_mask()
         offs = self.value_offsets().astype(np.int64)
         sizes = self.value_sizes().astype(np.int64)
@@ -210,15 +218,14 @@ class _ListViewArray(Array):
         if (sizes[used] < 0).any() or (offs[used] < 0).any():
             raise ArrowInvalid("expected non-negative list view offsets and sizes, found negative")
         if not used.any():
-            return finish([[] for _ in range(self._length)], mask)
+            empty = [0] * self._length
+            return None, empty, empty, mask
         lo = int(offs[used].min())
         hi = int((offs + sizes)[used].max())
-        vals = _child_range(self.values, lo, hi, "list_view").to_pylist(
-            maps_as_pydicts=maps_as_pydicts
-        )
+        child = _child_range(self.values, lo, hi, "list_view")
         starts = np.where(used, offs - lo, 0).tolist()
         ends = np.where(used, offs + sizes - lo, 0).tolist()
-        return finish([vals[a:b] for a, b in zip(starts, ends)], mask)
+        return child, starts, ends, mask
 
 
 @register_array_class(t.ListViewType)
