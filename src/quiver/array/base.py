@@ -43,7 +43,6 @@ __all__ = [
     "Array",
     "OffsetArray",
     "array_class_for",
-    "int_array",
     "make_array",
     "register_array_class",
     "slice_bounds",
