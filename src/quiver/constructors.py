@@ -20,6 +20,7 @@ Zero-copy where the producer allows it: imported buffers are views of the produc
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,29 +48,25 @@ def _is_foreign_array(values: Any) -> bool:
     )
 
 
-def array(
-    values: Any,
-    type: t.DataType | None = None,
-    *,
-    mask: Any = None,
-    from_pandas: bool = False,
-) -> Array:
+def array(values: Any, type: t.DataType | None = None, **options: Any) -> Array:
     """An Arrow array from Python values, a numpy array, a pandas Series or Index, or any
     object with ``__arrow_c_array__`` (pyarrow's ``pa.array``).
 
-    Python and numpy values follow :func:`quiver.array.build.array` (``type`` inferred when
-    None; ``mask``, True = null; ``from_pandas`` makes NaN null).  Arrays from other
-    libraries are imported zero-copy and must already have ``type`` when one is given;
-    pandas objects follow the rules of ``record_batch(df)`` (NaN and NA are nulls).
+    Python and numpy values follow :func:`quiver.array.build.array`, whose keyword
+    ``options`` this takes (``type`` inferred when None; ``mask``, True = null;
+    ``from_pandas`` makes NaN null).  Arrays from other libraries are imported zero-copy
+    and must already have ``type`` when one is given; pandas objects follow the rules of
+    ``record_batch(df)`` (NaN and NA are nulls).
 
     >>> import pandas as pd
     >>> array(pd.Series([1.0, None])).to_pylist()
     [1.0, None]
     """
     if type is not None and not isinstance(type, t.DataType):
-        return _build.array(values, type, mask=mask, from_pandas=from_pandas)  # its error
+        return _build.array(values, type, **options)  # its error
     if isinstance(values, Array) or not _is_foreign_array(values):
-        return _build.array(values, type, mask=mask, from_pandas=from_pandas)
+        return _build.array(values, type, **options)
+    _BUILD_SIGNATURE.bind(values, type, **options)  # an unknown option: the call's TypeError
     if hasattr(values, "__arrow_c_array__"):  # pyarrow, polars, nanoarrow, ... arrays
         imported = import_array(values, type)
         if type is not None and imported.type != type:
@@ -82,6 +79,11 @@ def array(
     if type is None or converted.type == type:
         return converted
     return converted.cast(type)  # type: ignore[attr-defined]
+
+
+# the parameters are those of the builder (one list, kept there): inspect and help() show them
+_BUILD_SIGNATURE = inspect.signature(_build.array)
+array.__signature__ = _BUILD_SIGNATURE  # type: ignore[attr-defined]
 
 
 def _columns(data: Any) -> Any:

@@ -41,6 +41,7 @@ from .validate import validate_array
 
 __all__ = [
     "Array",
+    "OffsetArray",
     "array_class_for",
     "item_position",
     "make_array",
@@ -315,6 +316,44 @@ class Array(ArrayData):
         [1.0, nan, 3.0]
         """
         return array_to_pandas(self, **options)
+
+    # -- buffers, for the family subclasses ----------------------------------------------
+
+    def _absent_buffer(self, what: str, empty: np.ndarray) -> np.ndarray:
+        """What to read for a buffer found absent: ``empty`` when the array is empty (there
+        is nothing to read); otherwise ArrowInvalid "expected {what} buffer" (``what`` as
+        ``"an offsets"``)."""
+        if self._length:
+            raise ArrowInvalid(f"expected {what} buffer for {self._type}, found None")
+        return empty
+
+
+class OffsetArray(Array):
+    """Shared code of the layouts with ``len + 1`` offsets in buffer 1: binary, string,
+    list and map arrays (subclasses give the offsets' numpy dtype)."""
+
+    __slots__ = ()
+
+    def _offset_dtype(self) -> str:
+        raise NotImplementedError
+
+    def value_offsets(self) -> np.ndarray:
+        """The ``len(self) + 1`` offsets of this slice (a zero-copy numpy view)."""
+        buf = self._buffers[1] if len(self._buffers) > 1 else None
+        if buf is None or (self._length == 0 and len(buf) == 0):
+            return self._absent_buffer("an offsets", np.zeros(1, dtype=self._offset_dtype()))
+        return typed_view(buf, self._offset_dtype(), self._offset, self._length + 1, "offsets")
+
+    @property
+    def offsets(self) -> Array:
+        """The offsets of this slice as an int32/int64 array (shares the buffer)."""
+        return int_array(self.value_offsets())
+
+
+def int_array(values: np.ndarray) -> Array:
+    """An integer array without nulls over a numpy integer array (shares its memory)."""
+    itype = t.IntegerType(values.dtype.itemsize * 8, values.dtype.kind == "i")
+    return make_array(itype, len(values), (None, values.view(np.uint8)), null_count=0)
 
 
 def _object_array(values: list[Any]) -> np.ndarray:

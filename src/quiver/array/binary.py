@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import types as t
 from ..errors import ArrowInvalid
-from .base import Array, make_array, register_array_class, typed_view
+from .base import Array, OffsetArray, register_array_class, typed_view
 
 
 def _with_nulls(values: list[Any], mask: np.ndarray | None) -> list[Any]:
@@ -72,32 +72,37 @@ def _split_at(raw: np.ndarray, cuts: np.ndarray, is_string: bool) -> list[Any] |
         return None
 
 
-class _OffsetBinaryArray(Array):
-    """Shared code of binary/string arrays with 32- or 64-bit offsets."""
+class _BinaryValues(Array):
+    """Shared code of the binary and string families: Python values from ``_chunks``."""
 
     __slots__ = ()
     _is_string = False
 
+    def _chunks(self) -> tuple[list[Any], np.ndarray | None]:
+        """(the values as bytes or str, valid mask or None)."""
+        raise NotImplementedError
+
+    def _values(self, chunks: list[bytes], mask: np.ndarray | None,
+                what: str) -> tuple[list[Any], np.ndarray | None]:
+        """``(chunks, mask)``, the chunks decoded for the string types (``what`` names the
+        type in the error)."""
+        if self._is_string:
+            return _decode_all(chunks, what), mask
+        return chunks, mask
+
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
+        """``bytes`` (binary types) or ``str`` (string types) values, None for nulls."""
+        vals, mask = self._chunks()
+        return _with_nulls(vals, mask)
+
+
+class _OffsetBinaryArray(_BinaryValues, OffsetArray):
+    """Shared code of binary/string arrays with 32- or 64-bit offsets."""
+
+    __slots__ = ()
+
     def _offset_dtype(self) -> str:
         return "<i8" if t.storage_of(self._type).large else "<i4"  # type: ignore[attr-defined]
-
-    def value_offsets(self) -> np.ndarray:
-        """The ``len(self) + 1`` offsets of this slice as a zero-copy numpy view."""
-        buf = self._buffers[1] if len(self._buffers) > 1 else None
-        if buf is None:
-            if self._length == 0:
-                return np.zeros(1, dtype=self._offset_dtype())
-            raise ArrowInvalid(f"expected an offsets buffer for {self._type}, found None")
-        if self._length == 0 and len(buf) == 0:
-            return np.zeros(1, dtype=self._offset_dtype())
-        return typed_view(buf, self._offset_dtype(), self._offset, self._length + 1, "offsets")
-
-    @property
-    def offsets(self) -> Array:
-        """The offsets of this slice as an int32/int64 array (shares the buffer)."""
-        offs = self.value_offsets()
-        itype = t.int64() if offs.dtype.itemsize == 8 else t.int32()
-        return make_array(itype, len(offs), (None, offs.view(np.uint8)), null_count=0)
 
     def _chunks(self) -> tuple[list[Any], np.ndarray | None]:
         offs = self.value_offsets()
@@ -135,15 +140,7 @@ class _OffsetBinaryArray(Array):
             # one decode, then str slicing: byte offsets equal char offsets for ASCII
             text = blob.decode("ascii")
             return [text[a:b] for a, b in zip(starts, stops)], mask
-        chunks = _slices(blob, starts, stops)
-        if self._is_string:
-            return _decode_all(chunks, "string"), mask
-        return chunks, mask
-
-    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
-        """``bytes`` (binary) or ``str`` (string) values, None for nulls."""
-        vals, mask = self._chunks()
-        return _with_nulls(vals, mask)
+        return self._values(_slices(blob, starts, stops), mask, "string")
 
 
 @register_array_class(t.BinaryType)
@@ -161,11 +158,10 @@ class StringArray(_OffsetBinaryArray):
     _is_string = True
 
 
-class _ViewBinaryArray(Array):
+class _ViewBinaryArray(_BinaryValues):
     """Shared code of binary and string view arrays."""
 
     __slots__ = ()
-    _is_string = False
 
     @property
     def data_buffers(self) -> tuple[np.ndarray, ...]:
@@ -176,9 +172,7 @@ class _ViewBinaryArray(Array):
         """The views of this slice as an ``(n, 4)`` int32 array (length, prefix, index, offset)."""
         buf = self._buffers[1] if len(self._buffers) > 1 else None
         if buf is None:
-            if self._length == 0:
-                return np.zeros((0, 4), dtype="<i4")
-            raise ArrowInvalid(f"expected a views buffer for {self._type}, found None")
+            return self._absent_buffer("a views", np.zeros((0, 4), dtype="<i4"))
         return typed_view(buf, "<i4", self._offset * 4, self._length * 4, "views").reshape(-1, 4)
 
     def _chunks(self) -> tuple[list[Any], np.ndarray | None]:
@@ -233,14 +227,7 @@ class _ViewBinaryArray(Array):
         blob = gathered.tobytes()
         ends = np.cumsum(lens).tolist()
         chunks = [blob[b - ln : b] for b, ln in zip(ends, lens.tolist())]
-        if self._is_string:
-            return _decode_all(chunks, "string_view"), mask
-        return chunks, mask
-
-    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
-        """``bytes`` (binary_view) or ``str`` (string_view) values, None for nulls."""
-        vals, mask = self._chunks()
-        return _with_nulls(vals, mask)
+        return self._values(chunks, mask, "string_view")
 
 
 @register_array_class(t.BinaryViewType)

@@ -53,6 +53,23 @@ def _fits(total: int, width: int) -> None:
         )
 
 
+def _joined_offsets(
+    arrays: Sequence[Array], width: int
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The offsets buffer of ``arrays`` joined (each one's offsets rebased onto the values
+    before it) and the ``(first, last)`` offsets of each, the range of its data or child
+    values to join."""
+    offs, ranges, base = [np.zeros(1, dtype=f"<i{width}")], [], 0
+    for a in arrays:
+        o = _offsets(a, width)
+        start, end = int(o[0]), int(o[-1])
+        _fits(base + end - start, width)
+        offs.append((o[1:] - start + base).astype(f"<i{width}"))
+        ranges.append((start, end))
+        base += end - start
+    return np.concatenate(offs).view(np.uint8), ranges
+
+
 def run_end_window(arr: Array, off: int, n: int) -> list[Array]:
     """The children (run ends, values) of a run-end encoded array's rows ``off .. off+n``,
     rebased to start at 0: what writing or concatenating a sliced one needs."""
@@ -105,19 +122,11 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
         dictionary = arrays[-1].dictionary
         return make_array(dtype, total, [validity, vals], (), nulls, 0, dictionary)
     if lay.children == "none" and "offsets" in kinds:  # binary and string
-        w = lay.buffers[1].byte_width
-        offs, datas, base = [np.zeros(1, dtype=f"<i{w}")], [], 0
-        for a in arrays:
-            o = _offsets(a, w)
-            start, end = int(o[0]), int(o[-1])
-            _fits(base + end - start, w)
-            offs.append((o[1:] - start + base).astype(f"<i{w}"))
-            datas.append(a.buffers[2][start:end] if a.buffers[2] is not None else np.zeros(0))
-            base += end - start
+        offsets, ranges = _joined_offsets(arrays, lay.buffers[1].byte_width)
+        datas = [a.buffers[2][start:end] if a.buffers[2] is not None else np.zeros(0)
+                 for a, (start, end) in zip(arrays, ranges)]
         data = np.concatenate(datas).astype(np.uint8, copy=False)
-        return make_array(
-            dtype, total, [validity, np.concatenate(offs).view(np.uint8), data], (), nulls, 0
-        )
+        return make_array(dtype, total, [validity, offsets, data], (), nulls, 0)
     if lay.variadic:
         views, variadic, nbuf = [], [], 0
         for a in arrays:
@@ -131,19 +140,10 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
             nbuf += len(data)
         return make_array(dtype, total, [validity, np.concatenate(views), *variadic], (), nulls)
     if lay.children == "offsets":
-        w = lay.buffers[1].byte_width
-        offs, kids, base = [np.zeros(1, dtype=f"<i{w}")], [], 0
-        for a in arrays:
-            o = _offsets(a, w)
-            start, end = int(o[0]), int(o[-1])
-            _fits(base + end - start, w)
-            offs.append((o[1:] - start + base).astype(f"<i{w}"))
-            kids.append(a.children[0].slice(start, end - start))
-            base += end - start
-        child = concat_arrays(kids)
-        return make_array(
-            dtype, total, [validity, np.concatenate(offs).view(np.uint8)], [child], nulls, 0
-        )
+        offsets, ranges = _joined_offsets(arrays, lay.buffers[1].byte_width)
+        child = concat_arrays([a.children[0].slice(start, end - start)
+                               for a, (start, end) in zip(arrays, ranges)])
+        return make_array(dtype, total, [validity, offsets], [child], nulls, 0)
     if lay.children == "same" and lay.has_validity:  # struct
         kids = [
             concat_arrays([a.children[i].slice(a.offset, len(a)) for a in arrays])

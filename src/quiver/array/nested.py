@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowInvalidArgument
-from .base import Array, make_array, register_array_class, typed_view
+from .base import Array, OffsetArray, int_array, register_array_class, typed_view
 from .primitive import finish
 
 
@@ -41,18 +41,32 @@ def _objects(values: list[Any]) -> np.ndarray:
     return np.fromiter(values, dtype=object, count=len(values))
 
 
-def _int_array(values: np.ndarray) -> Array:
-    itype = t.IntegerType(values.dtype.itemsize * 8, values.dtype.kind == "i")
-    return make_array(itype, len(values), (None, values.view(np.uint8)), null_count=0)
-
-
 def _the_child(arr: Array, what: str) -> Array:
     if not arr.children:
         raise ArrowInvalid(f"expected one child for {what} {arr.type}, found none")
     return arr.children[0]
 
 
-class _OffsetListArray(Array):
+class _ListLike(Array):
+    """Shared code of lists and list views: Python lists cut from the child's values."""
+
+    __slots__ = ()
+
+    def _ranges(self) -> tuple[Array | None, list[int], list[int], np.ndarray | None]:
+        """(the child values this slice covers, or None when it covers none; each slot's
+        start and end in them; valid mask or None)."""
+        raise NotImplementedError
+
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
+        """Python lists (None for null lists)."""
+        if self._length == 0:
+            return []
+        child, starts, ends, mask = self._ranges()
+        vals = [] if child is None else child.to_pylist(maps_as_pydicts=maps_as_pydicts)
+        return finish([vals[a:b] for a, b in zip(starts, ends)], mask)
+
+
+class _OffsetListArray(_ListLike, OffsetArray):
     """Shared code of list, large list and map arrays."""
 
     __slots__ = ()
@@ -60,20 +74,6 @@ class _OffsetListArray(Array):
     def _offset_dtype(self) -> str:
         st = t.storage_of(self._type)
         return "<i8" if isinstance(st, t.LargeListType) else "<i4"
-
-    def value_offsets(self) -> np.ndarray:
-        """The ``len(self) + 1`` offsets of this slice (a zero-copy numpy view)."""
-        buf = self._buffers[1] if len(self._buffers) > 1 else None
-        if buf is None or (self._length == 0 and len(buf) == 0):
-            if self._length == 0:
-                return np.zeros(1, dtype=self._offset_dtype())
-            raise ArrowInvalid(f"expected an offsets buffer for {self._type}, found None")
-        return typed_view(buf, self._offset_dtype(), self._offset, self._length + 1, "offsets")
-
-    @property
-    def offsets(self) -> Array:
-        """The offsets of this slice as an int32/int64 array sharing the buffer."""
-        return _int_array(self.value_offsets())
 
     @property
     def values(self) -> Array:
@@ -101,14 +101,6 @@ class _OffsetListArray(Array):
             )
         child = _child_range(self.values, first, last, "list")
         return child, starts.tolist(), ends.tolist(), mask
-
-    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
-        """Python lists (None for null lists)."""
-        if self._length == 0:
-            return []
-        child, starts, ends, mask = self._ranges()
-        vals = child.to_pylist(maps_as_pydicts=maps_as_pydicts)
-        return finish([vals[a:b] for a, b in zip(starts, ends)], mask)
 
 
 @register_array_class(t.ListType)
@@ -177,7 +169,7 @@ class MapArray(_OffsetListArray):
         return finish(dicts, mask)
 
 
-class _ListViewArray(Array):
+class _ListViewArray(_ListLike):
     """Shared code of list views with 32- or 64-bit offsets and sizes."""
 
     __slots__ = ()
@@ -188,9 +180,7 @@ class _ListViewArray(Array):
     def _buf(self, i: int, what: str) -> np.ndarray:
         buf = self._buffers[i] if len(self._buffers) > i else None
         if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np.uint8)
-            raise ArrowInvalid(f"expected a {what} buffer for {self._type}, found None")
+            return self._absent_buffer(f"a {what}", np.zeros(0, dtype=np.uint8))
         return buf
 
     def value_offsets(self) -> np.ndarray:
@@ -206,22 +196,19 @@ class _ListViewArray(Array):
     @property
     def offsets(self) -> Array:
         """The offsets of this slice as an integer array."""
-        return _int_array(self.value_offsets())
+        return int_array(self.value_offsets())
 
     @property
     def sizes(self) -> Array:
         """The sizes of this slice as an integer array."""
-        return _int_array(self.value_sizes())
+        return int_array(self.value_sizes())
 
     @property
     def values(self) -> Array:
         """The child array, unsliced."""
         return _the_child(self, "list_view")
 
-    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
-        """Python lists (None for null lists)."""
-        if self._length == 0:
-            return []
+    def _ranges(self) -> tuple[Array | None, list[int], list[int], np.ndarray | None]:
         mask = self.is_valid_mask()
         offs = self.value_offsets().astype(np.int64)
         sizes = self.value_sizes().astype(np.int64)
@@ -231,15 +218,14 @@ class _ListViewArray(Array):
         if (sizes[used] < 0).any() or (offs[used] < 0).any():
             raise ArrowInvalid("expected non-negative list view offsets and sizes, found negative")
         if not used.any():
-            return finish([[] for _ in range(self._length)], mask)
+            empty = [0] * self._length
+            return None, empty, empty, mask
         lo = int(offs[used].min())
         hi = int((offs + sizes)[used].max())
-        vals = _child_range(self.values, lo, hi, "list_view").to_pylist(
-            maps_as_pydicts=maps_as_pydicts
-        )
+        child = _child_range(self.values, lo, hi, "list_view")
         starts = np.where(used, offs - lo, 0).tolist()
         ends = np.where(used, offs + sizes - lo, 0).tolist()
-        return finish([vals[a:b] for a, b in zip(starts, ends)], mask)
+        return child, starts, ends, mask
 
 
 @register_array_class(t.ListViewType)
@@ -353,9 +339,7 @@ class UnionArray(Array):
         """The int8 type codes of this slice (a zero-copy numpy view)."""
         buf = self._buffers[0] if self._buffers else None
         if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np.int8)
-            raise ArrowInvalid(f"expected a type_ids buffer for {self._type}, found None")
+            return self._absent_buffer("a type_ids", np.zeros(0, dtype=np.int8))
         return typed_view(buf, np.int8, self._offset, self._length, "type_ids")
 
     def value_offsets(self) -> np.ndarray:
@@ -364,20 +348,18 @@ class UnionArray(Array):
             raise ArrowInvalidArgument("expected a dense union for offsets, found sparse")
         buf = self._buffers[1] if len(self._buffers) > 1 else None
         if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np.int32)
-            raise ArrowInvalid(f"expected an offsets buffer for {self._type}, found None")
+            return self._absent_buffer("an offsets", np.zeros(0, dtype=np.int32))
         return typed_view(buf, "<i4", self._offset, self._length, "offsets")
 
     @property
     def type_codes(self) -> Array:
         """The type codes of this slice as an int8 array."""
-        return _int_array(self.type_ids())
+        return int_array(self.type_ids())
 
     @property
     def offsets(self) -> Array:
         """The offsets of a dense union slice as an int32 array."""
-        return _int_array(self.value_offsets())
+        return int_array(self.value_offsets())
 
     def field(self, i: int) -> Array:
         """Child ``i`` (by position): sparse children sliced to this array, dense unchanged."""

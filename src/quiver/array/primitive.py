@@ -286,9 +286,7 @@ class PrimitiveArray(Array):
     def _values_buffer(self) -> np.ndarray:
         buf = self._buffers[1] if len(self._buffers) > 1 else None
         if buf is None:
-            if self._length == 0:
-                return np.zeros(0, dtype=np.uint8)
-            raise ArrowInvalid(f"expected a values buffer for {self._type}, found None")
+            return self._absent_buffer("a values", np.zeros(0, dtype=np.uint8))
         return buf
 
     def _python_values(self, mask: np.ndarray | None) -> Any:

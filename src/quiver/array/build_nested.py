@@ -1,0 +1,301 @@
+"""Builders of nested and encoded arrays from Python values: lists, list views, fixed-size
+lists, structs, maps, unions, dictionaries, run-end encoded and extension arrays (Columnar
+spec, "Nested Layouts", "Union Layout", "Dictionary-encoded Layout", "Run-End Encoded
+Layout").  Children are built by :func:`~quiver.array.build_common.build`; an error in a
+child names the child's field in its path.
+
+>>> import quiver as qv
+>>> qv.array([{"k": 1}], qv.map_(qv.string(), qv.int8())).to_pylist()
+[[('k', 1)]]
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import uuid as _uuid
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from .. import registry
+from .. import types as t
+from ..buffers import as_buffer
+from ..errors import ArrowError, ArrowInvalid
+from ..layout import storage_numpy_dtype
+from .base import Array, make_array
+from .build_common import (
+    _FLOAT_TYPES,
+    _INT_TYPES,
+    _fill,
+    _kind_error,
+    _offsets,
+    _validity,
+    build,
+)
+
+
+def _build_child(values: list[Any], f: t.Field) -> Array:
+    """``build`` for a child field; errors get the field's name prefixed to their path."""
+    try:
+        return build(values, f.type)
+    except ArrowError as exc:
+        exc.field_path = f"{f.name}.{exc.field_path}" if exc.field_path else f.name
+        exc.args = (exc._render(),)
+        raise
+
+
+def _check_sequences(values: list[Any], dtype: t.DataType) -> None:
+    for k in set(map(type, values)) - {type(None)}:
+        if issubclass(k, (str, bytes, Mapping)) or not issubclass(k, (list, tuple, np.ndarray)):
+            raise _kind_error(next(v for v in values if type(v) is k), dtype)
+
+
+@registry.implements("builder", t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType)
+def _build_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    bitmap, nulls, valid = _validity(values)
+    _check_sequences(values, dtype)
+    filled = _fill(values, valid, ())
+    lengths = np.fromiter(map(len, filled), np.int64, len(values))
+    child = _build_child(list(itertools.chain.from_iterable(filled)), dtype.value_field)  # type: ignore[attr-defined]
+    large = isinstance(dtype, (t.LargeListType, t.LargeListViewType))
+    offs = _offsets(lengths, large, dtype)
+    if isinstance(dtype, (t.ListViewType, t.LargeListViewType)):
+        bufs = (bitmap, as_buffer(offs[:-1].copy()), as_buffer(lengths.astype(offs.dtype)))
+    else:
+        bufs = (bitmap, as_buffer(offs))
+    return make_array(dtype, len(values), bufs, (child,), nulls)
+
+
+@registry.implements("builder", t.FixedSizeListType)
+def _build_fixed_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    bitmap, nulls, valid = _validity(values)
+    _check_sequences(values, dtype)
+    k = dtype.list_size  # type: ignore[attr-defined]
+    filled = _fill(values, valid, (None,) * k)
+    lengths = np.fromiter(map(len, filled), np.int64, len(values))
+    if lengths.size and (lengths != k).any():
+        bad = int(lengths[lengths != k][0])
+        raise ArrowInvalid(f"expected lists of {k} values for {dtype}, found {bad} values")
+    child = _build_child(list(itertools.chain.from_iterable(filled)), dtype.value_field)  # type: ignore[attr-defined]
+    return make_array(dtype, len(values), (bitmap,), (child,), nulls)
+
+
+@registry.implements("builder", t.StructType)
+def _build_struct(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    bitmap, nulls, _ = _validity(values)
+    fields = dtype.fields
+    for kind in set(map(type, values)) - {type(None)}:
+        if not issubclass(kind, (Mapping, tuple, list)):
+            raise _kind_error(next(v for v in values if type(v) is kind), dtype)
+    children = []
+    for i, f in enumerate(fields):
+        col = [
+            None if v is None else (v.get(f.name) if isinstance(v, Mapping) else _item(v, i, dtype))
+            for v in values
+        ]
+        children.append(_build_child(col, f))
+    return make_array(dtype, len(values), (bitmap,), tuple(children), nulls)
+
+
+def _item(v: Any, i: int, dtype: t.DataType) -> Any:
+    if len(v) != len(dtype.fields):
+        raise ArrowInvalid(
+            f"expected tuples of {len(dtype.fields)} values for {dtype}, found {len(v)}"
+        )
+    return v[i]
+
+
+@registry.implements("builder", t.MapType)
+def _build_map(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    bitmap, nulls, _ = _validity(values)
+    pairs_per = []
+    for v in values:
+        if v is None:
+            pairs_per.append(())
+        elif isinstance(v, Mapping):
+            pairs_per.append(tuple(v.items()))
+        elif isinstance(v, (list, tuple)):
+            pairs_per.append(v)
+        else:
+            raise _kind_error(v, dtype)
+    lengths = np.fromiter(map(len, pairs_per), np.int64, len(values))
+    flat = list(itertools.chain.from_iterable(pairs_per))
+    try:
+        keys = [k for k, _ in flat]
+        items = [x for _, x in flat]
+    except (TypeError, ValueError):
+        raise ArrowInvalid(f"expected (key, value) pairs for {dtype}, found {flat[:3]!r}") from None
+    if any(k is None for k in keys):
+        raise ArrowInvalid(f"expected non-null map keys for {dtype}, found None")
+    mt: t.MapType = dtype  # type: ignore[assignment]
+    key_arr = _build_child(keys, mt.key_field)
+    item_arr = _build_child(items, mt.item_field)
+    entries = make_array(mt.entries_field.type, len(flat), (None,), (key_arr, item_arr), 0)
+    offs = _offsets(lengths, False, dtype)
+    return make_array(dtype, len(values), (bitmap, as_buffer(offs)), (entries,), nulls)
+
+
+def _accepts(dtype: t.DataType, v: Any) -> bool:
+    """Whether a union child of ``dtype`` should take the Python value ``v``."""
+    st = t.storage_of(dtype)
+    if isinstance(st, t.DictionaryType):
+        return _accepts(st.value_type, v)
+    if isinstance(st, t.RunEndEncodedType):
+        return _accepts(st.value_type, v)
+    if isinstance(st, t.BoolType):
+        return isinstance(v, (bool, np.bool_))
+    if isinstance(st, t.IntegerType):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, _INT_TYPES):
+            return False
+        info = np.iinfo(storage_numpy_dtype(st))
+        return info.min <= int(v) <= info.max
+    if isinstance(st, t.FloatingPointType):
+        return isinstance(v, (*_INT_TYPES, *_FLOAT_TYPES)) and not isinstance(v, bool)
+    if isinstance(st, t.DecimalType):
+        return isinstance(v, Decimal)
+    if isinstance(st, t.TimestampType):
+        return isinstance(v, _dt.datetime)
+    if isinstance(st, t.DateType):
+        return isinstance(v, _dt.date) and not isinstance(v, _dt.datetime)
+    if isinstance(st, t.TimeType):
+        return isinstance(v, _dt.time)
+    if isinstance(st, t.DurationType):
+        return isinstance(v, _dt.timedelta)
+    if isinstance(st, t.IntervalType):
+        return isinstance(v, tuple) if st.unit != "year_month" else isinstance(v, int)
+    if isinstance(st, (t.StringType, t.StringViewType)):
+        return isinstance(v, str)
+    if isinstance(st, (t.BinaryType, t.BinaryViewType)):
+        return isinstance(v, (bytes, bytearray))
+    if isinstance(st, t.FixedSizeBinaryType):
+        return (isinstance(v, (bytes, bytearray)) and len(v) == st.width) or (
+            isinstance(v, _uuid.UUID) and st.width == 16
+        )
+    if isinstance(st, t.FixedSizeListType):
+        return isinstance(v, (list, tuple)) and len(v) == st.list_size
+    if isinstance(st, (t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType)):
+        return isinstance(v, (list, tuple, np.ndarray))
+    if isinstance(st, t.MapType):
+        return isinstance(v, (Mapping, list))
+    if isinstance(st, t.StructType):
+        return isinstance(v, Mapping)
+    if isinstance(st, t.UnionType):
+        return any(_accepts(f.type, v) for f in st.fields)
+    return False
+
+
+@registry.implements("builder", t.UnionType)
+def _build_union(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    ut: t.UnionType = dtype  # type: ignore[assignment]
+    n = len(values)
+    nkids = len(ut.fields)
+    if nkids == 0:
+        if n:
+            raise ArrowInvalid(f"expected no values for a union without children, found {n}")
+        return make_array(dtype, 0, (np.zeros(0, np.uint8),) * (2 if ut.mode == "dense" else 1))
+    choice = []
+    for v in values:
+        if v is None:
+            choice.append(0)
+            continue
+        for i, f in enumerate(ut.fields):
+            if _accepts(f.type, v):
+                choice.append(i)
+                break
+        else:
+            raise _kind_error(v, dtype)
+    ch = np.array(choice, dtype=np.int64)
+    type_ids = np.array(ut.type_codes, dtype=np.int8)[ch] if n else np.zeros(0, np.int8)
+    children = []
+    if ut.mode == "sparse":
+        for i, f in enumerate(ut.fields):
+            col = [v if c == i else None for v, c in zip(values, choice)]
+            children.append(_build_child(col, f))
+        return make_array(dtype, n, (as_buffer(type_ids),), tuple(children), 0)
+    offsets = np.zeros(n, dtype=np.int32)
+    for i, f in enumerate(ut.fields):
+        pos = np.flatnonzero(ch == i)
+        offsets[pos] = np.arange(len(pos), dtype=np.int32)
+        children.append(_build_child([values[p] for p in pos.tolist()], f))
+    return make_array(dtype, n, (as_buffer(type_ids), as_buffer(offsets)), tuple(children), 0)
+
+
+def _freeze(v: Any) -> Any:
+    """A hashable stand-in for a value (lists and dicts become tuples), typed so that
+    1, 1.0 and True stay distinct."""
+    if isinstance(v, Mapping):
+        return ("m", tuple((k, _freeze(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return ("l", tuple(_freeze(x) for x in v))
+    return (type(v), v)
+
+
+@registry.implements("builder", t.DictionaryType)
+def _build_dictionary(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    dt_: t.DictionaryType = dtype  # type: ignore[assignment]
+    bitmap, nulls, _ = _validity(values)
+    codes: dict[Any, int] = {}
+    uniques: list[Any] = []
+    idx = []
+    for v in values:
+        if v is None:
+            idx.append(0)
+            continue
+        try:
+            key = (type(v), v)
+            hash(key)
+        except TypeError:
+            key = _freeze(v)
+        code = codes.get(key)
+        if code is None:
+            code = codes[key] = len(uniques)
+            uniques.append(v)
+        idx.append(code)
+    dictionary = build(uniques, dt_.value_type)
+    npdt = storage_numpy_dtype(dt_.index_type)
+    if len(uniques) - 1 > np.iinfo(npdt).max:
+        raise ArrowInvalid(
+            f"expected at most {np.iinfo(npdt).max + 1} distinct values for {dtype}, "
+            f"found {len(uniques)}"
+        )
+    indices = np.array(idx, dtype=npdt)
+    return make_array(dtype, len(values), (bitmap, as_buffer(indices)), (), nulls, 0, dictionary)
+
+
+@registry.implements("builder", t.RunEndEncodedType)
+def _build_ree(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    rt: t.RunEndEncodedType = dtype  # type: ignore[assignment]
+    ends: list[int] = []
+    run_values: list[Any] = []
+    sentinel = object()
+    prev: Any = sentinel
+    for i, v in enumerate(values):
+        if prev is sentinel or type(v) is not type(prev) or v != prev:
+            if run_values:
+                ends.append(i)
+            run_values.append(v)
+            prev = v
+    if values:
+        ends.append(len(values))
+    npdt = storage_numpy_dtype(rt.run_end_type)
+    if len(values) > np.iinfo(npdt).max:
+        raise ArrowInvalid(
+            f"expected at most {np.iinfo(npdt).max} values for {dtype}, found {len(values)}"
+        )
+    run_ends = make_array(rt.run_end_type, len(ends),
+                          (None, as_buffer(np.array(ends, dtype=npdt))), (), 0)
+    vals = build(run_values, rt.value_type)
+    return make_array(dtype, len(values), (), (run_ends, vals), 0)
+
+
+@registry.implements("builder", t.ExtensionType)
+def _build_extension(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
+    et: t.ExtensionType = dtype  # type: ignore[assignment]
+    if et.extension_name == "arrow.uuid":
+        values = [v.bytes if isinstance(v, _uuid.UUID) else v for v in values]
+    storage = build(values, et.storage_type)
+    return make_array(dtype, len(storage), storage.buffers, storage.children,
+                      storage.null_count, 0, storage.dictionary)
