@@ -7,10 +7,13 @@ bool, timestamp) on ``local[2]``.
   over Spark's native Parquet reader, and over a reference Python source that reads the
   same Arrow files with ``pyarrow.ipc`` (one partition per file, pyarrow batches out);
 - write: ``df.write.format("arrow")`` against ``df.write.parquet`` of the same DataFrame
-  (cached, so that both time the write, not the generation).
+  (cached, so that both time the write, not the generation);
+- the floors of any Python source or sink, in the same run: a source that reads nothing
+  (one batch made in memory, yielded until the same rows) and a sink that only iterates
+  over its batches: what Spark spends moving Arrow batches to and from Python workers.
 
 Each case runs ``--repeat`` times, the sides alternating; medians and ratios are printed.
-Run: ``python benchmarks/bench_spark.py [--rows N] [--repeat K]``
+Run: ``python benchmarks/bench_spark.py [--rows N] [--repeat K] [--max-records-per-batch N]``
 """
 
 from __future__ import annotations
@@ -65,6 +68,53 @@ def _reference_source():
     return PyarrowIpcSource
 
 
+def _memory_source(rows: int, parts: int):
+    """A Python source that reads nothing: each task yields one batch, made once in memory
+    with the declared schema, until its share of ``rows``.  The floor of any Python source
+    (what Spark spends taking Arrow batches from Python workers), as the null sink is for
+    writes."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class MemoryReader(DataSourceReader):
+        def __init__(self, schema):
+            from pyspark.sql.pandas.types import to_arrow_schema
+
+            self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
+
+        def partitions(self):
+            return [InputPartition(rows // parts) for _ in range(parts)]
+
+        def read(self, partition):
+            import numpy as np
+            import pyarrow as pa
+
+            n = 131_072
+            ids = np.arange(n)
+            batch = pa.RecordBatch.from_arrays([
+                pa.array(ids), pa.array(ids * 0.5),
+                pa.array([f"name-{i}" for i in range(1000)]).take(pa.array(ids % 1000)),
+                pa.array(ids % 2 == 0),
+                pa.array((1_700_000_000 + ids) * 1_000_000, pa.timestamp("us", tz="UTC")),
+            ], schema=pa.schema([(f.name, f.type) for f in self.arrow_schema]))
+            left = partition.value
+            while left > 0:
+                yield batch if left >= n else batch.slice(0, left)
+                left -= n
+
+    class MemorySource(DataSource):
+        @classmethod
+        def name(cls):
+            return "memorysource"
+
+        def schema(self):
+            return "id bigint, x double, s string, flag boolean, ts timestamp"
+
+        def reader(self, schema):
+            return MemoryReader(schema)
+
+    return MemorySource
+
+
 def _null_sink():
     """A Python sink that only iterates over its batches: the floor of any Python sink
     (what Spark spends handing Arrow batches to Python workers)."""
@@ -99,14 +149,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--files", type=int, default=8, help="files written per format")
+    ap.add_argument("--max-records-per-batch", type=int, default=None,
+                    help="spark.sql.execution.arrow.maxRecordsPerBatch (Spark's default: "
+                         "10,000): the size of the Arrow batches Spark hands a Python sink")
     args = ap.parse_args(argv)
     from pyspark.sql import functions as F
 
     from quiver.spark import session
 
-    spark = session("local[2]", "quiver-bench", **{"spark.ui.showConsoleProgress": "false"})
+    conf = {"spark.ui.showConsoleProgress": "false"}
+    if args.max_records_per_batch:
+        conf["spark.sql.execution.arrow.maxRecordsPerBatch"] = str(args.max_records_per_batch)
+    spark = session("local[2]", "quiver-bench", **conf)
     spark.dataSource.register(_reference_source())
     spark.dataSource.register(_null_sink())
+    spark.dataSource.register(_memory_source(args.rows, args.files))
     work = tempfile.mkdtemp(prefix="quiver-bench-spark-")
     try:
         df = spark.range(0, args.rows, numPartitions=args.files).selectExpr(
@@ -152,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         first = sorted(map(tuple, results["parquet"]))
         for name, got in results.items():
             assert sorted(map(tuple, got)) == first, f"{name} disagrees with parquet"
+        # the floor: other values (not compared), the same rows, columns and types
+        readers["a Python source reading nothing"] = (
+            lambda: spark.read.format("memorysource").load())
         reads: dict[str, list[float]] = {name: [] for name in readers}
         for _ in range(args.repeat):
             for name, make in readers.items():
@@ -168,10 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     med = {k: statistics.median(v) for k, v in {**reads, **{f"write {k}": v
                                                             for k, v in writes.items()}}.items()}
     print(f"{args.rows:,} rows x (int64, float64, string, bool, timestamp), local[2], "
-          f"{args.files} files, median of {args.repeat}")
+          f"{args.files} files, median of {args.repeat}, maxRecordsPerBatch "
+          f"{args.max_records_per_batch or 'default (10,000)'}")
     print(f"  aggregation, quiver source        {med['quiver source']:6.2f} s")
     print(f"  aggregation, pyarrow.ipc source   {med['pyarrow.ipc source']:6.2f} s")
     print(f"  aggregation, native Parquet       {med['parquet']:6.2f} s")
+    print(f"  aggregation, a Python source reading nothing "
+          f"{med['a Python source reading nothing']:5.2f} s")
     print(f"  write, quiver sink                {med['write arrow']:6.2f} s "
           f"({sizes['arrow'] / 1e6:.0f} MB)")
     print(f"  write, quiver sink, no statistics {med['write arrow, no statistics']:6.2f} s")
@@ -182,8 +245,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  source / pyarrow.ipc source  {med['quiver source'] / med['pyarrow.ipc source']:.2f}"
           "  (<= 1.0)")
     print(f"  source / Parquet             {med['quiver source'] / med['parquet']:.2f}  (<= 1.3)")
+    print(f"  source / the read-nothing source  "
+          f"{med['quiver source'] / med['a Python source reading nothing']:.2f}"
+          "  (what quiver itself adds)")
+    print(f"  read-nothing source / Parquet     "
+          f"{med['a Python source reading nothing'] / med['parquet']:.2f}"
+          "  (Spark's floor for any Python source)")
     print(f"  sink / Parquet write         {med['write arrow'] / med['write parquet']:.2f}"
           "  (<= 1.3)")
+    print(f"  do-nothing sink / Parquet write  "
+          f"{med['write null sink'] / med['write parquet']:.2f}"
+          "  (Spark's floor for any Python sink)")
     print(f"  sink / the do-nothing sink   {med['write arrow'] / med['write null sink']:.2f}"
           "  (what quiver itself adds)")
     return 0
