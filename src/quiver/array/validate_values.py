@@ -195,11 +195,12 @@ def _check_boundaries(
         f"starting with continuation byte 0x{int(heads[j]):02x}",
     )
     ends = starts[nonempty] + lengths[nonempty]
-    inside = np.flatnonzero(ends < data.size)
+    inside = ends < data.size  # a mask: the slot is located only on failure
     raise_first_bad(
         _is_continuation(data[ends[inside]]), path,
-        lambda j: f"expected valid UTF-8 in slot {int(slots[nonempty[inside[j]]])}, found a "
-        "value ending inside a multi-byte character",
+        lambda j: f"expected valid UTF-8 in slot "
+        f"{int(slots[nonempty[np.flatnonzero(inside)[j]]])}, found a value ending inside a "
+        "multi-byte character",
     )
 
 
