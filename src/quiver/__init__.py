@@ -205,7 +205,8 @@ class _Package(ModuleType):
     @property
     def array(self) -> Any:
         """:func:`quiver.constructors.array`."""
-        return __getattr__("array")
+        value = globals().get("array")  # bound by the first look-up: one dict access after
+        return value if value is not None else __getattr__("array")
 
     @array.setter
     def array(self, value: Any) -> None:

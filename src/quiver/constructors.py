@@ -24,6 +24,8 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import batch as _batch
 from . import types as t
 from .array import build as _build
@@ -40,6 +42,10 @@ _PANDAS_ARRAYS = ("Series", "Index", "DatetimeIndex", "CategoricalIndex", "Range
 def _is_pandas(obj: Any, names: tuple[str, ...]) -> bool:
     cls = type(obj)
     return cls.__module__.startswith("pandas") and cls.__name__ in names
+
+
+# what quiver builds itself, decided without asking for protocol attributes
+_NATIVE = frozenset({list, tuple, np.ndarray})
 
 
 def _is_foreign_array(values: Any) -> bool:
@@ -64,7 +70,7 @@ def array(values: Any, type: t.DataType | None = None, **options: Any) -> Array:
     """
     if type is not None and not isinstance(type, t.DataType):
         return _build.array(values, type, **options)  # its error
-    if isinstance(values, Array) or not _is_foreign_array(values):
+    if values.__class__ in _NATIVE or isinstance(values, Array) or not _is_foreign_array(values):
         return _build.array(values, type, **options)
     _BUILD_SIGNATURE.bind(values, type, **options)  # an unknown option: the call's TypeError
     if hasattr(values, "__arrow_c_array__"):  # pyarrow, polars, nanoarrow, ... arrays
