@@ -581,3 +581,22 @@ def test_type_nesting_deeper_than_the_limit_is_a_metadata_error() -> None:
     for i in range(30):
         shallow = fld(f"l{i}", {"name": "struct"}, [shallow])
     assert parse_json(doc([shallow])).schema.field("l29").type.num_fields == 1
+
+
+def test_validate_false_still_checks_values_that_point_into_other_memory():
+    # a list view reaching past its child: accepted as it is, any later reader (pyarrow's
+    # export included) would index outside the child
+    doc = {
+        "schema": {"fields": [{"name": "lv", "nullable": True, "type": {"name": "listview"},
+                               "children": [{"name": "item", "nullable": True, "children": [],
+                                             "type": {"name": "int", "isSigned": True,
+                                                      "bitWidth": 32}}]}]},
+        "batches": [{"count": 2, "columns": [{
+            "name": "lv", "count": 2, "VALIDITY": [1, 1], "OFFSET": [0, 100000000],
+            "SIZE": [1, 3],
+            "children": [{"name": "item", "count": 2, "VALIDITY": [1, 1], "DATA": [1, 2]}],
+        }]}],
+    }
+    for validate in (True, False):
+        with pytest.raises(FormatError, match=r"list view out of range: .*found 100000000"):
+            parse_json(doc, validate=validate)

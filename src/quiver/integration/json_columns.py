@@ -415,6 +415,28 @@ class JsonColumnLoader(_BodyLoader):
         return dictionary
 
 
+# layouts whose values point into other memory (a child, a dictionary, a data buffer):
+# a value out of range there makes any later reader index outside it
+_POINTING = (t.ListViewType, t.LargeListViewType, t.UnionType, t.DictionaryType,
+             t.RunEndEncodedType, t.BinaryViewType, t.StringViewType)
+
+
+def _points_elsewhere(dtype: t.DataType) -> bool:
+    storage = t.storage_of(dtype)
+    if isinstance(storage, _POINTING):
+        return True
+    return any(_points_elsewhere(f.type) for f in getattr(storage, "fields", ()) or ())
+
+
+def check_json_array(arr: Array, path: str, validate: bool) -> None:
+    """What every decoded JSON column gets: with ``validate``, :func:`validate_json_array`;
+    without, the same full checks still for columns whose values point into other memory
+    (list views, unions, dictionaries, run ends, views), so that ``validate=False`` never
+    gives arrays that index outside their buffers."""
+    if validate or _points_elsewhere(arr.type):
+        validate_json_array(arr, path)
+
+
 def validate_json_array(arr: Array, path: str) -> None:
     """:func:`quiver.array.validate.validate_array` at the full level (decimal precision
     excepted: old gold files hold decimals beyond it), its findings raised as
@@ -499,8 +521,7 @@ class JsonDictionaries:
             if len(arr) != count:
                 raise FormatError(f"expected dictionary {did} of {count} values, found "
                                   f"{len(arr)}", field_path=path)
-            if self._validate:
-                validate_json_array(arr, plan.name)
+            check_json_array(arr, plan.name, self._validate)
         finally:
             self._busy.discard(did)
         self._decoded[did] = arr

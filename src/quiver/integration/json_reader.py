@@ -51,8 +51,8 @@ from .json_columns import (
     JsonColumnLoader,
     JsonDictionaries,
     _need,
+    check_json_array,
     dictionary_ids,
-    validate_json_array,
 )
 from .json_columns import MONTH_DAY_NANO_DTYPE as MONTH_DAY_NANO_DTYPE
 from .json_columns import VIEW_INLINE_DTYPE as VIEW_INLINE_DTYPE
@@ -455,11 +455,10 @@ def parse_json(doc: Any, *, validate: bool = True) -> JsonFile:
             if len(arr) != count:
                 raise FormatError(f"expected {count} rows in column {node.name!r} of "
                                   f"batch {b}, found {len(arr)}", field_path=node.name)
-            if validate:
-                try:
-                    validate_json_array(arr, node.name)
-                except ArrowError as exc:
-                    raise exc.locate(message_index=b) from None
+            try:
+                check_json_array(arr, node.name, validate)
+            except ArrowError as exc:
+                raise exc.locate(message_index=b) from None
             columns.append(arr)
         batches.append(make_batch(schema, columns, count))
     return JsonFile(schema, batches, dictionaries.all(), nodes)
