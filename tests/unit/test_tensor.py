@@ -289,3 +289,16 @@ def test_csf_with_permuted_axis_order_round_trips() -> None:
     back, _ = _round_trip(s)
     assert back.axis_order == order
     assert np.array_equal(back.to_dense(), x)
+
+
+def test_tensor_pickles_name_the_package():
+    import pickle
+
+    import numpy as np
+
+    from quiver.tensor import Tensor
+
+    tensor = Tensor.from_numpy(np.arange(6, dtype=np.int32).reshape(2, 3))
+    data = pickle.dumps(tensor)
+    assert b"quiver.tensor." not in data
+    assert np.array_equal(np.asarray(pickle.loads(data)), np.asarray(tensor))

@@ -170,3 +170,21 @@ def test_schema_editing_helpers_and_to_string_match_pyarrow() -> None:
     assert qs.field("b").nullable is False and qs.remove(0).metadata == qs.metadata
     with pytest.raises(IndexError, match="below 2"):
         qs.remove(2)
+
+
+def test_pickles_name_the_package_not_the_module_that_defines_the_class():
+    # a driver and executors on different quiver versions exchange pickled schemas: the
+    # names they hold must not depend on which module of the package defines a class
+    import pickle
+
+    import quiver as qv
+    from quiver import types as t
+
+    schema = t.schema([t.field("a", t.list_(t.timestamp("us", "UTC"))),
+                       t.field("d", t.dictionary(t.int8(), t.string()))],
+                      metadata={"k": "v"})
+    batch = qv.record_batch({"a": [1, 2]})
+    for obj in (schema, schema.field(0), schema.metadata, batch):
+        data = pickle.dumps(obj)
+        assert b"quiver.types." not in data and b"quiver.batch." not in data
+        assert pickle.loads(data) == obj

@@ -58,3 +58,9 @@ __all__ = [
     "tensor_numpy_dtype",
     "tensor_type_of",
 ]
+
+
+# The classes' public home (pickles and reprs), as before the package was split.
+for _obj in list(globals().values()):
+    if isinstance(_obj, type) and _obj.__module__.startswith(__name__ + "."):
+        _obj.__module__ = __name__

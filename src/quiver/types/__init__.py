@@ -556,3 +556,11 @@ def _c_fixed_list(dtype: FixedSizeListType) -> bytes:
 def _c_union(dtype: UnionType) -> bytes:
     mode = b"+ud:" if dtype.mode == "dense" else b"+us:"
     return mode + b",".join(b"%d" % c for c in dtype.type_codes)
+
+
+# The classes' public home: pickles and reprs name ``quiver.types.X``, as before the
+# package was split, so that objects pickled by one quiver version (a Spark driver) load in
+# another (its executors) whichever module now defines the class.
+for _obj in list(globals().values()):
+    if isinstance(_obj, type) and _obj.__module__.startswith(__name__ + "."):
+        _obj.__module__ = __name__
