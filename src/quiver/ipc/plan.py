@@ -162,8 +162,9 @@ def _size_rules(lay: Layout) -> tuple[tuple[tuple[int, int, int, bool], ...], tu
     kinds = tuple(spec.kind for spec in lay.buffers)
     plain = kinds in _LEAF_KINDS and lay.children == "none" and not lay.variadic
     found = (rules, (kinds, rules) if plain else None)
-    if len(_SIZE_RULES) < 4096:
-        _SIZE_RULES[id(lay)] = (lay, found)  # the layout kept alive: its id stays its own
+    if len(_SIZE_RULES) >= 4096:  # many distinct types: start afresh, as _TAKES does
+        _SIZE_RULES.clear()
+    _SIZE_RULES[id(lay)] = (lay, found)  # the layout kept alive: its id stays its own
     return found
 
 

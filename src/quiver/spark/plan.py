@@ -104,10 +104,13 @@ def _pread(fd: int) -> Any:
 
 def _file_layout(data_file: DataFile, fd: int) -> Layout:
     """An IPC file's layout from its header, trailer and footer alone, read with
-    positional reads through the sans-IO :class:`~quiver.ipc.file_decoder.FileDecoder`."""
+    positional reads through the sans-IO :class:`~quiver.ipc.file_decoder.FileDecoder`.
+    Dictionary and record batch blocks are not read here: the executors read (and check)
+    them, and their errors name the file too (:func:`read_split`)."""
     dec = FileDecoder()
     size = os.fstat(fd).st_size
-    dec.check_header(os.pread(fd, 8, 0))
+    dec.check_size(size)
+    dec.check_header(os.pread(fd, 32, 0), hint_reader=True)
     trailer = os.pread(fd, TRAILER_SIZE, size - TRAILER_SIZE) if size >= TRAILER_SIZE else b""
     start, length = dec.footer_range(trailer, size)
     footer = dec.read_footer(os.pread(fd, length, start), start)

@@ -101,7 +101,8 @@ class _OpenFile:
 
 @dataclass
 class TaskFiles:
-    """The files of one task attempt under ``directory``, named ``base[-cNNN].arrow``."""
+    """The files of one task attempt under ``directory`` (which must exist: directories are
+    made below it only), named ``base[-cNNN].arrow``."""
 
     directory: str
     base: str

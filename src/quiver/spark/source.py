@@ -437,6 +437,10 @@ class ArrowWriter(DataSourceArrowWriter):
                 f"expected the job directory {_job_dir(self.path, self.job)} to write into, "
                 "found it gone (the job was aborted or has committed)"
             ) from None
+        except FileExistsError:  # the same attempt twice: only without a TaskContext
+            raise ArrowInvalid(
+                f"expected a new attempt directory, found {attempt_dir} already written"
+            ) from None
         files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", self.options)
         try:
             for batch in iterator:
