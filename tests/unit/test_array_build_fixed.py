@@ -42,3 +42,14 @@ def test_temporal_objects_and_raw_ints(dtype: t.DataType, obj: object, raw: int)
 def test_temporal_kind_errors_name_the_value() -> None:
     with pytest.raises(qv.ArrowTypeError, match="found 'x' of type str"):
         qv.array(["x"], t.time64("us"))
+
+
+def test_temporal_builders_refuse_bools_with_quiver_errors():
+    import pytest
+
+    import quiver as qv
+    from quiver import types as t
+
+    for dtype in (t.time32("s"), t.timestamp("us"), t.duration("s"), t.date32()):
+        with pytest.raises(qv.ArrowTypeError, match="found True of type bool"):
+            qv.array([True, None], dtype)

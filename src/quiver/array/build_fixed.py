@@ -283,7 +283,7 @@ def _build_temporal(values: list[Any], dtype: t.DataType, checked: bool = False)
     raw = _raw_temporal(values, dtype, npdt, valid)
     if raw is None:
         kinds, objects_to_raw = _TEMPORAL[dtype.__class__]
-        _check_kinds(values, kinds, dtype)
+        _check_kinds(values, kinds, dtype, forbid=(bool, np.bool_))  # bools are ints
         raw = objects_to_raw(values, valid, dtype, npdt)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
                       nulls)
