@@ -311,3 +311,15 @@ def test_rejects_non_dataframes_and_duplicate_names():
     )
     with pytest.raises(NotSupported, match="duplicate"):
         batch_to_pandas(dup)
+
+
+def test_pandas_out_imports_first_in_a_fresh_interpreter():
+    # it sits in the array layer and imports array.data, whose package imports it back
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    done = subprocess.run([sys.executable, "-c", "import quiver.pandas_out"],
+                          capture_output=True, text=True, env={"PYTHONPATH": str(src)})
+    assert done.returncode == 0, done.stderr

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import pandas_out as _pandas_out  # the module: it imports array.data first
 from .. import registry
 from .. import types as t
 from ..buffers import as_buffer
@@ -34,7 +35,6 @@ from ..errors import (
     NotSupported,
 )
 from ..layout import layout_of, logical_numpy_dtype
-from ..pandas_out import array_to_pandas
 from .data import ArrayData, slice_bounds, typed_view
 from .equal import array_equals
 from .validate import validate_array
@@ -315,7 +315,7 @@ class Array(ArrayData):
         >>> qv.array([1, None, 3]).to_pandas().tolist()
         [1.0, nan, 3.0]
         """
-        return array_to_pandas(self, **options)
+        return _pandas_out.array_to_pandas(self, **options)
 
     # -- buffers, for the family subclasses ----------------------------------------------
 
