@@ -364,3 +364,8 @@ class Tensor(_Dimensioned):
 
 
 Tensor._family = Tensor
+
+
+# the classes name their package as their module (its __init__), which doctest would then
+# not look for here: their methods' examples are collected through this table
+__test__ = {"Tensor": Tensor}

@@ -460,3 +460,9 @@ class SparseCSFTensor(SparseTensor):
                 dims[axis] = coords[:, k].astype(np.intp)
             np.add.at(out, tuple(dims), self._data)
         return out
+
+
+# the classes name their package as their module (its __init__), which doctest would then
+# not look for here: their methods' examples are collected through this table
+__test__ = {"SparseCOOTensor": SparseCOOTensor, "SparseCSRMatrix": SparseCSRMatrix,
+            "SparseCSCMatrix": SparseCSCMatrix, "SparseCSFTensor": SparseCSFTensor}

@@ -706,3 +706,8 @@ def _c_schema_capsule(node: tuple[Any, ...]) -> Any:
 
 
 _export_schema_node: Any = None
+
+
+# the classes name their package as their module (its __init__), which doctest would then
+# not look for here: their methods' examples are collected through this table
+__test__ = {"DataType": DataType}

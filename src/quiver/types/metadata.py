@@ -138,3 +138,8 @@ def _metadata(value: Any) -> KeyValueMetadata | None:
         return None
     md = value if isinstance(value, KeyValueMetadata) else KeyValueMetadata(value)
     return md if len(md) else None
+
+
+# the classes name their package as their module (its __init__), which doctest would then
+# not look for here: their methods' examples are collected through this table
+__test__ = {"KeyValueMetadata": KeyValueMetadata}

@@ -239,3 +239,8 @@ def _md_line(key: bytes, value: bytes) -> str:
     if len(text) > room:
         return f"{name}: '{text[:room]}' + {len(text) - room}"
     return f"{name}: '{text}'"
+
+
+# the classes name their package as their module (its __init__), which doctest would then
+# not look for here: their methods' examples are collected through this table
+__test__ = {"Field": Field, "Schema": Schema}
