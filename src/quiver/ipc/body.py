@@ -352,7 +352,8 @@ class _BodyLoader:
                 raise self.error(
                     E.NotSupported,
                     f"expected no top-level nulls in a V4 {node.dtype} array (quiver keeps the "
-                    f"V5 layout, which has no validity bitmap for it), found {null_count}",
+                    f"V5 layout, which has no validity bitmap for it: mark the children null "
+                    f"instead), found {null_count}",
                     name,
                 )
         if node.v4_validity:
