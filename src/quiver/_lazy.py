@@ -1,5 +1,6 @@
-"""PEP 562 hooks for packages that re-export names from submodules loaded on first use
-(so that importing the package loads none of them)."""
+"""Helpers for packages that re-export their submodules' names: PEP 562 hooks for names
+loaded on first use (so that importing the package loads none of them), and the public
+home of re-exported classes."""
 
 from __future__ import annotations
 
@@ -35,3 +36,12 @@ def lazy_attributes(
         return sorted(set(namespace) | set(where))
 
     return __getattr__, __dir__
+
+
+def adopt_classes(package: str, namespace: dict[str, Any]) -> None:
+    """Make ``package`` the module of the classes in its ``namespace`` that its submodules
+    define, so that pickles and reprs name ``package.X`` whichever submodule defines X (a
+    pickle from one quiver version, a Spark driver's, loads in another, its executors')."""
+    for obj in list(namespace.values()):
+        if isinstance(obj, type) and obj.__module__.startswith(package + "."):
+            obj.__module__ = package

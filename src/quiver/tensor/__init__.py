@@ -26,6 +26,7 @@ The modules: :mod:`~quiver.tensor.dense` (Tensor and the geometry checks) and
 
 from __future__ import annotations
 
+from .._lazy import adopt_classes
 from .dense import (
     MAX_NDIM,
     Tensor,
@@ -60,7 +61,4 @@ __all__ = [
 ]
 
 
-# The classes' public home (pickles and reprs), as before the package was split.
-for _obj in list(globals().values()):
-    if isinstance(_obj, type) and _obj.__module__.startswith(__name__ + "."):
-        _obj.__module__ = __name__
+adopt_classes(__name__, globals())  # pickles and reprs name the package

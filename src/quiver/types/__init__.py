@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import registry
+from .._lazy import adopt_classes
 from ..errors import ArrowTypeError
 from .datatypes import (
     C_EXTENSION_METADATA_KEY,
@@ -558,9 +559,4 @@ def _c_union(dtype: UnionType) -> bytes:
     return mode + b",".join(b"%d" % c for c in dtype.type_codes)
 
 
-# The classes' public home: pickles and reprs name ``quiver.types.X``, as before the
-# package was split, so that objects pickled by one quiver version (a Spark driver) load in
-# another (its executors) whichever module now defines the class.
-for _obj in list(globals().values()):
-    if isinstance(_obj, type) and _obj.__module__.startswith(__name__ + "."):
-        _obj.__module__ = __name__
+adopt_classes(__name__, globals())  # pickles and reprs name the package
