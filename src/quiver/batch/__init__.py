@@ -25,6 +25,7 @@ name.
 
 from __future__ import annotations
 
+from .._lazy import adopt_classes
 from ._common import _sort_spec
 from .chunked import ChunkedArray, chunked_array
 from .record_batch import RecordBatch, record_batch
@@ -40,3 +41,5 @@ __all__ = [
     "record_batch",
     "table",
 ]
+
+adopt_classes(__name__, globals())  # pickles and reprs name the package

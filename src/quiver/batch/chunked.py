@@ -58,7 +58,6 @@ def _chunks_equal(a: Sequence[Array], b: Sequence[Array]) -> bool:
 class ChunkedArray:
     """A column made of several arrays of one type, like ``pyarrow.ChunkedArray``."""
 
-    __module__ = "quiver.batch"  # its public home (repr, pickles), as before the split
 
     __slots__ = ("_chunks", "_length", "_type")
 

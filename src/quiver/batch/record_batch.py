@@ -48,7 +48,6 @@ class RecordBatch(_Tabular):
     b: ["x",null]
     """
 
-    __module__ = "quiver.batch"  # its public home (repr, pickles), as before the split
     __slots__ = ("_columns", "_num_rows", "_schema")
 
     def __init__(

@@ -33,7 +33,6 @@ class Table(_Tabular):
     True
     """
 
-    __module__ = "quiver.batch"  # its public home (repr, pickles), as before the split
     __slots__ = ("_batches", "_num_rows", "_schema")
 
     def __init__(self, schema: t.Schema, batches: Sequence[RecordBatch]) -> None:
@@ -297,7 +296,6 @@ class RecordBatchReader:
     [1, 1]
     """
 
-    __module__ = "quiver.batch"  # its public home (repr, pickles), as before the split
 
     def __init__(self, schema: t.Schema, batches: Iterable[RecordBatch]) -> None:
         if not isinstance(schema, t.Schema):
