@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 
 import pyarrow as pa
+import zstandard
 
 import quiver.ipc as ipc
 from quiver.ipc.statistics import STATISTICS_KEY
@@ -54,3 +56,11 @@ def _many_batches_table() -> pa.Table:
 
 def _footer_value(data: bytes) -> bytes:
     return pa.ipc.open_file(data).metadata[STATISTICS_KEY.encode()]
+
+
+def _stream_bytes(value: bytes | str) -> bytes:
+    """The IPC stream of a footer value, decoded as another implementation would: base64,
+    then the zstd frame quiver writes (README, "Statistics")."""
+    raw = base64.b64decode(value)
+    assert raw[:4] == b"\x28\xb5\x2f\xfd", "expected one zstd frame"
+    return zstandard.ZstdDecompressor().decompress(raw)

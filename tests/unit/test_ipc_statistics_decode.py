@@ -8,11 +8,17 @@ import io
 import numpy as np
 import pyarrow as pa
 import pytest
+import zstandard
 
 import quiver.ipc as ipc
 from quiver import errors as E
 from quiver.ipc.statistics import STATISTICS_KEY, decode_statistics
-from tests.unit._statistics_helpers import _footer_value, _many_batches_table, _write_stats
+from tests.unit._statistics_helpers import (
+    _footer_value,
+    _many_batches_table,
+    _stream_bytes,
+    _write_stats,
+)
 
 
 def test_reader_statistics_round_trip_and_the_standard_array():
@@ -79,7 +85,7 @@ def test_bulk_and_message_by_message_decoding_agree(monkeypatch):
 def test_damaged_statistics_decode_the_same_on_both_paths_or_raise_format_errors(
         monkeypatch):
     rng = np.random.default_rng(5)
-    stream = bytearray(base64.b64decode(_footer_value(_write_stats(_many_batches_table()[:40], 1))))
+    stream = bytearray(_stream_bytes(_footer_value(_write_stats(_many_batches_table()[:40], 1))))
     for _ in range(150):
         damaged = bytearray(stream)
         for at in rng.integers(0, len(damaged), rng.integers(1, 4)):
@@ -97,3 +103,49 @@ def test_damaged_statistics_decode_the_same_on_both_paths_or_raise_format_errors
         else:
             assert not isinstance(bulk, type)
             _same_statistics(bulk, general)
+
+
+def test_the_value_is_one_zstd_frame_much_smaller_than_its_stream_and_plain_streams_read_too():
+    value = _footer_value(_write_stats(_many_batches_table(), 1))
+    stream = _stream_bytes(value)  # base64, then one zstd frame stating its content size
+    assert len(value) * 5 < len(base64.b64encode(stream))
+    plain = decode_statistics(base64.b64encode(stream))  # the stream itself, uncompressed
+    _same_statistics(decode_statistics(value), plain)
+    assert len(plain) == 120
+
+
+def _zstd_value(payload: bytes, **kw) -> bytes:
+    return base64.b64encode(zstandard.ZstdCompressor(**kw).compress(payload))
+
+
+def test_zstd_values_that_hide_their_size_or_claim_too_much_are_refused():
+    stream = _stream_bytes(_footer_value(_write_stats(_many_batches_table()[:10], 1)))
+    with pytest.raises(E.FormatError, match="stating its content size"):
+        decode_statistics(_zstd_value(stream, write_content_size=False))
+    with pytest.raises(E.LimitExceeded, match=f"at most 1000 bytes.*claiming {len(stream)}"):
+        decode_statistics(_zstd_value(stream), max_size=1000)
+    # 8 MB of zeros in a small frame (a ratio past the one-shot bound): read in pieces,
+    # then refused as a stream; under a 1 MB limit refused before reading
+    big = zstandard.ZstdCompressor(level=1).compress(b"\0" * (8 << 20))
+    assert len(big) < 4096
+    with pytest.raises(E.ArrowError):
+        decode_statistics(base64.b64encode(big))
+    with pytest.raises(E.LimitExceeded):
+        decode_statistics(base64.b64encode(big), max_size=1 << 20)
+
+
+def test_damaged_zstd_values_raise_quiver_errors():
+    rng = np.random.default_rng(11)
+    raw = bytearray(base64.b64decode(_footer_value(_write_stats(_many_batches_table()[:40], 1))))
+    errors: list[Exception] = []
+    for _ in range(100):
+        damaged = bytearray(raw)
+        for at in rng.integers(4, len(damaged), rng.integers(1, 4)):
+            damaged[at] = int(rng.integers(0, 256))
+        try:
+            found = decode_statistics(base64.b64encode(bytes(damaged)))
+        except E.ArrowError as exc:  # any other exception type fails the test
+            errors.append(exc)
+        else:
+            assert len(found) == 40  # damage zstd's checks and the stream's let through
+    assert len(errors) > 50

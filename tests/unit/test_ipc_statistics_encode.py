@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import base64
-
 import pyarrow as pa
 
 from quiver.ipc.statistics import STATISTICS_KEY
-from tests.unit._statistics_helpers import COLUMNS, _footer_value, _many_batches_table, _write_stats
+from tests.unit._statistics_helpers import (
+    COLUMNS,
+    _footer_value,
+    _many_batches_table,
+    _stream_bytes,
+    _write_stats,
+)
 
 
 def test_footer_holds_a_base64_stream_of_statistics_schema_batches():
@@ -15,7 +19,7 @@ def test_footer_holds_a_base64_stream_of_statistics_schema_batches():
     data = _write_stats(table, 2, metadata={"mine": "kept"})
     footer_meta = pa.ipc.open_file(data).metadata
     assert footer_meta[b"mine"] == b"kept"
-    stream = pa.ipc.open_stream(base64.b64decode(footer_meta[STATISTICS_KEY.encode()]))
+    stream = pa.ipc.open_stream(_stream_bytes(footer_meta[STATISTICS_KEY.encode()]))
     batches = list(stream)
     assert len(batches) == 3
     first = batches[0]
@@ -35,7 +39,7 @@ def test_footer_holds_a_base64_stream_of_statistics_schema_batches():
 
 def test_bulk_written_statistics_read_by_pyarrow_as_statistics_schema_batches():
     value = _footer_value(_write_stats(_many_batches_table(), 1))
-    reader = pa.ipc.open_stream(base64.b64decode(value))
+    reader = pa.ipc.open_stream(_stream_bytes(value))
     batches = []
     while True:
         try:

@@ -496,7 +496,8 @@ class RecordBatchFileReader(RecordBatchReader):
             value = footer_value(self._footer.custom_metadata)
             if value is None:
                 return None
-            self._statistics = decode_statistics(value)
+            limit = self.options.limits.max_metadata_size
+            self._statistics = decode_statistics(value, limit)
         return self._statistics
 
     def statistics_array(self) -> Any:
@@ -505,7 +506,8 @@ class RecordBatchFileReader(RecordBatchReader):
         value = footer_value(self._footer.custom_metadata)
         if value is None:
             return None
-        return list(open_stream(statistics_stream(value)))
+        stream = statistics_stream(value, self.options.limits.max_metadata_size)
+        return list(open_stream(stream, limits=self.options.limits))
 
     def _selected(self, start: int) -> Iterator[tuple[int, RecordBatch]]:
         """(index, batch) from ``start`` on; with filters, batches the statistics rule

@@ -10,16 +10,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import zstandard
 
 from ... import types as t
 from ...array import make_array
 from ...array.base import Array
 from ...array.concat import concat_arrays
 from ...array.select import take
-from ...errors import ArrowError, FormatError
+from ...errors import ArrowError, FormatError, LimitExceeded
 from ...layout import layout_of
 from .. import metadata as md
-from ..decoder import END
+from ..compression.buffer import _raw_decompress
+from ..compression.codecs import ZSTD
+from ..decoder import DEFAULT_LIMITS, END
 from ..framing import EOS, read_frame
 from ..stream_decoder import StreamDecoder
 from .model import (
@@ -30,6 +33,7 @@ from .model import (
     NULL_COUNT,
     ROW_COUNT,
     STATISTICS_KEY,
+    ZSTD_MAGIC,
     BatchStatistics,
     ColumnStatistics,
 )
@@ -107,27 +111,51 @@ def footer_value(metadata: Any) -> str | bytes | None:
     return metadata.get(STATISTICS_KEY) if metadata is not None else None
 
 
-def statistics_stream(value: str | bytes) -> bytes:
-    """The IPC stream a footer value encodes; quiver's FormatError for other text."""
+def statistics_stream(value: str | bytes, max_size: int = DEFAULT_LIMITS.max_metadata_size
+                      ) -> bytes:
+    """The IPC stream a footer value encodes (the stream itself, or the one zstd frame
+    quiver writes, which must state its content size, at most ``max_size``); quiver's
+    FormatError for other text, LimitExceeded for a larger stream."""
 
     if isinstance(value, str):
         value = value.encode("ascii", errors="replace")
     try:
-        return base64.b64decode(value, validate=True)
+        raw = base64.b64decode(value, validate=True)
     except ValueError:
         raise FormatError(
             f"expected base64 text under the footer key {STATISTICS_KEY!r}, found other bytes"
         ) from None
+    if not raw.startswith(ZSTD_MAGIC):
+        return raw
+    where = f"the footer's {STATISTICS_KEY!r} value"
+    try:
+        size = zstandard.frame_content_size(raw)
+    except zstandard.ZstdError:
+        size = -1
+    if size < 0:  # unknown (-1) or a damaged header
+        raise FormatError(f"expected a zstd frame stating its content size in {where}, "
+                          f"found a frame header without one")
+    if size > max_size:
+        raise LimitExceeded(f"expected a statistics stream of at most {max_size} bytes "
+                            f"(the metadata limit), found a zstd frame claiming {size} "
+                            f"in {where}")
+    # decoded as IPC buffers are: output allocated as it really comes out, past a ratio
+    out = _raw_decompress(ZSTD, np.frombuffer(raw, np.uint8), size, where)
+    if len(out) != size:
+        raise FormatError(f"expected {size} bytes out of the zstd frame in {where}, "
+                          f"found {len(out)}")
+    return bytes(out)
 
 
-def decode_statistics(value: str | bytes) -> FileStatistics:
+def decode_statistics(value: str | bytes,
+                      max_size: int = DEFAULT_LIMITS.max_metadata_size) -> FileStatistics:
     """The statistics of a footer value written by :func:`encode_statistics`.
 
     The statistics batches of a file share one schema and, as quiver writes them, one
     metadata layout: those are read all at once (:func:`_bulk_columns`); any other stream
     message by message.  Raises quiver's FormatError for a value that is not such a stream.
     """
-    stream = statistics_stream(value)
+    stream = statistics_stream(value, max_size)
     try:
         bulk = _bulk_columns(stream)
     except (ArrowError, ValueError, IndexError, TypeError, OverflowError, struct.error):

@@ -17,6 +17,7 @@ from ...array.build import array as build
 from ...array.concat import concat_arrays
 from ...array.select import take
 from ...batch import RecordBatch
+from ..compression.buffer import _zstd_compressor
 from ..encoder import StreamEncoder
 from ..framing import EOS
 from ..metadata import V5
@@ -29,6 +30,7 @@ from .model import (
     NAN_COUNT,
     NULL_COUNT,
     ROW_COUNT,
+    ZSTD_LEVEL,
     _is_float,
     _value_type,
     union_value_types,
@@ -225,7 +227,8 @@ def statistics_batches(collector: StatisticsCollector) -> list[Any]:
 
 
 def encode_statistics(collector: StatisticsCollector) -> str:
-    """The footer value: an IPC stream of one statistics batch per record batch, base64.
+    """The footer value: an IPC stream of one statistics batch per record batch, in one
+    zstd frame, base64.
 
     The schema, the keys' dictionary and the first batch go through the stream encoder;
     the other batches are laid out all at once (:func:`_bulk_messages`), as the writer
@@ -247,4 +250,6 @@ def encode_statistics(collector: StatisticsCollector) -> str:
     if not stream.endswith(EOS):
         raise AssertionError("expected the statistics stream to end with EOS")
     stream = stream[: -len(EOS)] + rest + EOS
-    return base64.b64encode(stream).decode("ascii")
+    # one zstd frame (with its content size): the statistics' messages repeat one layout,
+    # so the value is ~20x smaller, and a reader decodes ~0.6 MB less base64 per 500 batches
+    return base64.b64encode(_zstd_compressor(ZSTD_LEVEL).compress(stream)).decode("ascii")
