@@ -376,15 +376,20 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
         at = np.minimum(candidates[mine] + tm.body_at, len(words) - 1)
         body_of[mine] = words[at]
     usable = (body_of >= 0) & (body_of % 8 == 0) & (body_of <= 8 * len(words))
-    following = dict(zip(candidates[usable].tolist(),
-                         (candidates[usable] + (size_of[usable] + body_of[usable]) // 8).tolist()))
-    at = int(candidates[0])
-    chain = []
-    step = following.get
-    after = step(at)
-    while after is not None:
-        chain.append(at)
-        at, after = after, step(after)
+    nexts = candidates + (size_of + body_of) // 8
+    if usable.all() and (nexts[:-1] == candidates[1:]).all():
+        # every candidate is a message and each one's end the next one's start (what
+        # quiver writes): the chain is the candidates
+        chain, at = candidates.tolist(), int(nexts[-1])
+    else:  # follow it from the first, past words that only look like a prefix
+        following = dict(zip(candidates[usable].tolist(), nexts[usable].tolist()))
+        at = int(candidates[0])
+        chain = []
+        step = following.get
+        after = step(at)
+        while after is not None:
+            chain.append(at)
+            at, after = after, step(after)
     if at != len(words) - 1 or int(words[at]) != struct.unpack("<q", EOS)[0] or not chain:
         return None
     starts_a = np.asarray(chain, np.int64) * 8
