@@ -5,8 +5,10 @@ Arrow standardises how statistics look as Arrow data (StatisticsSchema.rst: a
 with keys such as ``ARROW:null_count:exact``) but not where an IPC file keeps them.
 quiver keeps them in the footer's custom metadata, where every other reader ignores them:
 
-- key ``quiver:statistics``; value: an Arrow IPC *stream*, base64-encoded (so that the
-  value is a valid string), of one record batch per record batch of the file, in order;
+- key ``quiver:statistics``; value: an Arrow IPC *stream* of one record batch per record
+  batch of the file, in order, in one zstd frame stating its content size (~20x smaller:
+  the messages repeat one layout), base64-encoded (so that the value is a valid string);
+  a value holding the stream uncompressed reads too;
 - each statistics batch has the two columns of StatisticsSchema.rst, ``column: int32``
   and ``statistics: map<dictionary<int32, utf8>, dense_union<...>>``, and its message's
   custom metadata ``quiver:batch`` gives the index of the record batch it describes;
