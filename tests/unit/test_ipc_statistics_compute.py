@@ -91,3 +91,31 @@ def test_a_batch_whose_statistics_fail_is_refused_before_it_is_written():
     reader = ipc.open_file(sink.getvalue())
     assert reader.num_record_batches == 2
     assert [s.row_count for s in reader.statistics] == [2, 2]
+
+
+@pytest.mark.parametrize("kind", ["string", "binary", "large_string"])
+def test_string_bounds_in_chunks_equal_those_in_one_piece(kind, monkeypatch):
+    from quiver.ipc.statistics import compute as C
+
+    rng = np.random.default_rng(3)
+    long = "p" * (PREFIX_BYTES + 3)
+    pool = ["", "a", "ab", "zz", long, long + "x", "p" * PREFIX_BYTES, "é" * 40, "\U0010ffff" * 20]
+    ties = [[long, "p" * PREFIX_BYTES], ["p" * PREFIX_BYTES, None, long],
+            [long + "x", long], [None, "\U0010ffff" * 20, "zz"],
+            [long, "p" * (PREFIX_BYTES - 1) + "q"]]  # a rounded-up max equal to an exact one
+    for trial in range(60 + len(ties)):
+        n = int(rng.integers(1, 40))
+        values = ties[trial - 60] if trial >= 60 else [
+            None if rng.random() < 0.2 else pool[int(rng.integers(len(pool)))]
+            for _ in range(n)]
+        if kind == "binary":
+            top = b"\xff" * (PREFIX_BYTES + 1)
+            values = [v if v is None else (top if v == "zz" and trial % 3 == 0 else v.encode())
+                      for v in values]
+        column = pa.array(values, getattr(pa, kind)())
+        arr = import_batch(pa.record_batch({"c": column})).column(0)
+        found = {}
+        for chunk in (1 << 20, 1, 3, 7):
+            monkeypatch.setattr(C, "BINARY_CHUNK", chunk)
+            found[chunk] = C.column_raw(arr)
+        assert found[1] == found[3] == found[7] == found[1 << 20], values

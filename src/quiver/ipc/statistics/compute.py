@@ -211,10 +211,36 @@ def _round_up(prefix: bytes, is_text: bool) -> bytes | None:
     return None
 
 
+#: rows of a string or binary column handled at once: its words, starts and lengths then
+#: stay in the CPU's cache (100,000 strings took 1.5-2x as long in one piece)
+BINARY_CHUNK = 32768
+
+
 def _binary_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
                      ) -> tuple[bytes, bytes, bool, bool] | None:
     """(minimum, maximum, min exact, max exact) of a string or binary column as bytes,
-    each at most PREFIX_BYTES long; None without valid values or without an upper bound."""
+    each at most PREFIX_BYTES long; None without valid values or without an upper bound.
+    A long column is taken in chunks of :data:`BINARY_CHUNK` rows whose bounds are then
+    compared (an exact bound winning a tie: the same bounds as in one piece)."""
+    n = len(arr)
+    if n <= BINARY_CHUNK:
+        found = [_chunk_extremes(arr, dtype, valid)]
+    else:
+        found = [_chunk_extremes(arr.slice(k, min(BINARY_CHUNK, n - k)), dtype,
+                                 None if valid is None else valid[k : k + BINARY_CHUNK])
+                 for k in range(0, n, BINARY_CHUNK)]
+    found = [f for f in found if f is not None]  # chunks with valid values
+    if not found or any(f[1] is None for f in found):  # none, or no upper bound
+        return None
+    low, _, min_exact, _ = min(found, key=lambda f: (f[0], not f[2]))
+    _, high, _, max_exact = max(found, key=lambda f: (f[1], f[3]))
+    return low, high, min_exact, max_exact
+
+
+def _chunk_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
+                    ) -> tuple[bytes, bytes | None, bool, bool] | None:
+    """:func:`_binary_extremes` of one chunk, but None only without valid values, and a
+    maximum of None when nothing bounds it."""
     words = _Words(arr)
     rows = None if valid is None else np.flatnonzero(valid)
     if len(arr) == 0 or (rows is not None and len(rows) == 0):
@@ -230,8 +256,6 @@ def _binary_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
     high_value: bytes | None = value(high, PREFIX_BYTES + 1)
     if high_cut:
         high_value = _round_up(high_value[:PREFIX_BYTES], is_text)
-        if high_value is None:
-            return None
     if is_text:
         low_value = low_value.decode("utf-8", errors="ignore").encode()
     return low_value, high_value, not low_cut, not high_cut
