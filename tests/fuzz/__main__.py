@@ -15,8 +15,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.fuzz.harness import InvariantBroken, check, check_path, mutations
-from tests.fuzz.seeds import seed_files
+from tests.fuzz.harness import (
+    InvariantBroken,
+    check,
+    check_path,
+    check_statistics,
+    mutations,
+    statistics_value,
+)
+from tests.fuzz.seeds import seed_files, statistics_seeds
 
 
 def main() -> int:
@@ -28,6 +35,7 @@ def main() -> int:
     if not seeds:
         print("no seed files: ../shared/gold is missing", file=sys.stderr)
         return 2
+    stats_seeds = statistics_seeds()
     rng = random.Random(args.seed)
     deadline = time.monotonic() + args.minutes * 60
     tally: collections.Counter[str] = collections.Counter()
@@ -52,6 +60,21 @@ def main() -> int:
                     return 1
                 tally[f"stream:{stream.kind}"] += 1
                 tally[f"file:{as_file.kind}"] += 1
+            # every round, mutants of a footer statistics stream too
+            base = stats_seeds[tried % len(stats_seeds)]
+            for data in mutations(base, rng, 5):
+                tried += 1
+                value = statistics_value(data, rng)
+                try:
+                    outcome = check_statistics(value)
+                except InvariantBroken as exc:
+                    out = Path("fuzz-failures")
+                    out.mkdir(exist_ok=True)
+                    path = out / f"statistics-{args.seed}-{tried}.txt"
+                    path.write_bytes(value)
+                    print(f"INVARIANT BROKEN after {tried} inputs: {exc} (saved {path})")
+                    return 1
+                tally[f"statistics:{outcome.kind}"] += 1
     print(f"{tried} inputs tried in {args.minutes} min, 0 broke the invariant")
     for key, n in sorted(tally.items()):
         print(f"  {key:<40} {n}")

@@ -13,6 +13,7 @@ which must end as reading it from memory does.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import random
 import struct
@@ -129,6 +130,38 @@ def check(data: bytes, *, chunk: int = 7) -> tuple[Outcome, Outcome]:
         )
     as_file = _run(lambda: read_file(data))
     return whole, as_file
+
+
+def _use_statistics(value: bytes) -> list:
+    """Decode a footer statistics value and use all of it: every batch's Python values,
+    every column's bounds arrays as Python values."""
+    from quiver.ipc.statistics import decode_statistics
+
+    stats = decode_statistics(value)
+    used: list = [(b.index, b.row_count, b.columns) for b in stats]
+    for side in (stats.mins, stats.maxs):
+        used += [None if a is None else a.to_pylist() for a in side]
+    return used
+
+
+def statistics_value(stream: bytes, rng: random.Random) -> bytes:
+    """A footer statistics value holding ``stream``: as quiver writes it (base64 of a zstd
+    frame), now and then with the frame's own bytes damaged, or the stream uncompressed."""
+    import zstandard
+
+    if rng.random() < 0.3:
+        return base64.b64encode(stream)
+    frame = bytearray(zstandard.ZstdCompressor(level=1).compress(stream))
+    if rng.random() < 0.2:
+        frame = bytearray(next(mutations(bytes(frame), rng, 1)))
+    return base64.b64encode(bytes(frame))
+
+
+def check_statistics(value: bytes) -> Outcome:
+    """The invariant for the footer's statistics (:mod:`quiver.ipc.statistics`): a value
+    decodes and every part of it converts to Python values, or ArrowError; never any other
+    exception."""
+    return _run(lambda: _use_statistics(value))
 
 
 def mutations(seed_input: bytes, rng: random.Random, count: int) -> Iterator[bytes]:

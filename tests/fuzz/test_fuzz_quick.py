@@ -10,8 +10,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ARROW_TESTING, require_shared
-from tests.fuzz.harness import check, check_path, mutations
-from tests.fuzz.seeds import seed_files
+from tests.fuzz.harness import (
+    check,
+    check_path,
+    check_statistics,
+    mutations,
+    statistics_value,
+)
+from tests.fuzz.seeds import seed_files, statistics_seeds
 
 MUTANTS_PER_SEED = 40
 
@@ -90,3 +96,21 @@ FOUND = sorted((Path(__file__).parent / "regressions").glob("*"))
 @pytest.mark.parametrize("path", FOUND, ids=[p.name for p in FOUND])
 def test_input_the_long_fuzz_run_once_broke_now_holds(path: Path) -> None:
     check(path.read_bytes())
+
+
+def test_mutated_footer_statistics_decode_or_raise_arrow_error() -> None:
+    rng = random.Random(15)
+    kinds = set()
+    for k, base in enumerate(statistics_seeds()):
+        assert check_statistics(statistics_value(base, random.Random(k))).ok
+        for data in mutations(base, rng, 150):
+            kinds.add(check_statistics(statistics_value(data, rng)).kind)
+    assert "ok" in kinds and len(kinds) > 1  # both outcomes were reached
+
+
+STATISTICS_FOUND = sorted((Path(__file__).parent / "regressions-statistics").glob("*"))
+
+
+@pytest.mark.parametrize("path", STATISTICS_FOUND, ids=[p.name for p in STATISTICS_FOUND])
+def test_statistics_value_the_long_fuzz_run_once_broke_now_holds(path: Path) -> None:
+    assert not check_statistics(path.read_bytes()).ok  # each was damaged: an ArrowError

@@ -472,8 +472,8 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
         return None
     code_index = codes.astype(np.int64)
     message_of_entry = np.repeat(np.arange(m), e)
-    if (offsets >= child_counts[message_of_entry, code_index]).any():
-        return None
+    if ((offsets < 0) | (offsets >= child_counts[message_of_entry, code_index])).any():
+        return None  # (the message-by-message path says which)
     child_starts = _exclusive_cumsum(child_counts)
     offsets = offsets + child_starts[message_of_entry, code_index]
     children = []
