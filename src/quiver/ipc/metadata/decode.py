@@ -47,6 +47,9 @@ from ..flatbuf import (
     read_i64,
     read_u32,
 )
+
+# the model's tensor classes and rarer header codes as m.X (cold paths); the names the
+# hot paths use, imported
 from . import model as m
 from .fields import _decode_schema_table, _decode_type, _int_type, _key_values
 from .model import (

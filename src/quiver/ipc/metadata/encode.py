@@ -26,6 +26,9 @@ from ... import types as t
 from ...errors import ArrowInvalidArgument
 from ...types import DataType, Field, KeyValueMetadata
 from ..flatbuf import Builder
+
+# the model's tensor classes and rarer header codes as m.X (cold paths); the names the
+# hot paths use, imported
 from . import model as m
 from .fields import (
     _BINARY,
