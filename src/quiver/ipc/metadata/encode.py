@@ -32,8 +32,6 @@ from ..flatbuf import Builder
 from . import model as m
 from .fields import (
     _BINARY,
-    _BINARY_VIEW,
-    _BOOL,
     _DATE,
     _DECIMAL,
     _DURATION,
@@ -45,21 +43,13 @@ from .fields import (
     _INTERVAL,
     _INTERVAL_UNITS,
     _LARGE_BINARY,
-    _LARGE_LIST,
-    _LARGE_LIST_VIEW,
     _LARGE_UTF8,
-    _LIST,
-    _LIST_VIEW,
     _MAP,
-    _NULL,
-    _RUN_END_ENCODED,
-    _STRUCT,
     _TIME,
     _TIME_UNITS,
     _TIMESTAMP,
     _UNION,
     _UTF8,
-    _UTF8_VIEW,
 )
 from .model import (
     _CODECS,
@@ -125,18 +115,12 @@ def _encode_type(b: Builder, typ: DataType) -> tuple[int, int]:
 # -- the registry's "ipc_encode" piece: (builder, dtype) -> (Type code, table handle) --
 _ENCODERS = registry.table("ipc_encode")
 
-for _cls, _code in (
-    (t.NullType, _NULL),
-    (t.BoolType, _BOOL),
-    (t.BinaryViewType, _BINARY_VIEW),
-    (t.StringViewType, _UTF8_VIEW),
-    (t.ListType, _LIST),
-    (t.LargeListType, _LARGE_LIST),
-    (t.ListViewType, _LIST_VIEW),
-    (t.LargeListViewType, _LARGE_LIST_VIEW),
-    (t.StructType, _STRUCT),
-    (t.RunEndEncodedType, _RUN_END_ENCODED),
+# the types whose Type table is empty: each class has one code, the one its row declares
+for _cls in (
+    t.NullType, t.BoolType, t.BinaryViewType, t.StringViewType, t.ListType, t.LargeListType,
+    t.ListViewType, t.LargeListViewType, t.StructType, t.RunEndEncodedType,
 ):
+    ((_code, _name),) = registry.row(_cls).ipc_types
     registry.register("ipc_encode", lambda b, typ, code=_code: (code, b.table([])), _cls)
 
 
