@@ -109,18 +109,18 @@ class DictionaryMemo:
     ) -> tuple[int, bool]:
         """Load one DictionaryBatch; returns (id, is_delta)."""
         did = batch.id
-
-        def fail(cls: type[E.ArrowError], message: str, **where: Any) -> E.ArrowError:
-            return cls(message, message_index=ctx.message_index, **where)
-
         value_type = self._types.get(did)
         if value_type is None:
-            raise fail(
-                E.DictionaryError,
+            raise E.DictionaryError(
                 f"expected a dictionary id declared in the schema ({self.ids}), found {did}",
+                message_index=ctx.message_index,
                 offset=body_offset,
             )
         path, name = self._paths[did]
+
+        def fail(cls: type[E.ArrowError], message: str, **where: Any) -> E.ArrowError:
+            """An error about this batch: its message index and field, and ``where``."""
+            return cls(message, message_index=ctx.message_index, field_path=name, **where)
         if self.max_size is not None:
             size = len(body) + (self._sizes.get(did, 0) if batch.is_delta else 0)
             if size > self.max_size:
@@ -129,7 +129,6 @@ class DictionaryMemo:
                     f"expected dictionary {did} of at most {self.max_size} body bytes "
                     f"(IpcLimits.max_dictionary_size), found {size}",
                     offset=body_offset,
-                    field_path=name,
                 )
             self._sizes[did] = size
         plan = self._plans.get(did)
@@ -140,7 +139,6 @@ class DictionaryMemo:
             raise fail(
                 E.BodyError,
                 f"expected a dictionary of length {batch.data.length}, found {len(values)}",
-                field_path=name,
             )
         if batch.is_delta:
             old = self._values.get(did)
@@ -148,7 +146,6 @@ class DictionaryMemo:
                 raise fail(
                     E.DictionaryError,
                     f"expected a dictionary for id {did} before its delta, found none",
-                    field_path=name,
                 )
             self._values[did] = concat_arrays([old, values])
         else:
@@ -157,7 +154,6 @@ class DictionaryMemo:
                     E.DictionaryError,
                     f"expected at most one non-delta dictionary batch for id {did} in an IPC "
                     "file (replacement is only allowed in streams), found another",
-                    field_path=name,
                 )
             self._seen_non_delta.add(did)
             self._values[did] = values

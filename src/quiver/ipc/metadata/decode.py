@@ -47,14 +47,14 @@ from ..flatbuf import (
     read_i64,
     read_u32,
 )
+
+# the model's tensor classes and rarer header codes as m.X (cold paths); the names the
+# hot paths use, imported
+from . import model as m
 from .fields import _decode_schema_table, _decode_type, _int_type, _key_values
 from .model import (
     _DEFAULT_LIMITS,
-    _H_DICTIONARY_BATCH,
     _H_RECORD_BATCH,
-    _H_SCHEMA,
-    _H_SPARSE_TENSOR,
-    _H_TENSOR,
     _SUPPORTED_VERSIONS,
     V4,
     V5,
@@ -62,17 +62,10 @@ from .model import (
     Buffer,
     DictionaryBatch,
     Footer,
-    Header,
     Message,
     MetadataLimits,
     RecordBatch,
     SchemaMessage,
-    SparseIndex,
-    SparseMatrixIndexCSX,
-    SparseTensor,
-    SparseTensorIndexCOO,
-    SparseTensorIndexCSF,
-    Tensor,
     unchecked_maker,
     version_name,
 )
@@ -237,19 +230,19 @@ def _required_int(tbl: Table, i: int, what: str) -> DataType:
     return _int_type(it, what)
 
 
-def _decode_tensor(tbl: Table) -> Tensor:
+def _decode_tensor(tbl: Table) -> m.Tensor:
     typ = _tensor_type(tbl)
     shape, names = _tensor_dims(tbl)
     strides = tbl.scalars(3, "q") or ()
     data = _required_buffer(tbl, 4, "tensor data (a Buffer)")
-    return Tensor(typ, shape, names, tuple(strides), data.offset, data.length)
+    return m.Tensor(typ, shape, names, tuple(strides), data.offset, data.length)
 
 
-def _decode_sparse_index(code: int, it: Table | None, where: Table) -> SparseIndex:
+def _decode_sparse_index(code: int, it: Table | None, where: Table) -> m.SparseIndex:
     if code == 0 or it is None:
         raise where.reader.error("expected a sparseIndex, found none", where.pos)
     if code == 1:
-        return SparseTensorIndexCOO(
+        return m.SparseTensorIndexCOO(
             _required_int(it, 0, "COO indicesType"),
             _required_buffer(it, 2, "COO indicesBuffer"),
             tuple(it.scalars(1, "q") or ()),
@@ -259,7 +252,7 @@ def _decode_sparse_index(code: int, it: Table | None, where: Table) -> SparseInd
         axis = it.get(0, I16, 0)
         if axis not in (0, 1):
             raise it.reader.error(f"expected compressedAxis 0 or 1, found {axis}", it.pos)
-        return SparseMatrixIndexCSX(
+        return m.SparseMatrixIndexCSX(
             "row" if axis == 0 else "column",
             _required_int(it, 1, "CSX indptrType"),
             _required_buffer(it, 2, "CSX indptrBuffer"),
@@ -270,7 +263,7 @@ def _decode_sparse_index(code: int, it: Table | None, where: Table) -> SparseInd
         axis_order = it.scalars(4, "i")
         if axis_order is None:
             raise it.reader.error("expected CSF axisOrder, found none", it.pos)
-        return SparseTensorIndexCSF(
+        return m.SparseTensorIndexCSF(
             _required_int(it, 0, "CSF indptrType"),
             _buffer_vector(it, 1, "CSF indptrBuffers"),
             _required_int(it, 2, "CSF indicesType"),
@@ -280,7 +273,7 @@ def _decode_sparse_index(code: int, it: Table | None, where: Table) -> SparseInd
     raise where.reader.error(f"expected a SparseTensorIndex type 1..3, found {code}", where.pos)
 
 
-def _decode_sparse_tensor(tbl: Table) -> SparseTensor:
+def _decode_sparse_tensor(tbl: Table) -> m.SparseTensor:
     typ = _tensor_type(tbl)
     shape, names = _tensor_dims(tbl)
     nnz = tbl.get(3, I64, 0)
@@ -289,7 +282,7 @@ def _decode_sparse_tensor(tbl: Table) -> SparseTensor:
     code, it = tbl.union(4)
     index = _decode_sparse_index(code, it, tbl)
     data = _required_buffer(tbl, 6, "sparse tensor data (a Buffer)")
-    return SparseTensor(typ, shape, names, nnz, index, data)
+    return m.SparseTensor(typ, shape, names, nnz, index, data)
 
 
 def _check_version(version: int, tbl: Table) -> None:
@@ -368,14 +361,14 @@ def _decode_message_general(buf: Any, base_offset: int, lim: MetadataLimits) -> 
                 f"expected a header table for header type {code}, found none", root.pos
             )
         if code == _H_RECORD_BATCH:
-            header: Header = _decode_record_batch(ht, lim)
-        elif code == _H_SCHEMA:
+            header: m.Header = _decode_record_batch(ht, lim)
+        elif code == m._H_SCHEMA:
             header = _decode_schema_table(ht, lim)
-        elif code == _H_DICTIONARY_BATCH:
+        elif code == m._H_DICTIONARY_BATCH:
             header = _decode_dictionary_batch(ht, lim)
-        elif code == _H_TENSOR:
+        elif code == m._H_TENSOR:
             header = _decode_tensor(ht)
-        elif code == _H_SPARSE_TENSOR:
+        elif code == m._H_SPARSE_TENSOR:
             header = _decode_sparse_tensor(ht)
         else:
             raise reader.error(f"expected a MessageHeader type 0..5, found {code}", root.pos)

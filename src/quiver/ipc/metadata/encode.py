@@ -26,10 +26,12 @@ from ... import types as t
 from ...errors import ArrowInvalidArgument
 from ...types import DataType, Field, KeyValueMetadata
 from ..flatbuf import Builder
+
+# the model's tensor classes and rarer header codes as m.X (cold paths); the names the
+# hot paths use, imported
+from . import model as m
 from .fields import (
     _BINARY,
-    _BINARY_VIEW,
-    _BOOL,
     _DATE,
     _DECIMAL,
     _DURATION,
@@ -41,29 +43,17 @@ from .fields import (
     _INTERVAL,
     _INTERVAL_UNITS,
     _LARGE_BINARY,
-    _LARGE_LIST,
-    _LARGE_LIST_VIEW,
     _LARGE_UTF8,
-    _LIST,
-    _LIST_VIEW,
     _MAP,
-    _NULL,
-    _RUN_END_ENCODED,
-    _STRUCT,
     _TIME,
     _TIME_UNITS,
     _TIMESTAMP,
     _UNION,
     _UTF8,
-    _UTF8_VIEW,
 )
 from .model import (
     _CODECS,
-    _H_DICTIONARY_BATCH,
     _H_RECORD_BATCH,
-    _H_SCHEMA,
-    _H_SPARSE_TENSOR,
-    _H_TENSOR,
     _SUPPORTED_VERSIONS,
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
@@ -71,16 +61,9 @@ from .model import (
     Buffer,
     DictionaryBatch,
     Footer,
-    Header,
     Message,
     RecordBatch,
     SchemaMessage,
-    SparseIndex,
-    SparseMatrixIndexCSX,
-    SparseTensor,
-    SparseTensorIndexCOO,
-    SparseTensorIndexCSF,
-    Tensor,
 )
 
 _QQ = struct.Struct("<qq")
@@ -132,18 +115,12 @@ def _encode_type(b: Builder, typ: DataType) -> tuple[int, int]:
 # -- the registry's "ipc_encode" piece: (builder, dtype) -> (Type code, table handle) --
 _ENCODERS = registry.table("ipc_encode")
 
-for _cls, _code in (
-    (t.NullType, _NULL),
-    (t.BoolType, _BOOL),
-    (t.BinaryViewType, _BINARY_VIEW),
-    (t.StringViewType, _UTF8_VIEW),
-    (t.ListType, _LIST),
-    (t.LargeListType, _LARGE_LIST),
-    (t.ListViewType, _LIST_VIEW),
-    (t.LargeListViewType, _LARGE_LIST_VIEW),
-    (t.StructType, _STRUCT),
-    (t.RunEndEncodedType, _RUN_END_ENCODED),
+# the types whose Type table is empty: each class has one code, the one its row declares
+for _cls in (
+    t.NullType, t.BoolType, t.BinaryViewType, t.StringViewType, t.ListType, t.LargeListType,
+    t.ListViewType, t.LargeListViewType, t.StructType, t.RunEndEncodedType,
 ):
+    ((_code, _name),) = registry.row(_cls).ipc_types
     registry.register("ipc_encode", lambda b, typ, code=_code: (code, b.table([])), _cls)
 
 
@@ -355,7 +332,7 @@ def _encode_dims(b: Builder, shape: Sequence[int], names: Sequence[str | None]) 
     return b.create_offset_vector(handles)
 
 
-def _encode_tensor(b: Builder, tensor: Tensor) -> int:
+def _encode_tensor(b: Builder, tensor: m.Tensor) -> int:
     code, th = _encode_type(b, tensor.type)
     shape = _encode_dims(b, tensor.shape, tensor.dim_names)
     strides = b.create_scalar_vector("q", list(tensor.strides)) if tensor.strides else 0
@@ -375,8 +352,8 @@ def _encode_buffer_vector(b: Builder, bufs: Sequence[Buffer]) -> int:
     return b.create_struct_vector(arr)
 
 
-def _encode_sparse_index(b: Builder, index: SparseIndex) -> tuple[int, int]:
-    if isinstance(index, SparseTensorIndexCOO):
+def _encode_sparse_index(b: Builder, index: m.SparseIndex) -> tuple[int, int]:
+    if isinstance(index, m.SparseTensorIndexCOO):
         it = _encode_int(b, index.indices_type)
         strides = (
             b.create_scalar_vector("q", list(index.indices_strides)) if index.indices_strides else 0
@@ -389,7 +366,7 @@ def _encode_sparse_index(b: Builder, index: SparseIndex) -> tuple[int, int]:
                 (3, "<?", index.is_canonical, False),
             ]
         )
-    if isinstance(index, SparseMatrixIndexCSX):
+    if isinstance(index, m.SparseMatrixIndexCSX):
         pt = _encode_int(b, index.indptr_type)
         it = _encode_int(b, index.indices_type)
         return 2, b.table(
@@ -401,7 +378,7 @@ def _encode_sparse_index(b: Builder, index: SparseIndex) -> tuple[int, int]:
                 (4, "struct", _encode_buffer(index.indices_buffer), 8),
             ]
         )
-    if isinstance(index, SparseTensorIndexCSF):
+    if isinstance(index, m.SparseTensorIndexCSF):
         pt = _encode_int(b, index.indptr_type)
         pb = _encode_buffer_vector(b, index.indptr_buffers)
         it = _encode_int(b, index.indices_type)
@@ -419,7 +396,7 @@ def _encode_sparse_index(b: Builder, index: SparseIndex) -> tuple[int, int]:
     raise ArrowInvalidArgument(f"expected a sparse tensor index, found {index!r}")
 
 
-def _encode_sparse_tensor(b: Builder, st: SparseTensor) -> int:
+def _encode_sparse_tensor(b: Builder, st: m.SparseTensor) -> int:
     code, th = _encode_type(b, st.type)
     shape = _encode_dims(b, st.shape, st.dim_names)
     icode, ih = _encode_sparse_index(b, st.sparse_index)
@@ -436,22 +413,22 @@ def _encode_sparse_tensor(b: Builder, st: SparseTensor) -> int:
     )
 
 
-def _encode_header(b: Builder, header: Header) -> tuple[int, int]:
+def _encode_header(b: Builder, header: m.Header) -> tuple[int, int]:
     if header is None:
         return 0, 0
     if isinstance(header, RecordBatch):
         return _H_RECORD_BATCH, _encode_record_batch(b, header)
     if isinstance(header, SchemaMessage):
-        return _H_SCHEMA, _encode_schema_table(b, header)
+        return m._H_SCHEMA, _encode_schema_table(b, header)
     if isinstance(header, DictionaryBatch):
         data = _encode_record_batch(b, header.data)
-        return _H_DICTIONARY_BATCH, b.table(
+        return m._H_DICTIONARY_BATCH, b.table(
             [(0, "<q", int(header.id)), (1, "offset", data), (2, "<?", header.is_delta, False)]
         )
-    if isinstance(header, Tensor):
-        return _H_TENSOR, _encode_tensor(b, header)
-    if isinstance(header, SparseTensor):
-        return _H_SPARSE_TENSOR, _encode_sparse_tensor(b, header)
+    if isinstance(header, m.Tensor):
+        return m._H_TENSOR, _encode_tensor(b, header)
+    if isinstance(header, m.SparseTensor):
+        return m._H_SPARSE_TENSOR, _encode_sparse_tensor(b, header)
     raise ArrowInvalidArgument(f"expected a message header object, found {header!r}")
 
 

@@ -27,11 +27,11 @@ from ..framing import EOS, read_frame
 from ..stream_decoder import StreamDecoder
 from .model import (
     BATCH_KEY,
-    BOUND_KEYS,
+    BOUND_CODES,
     KEY_INDEX,
-    NAN_COUNT,
-    NULL_COUNT,
-    ROW_COUNT,
+    NAN_CODE,
+    NULL_CODE,
+    ROW_CODE,
     STATISTICS_KEY,
     ZSTD_MAGIC,
     BatchStatistics,
@@ -274,15 +274,15 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     counts = np.zeros((nkeys, rows, nb), np.int64)
     hit = (codes == 0) & (kind < nkeys)
     counts[kind[hit], slot[hit], batch_of_entry[hit]] = count_values[offs[hit]]
-    row_counts = counts[KEY_INDEX[ROW_COUNT], 0]
-    null_counts = counts[KEY_INDEX[NULL_COUNT], 1:]
-    nan_counts = counts[KEY_INDEX[NAN_COUNT], 1:]
+    row_counts = counts[ROW_CODE, 0]
+    null_counts = counts[NULL_CODE, 1:]
+    nan_counts = counts[NAN_CODE, 1:]
     # bounds by side (0: min, 1: max), slot and batch: where in which child, how exact
     side_of_kind = np.full(nkeys + 1, -1, np.int64)  # the last: unknown keys (-1)
     exact_of_kind = np.zeros(nkeys + 1, bool)
-    for side, (exact_key, approx_key) in enumerate(BOUND_KEYS):
-        side_of_kind[[KEY_INDEX[exact_key], KEY_INDEX[approx_key]]] = side
-        exact_of_kind[KEY_INDEX[exact_key]] = True
+    for side, (exact_code, approx_code) in enumerate(BOUND_CODES):
+        side_of_kind[[exact_code, approx_code]] = side
+        exact_of_kind[exact_code] = True
     side = side_of_kind[kind]
     hit = (side >= 0) & (slot > 0)
     where = (side[hit], slot[hit] - 1, batch_of_entry[hit])

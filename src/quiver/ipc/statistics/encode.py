@@ -25,11 +25,10 @@ from .compute import Raw, _raw_function, _values_array
 from .model import (
     _KEYS,
     BATCH_KEY,
-    BOUND_KEYS,
-    KEY_INDEX,
-    NAN_COUNT,
-    NULL_COUNT,
-    ROW_COUNT,
+    BOUND_CODES,
+    NAN_CODE,
+    NULL_CODE,
+    ROW_CODE,
     ZSTD_LEVEL,
     _is_float,
     _value_type,
@@ -133,22 +132,21 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
 
     def slot(key: Any, present: np.ndarray, code: int, value: np.ndarray = zeros,
              source: np.ndarray = zeros) -> None:
-        slot_key.append(np.full(nb, KEY_INDEX[key], np.int32) if isinstance(key, str)
-                        else key)
+        slot_key.append(np.full(nb, key, np.int32) if isinstance(key, int) else key)
         slot_present.append(present)
         slot_code.append(code)
         slot_value.append(value)
         slot_source.append(source)
 
-    slot(ROW_COUNT, everywhere, 0, np.asarray(row_counts, np.int64))
+    slot(ROW_CODE, everywhere, 0, np.asarray(row_counts, np.int64))
     slots_per_row.append(1)
     for field, log in zip(schema.fields, raws):
         before = len(slot_code)
         nulls, nans, lows, highs, min_exact, max_exact = (
             zip(*log) if nb else ((),) * 6)
-        slot(NULL_COUNT, everywhere, 0, np.asarray(nulls, np.int64))
+        slot(NULL_CODE, everywhere, 0, np.asarray(nulls, np.int64))
         if _is_float(field.type):
-            slot(NAN_COUNT, everywhere, 0, np.asarray(nans, np.int64))
+            slot(NAN_CODE, everywhere, 0, np.asarray(nans, np.int64))
         vt = _value_type(field.type)
         has = np.fromiter((v is not None for v in lows), bool, nb)
         if vt in value_types and has.any():
@@ -157,11 +155,11 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
             rank = np.cumsum(has) - 1
             exact_min = np.asarray(min_exact, bool)
             exact_max = np.asarray(max_exact, bool)
-            for values, exact, (exact_key, approx_key) in zip(
-                (lows, highs), (exact_min, exact_max), BOUND_KEYS
+            for values, exact, (exact_code, approx_code) in zip(
+                (lows, highs), (exact_min, exact_max), BOUND_CODES
             ):
                 present_values = [values[i] for i in where]
-                keys = np.where(exact, KEY_INDEX[exact_key], KEY_INDEX[approx_key])
+                keys = np.where(exact, exact_code, approx_code)
                 keys = keys.astype(np.int32)
                 if code == 0:  # int64 bounds share the counts' child
                     numbers = np.zeros(nb, np.int64)

@@ -52,7 +52,13 @@ _BOUNDED = (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType, t.Timest
 _KEYS = sorted([ROW_COUNT, NULL_COUNT, NAN_COUNT, MIN_EXACT, MIN_APPROX, MAX_EXACT,
                 MAX_APPROX])
 KEY_INDEX = {k: i for i, k in enumerate(_KEYS)}  # a key's code in the statistics batches
-BOUND_KEYS = ((MIN_EXACT, MIN_APPROX), (MAX_EXACT, MAX_APPROX))  # per side: exact, approx
+# the codes the writer and the reader use: the three counts', and per side (min, max) the
+# exact and the approximate bound's
+ROW_CODE, NULL_CODE, NAN_CODE = (KEY_INDEX[k] for k in (ROW_COUNT, NULL_COUNT, NAN_COUNT))
+BOUND_CODES = tuple(
+    (KEY_INDEX[exact], KEY_INDEX[approx])
+    for exact, approx in ((MIN_EXACT, MIN_APPROX), (MAX_EXACT, MAX_APPROX))
+)
 
 
 def _value_type(dtype: t.DataType) -> t.DataType:
