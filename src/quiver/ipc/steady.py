@@ -83,7 +83,7 @@ class SteadyBatches:
         self.head = 8 + shape.size  # prefix and metadata: where the body starts
         setup = _Setup(shape, plan, schema, max_body_size, max_unbacked_rows)
         self.take: Callable[[memoryview], tuple[RecordBatch, int] | None]
-        if sum(_count(node, lambda m: 1) for node in plan) > COMPILE_MAX_COLUMNS:
+        if len(_preorder(plan)) > COMPILE_MAX_COLUMNS:
             self.take = _take_loop(setup)
             return
         key = _code_key(setup)
@@ -123,8 +123,9 @@ class SteadyBatches:
             return None
         _, _, nodes, buffers = shape.slots
         # the vector counts are part of the fixed bytes: they hold for every match
-        if nodes.stop - nodes.start != 2 * sum(_count(n, lambda m: 1) for n in plan) or (
-            buffers.stop - buffers.start != 2 * sum(_count(n, lambda m: m.nbuf) for n in plan)
+        every = _preorder(plan)
+        if nodes.stop - nodes.start != 2 * len(every) or (
+            buffers.stop - buffers.start != 2 * sum(n.nbuf for n in every)
         ):
             return None
         return cls(
@@ -141,18 +142,15 @@ def _qualifies(node: PlanNode) -> bool:
     return has_checks(node) and all(_qualifies(c) for c in node.children)
 
 
-def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
-    return what(node) + sum(_count(c, what) for c in node.children)
-
-
 # -- the makers of ``take`` ------------------------------------------------------------
 #
 # All read the numbers of a message whose prefix and fixed bytes match the shape (all
 # >= 0, counts fixed by the shape) and return None at the first thing the general path
 # would refuse: a body beyond the chunk or the limits, a batch length beyond what the body
-# can back, a column length other than the batch's, a null count above it, a buffer outside
-# the body, a buffer too small for the length, offsets of a binary column that do not
-# start at >= 0 and end inside its data.
+# can back, a column length other than the batch's, a null count above a length, a buffer
+# outside the body, a buffer too small for the length, offsets of a binary column, list or
+# map that do not start at >= 0 and end inside its data or child, a struct's or
+# fixed-size list's child too short.
 
 
 class _Setup(NamedTuple):
