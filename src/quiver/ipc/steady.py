@@ -83,7 +83,8 @@ class SteadyBatches:
         self.head = 8 + shape.size  # prefix and metadata: where the body starts
         setup = _Setup(shape, plan, schema, max_body_size, max_unbacked_rows)
         self.take: Callable[[memoryview], tuple[RecordBatch, int] | None]
-        if len(_preorder(plan)) > COMPILE_MAX_COLUMNS:
+        nodes = shape.slots[2]  # two numbers per node of the plan (build checked)
+        if (nodes.stop - nodes.start) // 2 > COMPILE_MAX_COLUMNS:
             self.take = _take_loop(setup)
             return
         key = _code_key(setup)
@@ -139,7 +140,7 @@ class SteadyBatches:
 
 def _qualifies(node: PlanNode) -> bool:
     """Whether the plan states every check of ``node`` and its descendants as text."""
-    return has_checks(node) and all(_qualifies(c) for c in node.children)
+    return node.leaf or (has_checks(node) and all(_qualifies(c) for c in node.children))
 
 
 # -- the makers of ``take`` ------------------------------------------------------------
@@ -219,7 +220,8 @@ def _take_loop(setup: _Setup) -> Callable[[memoryview], Any]:
         places[1] += 2 * node.nbuf
         for child in node.children:
             ops_of(child, ops)
-        ops.append((node_take(node), i, j, len(node.children)))
+        take = node.take if node.leaf else node_take(node)
+        ops.append((take, i, j, len(node.children)))
 
     program = []
     for node in setup.plan:
