@@ -26,6 +26,7 @@ def take_variant(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     loop over the plan."""
     if request.param == "compiled":
         monkeypatch.setattr(steady, "COMPILE_AFTER", 1)
+        monkeypatch.setattr(steady, "COMPILE_AFTER_NESTED", 1)
     else:
         monkeypatch.setattr(steady, "COMPILE_MAX_COLUMNS", 0)
     return request.param
