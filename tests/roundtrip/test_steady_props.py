@@ -56,7 +56,7 @@ def leaf_streams(draw: Any) -> list[qv.RecordBatch]:
 
 def _nested_type(draw: Any, depth: int = 0) -> Any:
     """A plain leaf, or (up to two levels) a list, large list, struct, fixed-size list or
-    map of such types: what the fast path's nested walk takes."""
+    map of such types: what the fast path's nested columns take."""
     kind = draw(st.sampled_from(["leaf", "list", "large", "struct", "fixed", "map"]))
     if depth >= 2 or kind == "leaf":
         return draw(st.sampled_from(PLAIN_LEAVES))
@@ -81,7 +81,7 @@ def nested_streams(draw: Any) -> list[qv.RecordBatch]:
 
 def _read(data: Any, *, tries: int, compile_after: int) -> tuple[list, int]:
     """The batches read (as Python values) and how many the fast path gave."""
-    saved = steady.STEADY_TRIES, steady.COMPILE_AFTER, MessageDecoder.whole_messages
+    saved = steady.STEADY_TRIES, steady.COMPILE_AFTER, steady.COMPILE_AFTER_NESTED
     taken = 0
     whole = MessageDecoder.whole_messages
 
@@ -91,12 +91,14 @@ def _read(data: Any, *, tries: int, compile_after: int) -> tuple[list, int]:
             taken += 1
             yield item
 
-    steady.STEADY_TRIES, steady.COMPILE_AFTER = tries, compile_after
+    steady.STEADY_TRIES = tries
+    steady.COMPILE_AFTER = steady.COMPILE_AFTER_NESTED = compile_after
     MessageDecoder.whole_messages = counting  # type: ignore[method-assign]
     try:
         return [b.to_pylist() for b in ipc.open_stream(data)], taken
     finally:
-        steady.STEADY_TRIES, steady.COMPILE_AFTER, MessageDecoder.whole_messages = saved
+        steady.STEADY_TRIES, steady.COMPILE_AFTER, steady.COMPILE_AFTER_NESTED = saved
+        MessageDecoder.whole_messages = whole  # type: ignore[method-assign]
 
 
 @settings(

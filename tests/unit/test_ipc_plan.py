@@ -1,6 +1,6 @@
-"""The compiled read plan (quiver.ipc.plan): a plain leaf's checks are written once
-(leaf_checks), and its generated ``take`` accepts exactly what the body loader's
-interpreted checks accept."""
+"""The compiled read plan (quiver.ipc.plan): a node's checks are written once
+(node_checks), and the generated ``take`` of a plain leaf, list, map, struct or
+fixed-size list accepts exactly what the body loader's interpreted checks accept."""
 
 from __future__ import annotations
 
@@ -17,7 +17,15 @@ from quiver.ipc import metadata as md
 from quiver.ipc import plan as plan_module
 from quiver.ipc import steady
 from quiver.ipc.body import LoadContext, _BodyLoader
-from quiver.ipc.plan import PlanNode, compile_plan, leaf_checks, leaf_program, take_leaves
+from quiver.ipc.plan import (
+    PlanNode,
+    compile_plan,
+    leaf_checks,
+    leaf_program,
+    node_checks,
+    node_take,
+    take_leaves,
+)
 
 LEAVES = [
     t.int8(),
@@ -51,9 +59,15 @@ def _body(offsets: np.ndarray | None, size: int = 160) -> np.ndarray:
 
 def _loader_accepts(node: PlanNode, body: np.ndarray, n: int, z: int, specs: list[int]) -> bool:
     """Whether the body loader's interpreted walk (no generated take) loads the column."""
+    return _loader_loads(node, body, [n, z], specs)
+
+
+def _loader_loads(node: PlanNode, body: np.ndarray, nodes: list[int], specs: list[int]) -> bool:
+    """Whether the body loader's interpreted walk (no generated take) loads the column of
+    FieldNode numbers ``nodes`` (length, null count, ... in pre-order)."""
     batch = md.RecordBatch(
-        n,
-        np.asarray([[n, z]], "<i8"),
+        nodes[0],
+        np.asarray(nodes, "<i8").reshape(-1, 2),
         np.asarray(specs, "<i8").reshape(-1, 2),
     )
     loader = _BodyLoader(batch, memoryview(body.tobytes()), 0, LoadContext())
@@ -93,6 +107,95 @@ def test_take_accepts_what_the_loader_accepts(dtype: t.DataType) -> None:
         assert (got is not None) == expected, (dtype, n, z, l0, l1, first, last, l2)
         if got is not None:
             assert got.type == dtype and len(got) == n and got.null_count == z
+
+
+NESTED = [
+    t.list_(t.int8()),
+    t.large_list(t.int8()),
+    t.map_(t.int8(), t.int8()),
+    t.struct([("a", t.int8()), ("b", t.int8())]),
+    t.fixed_size_list(t.int8(), 3),
+]
+
+
+def _taken(node: PlanNode, body: np.ndarray, nodes: list[int], specs: list[int]) -> object:
+    """The array of ``node`` from its nodes' generated takes, children first (as the
+    steady loop walks them), or None at the first refusal."""
+    places = [0, 0]
+    raw = body.tobytes()
+
+    def walk(node: PlanNode) -> object:
+        i, j = places
+        places[0] += 2
+        places[1] += 2 * node.nbuf
+        kids = tuple(walk(c) for c in node.children)
+        if any(kid is None for kid in kids):
+            return None
+        take = node_take(node)
+        args = (body, raw, 0, len(body), nodes[i], nodes[i + 1], specs, j)
+        return take(*args, kids) if kids else take(*args)
+
+    return walk(node)
+
+
+@pytest.mark.parametrize("dtype", NESTED, ids=str)
+def test_nested_take_accepts_what_the_loader_accepts(dtype: t.DataType) -> None:
+    """Lists, large lists and maps (offsets into the child), structs (each child at least
+    the length; the second child's length is 3) and fixed-size lists (child at least
+    3 * length), with children whose own buffers hold what their lengths need."""
+    node = PlanNode(dtype, (0,), "c", {})
+    assert not node.leaf and node.take is None
+    lists = node.rule == "offsets"
+    width = node.sizes[1][0] if lists else 0
+    for n, z, l0, l1, first, last, c in itertools.product(
+        (0, 1, 3, 9),
+        (0, 2),
+        (0, 1, 2),
+        (0, 4, 16, 40, 80) if lists else (0,),
+        (0, -1, 2) if lists else (0,),
+        (0, 3, 7) if lists else (0,),
+        (0, 3, 7, 27),
+    ):
+        if z > n:
+            continue
+        offsets = None
+        if lists:
+            offsets = np.linspace(first, last, n + 1).astype(f"<i{width}")
+            offsets[0], offsets[-1] = first, last
+        body = _body(offsets)
+        nodes, specs = [n, z], [0, l0] + ([8, l1] if lists else [])
+        leaf = [0, 0, 128, 32]  # an int8 child: no nulls, 32 values
+        if node.rule == "same":  # the struct: children of lengths c and 3
+            nodes += [c, 0, 3, 0]
+            specs += leaf * 2
+        elif isinstance(dtype, t.MapType):  # entries, keys, items
+            nodes += [c, 0, c, 0, c, 0]
+            specs += [0, 0] + leaf * 2
+        else:
+            nodes += [c, 0]
+            specs += leaf
+        got = _taken(node, body, nodes, specs)
+        expected = _loader_loads(node, body, nodes, specs)
+        assert (got is not None) == expected, (dtype, n, z, l0, l1, first, last, c)
+        if got is not None:
+            assert got.type == dtype and len(got) == n and got.null_count == z
+            assert [len(kid) for kid in got.children] == [c, 3][: len(node.children)]
+
+
+def test_node_checks_state_the_child_rules() -> None:
+    struct = PlanNode(t.struct([("a", t.int8()), ("b", t.int8())]), (0,), "s", {})
+    bounds, sizes, offsets = node_checks(struct, "n", "z", ["o0"], ["l0"], str, "", ["p", "q"])
+    assert bounds == ["o0 + l0 > body_len"] and offsets == []
+    assert sizes == ["(z and l0 < (1, 7, 8))", "p < n", "q < n"]
+    fixed = PlanNode(t.fixed_size_list(t.int8(), 4), (0,), "f", {})
+    _, sizes, _ = node_checks(fixed, "n", "z", ["o0"], ["l0"], str, "", ["c"])
+    assert sizes[-1] == "c < n * 4"
+    lst = PlanNode(t.large_list(t.int8()), (0,), "l", {})
+    _, sizes, offsets = node_checks(lst, "n", "z", ["a", "b"], ["x", "y"], str, "at", ["c"])
+    assert sizes == ["(z and x < (1, 7, 8))", "y < (8, 1, 1)"]
+    assert offsets[0] == "f = _r8(raw, at)[0]" and "g > c" in offsets[2]
+    with pytest.raises(ValueError, match="expected a plain leaf or a list"):
+        node_checks(PlanNode(t.list_view(t.int8()), (0,), "v", {}), "n", "z", [], [], str, "")
 
 
 @pytest.mark.parametrize("dtype", LEAVES[:3], ids=str)

@@ -3,6 +3,7 @@ different from the general path, for good input and for every corruption of a me
 
 from __future__ import annotations
 
+import re
 import struct
 
 import numpy as np
@@ -25,6 +26,7 @@ def take_variant(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     loop over the plan."""
     if request.param == "compiled":
         monkeypatch.setattr(steady, "COMPILE_AFTER", 1)
+        monkeypatch.setattr(steady, "COMPILE_AFTER_NESTED", 1)
     else:
         monkeypatch.setattr(steady, "COMPILE_MAX_COLUMNS", 0)
     return request.param
@@ -540,3 +542,86 @@ def test_limits_given_as_infinity_work_in_the_generated_code(
     limits = ipc.IpcLimits(max_body_size=math.inf, max_unbacked_rows=math.inf)
     got = [b.to_pylist() for b in ipc.open_stream(_pa_stream(batches), limits=limits)]
     assert got == [b.to_pylist() for b in batches]
+
+
+def _with_numbers(data: bytes, index: int, nodes: dict, buffers: dict) -> bytes:
+    """``data`` with message ``index``'s FieldNode and Buffer numbers changed in place:
+    ``nodes[(i, 0 or 1)]`` is node ``i``'s new length or null count, ``buffers[(i, 0 or
+    1)]`` buffer ``i``'s new offset or length (the shape, the other bytes and the body stay
+    as they were)."""
+    start, _ = _message_spans(data)[index]
+    size = int.from_bytes(data[start + 4 : start + 8], "little")
+    shape = md.record_batch_shape(data[start + 8 : start + 8 + size])
+    assert shape is not None
+    places, at = [], start + 8  # each number's position (the format: pad bytes and int64s)
+    for count, code in re.findall(r"(\d*)([xq])", shape.numbers.format):
+        for _ in range(int(count or 1) if code == "q" else 1):
+            at += int(count or 1) if code == "x" else 0
+            if code == "q":
+                places.append(at)
+                at += 8
+    _, _, node_slice, buffer_slice = shape.slots
+    out = bytearray(data)
+    for (i, m), value in nodes.items():
+        struct.pack_into("<q", out, places[node_slice.start + 2 * i + m], value)
+    for (i, m), value in buffers.items():
+        struct.pack_into("<q", out, places[buffer_slice.start + 2 * i + m], value)
+    assert shape.numbers.unpack_from(out, start + 8) != shape.numbers.unpack_from(data, start + 8)
+    return bytes(out)
+
+
+# FieldNodes in pre-order: l 0, l.item 1, st 2, st.a 3, st.b 4, st.b.item 5, fl 6, fl.item 7,
+# m 8, m.entries 9, m.key 10, m.value 11; Buffers: l 0-1, l.item 2-3, st 4, st.a 5-6,
+# st.b 7-8, st.b.item 9-11, fl 12, fl.item 13-14, m 15-16, entries 17, key 18-20, value 21-22
+@pytest.mark.parametrize(
+    ("nodes", "buffers", "path", "message"),
+    [
+        ({(1, 0): 2}, {}, "l", "expected offsets from 0 to at most 2, found first 0, last 3"),
+        ({(5, 0): 2}, {}, "st.b", "expected offsets from 0 to at most 2, found first 0, last 3"),
+        ({(9, 0): 1}, {}, "m", "expected offsets from 0 to at most 1, found first 0, last 2"),
+        ({(3, 0): 2}, {}, "st", "child too short: expected length >= 3, found 2"),
+        ({(4, 0): 2, (4, 1): 0}, {}, "st", "child too short: expected length >= 3, found 2"),
+        ({(7, 0): 5}, {}, "fl", "child too short: expected length >= 6 (3 x list_size 2)"),
+        ({}, {(0, 1): 0}, "l", "expected validity buffer of at least 1 bytes for 3 values"),
+        ({(3, 1): 1}, {}, "st.a", "expected validity buffer of at least 1 bytes for 3 values"),
+        ({}, {(12, 1): 0}, "fl", "expected validity buffer of at least 1 bytes for 3 values"),
+        ({}, {(1, 1): 8}, "l", "expected offsets buffer of at least 16 bytes for 3 values"),
+        ({(6, 1): 4}, {}, "", "expected 0 <= null_count <= length in FieldNode 6"),
+    ],
+    ids=[
+        "list offsets past the child", "inner list offsets past the child",
+        "map offsets past the entries", "struct child too short",
+        "struct list child too short", "fixed-size list child too short",
+        "list bitmap too short", "struct child bitmap too short",
+        "fixed-size list bitmap too short", "list offsets buffer too short",
+        "nulls above the length",
+    ],
+)  # fmt: skip
+def test_a_corrupted_nested_message_is_refused_and_reported_by_the_general_path(
+    monkeypatch: pytest.MonkeyPatch, nodes: dict, buffers: dict, path: str, message: str
+) -> None:
+    """Numbers changed so that one nested rule fails (the shape still matches): the fast
+    path (generated code, or the loop of generated takes) refuses the message and the
+    general path reports it, naming the field."""
+    struct_type = pa.struct([("a", pa.int16()), ("b", pa.list_(pa.string()))])
+    structs = [{"a": 1, "b": ["x"]}, None, {"a": 3, "b": ["y", "z"]}]
+    batch = pa.record_batch(
+        {
+            "l": pa.array([[1, 2], None, [3]], pa.list_(pa.int32())),
+            "st": pa.array(structs, struct_type),
+            "fl": pa.array([[1, 2], None, [3, 4]], pa.list_(pa.int8(), 2)),
+            "m": pa.array([[("k", 1)], None, [("j", 2)]], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    data = _pa_stream([batch] * 4)
+    spy = _Spy(monkeypatch)
+    good = _outcome(data)
+    assert isinstance(good, list) and [rows for rows, _ in good] == [batch.to_pylist()] * 4
+    assert spy.hits == 3  # the good stream: all but the first batch the fast way
+    bad = _with_numbers(data, 4, nodes, buffers)  # the last batch (message 0: the schema)
+    spy.hits = 0
+    got = _outcome(bad)
+    assert spy.hits == 2  # the corrupted last batch was refused
+    assert got == _general(bad, monkeypatch)
+    assert isinstance(got, tuple) and issubclass(got[0], E.ArrowError)
+    assert message in got[1] and got[4] == (path or None) and got[3] == 4, got

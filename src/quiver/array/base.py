@@ -362,21 +362,28 @@ def _object_array(values: list[Any]) -> np.ndarray:
 
 
 def unchecked_new_source(
-    target: str, cls: str, dtype: str, length: str, buffers: str, null_count: str
+    target: str,
+    cls: str,
+    dtype: str,
+    length: str,
+    buffers: str,
+    null_count: str,
+    children: str = "()",
 ) -> str:
     """Python statements (one per line, no indent) that bind ``target`` to an Array built
-    like ``cls(dtype, length, buffers, (), null_count, 0, None)`` but without the
+    like ``cls(dtype, length, buffers, children, null_count, 0, None)`` but without the
     ``__init__`` call; the arguments are names or expressions in the caller's code.
 
     For generated hot paths (quiver.ipc.steady), which save a call frame per array this
-    way; kept here, next to the slots it sets.  ``buffers`` must be a tuple.
+    way; kept here, next to the slots it sets.  ``buffers`` and ``children`` must be
+    tuples.
     """
     return (
         f"{target} = _object_new({cls})\n"
         f"{target}._type = {dtype}\n"
         f"{target}._length = {length}\n"
         f"{target}._buffers = {buffers}\n"
-        f"{target}._children = ()\n"
+        f"{target}._children = {children}\n"
         f"{target}._null_count = {null_count}\n"
         f"{target}._offset = 0\n"
         f"{target}._dictionary = None\n"

@@ -1,18 +1,21 @@
 """The compiled read plan of a schema: one :class:`PlanNode` per field, built once.
 
 A node carries everything the per-batch walk asks of its field (layout, size rules, child
-rule, dictionary id) and, for a plain leaf (fixed width, boolean, binary, string), the
-leaf's structural checks written once: :func:`leaf_checks` states them as Python
-conditions, from the node's layout and size rules.  From that text come
+rule, dictionary id) and, for a plain leaf (fixed width, boolean, binary, string) and for a
+list, large list, map, struct or fixed-size list, its structural checks written once:
+:func:`node_checks` states them as Python conditions, from the node's layout, size rules
+and child rule.  From that text come
 
-- the node's ``take``: a small function generated per kind of leaf that checks one
-  column's numbers and builds its array (the body loader's fast branch, its all-leaves
-  loop and both loops of the steady path call it), and
+- the node's ``take`` (:func:`node_take`): a small function generated per kind of node
+  that checks one array's numbers (and a nested node's children's lengths) and builds
+  the array (the body loader's fast branch and its all-leaves loop call a leaf's; both
+  loops of the steady path call them all), and
 - the steady path's straight-line code for a whole batch (:mod:`quiver.ipc.steady`),
-  which inlines the same conditions for every column.
+  which inlines the same conditions for every node.
 
 The general loader (:mod:`quiver.ipc.body`) interprets the same size rules one buffer at a
-time and words the error; anything a ``take`` refuses goes there.
+time and the child rules through :func:`quiver.layout.children_problem`, and words the
+error; anything a ``take`` refuses goes there.
 """
 
 from __future__ import annotations
@@ -136,11 +139,9 @@ class PlanNode:
         )
         # what a leaf's generated code depends on (its class and type are bound, not text)
         self.leaf_key = leaf_key if self.leaf else None
-        # the leaf's checks and array, generated from leaf_checks (None: not a leaf)
-        self.take: Callable[..., Array | None] | None = None
-        if self.leaf:
-            hit = _TAKES.get(id(dtype))  # bound once per type object (see _leaf_take)
-            self.take = hit[1] if hit is not None and hit[0] is dtype else _leaf_take(self)
+        # the leaf's checks and array, generated from node_checks (None: not a leaf; a
+        # nested node's take is made when the steady path asks for it)
+        self.take: Callable[..., Array | None] | None = node_take(self) if self.leaf else None
 
 
 # the buffer layouts of plain leaves: fixed width, boolean, binary and string
@@ -193,7 +194,38 @@ def compile_plan(
     return [PlanNode(f.type, (i,), f.name, dictionary_ids) for i, f in enumerate(schema.fields)]
 
 
-# -- a plain leaf's checks, written once as text ---------------------------------------
+# -- a node's checks, written once as text ---------------------------------------------
+
+# the nested layouts whose checks node_checks states: (rule, buffers) of lists, large
+# lists and maps; structs; fixed-size lists.  Each has a validity bitmap.
+_NESTED = {("offsets", 2), ("same", 1), ("fixed", 1)}
+
+
+def has_checks(node: PlanNode) -> bool:
+    """Whether :func:`node_checks` states all of ``node``'s own structural checks: a plain
+    leaf, or a list, large list, map, struct or fixed-size list with children and nothing
+    out of the ordinary (no union, dictionary, V4 slot, variadic buffers)."""
+    if node.leaf:
+        return True
+    return (
+        (node.rule, node.nbuf) in _NESTED
+        and node.has_validity
+        and not node.is_union
+        and not node.unbacked
+        and not node.v4_validity
+        and node.dictionary_id is None
+        and not node.variadic
+        and bool(node.children)
+    )
+
+
+def check_key(node: PlanNode) -> tuple:
+    """What the text of ``node``'s checks and array (:func:`node_checks`) depends on,
+    for a node :func:`has_checks` accepts: a leaf's ``leaf_key``; a nested node's child
+    rule, size rules, list size and number of children."""
+    if node.leaf:
+        return node.leaf_key  # type: ignore[return-value]
+    return (node.rule, node.sizes, node.list_size, len(node.children))
 
 
 def need_source(rule: tuple[int, ...], n: str) -> str:
@@ -205,7 +237,7 @@ def need_source(rule: tuple[int, ...], n: str) -> str:
     return f"{count} * {per} // {div}" if div != 1 else f"{count} * {per}"
 
 
-def leaf_checks(
+def node_checks(
     node: PlanNode,
     n: str,
     z: str,
@@ -213,23 +245,30 @@ def leaf_checks(
     lens: Sequence[str],
     need: Callable[[tuple[int, int, int]], str],
     at: str,
+    children: Sequence[str] = (),
 ) -> tuple[list[str], list[str], list[str]]:
-    """The structural checks of the plain leaf ``node`` as Python text, from its layout
-    and size rules: ``(bounds, sizes, offsets)``.
+    """The structural checks of ``node`` (one :func:`has_checks` accepts) as Python text,
+    from its layout, size rules and child rule: ``(bounds, sizes, offsets)``.
 
     The names are those of the generated code: ``n`` and ``z`` its length and null count
     (``0 <= z <= n`` is the caller's to check), ``offs`` / ``lens`` its buffers' offsets
     and lengths (all >= 0) in a body of ``body_len`` bytes, ``need(rule)`` the text of the
     bytes a size rule needs for ``n`` values, ``at`` the text of the position of the
-    offsets buffer in the bytes ``raw`` that the readers ``_r4`` / ``_r8`` read.
+    offsets buffer in the bytes ``raw`` that the readers ``_r4`` / ``_r8`` read, and
+    ``children`` the text of each child's length (a nested node's).
 
     ``bounds``: conditions, any true when a buffer ends outside the body.  ``sizes``
     (for ``n > 0``): conditions, any true when a buffer is too small for ``n`` values (an
-    optional validity bitmap only when there are nulls).  ``offsets`` (for ``n > 0``):
-    statements that return None unless a binary leaf's first and last offsets lie in order
-    inside its data.  The body loader's interpreted checks (``_check_sizes``,
-    ``_check_offsets``) are the same rules with the error worded.
+    optional validity bitmap only when there are nulls) or a child too short for them (a
+    struct's children hold ``n`` values each, a fixed-size list's child ``n * list_size``).
+    ``offsets`` (for ``n > 0``): statements that return None unless the first and last
+    offsets of a binary leaf, list or map lie in order inside its data or its child.  The
+    body loader's interpreted checks (``_check_sizes``, ``_check_offsets``,
+    :func:`quiver.layout.children_problem`) are the same rules with the error worded.
     """
+    if not has_checks(node):
+        raise ValueError(f"expected a plain leaf or a list, map, struct or fixed-size list "
+                         f"node, found {node.dtype}")  # fmt: skip
     bounds = [f"{o} + {ln} > body_len" for o, ln in zip(offs, lens)]
     sizes = []
     for (per, extra, div, optional), ln in zip(node.sizes, lens):
@@ -237,44 +276,61 @@ def leaf_checks(
             continue  # data: nothing needed of its own (the offsets bound it below)
         cond = f"{ln} < {need((per, extra, div))}"
         sizes.append(f"({z} and {cond})" if optional else cond)
+    rule = node.rule
+    if rule == "same":  # a struct: each child holds n values
+        sizes += [f"{child} < {n}" for child in children]
+    elif rule == "fixed":  # a fixed-size list: its child holds n * list_size values
+        sizes.append(f"{children[0]} < {n} * {node.list_size}")
+    limit = None
+    if rule == "offsets":
+        limit = children[0]  # a list's or map's offsets index its child
+    elif node.nbuf == 3:
+        limit = lens[2]  # a binary leaf's index its data
     offsets: list[str] = []
-    if node.leaf_key is not None and node.leaf_key[0][1] == "offsets":
+    if limit is not None:
         per = node.sizes[1][0]
         offsets = [
             f"f = _r{per}(raw, {at})[0]",
             f"g = _r{per}(raw, {at} + {n} * {per})[0]",
-            f"if f < 0 or g < f or g > {lens[2]}:",
+            f"if f < 0 or g < f or g > {limit}:",
             "  return None",
         ]
     return bounds, sizes, offsets
 
 
-_LEAF_CODE: dict[tuple, Any] = {}
-_LEAF_CODE_LOCK = threading.Lock()
+leaf_checks = node_checks  # the name from when only leaves had their checks as text
 
 
-def _leaf_source(node: PlanNode) -> str:
-    """The text of ``make(C, T)``, which returns the ``take`` of a leaf like ``node``:
-    ``take(body, raw, base, body_len, n, z, s, j)`` checks the column of length ``n``
+_TAKE_CODE: dict[tuple, Any] = {}
+_TAKE_CODE_LOCK = threading.Lock()
+
+
+def _take_source(node: PlanNode) -> str:
+    """The text of ``make(C, T)``, which returns the ``take`` of a node like ``node``:
+    ``take(body, raw, base, body_len, n, z, s, j)`` checks the array of length ``n``
     and null count ``z`` (``0 <= z``) whose buffers' offsets and lengths are
     ``s[j], s[j + 1], ...`` (all >= 0) in ``body`` (a uint8 array of ``body_len`` bytes,
-    also at ``base`` in ``raw``) and returns its array, or None."""
+    also at ``base`` in ``raw``) and returns it, or None.  A nested node's take has one
+    more argument, ``kids``: the tuple of its children's arrays."""
     k = node.nbuf
     offs = [f"o{m}" for m in range(k)]
     lens = [f"l{m}" for m in range(k)]
-    bounds, sizes, offsets = leaf_checks(
-        node, "n", "z", offs, lens, lambda rule: f"({need_source(rule, 'n')})", f"base + {offs[1]}"
-    )
+    kids = [f"len(kids[{m}])" for m in range(len(node.children))]
+    bounds, sizes, offsets = node_checks(
+        node, "n", "z", offs, lens, lambda rule: f"({need_source(rule, 'n')})",
+        f"base + {offs[1]}" if k > 1 else "", kids,
+    )  # fmt: skip
     views = ["body[o0 : o0 + l0] if z else None"]
     views += [f"body[{o} : {o} + {ln}]" for o, ln in zip(offs[1:], lens[1:])]
     unpack = "".join(
         f"    {o} = s[j + {2 * m}]\n    {ln} = s[j + {2 * m + 1}]\n"
         for m, (o, ln) in enumerate(zip(offs, lens))
     )
-    build = unchecked_new_source("a", "C", "T", "n", f"({', '.join(views)},)", "z")
+    build = unchecked_new_source("a", "C", "T", "n", f"({', '.join(views)},)", "z",
+                                 "kids" if kids else "()")  # fmt: skip
     return (
         "def make(C, T):\n"
-        "  def take(body, raw, base, body_len, n, z, s, j):\n"
+        f"  def take(body, raw, base, body_len, n, z, s, j{', kids' if kids else ''}):\n"
         + unpack
         + f"    if z > n or {' or '.join(bounds)}:\n"
         "      return None\n"
@@ -291,23 +347,30 @@ def _leaf_source(node: PlanNode) -> str:
 _TAKES: dict[int, tuple[t.DataType, Any]] = {}
 
 
-def _leaf_take(node: PlanNode) -> Callable[..., Array | None]:
-    """The generated ``take`` of the leaf ``node`` (see :func:`_leaf_source`); the code
-    is compiled once per kind of leaf and bound to the node's class and type, once per
+def node_take(node: PlanNode) -> Callable[..., Array | None]:
+    """The generated ``take`` of ``node`` (one :func:`has_checks` accepts; see
+    :func:`_take_source`), bound once per type object (a leaf's is its ``take``)."""
+    hit = _TAKES.get(id(node.dtype))
+    return hit[1] if hit is not None and hit[0] is node.dtype else _make_take(node)
+
+
+def _make_take(node: PlanNode) -> Callable[..., Array | None]:
+    """The generated ``take`` of ``node`` (see :func:`_take_source`); the code is
+    compiled once per :func:`check_key` and bound to the node's class and type, once per
     type object (a decoded schema shares one object among fields of one type)."""
     dtype = node.dtype
-    key = node.leaf_key
-    make = _LEAF_CODE.get(key)
+    key = check_key(node)
+    make = _TAKE_CODE.get(key)
     if make is None:
         names: dict[str, Any] = {
             "_object_new": object.__new__,
             "_r4": OFFSET_READERS[4],
             "_r8": OFFSET_READERS[8],
         }
-        exec(compile(_leaf_source(node), "<quiver.ipc.plan leaf>", "exec"), names)
+        exec(compile(_take_source(node), "<quiver.ipc.plan take>", "exec"), names)
         make = names["make"]
-        with _LEAF_CODE_LOCK:
-            _LEAF_CODE[key] = make
+        with _TAKE_CODE_LOCK:
+            _TAKE_CODE[key] = make
     take = make(node.array_class, dtype)
     if len(_TAKES) >= 4096:
         _TAKES.clear()  # a long-lived process meets many schemas: keep the recent ones

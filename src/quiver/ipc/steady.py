@@ -8,10 +8,9 @@ read the general way, :class:`SteadyBatches` remembers its metadata's
 :class:`~quiver.ipc.metadata.RecordBatchShape`.  A later message whose prefix and
 metadata bytes match that shape everywhere but the per-batch numbers is read here in one
 function: the numbers come out of one ``struct`` call, the structural checks run on plain
-ints, and the arrays are views of the body.  Plans of leaves get a loop over each column's
-generated ``take`` and then generated code for the whole batch, both from the checks the
-plan nodes carry (:func:`quiver.ipc.plan.leaf_checks`); plans with nested columns a walk
-(:func:`_take_nested`).
+ints, and the arrays are views of the body.  A plan gets a loop over each node's generated
+``take`` (children before their parent) and then generated code for the whole batch, both
+from the checks the plan nodes carry (:func:`quiver.ipc.plan.node_checks`).
 
 Anything out of the ordinary (another size, other bytes, a negative number, a buffer
 outside the body, a column too short, offsets out of range, a message split across
@@ -33,20 +32,32 @@ import numpy as np
 from .. import types as t
 from ..array.base import unchecked_new_source
 from ..batch import RecordBatch
-from ..errors import ArrowError
-from ..layout import children_problem
 from . import metadata as md
 from .framing import PREFIX_PAIR, expected_prefix
-from .plan import OFFSET_READERS, PlanNode, leaf_checks, need_source, take_leaves
+from .plan import (
+    OFFSET_READERS,
+    PlanNode,
+    check_key,
+    has_checks,
+    need_source,
+    node_checks,
+    node_take,
+    take_leaves,
+)
 
 _PREFIX = PREFIX_PAIR.unpack_from
 # record batches a reader reads the general way that may set up the fast path
 STEADY_TRIES = 4
-# schemas up to this many columns get generated straight-line code once the loop has
-# taken COMPILE_AFTER batches (compiling costs about 0.1-0.2 ms per column, so short
-# streams never pay it); a schema layout compiled before is reused at once
+# schemas of up to this many columns (counting nested ones' children) get generated
+# straight-line code once the loop has taken COMPILE_AFTER batches (compiling costs about
+# 0.1-0.2 ms per column, so short streams never pay it); a schema layout compiled before
+# is reused at once
 COMPILE_MAX_COLUMNS = 64
 COMPILE_AFTER = 64
+# schemas with nested columns: later, as the walk of their loop costs less beside the
+# compiling (100-row batches of 6 columns, 13 nodes: 19 us per batch in the loop, 13 in
+# the code, 2 ms to compile)
+COMPILE_AFTER_NESTED = 256
 _CODE_CACHE_SIZE = 32
 _code_cache: dict[tuple, Any] = {}
 _code_cache_lock = threading.Lock()
@@ -57,8 +68,10 @@ class SteadyBatches:
 
     ``take(chunk)`` returns the batch at the start of ``chunk`` and the bytes its message
     spans, or None.  It starts as a loop over the plan; for schemas of up to
-    :data:`COMPILE_MAX_COLUMNS` columns it becomes generated straight-line code after
-    :data:`COMPILE_AFTER` batches, or at once when code for the same layout is cached.
+    :data:`COMPILE_MAX_COLUMNS` columns (counting nested ones' children) it becomes
+    generated straight-line code after :data:`COMPILE_AFTER` batches
+    (:data:`COMPILE_AFTER_NESTED` with nested columns), or at once when code for the
+    same layout is cached.
     """
 
     __slots__ = ("head", "take")
@@ -75,10 +88,8 @@ class SteadyBatches:
         self.head = 8 + shape.size  # prefix and metadata: where the body starts
         setup = _Setup(shape, plan, schema, max_body_size, max_unbacked_rows)
         self.take: Callable[[memoryview], tuple[RecordBatch, int] | None]
-        if not all(node.leaf for node in plan):
-            self.take = _take_nested(setup)
-            return
-        if len(plan) > COMPILE_MAX_COLUMNS:
+        nodes = shape.slots[2]  # two numbers per node of the plan (build checked)
+        if (nodes.stop - nodes.start) // 2 > COMPILE_MAX_COLUMNS:
             self.take = _take_loop(setup)
             return
         key = _code_key(setup)
@@ -86,12 +97,13 @@ class SteadyBatches:
             self.take = _take_compiled(setup, key)
             return
         loop = _take_loop(setup)
+        after = COMPILE_AFTER if all(node.leaf for node in plan) else COMPILE_AFTER_NESTED
         count = 0
 
         def take(chunk: memoryview) -> tuple[RecordBatch, int] | None:
             nonlocal count
             count += 1
-            if count == COMPILE_AFTER:  # later calls go to the compiled take directly
+            if count == after:  # later calls go to the compiled take directly
                 self.take = _take_compiled(setup, key)
             return loop(chunk)
 
@@ -118,8 +130,9 @@ class SteadyBatches:
             return None
         _, _, nodes, buffers = shape.slots
         # the vector counts are part of the fixed bytes: they hold for every match
-        if nodes.stop - nodes.start != 2 * sum(_count(n, lambda m: 1) for n in plan) or (
-            buffers.stop - buffers.start != 2 * sum(_count(n, lambda m: m.nbuf) for n in plan)
+        every = _preorder(plan)
+        if nodes.stop - nodes.start != 2 * len(every) or (
+            buffers.stop - buffers.start != 2 * sum(n.nbuf for n in every)
         ):
             return None
         return cls(
@@ -131,29 +144,9 @@ class SteadyBatches:
         )
 
 
-# the nested layouts the fast path reads: (rule, buffers) of lists, large lists and maps;
-# structs; fixed-size lists.  Each has a validity bitmap and no other special case.
-_NESTED = {("offsets", 2), ("same", 1), ("fixed", 1)}
-
-
 def _qualifies(node: PlanNode) -> bool:
-    if node.leaf:
-        return node.nbuf in (2, 3)
-    return (
-        (node.rule, node.nbuf) in _NESTED
-        and node.has_validity
-        and not node.is_union
-        and not node.unbacked
-        and not node.v4_validity
-        and node.dictionary_id is None
-        and not node.variadic
-        and bool(node.children)
-        and all(_qualifies(c) for c in node.children)
-    )
-
-
-def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
-    return what(node) + sum(_count(c, what) for c in node.children)
+    """Whether the plan states every check of ``node`` and its descendants as text."""
+    return node.leaf or (has_checks(node) and all(_qualifies(c) for c in node.children))
 
 
 # -- the makers of ``take`` ------------------------------------------------------------
@@ -161,9 +154,10 @@ def _count(node: PlanNode, what: Callable[[PlanNode], int]) -> int:
 # All read the numbers of a message whose prefix and fixed bytes match the shape (all
 # >= 0, counts fixed by the shape) and return None at the first thing the general path
 # would refuse: a body beyond the chunk or the limits, a batch length beyond what the body
-# can back, a column length other than the batch's, a null count above it, a buffer outside
-# the body, a buffer too small for the length, offsets of a binary column that do not
-# start at >= 0 and end inside its data.
+# can back, a column length other than the batch's, a null count above a length, a buffer
+# outside the body, a buffer too small for the length, offsets of a binary column, list or
+# map that do not start at >= 0 and end inside its data or child, a struct's or
+# fixed-size list's child too short.
 
 
 class _Setup(NamedTuple):
@@ -217,98 +211,51 @@ def _take_with(setup: _Setup, columns: Columns) -> Callable[[memoryview], Any]:
 
 def _take_loop(setup: _Setup) -> Callable[[memoryview], Any]:
     """``take`` as a loop over the plan (wide schemas, and the first batches): each
-    column's generated ``take`` (:func:`quiver.ipc.plan.take_leaves`)."""
-    takes = tuple((node.take, 2 * node.nbuf) for node in setup.plan)
-    return _take_with(setup, functools.partial(take_leaves, takes))
+    node's generated ``take`` (:func:`quiver.ipc.plan.node_take`), in one loop over the
+    columns for plans of leaves (:func:`quiver.ipc.plan.take_leaves`), else a walk."""
+    if all(node.leaf for node in setup.plan):
+        takes = tuple((node.take, 2 * node.nbuf) for node in setup.plan)
+        return _take_with(setup, functools.partial(take_leaves, takes))
+    # each column's nodes in post-order (children before their parent), with their
+    # places among the FieldNode and Buffer numbers (fixed by the plan's pre-order)
+    places = [0, 0]
 
+    def ops_of(node: PlanNode, ops: list) -> None:
+        i, j = places
+        places[0] += 2
+        places[1] += 2 * node.nbuf
+        for child in node.children:
+            ops_of(child, ops)
+        take = node.take if node.leaf else node_take(node)
+        ops.append((take, i, j, len(node.children)))
 
-class _Refuse(Exception):
-    """Something the general path would refuse (or report): read the message there."""
-
-
-def _take_nested(setup: _Setup) -> Callable[[memoryview], Any]:
-    """``take`` for plans with nested columns (see :func:`_qualifies`): a walk in the
-    message's pre-order that makes the checks of the body loader's ``load``,
-    ``_check_sizes`` and ``_check`` on plain ints.  Leaves take their node's generated
-    ``take``; a list or map needs its offsets buffer for ``n + 1`` offsets, the first >= 0
-    and the last between it and its child's length; a struct needs children of at least
-    its length; a fixed-size list a child of ``n * list_size``; every validity bitmap with
-    nulls needs ``ceil(n / 8)`` bytes."""
-    # every node's place among the FieldNodes and Buffers is fixed by the plan (pre-order):
-    # ops carry them, as indices into the numbers (two per node, two per buffer)
-    counters = [0, 0]
-
-    def compile_node(node: PlanNode) -> tuple:
-        i, j = counters
-        counters[0] += 2
-        counters[1] += 2 * node.nbuf
-        if node.leaf:
-            return ("leaf", node.take, None, i, j)
-        children = tuple(compile_node(c) for c in node.children)
-        if node.rule == "offsets":
-            per = node.sizes[1][0]
-            return ("list", node.array_class, node.dtype, i, j, per, OFFSET_READERS[per],
-                    children[0])  # fmt: skip
-        if node.rule == "fixed":
-            return ("fixed", node.array_class, node.dtype, i, j, node.list_size, children[0])
-        return ("struct", node.array_class, node.dtype, i, j, children)
-
-    program = tuple(compile_node(node) for node in setup.plan)
+    program = []
+    for node in setup.plan:
+        ops: list = []
+        ops_of(node, ops)
+        program.append((ops[-1][1], tuple(ops)))
 
     def columns(
         length: int, nodes: tuple, specs: tuple, body: np.ndarray, chunk: memoryview,
         head: int, body_len: int,
     ) -> list | None:  # fmt: skip
-        def load(op: tuple) -> Any:
-            kind, cls, dtype, i, j = op[:5]
-            n = nodes[i]
-            z = nodes[i + 1]
-            if kind == "leaf":  # cls: the leaf's generated take
-                leaf = cls(body, chunk, head, body_len, n, z, specs, j)
-                if leaf is None:
-                    raise _Refuse
-                return leaf
-            o0 = specs[j]
-            n0 = specs[j + 1]
-            # the validity bitmap (every kind here has one)
-            if z > n or o0 + n0 > body_len or (n and z and n0 < (n + 7) >> 3):
-                raise _Refuse
-            valid = body[o0 : o0 + n0] if z else None
-            if kind == "list":
-                per, read, child_op = op[5:]
-                o1 = specs[j + 2]
-                n1 = specs[j + 3]
-                if o1 + n1 > body_len:
-                    raise _Refuse
-                child = load(child_op)
-                if n:
-                    if n1 < (n + 1) * per:
-                        raise _Refuse
-                    first = read(chunk, head + o1)[0]
-                    last = read(chunk, head + o1 + n * per)[0]
-                    if first < 0 or last < first or last > len(child):
-                        raise _Refuse
-                return cls(dtype, n, (valid, body[o1 : o1 + n1]), (child,), z, 0, None)
-            if kind == "fixed":
-                list_size, child_op = op[5:]
-                child = load(child_op)
-                if n and children_problem("fixed", n, (len(child),), list_size=list_size):
-                    raise _Refuse
-                return cls(dtype, n, (valid,), (child,), z, 0, None)
-            children = tuple([load(c) for c in op[5]])
-            if n and children_problem("same", n, [len(c) for c in children]):
-                raise _Refuse
-            return cls(dtype, n, (valid,), children, z, 0, None)
-
-        try:
-            out = []
-            for op in program:
-                column = load(op)
-                if len(column) != length:
+        out = []
+        for top, ops in program:
+            if nodes[top] != length:
+                return None
+            made: list = []
+            for take, i, j, kids in ops:
+                if kids:
+                    args = tuple(made[-kids:])
+                    del made[-kids:]
+                    array = take(body, chunk, head, body_len, nodes[i], nodes[i + 1], specs, j,
+                                 args)  # fmt: skip
+                else:
+                    array = take(body, chunk, head, body_len, nodes[i], nodes[i + 1], specs, j)
+                if array is None:
                     return None
-                out.append(column)
-        except (_Refuse, ArrowError):  # the general path reads it again and reports
-            return None
+                made.append(array)
+            out.append(made[0])
         return out
 
     return _take_with(setup, columns)
@@ -324,10 +271,31 @@ def _code_key(setup: _Setup) -> tuple:
         shape.numbers.format,
         shape.slots[:2],
         (shape.slots[2].start, shape.slots[3].start),
-        tuple(node.leaf_key for node in plan),
+        tuple(_layout_key(node) for node in plan),
         _as_int(max_body),
         _as_int(max_unbacked),
     )
+
+
+def _layout_key(node: PlanNode) -> tuple:
+    """What the generated text of a column depends on: its nodes' check keys, nested."""
+    if node.leaf:
+        return node.leaf_key  # type: ignore[return-value]
+    return (check_key(node), tuple(_layout_key(c) for c in node.children))
+
+
+def _preorder(plan: Sequence[PlanNode]) -> list[PlanNode]:
+    """Every node of ``plan`` in the message's order (depth-first pre-order)."""
+    out: list[PlanNode] = []
+
+    def visit(node: PlanNode) -> None:
+        out.append(node)
+        for child in node.children:
+            visit(child)
+
+    for node in plan:
+        visit(node)
+    return out
 
 
 def _take_compiled(setup: _Setup, key: tuple) -> Callable[[memoryview], Any]:
@@ -358,7 +326,7 @@ def _take_compiled(setup: _Setup, key: tuple) -> Callable[[memoryview], Any]:
         "_r4": OFFSET_READERS[4],
         "_r8": OFFSET_READERS[8],
     }
-    for k, node in enumerate(plan):
+    for k, node in enumerate(_preorder(plan)):
         names[f"C{k}"] = node.array_class
         names[f"D{k}"] = node.dtype
     exec(code, names)
@@ -376,13 +344,16 @@ def _source(
 ) -> str:
     """The text of the generated ``take``.
 
-    Each column's checks are its plan node's (:func:`quiver.ipc.plan.leaf_checks`, the
-    text the loop's per-column ``take`` is generated from), unrolled: one tuple unpack of
-    the numbers into named locals, the columns' conditions of one kind joined into one
-    test (the bytes each size rule needs computed once), the arrays built without a call
-    frame each.  The text holds only local names and ints (positions, limits, the
-    layout's size rules); classes (``C0``...), types (``D0``...), readers and the fixed
-    bytes are names bound by :func:`_take_compiled`, never text.
+    Each node's checks are its plan node's (:func:`quiver.ipc.plan.node_checks`, the
+    text the loop's per-node ``take`` is generated from), unrolled: one tuple unpack of
+    the numbers into named locals, the nodes' conditions of one kind joined into one test
+    (for the columns, the bytes each size rule needs computed once; a nested node's size,
+    child and offsets checks under a test of its own length), the arrays built without a
+    call frame each, children before their parent.  The text holds only local names and
+    ints (positions, limits, the layout's size rules); classes (``C0``...), types
+    (``D0``...), readers and the fixed bytes are names bound by :func:`_take_compiled`,
+    never text; node ``k`` in the message's order has ``n{k}``, ``z{k}``, ``C{k}``,
+    ``D{k}`` and array ``a{k}``.
     """
     i_body, i_length, node_slice, buffer_slice = shape.slots
     head = 8 + shape.size
@@ -390,35 +361,56 @@ def _source(
     targets = [""] * count  # local names of the numbers, in their byte order
     targets[i_body] = "body_len"
     targets[i_length] = "length"
-    same_length, bounds, sizes, offsets, arrays = [], [], [], [], []
+    counts, bounds, sizes, offsets, arrays = [], [], [], [], []
+    inner: list[str] = []  # the nested nodes' checks for n > 0, each under its own test
     needs: dict[tuple[int, int, int], str] = {}  # one local per distinct size rule
 
     def need(rule: tuple[int, int, int]) -> str:
         return needs.setdefault(rule, f"w{len(needs)}")
 
-    j = 0
-    for k, node in enumerate(plan):
+    places = [0, 0]  # the next node and the next buffer
+
+    def visit(node: PlanNode, top: bool) -> int:
+        """Name node ``k``'s numbers, gather its checks and build its array after its
+        children's; returns ``k``."""
+        k, j = places
+        places[0] += 1
+        places[1] += node.nbuf
         n, z = f"n{k}", f"z{k}"
         targets[node_slice.start + 2 * k] = n
         targets[node_slice.start + 2 * k + 1] = z
-        same_length.append(f"{n} != length or {z} > length")
         o = [f"o{j + m}" for m in range(node.nbuf)]
         ln = [f"l{j + m}" for m in range(node.nbuf)]
         for m, (a, b) in enumerate(zip(o, ln)):
             targets[buffer_slice.start + 2 * (j + m)] = a
             targets[buffer_slice.start + 2 * (j + m) + 1] = b
-        # n{k} == length once the first test passes: the checks are written for length
-        found = leaf_checks(node, "length", z, o, ln, need, f"{head} + {o[1]}")
-        bounds += found[0]
-        sizes += found[1]
-        offsets += found[2]
+        kids = [visit(child, False) for child in node.children]
+        at = f"{head} + {o[1]}" if node.nbuf > 1 else ""
+        kid_lengths = [f"n{c}" for c in kids]
+        if top:
+            # n{k} == length once the first test passes: the checks are written for length
+            counts.append(f"{n} != length or {z} > length")
+            n = "length"
+            found = node_checks(node, n, z, o, ln, need, at, kid_lengths)
+            sizes.extend(found[1])
+            offsets.extend(found[2])
+        else:
+            counts.append(f"{z} > {n}")
+            found = node_checks(
+                node, n, z, o, ln, lambda rule: f"({need_source(rule, n)})", at, kid_lengths
+            )
+            inner.append(f"if {n}:\n  if {' or '.join(found[1])}:\n    return None\n")
+            inner.extend(f"  {line}\n" for line in found[2])
+        bounds.extend(found[0])
         views = [f"body[{o[0]} : {o[0]} + {ln[0]}] if {z} else None"]
         views += [f"body[{a} : {a} + {b}]" for a, b in zip(o[1:], ln[1:])]
-        arrays.append(
-            unchecked_new_source(f"a{k}", f"C{k}", f"D{k}", "length", f"({', '.join(views)},)", z)
-        )
-        j += node.nbuf
-    columns = ", ".join(f"a{k}" for k in range(len(plan)))
+        children = f"({''.join(f'a{c}, ' for c in kids)})"
+        arrays.append(unchecked_new_source(
+            f"a{k}", f"C{k}", f"D{k}", n, f"({', '.join(views)},)", z, children
+        ))  # fmt: skip
+        return k
+
+    columns = ", ".join(f"a{visit(node, True)}" for node in plan)
     return (
         "def take(raw):\n"
         "  size = len(raw)\n"
@@ -432,7 +424,7 @@ def _source(
         f"  if size < end or body_len > {_as_int(max_body)} "
         f"or length > 8 * body_len + {_as_int(max_unbacked)}:\n"
         "    return None\n"
-        f"  if {' or '.join(same_length)}:\n"
+        f"  if {' or '.join(counts)}:\n"
         "    return None\n"
         f"  if {' or '.join(bounds)}:\n"
         "    return None\n"
@@ -443,6 +435,7 @@ def _source(
         + f"    if {' or '.join(sizes)}:\n"
         "      return None\n"
         + "".join(f"    {line}\n" for line in offsets)
+        + "".join(f"  {line}\n" for text in inner for line in text.splitlines())
         + f"  body = _frombuffer(raw, _u8, body_len, {head})\n"
         + "".join(f"  {line}\n" for text in arrays for line in text.splitlines())
         + f"  return _batch(SCHEMA, ({columns},), length), end\n"
