@@ -10,7 +10,7 @@ direction (:func:`assemble`, :func:`assemble_body`, :func:`layout_body`) lives i
 The loader slices the body without copying (uncompressed buffers are numpy views of the
 source); every node, buffer and variadic count is bounds-checked against the metadata and
 the body before use.  Plain leaves take their node's generated ``take`` (the checks of
-:func:`quiver.ipc.plan.leaf_checks`); what it refuses, and every other node, takes the
+:func:`quiver.ipc.plan.node_checks`); what it refuses, and every other node, takes the
 interpreted walk, which names the problem.  V4 unions carry a validity buffer that V5
 dropped: the loader reads and discards it so that in-memory unions always have the V5
 layout.
