@@ -16,7 +16,6 @@ which spares the struct copy and a release through ctypes per batch.
 
 from __future__ import annotations
 
-import ctypes
 import struct
 from typing import Any
 
@@ -35,12 +34,11 @@ from .import_array import (
     _build,
     _concat,
     _import_array_field,
-    _Memory,
     _move_array,
-    _Owner,
+    memory_view,
     stream_capsule,
 )
-from .schema import _field_from_capsule, _schema_of
+from .schema import _field_from_capsule, _schema_of, schema_digest
 from .stream import export_stream
 
 # --------------------------------------------------------------------------------------
@@ -58,59 +56,62 @@ def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> A
 
 class BatchImporter:
     """Imports batch after batch from one producer (a writer's pyarrow batches): the
-    schema is parsed once and reused while the producer's own ``schema`` object compares
-    equal (its ``==``: a C++ comparison for pyarrow, far cheaper than reading the C
-    schema back), otherwise parsed again.  Each batch is zero-copy, as
-    :func:`import_batch`.
+    schema is parsed once and reused while the producer's C schema has the same digest
+    (:func:`~quiver.cdata.schema.schema_digest`: every node's format, name, metadata and
+    flags, read again for each batch, so a changed schema is always seen), otherwise
+    parsed again.  Each batch is zero-copy, as :func:`import_batch`.
     """
 
-    __slots__ = ("_field", "_leaves", "_schema", "_schema_obj", "_target")
+    __slots__ = ("_field", "_key", "_leaves", "_schema", "_target")
 
     def __init__(self, target: t.Schema | None = None) -> None:
         self._target = target  # a writer's schema: batches equal to it get this object
-        self._schema_obj: Any = None
+        self._key: tuple[Any, ...] | None = None
         self._field: t.Field | None = None
         self._schema: t.Schema | None = None
         self._leaves: list[tuple[Any, ...]] | None = None
 
     def __call__(self, obj: Any) -> Any:
         """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
-        schema_obj = getattr(obj, "schema", None)
-        capsules = _array_capsules(obj, None)
+        schema_capsule, capsule = _array_capsules(obj, None)
+        key = schema_digest(c.capsule_address(schema_capsule, c.SCHEMA_CAPSULE))
         field, schema = self._field, self._schema
-        if field is None or schema_obj is None or not _same(schema_obj, self._schema_obj):
-            field = _field_from_capsule(capsules[0])
+        if field is None or key is None or key != self._key:
+            field = _field_from_capsule(schema_capsule)
             schema = _schema_of(field)
             if self._target is not None and schema.equals(self._target):
                 schema = self._target
-            self._field, self._schema, self._schema_obj = field, schema, schema_obj
+            self._field, self._schema, self._key = field, schema, key
             self._leaves = _leaf_plan(schema)
         if self._leaves is not None:
             # the views keep the capsule alive, whose destructor releases the array
-            capsule = capsules[1]
             address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
             fast = _import_leaves(capsule, address, self._leaves, schema)  # type: ignore[arg-type]
             if fast is not None:
                 return fast
-        owner = _move_array(capsules[1])
+        owner = _move_array(capsule)
         array = _build(owner.struct, field.type, owner, "", 0)
         return RecordBatch._from_struct_array(schema, array)  # type: ignore[arg-type]
 
 
 # -- the flat fast path: a batch whose columns are all plain leaves ---------------------
 # (fixed width, boolean, binary and string with 32/64-bit offsets: what Spark hands over).
-# Each column's C struct and buffer table are read in one call each, and every buffer is
-# a slice of one view spanning the batch's buffers (a view per buffer cost ~1.3 us, the
-# largest part of an import); that view is never read outside the slices.  Anything out
-# of the ordinary returns None and the general walk (_build) imports the batch instead,
-# errors included.
+# Each struct, buffer table and last offset is one unpack_from through
+# c.ADDRESS_SPACE, and every buffer is a slice of one view spanning the batch's buffers
+# (a view per buffer cost ~1 us, the largest part of an import); that view is never read
+# outside the slices.  Anything out of the ordinary returns None and the general walk
+# (_build) imports the batch instead, errors included.
 
 _WINDOW_MAX = 1 << 30  # the widest span one view covers
 _WINDOW_GAP = 1 << 20  # buffers further apart than this get views of their own
 _LEAF_KINDS = {("validity", "values"), ("validity", "bits"), ("validity", "offsets", "data")}
+_MEMORY = c.ADDRESS_SPACE
+_read_array = c.ARRAY_STRUCT.unpack_from
+_OFFSET_AT = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
+_object_new = object.__new__
 
 
-def _windows(spans: list[tuple[int, int]], owner: _Owner) -> dict[int, tuple[int, np.ndarray]]:
+def _windows(spans: list[tuple[int, int]], owner: Any) -> dict[int, tuple[int, np.ndarray]]:
     """For each buffer start, (window start, window view): buffers lying near each other
     (gaps below _WINDOW_GAP, a window at most _WINDOW_MAX) share one view."""
     out: dict[int, tuple[int, np.ndarray]] = {}
@@ -118,7 +119,7 @@ def _windows(spans: list[tuple[int, int]], owner: _Owner) -> dict[int, tuple[int
     lo = hi = 0
     for start, stop in sorted(spans):
         if group and (start - hi > _WINDOW_GAP or stop - lo > _WINDOW_MAX):
-            entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
+            entry = (lo, memory_view(lo, hi - lo, owner))
             for address in group:
                 out[address] = entry
             group = []
@@ -128,16 +129,16 @@ def _windows(spans: list[tuple[int, int]], owner: _Owner) -> dict[int, tuple[int
         if stop > hi:
             hi = stop
     if group:
-        entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
+        entry = (lo, memory_view(lo, hi - lo, owner))
         for address in group:
             out[address] = entry
     return out
 
 
 def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
-    """Per column (type, kind, width, buffer table reader, Array class), or None when a
-    column is not a plain leaf.  kind: 0 fixed width values, 1 bits, 2 offsets and data
-    (width is the value or offset width)."""
+    """Per column (type, kind, width, buffer count, buffer table reader, last offset
+    reader, Array class), or None when a column is not a plain leaf.  kind: 0 fixed
+    width values, 1 bits, 2 offsets and data (width is the value or offset width)."""
     plan = []
     for f in schema.fields:
         lay = layout_of(f.type)
@@ -149,8 +150,8 @@ def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
             return None
         kind = {"values": 0, "bits": 1, "offsets": 2}[kinds[1]]
         width = lay.buffers[1].byte_width
-        table = struct.Struct(f"{len(kinds)}P")
-        plan.append((f.type, kind, width, table, array_class_for(f.type)))
+        plan.append((f.type, kind, width, len(kinds), c.pointers_reader(len(kinds)),
+                     _OFFSET_AT.get(width), array_class_for(f.type)))
     return plan
 
 
@@ -159,33 +160,30 @@ def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
     """The batch at ``address`` (an ArrowArray struct, left unreleased and unmoved) as a
     RecordBatch whose buffer views keep ``owner`` (the capsule holding it, or an
     :class:`_Owner`) alive, or None when it is not a batch of plain leaf columns."""
-    # the per-batch cost of a writer fed pyarrow batches: one C read per struct (one for
-    # all the children when they lie side by side, as pyarrow's do), buffer table and
-    # last offset, plain locals, and one numpy view per window of buffers
-    string_at = ctypes.string_at
-    size = c.ARRAY_STRUCT.size
+    # the per-batch cost of a writer fed pyarrow batches: one unpack_from per struct,
+    # pointer table, buffer table and last offset, plain locals, one numpy view per
+    # window of buffers and one slice of it per buffer, the arrays built without a call
+    memory, read = _MEMORY, _read_array
     (length, null_count, offset, _n_buffers, n_children, _buffers, children_address,
-     dictionary, release, _) = c.ARRAY_STRUCT.unpack(string_at(address, size))
+     dictionary, release, _) = read(memory, address)
     if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary or not release
             or n_children != len(plan) or not plan or not children_address):
         return None
-    pointers = struct.unpack(f"{n_children}P", string_at(children_address, 8 * n_children))
-    first = pointers[0]
-    if first and pointers == tuple(range(first, first + size * n_children, size)):
-        structs = list(c.ARRAY_STRUCT.iter_unpack(string_at(first, size * n_children)))
-    else:
-        if not all(pointers):
-            return None
-        structs = [c.ARRAY_STRUCT.unpack(string_at(p, size)) for p in pointers]
     pieces: list[tuple[Any, ...]] = []
     spans: list[tuple[int, int]] = []
     end_of_batch = offset + length
-    for child, (dtype, kind, width, table, cls) in zip(structs, plan):
-        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release, _) = child
-        if (not release or n_buf * 8 != table.size or n_kids or dict_address
+    whole = not offset
+    for child, (dtype, kind, width, n_table, table, offset_at, cls) in zip(
+        c.pointers_reader(n_children)(memory, children_address), plan
+    ):
+        if not child:
+            return None
+        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release,
+         _) = read(memory, child)
+        if (not release or n_buf != n_table or n_kids or dict_address
                 or n < end_of_batch or off < 0 or not buffers_address):
             return None
-        addresses = table.unpack(string_at(buffers_address, table.size))
+        addresses = table(memory, buffers_address)
         end = off + n
         validity = addresses[0]
         if validity:
@@ -196,12 +194,13 @@ def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
         else:
             return None
         if kind == 0:
-            sizes = (vbytes, end * width)
+            sizes: tuple[int, ...] = (vbytes, end * width)
         elif kind == 1:
             sizes = (vbytes, (end + 7) >> 3)
         else:
-            (last,) = struct.unpack("<q" if width == 8 else "<i",
-                                    string_at(addresses[1] + end * width, width))
+            if not addresses[1]:
+                return None
+            (last,) = offset_at(memory, addresses[1] + end * width)
             if last < 0:
                 return None
             sizes = (vbytes, (end + 1) * width, last)
@@ -210,53 +209,46 @@ def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
                 spans.append((buf_address, buf_address + nbytes))
             elif nbytes and n:
                 return None
-        pieces.append((cls, dtype, n, nulls, off, addresses, sizes))
+        # the column as the batch's slice of the child (Array.slice's null count rule)
+        pieces.append((cls, dtype, nulls if nulls == 0 or (whole and n == length) else -1,
+                       off + offset, addresses, sizes))
     # buffers lying near each other (gaps below _WINDOW_GAP, a window at most
     # _WINDOW_MAX) share one view.  When all the gaps together are below _WINDOW_GAP (a
     # batch whose buffers sit in one body or one arena) that is a single view, found
     # without sorting; otherwise _windows groups them
-    empty = empty_buffer()
-    columns = []
+    windows = None
     if spans:
         lo = min([start for start, _ in spans])
         hi = max([stop for _, stop in spans])
-        total = sum([stop - start for start, stop in spans])
-    if spans and hi - lo <= _WINDOW_MAX and hi - lo - total <= _WINDOW_GAP:
-        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-        for cls, dtype, n, nulls, off, addresses, sizes in pieces:
-            bufs: list[np.ndarray | None] = [
-                (window[address - lo : address - lo + nbytes] if address and nbytes
-                 else empty) for address, nbytes in zip(addresses, sizes)
-            ]
-            if not sizes[0]:
-                bufs[0] = None
-            col = cls(dtype, n, bufs, (), nulls, off, None)
-            columns.append(col if not offset and n == length else col.slice(offset, length))
-    else:
-        windows = _windows(spans, owner)
-        for cls, dtype, n, nulls, off, addresses, sizes in pieces:
-            bufs = []
-            for i, (buf_address, nbytes) in enumerate(zip(addresses, sizes)):
-                if not buf_address or not nbytes:
-                    bufs.append(None if i == 0 else empty)
-                else:
-                    start, view = windows[buf_address]
-                    bufs.append(view[buf_address - start : buf_address - start + nbytes])
-            col = cls(dtype, n, bufs, (), nulls, off, None)
-            columns.append(col if not offset and n == length else col.slice(offset, length))
+        if hi - lo <= _WINDOW_MAX and hi - lo - sum([b - a for a, b in spans]) <= _WINDOW_GAP:
+            window = memory_view(lo, hi - lo, owner)
+        else:
+            windows = _windows(spans, owner)
+    empty = empty_buffer()
+    columns = []
+    for cls, dtype, null_count, col_offset, addresses, sizes in pieces:
+        bufs: list[np.ndarray | None] = []
+        for buf_address, nbytes in zip(addresses, sizes):
+            if not (buf_address and nbytes):
+                bufs.append(empty)
+                continue
+            if windows is not None:
+                lo, window = windows[buf_address]
+            bufs.append(window[buf_address - lo : buf_address - lo + nbytes])
+        if not sizes[0]:
+            bufs[0] = None
+        # Array(dtype, length, bufs, (), null_count, col_offset, None) without the call
+        col = _object_new(cls)
+        col._type = dtype
+        col._length = length
+        col._buffers = tuple(bufs)
+        col._children = ()
+        col._null_count = null_count
+        col._offset = col_offset
+        col._dictionary = None
+        columns.append(col)
     # the columns were built with the schema's own types and checked to the batch length
     return RecordBatch._trusted(schema, columns, length)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return False
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except Exception:  # a producer whose schemas do not compare: parse every time
-        return False
 
 
 def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Any:

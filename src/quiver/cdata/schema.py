@@ -221,60 +221,75 @@ _DIGEST_NODES = 512  # wider schemas are parsed every time
 _I32 = struct.Struct("<i")
 
 
+_MEMORY = c.ADDRESS_SPACE
+_read_schema = c.SCHEMA_STRUCT.unpack_from
+_read_i32 = _I32.unpack_from
+_string = c.string_field
+
+
 def _metadata_blob(address: int) -> bytes | None:
     """The raw bytes of a C data metadata block (None when malformed: the full parse
     then raises the error)."""
-    (count,) = _I32.unpack(ctypes.string_at(address, 4))
+    (count,) = _read_i32(_MEMORY, address)
     if count < 0 or count > 10_000:
         return None
     pos = address + 4
     for _ in range(2 * count):
-        (n,) = _I32.unpack(ctypes.string_at(pos, 4))
+        (n,) = _read_i32(_MEMORY, pos)
         if n < 0:
             return None
         pos += 4 + n
-    return ctypes.string_at(address, pos - address)
+    return _MEMORY[address:pos]
 
 
-def _digest(address: int, budget: list[int]) -> tuple[Any, ...] | None:
-    """What identifies the schema tree at ``address`` (None: parse it in full)."""
+def _digest_into(address: int, out: list[Any], budget: list[int]) -> bool:
+    """Append what identifies the schema node at ``address`` and, depth first, its
+    children and dictionary to ``out`` (per node: format, name, metadata bytes, flags,
+    child count, whether a dictionary follows); False when it is to be parsed in full."""
     budget[0] -= 1
     if budget[0] < 0:
-        return None
+        return False
     (fmt, name, metadata, flags, n_children, children, dictionary, release,
-     _) = c.SCHEMA_STRUCT.unpack(ctypes.string_at(address, c.SCHEMA_STRUCT.size))
+     _) = _read_schema(_MEMORY, address)
     if not release or not fmt or not 0 <= n_children <= _DIGEST_NODES or (
         n_children and not children
     ):
-        return None
+        return False
     blob = _metadata_blob(metadata) if metadata else b""
     if blob is None:
-        return None
-    kids: list[Any] = []
+        return False
+    out += (_string(address).value, _string(address + 8).value if name else None, blob,
+            flags, n_children, bool(dictionary))
     if n_children:
-        for p in struct.unpack(f"{n_children}P", ctypes.string_at(children, 8 * n_children)):
-            kid = _digest(p, budget) if p else None
-            if kid is None:
-                return None
-            kids.append(kid)
-    dict_digest = None
-    if dictionary:
-        dict_digest = _digest(dictionary, budget)
-        if dict_digest is None:
-            return None
-    return (
-        ctypes.string_at(fmt),
-        ctypes.string_at(name) if name else None,
-        blob,
-        flags,
-        tuple(kids),
-        dict_digest,
-    )
+        for p in c.pointers_reader(n_children)(_MEMORY, children):
+            if not p:
+                return False
+            (k_fmt, k_name, k_metadata, k_flags, k_n, _, k_dictionary, k_release,
+             _) = _read_schema(_MEMORY, p)
+            if k_n or k_dictionary or k_metadata or not k_release or not k_fmt:
+                if not _digest_into(p, out, budget):
+                    return False
+                continue
+            # a plain leaf (most children), inline: a call per node is much of the cost
+            budget[0] -= 1
+            if budget[0] < 0:
+                return False
+            out += (_string(p).value, _string(p + 8).value if k_name else None, b"",
+                    k_flags, 0, False)
+    return not dictionary or _digest_into(dictionary, out, budget)
+
+
+def schema_digest(address: int) -> tuple[Any, ...] | None:
+    """What identifies the schema tree at ``address``: every node's format, name,
+    metadata bytes and flags, in one flat tuple (None: too wide or malformed, parse it
+    in full).  Two schemas with equal digests import to equal fields."""
+    out: list[Any] = []
+    return tuple(out) if _digest_into(address, out, [_DIGEST_NODES]) else None
 
 
 def _field_from_struct(s: c.ArrowSchema) -> t.Field:
     try:
-        key = _digest(ctypes.addressof(s), [_DIGEST_NODES])
+        key = schema_digest(ctypes.addressof(s))
         if key is not None:
             hit = _FIELD_CACHE.get(key)
             if hit is not None:
