@@ -17,12 +17,13 @@ which spares the struct copy and a release through ctypes per batch.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import types as t
-from ..array.base import Array, array_class_for
+from ..array.base import Array, array_class_for, unchecked_new_source
 from ..batch import RecordBatch, Table
 from ..buffers import empty_buffer
 from ..errors import ArrowTypeError
@@ -69,7 +70,7 @@ class BatchImporter:
         self._key: tuple[Any, ...] | None = None
         self._field: t.Field | None = None
         self._schema: t.Schema | None = None
-        self._leaves: list[tuple[Any, ...]] | None = None
+        self._leaves: Callable[[int, Any], Any] | None = None
 
     def __call__(self, obj: Any) -> Any:
         """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
@@ -85,8 +86,7 @@ class BatchImporter:
             self._leaves = _leaf_plan(schema)
         if self._leaves is not None:
             # the views keep the capsule alive, whose destructor releases the array
-            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
-            fast = _import_leaves(capsule, address, self._leaves, schema)  # type: ignore[arg-type]
+            fast = self._leaves(c.capsule_address(capsule, c.ARRAY_CAPSULE), capsule)
             if fast is not None:
                 return fast
         owner = _move_array(capsule)
@@ -96,51 +96,132 @@ class BatchImporter:
 
 # -- the flat fast path: a batch whose columns are all plain leaves ---------------------
 # (fixed width, boolean, binary and string with 32/64-bit offsets: what Spark hands over).
-# Each struct, buffer table and last offset is one unpack_from through
-# c.ADDRESS_SPACE, and every buffer is a slice of one view spanning the batch's buffers
-# (a view per buffer cost ~1 us, the largest part of an import); that view is never read
-# outside the slices.  Anything out of the ordinary returns None and the general walk
-# (_build) imports the batch instead, errors included.
+# Each struct, pointer table, buffer table and last offset is one unpack_from through
+# c.ADDRESS_SPACE.  When the batch's buffers lie together every buffer is a slice (~0.1
+# us) of one view spanning them (~0.8 us), a view never read outside the slices;
+# otherwise each buffer is a frombuffer (~0.4 us) of one read-only memoryview from the
+# lowest address (sorting them into windows cost more).  The import is straight-line
+# code generated per schema (see _leaf_source): a loop over the columns spent more on
+# its own bookkeeping than on the reads.  Anything out of the ordinary returns None and
+# the general walk (_build) imports the batch instead, errors included.
 
 _WINDOW_MAX = 1 << 30  # the widest span one view covers
-_WINDOW_GAP = 1 << 20  # buffers further apart than this get views of their own
+_WINDOW_GAP = 1 << 20  # the most unused bytes that span may hold
 _LEAF_KINDS = {("validity", "values"), ("validity", "bits"), ("validity", "offsets", "data")}
-_MEMORY = c.ADDRESS_SPACE
-_read_array = c.ARRAY_STRUCT.unpack_from
-_OFFSET_AT = {4: struct.Struct("<i").unpack_from, 8: struct.Struct("<q").unpack_from}
-_object_new = object.__new__
+_MAX_COLUMNS = 4096  # wider batches take the general walk (the generated text grows)
+_CODE: dict[tuple[tuple[int, int], ...], Any] = {}  # compiled text per column shape
+_CODE_SIZE = 64
 
 
-def _windows(spans: list[tuple[int, int]], owner: Any) -> dict[int, tuple[int, np.ndarray]]:
-    """For each buffer start, (window start, window view): buffers lying near each other
-    (gaps below _WINDOW_GAP, a window at most _WINDOW_MAX) share one view."""
-    out: dict[int, tuple[int, np.ndarray]] = {}
-    group: list[int] = []
-    lo = hi = 0
-    for start, stop in sorted(spans):
-        if group and (start - hi > _WINDOW_GAP or stop - lo > _WINDOW_MAX):
-            entry = (lo, memory_view(lo, hi - lo, owner))
-            for address in group:
-                out[address] = entry
-            group = []
-        if not group:
-            lo = hi = start
-        group.append(start)
-        if stop > hi:
-            hi = stop
-    if group:
-        entry = (lo, memory_view(lo, hi - lo, owner))
-        for address in group:
-            out[address] = entry
-    return out
+def _space(lo: int, owner: Any) -> memoryview:
+    """Read-only memory from ``lo`` on, holding ``owner``: what the buffers of a batch
+    whose buffers lie apart are taken from (one ``frombuffer`` each, at their offset)."""
+    space = c.AddressSpace.from_address(lo)
+    space.owner = owner
+    return memoryview(space).toreadonly()
 
 
-def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
-    """Per column (type, kind, width, buffer count, buffer table reader, last offset
-    reader, Array class), or None when a column is not a plain leaf.  kind: 0 fixed
-    width values, 1 bits, 2 offsets and data (width is the value or offset width)."""
-    plan = []
-    for f in schema.fields:
+def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
+    """The text of ``take(address, owner)`` for batches whose columns have ``shape``:
+    per column (kind, width), kind 0 fixed-width values, 1 bits, 2 offsets (of
+    ``width`` bytes) and data.
+
+    ``take`` reads the batch's ArrowArray at ``address`` and every child's struct, buffer
+    table and (kind 2) last offset into named locals, checks them (a live plain child of
+    the batch's length at least, no dictionary, the buffers its size rules need present;
+    otherwise None), then builds each column as the batch's slice of the child, its
+    buffers views whose bases hold ``owner``.  The text holds only
+    local names and ints; classes (``C0``...), types (``D0``...) and readers are names
+    bound by :func:`_leaf_plan`.
+    """
+    n = len(shape)
+    ptrs = ", ".join(f"p{k}" for k in range(n))
+    head = [
+        "def take(address, owner):",
+        "  (length, null_count, offset, _, n_children, _, children, dictionary, release,"
+        " _) = _read(_M, address)",
+        "  if (null_count != 0 and null_count != -1) or length < 0 or offset < 0 "
+        f"or dictionary or not release or n_children != {n} or not children:",
+        "    return None",
+        f"  ({ptrs},) = _ptrs(_M, children)",
+        f"  if not ({' and '.join(f'p{k}' for k in range(n))}):",
+        "    return None",
+        "  e = offset + length",
+        "  whole = not offset",
+    ]
+    reads, spans, single, multi = [], [], [], []
+    for k, (kind, width) in enumerate(shape):
+        nbuf = 3 if kind == 2 else 2
+        bufs = f"v{k}, a{k}" + (f", b{k}" if kind == 2 else "")
+        reads += [
+            f"  (n{k}, z{k}, o{k}, m{k}, h{k}, t{k}, _, d{k}, r{k}, _) = _read(_M, p{k})",
+            f"  if not r{k} or m{k} != {nbuf} or h{k} or d{k} or n{k} < e or o{k} < 0 "
+            f"or not t{k}:",
+            "    return None",
+            f"  ({bufs},) = _tab{nbuf}(_M, t{k})",
+            f"  x{k} = o{k} + n{k}",  # the end of the child's slots
+            # validity bytes (a NULL bitmap is fine only without nulls or slots)
+            f"  w{k} = (x{k} + 7) >> 3 if v{k} else 0",
+            f"  if not v{k} and z{k} and n{k}:",
+            "    return None",
+        ]
+        if kind == 0:
+            reads.append(f"  s{k} = x{k} * {width}")
+        elif kind == 1:
+            reads.append(f"  s{k} = (x{k} + 7) >> 3")
+        else:
+            reads += [
+                f"  if not a{k}:",
+                "    return None",
+                f"  (g{k},) = _off{width}(_M, a{k} + x{k} * {width})",
+                f"  if g{k} < 0 or (not b{k} and g{k} and n{k}):",
+                "    return None",
+                f"  s{k} = (x{k} + 1) * {width}",
+            ]
+        if kind != 2:  # (kind 2 needed its offsets buffer above)
+            reads += [f"  if not a{k} and s{k} and n{k}:", "    return None"]
+        parts = [(f"v{k}", f"w{k}"), (f"a{k}", f"s{k}")] + ([(f"b{k}", f"g{k}")]
+                                                             if kind == 2 else [])
+        spans += [f"({a}, {size})" for a, size in parts]
+        for out, cut in ((single, "q[{a} - lo : {a} - lo + {size}]"),
+                         (multi, "_frombuffer(W, _u8, {size}, {a} - lo)")):
+            views = [f"{cut.format(a=f'v{k}', size=f'w{k}')} if w{k} else None"]
+            views += [f"{cut.format(a=a, size=size)} if {a} and {size} else EMPTY"
+                      for a, size in parts[1:]]
+            null_count = f"z{k} if z{k} == 0 or (whole and n{k} == length) else -1"
+            out += unchecked_new_source(
+                f"c{k}", f"C{k}", f"D{k}", "length", f"({', '.join(views)},)", null_count
+            ).splitlines()
+            out.append(f"c{k}._offset = o{k} + offset")
+    columns = ", ".join(f"c{k}" for k in range(n))
+    body = [
+        # a batch whose buffers lie together (all the gaps together are small: one body
+        # or one arena) has them sliced from one view of their span; otherwise each is
+        # a view of its own
+        f"  spans = [(a, a + s) for a, s in ({', '.join(spans)},) if a and s]",
+        "  W = None",
+        "  if spans:",
+        "    lo = min([a for a, _ in spans])",
+        "    hi = max([b for _, b in spans])",
+        "    if hi - lo <= MAX and hi - lo - sum([b - a for a, b in spans]) <= GAP:",
+        "      q = _view(lo, hi - lo, owner)",
+        "    else:",
+        "      W = _space(lo, owner)",
+        "  if W is None:",
+        *(f"    {line}" for line in single),
+        "  else:",
+        *(f"    {line}" for line in multi),
+        f"  return _batch(SCHEMA, ({columns},), length)",
+    ]
+    return "\n".join(head + reads + body) + "\n"
+
+
+def _leaf_plan(schema: t.Schema) -> Callable[[int, Any], Any] | None:
+    """The generated ``take(address, owner)`` (:func:`_leaf_source`) for batches of
+    ``schema``, bound to its types and Array classes; None when a column is not a plain
+    leaf (or there are none, or too many)."""
+    shape, names = [], {}
+    for k, f in enumerate(schema.fields):
         lay = layout_of(f.type)
         kinds = tuple(b.kind for b in lay.buffers)
         physical = t.storage_of(f.type)
@@ -148,107 +229,43 @@ def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
             physical, t.DictionaryType
         ):
             return None
-        kind = {"values": 0, "bits": 1, "offsets": 2}[kinds[1]]
         width = lay.buffers[1].byte_width
-        plan.append((f.type, kind, width, len(kinds), c.pointers_reader(len(kinds)),
-                     _OFFSET_AT.get(width), array_class_for(f.type)))
-    return plan
-
-
-def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
-                   schema: t.Schema) -> Any:
-    """The batch at ``address`` (an ArrowArray struct, left unreleased and unmoved) as a
-    RecordBatch whose buffer views keep ``owner`` (the capsule holding it, or an
-    :class:`_Owner`) alive, or None when it is not a batch of plain leaf columns."""
-    # the per-batch cost of a writer fed pyarrow batches: one unpack_from per struct,
-    # pointer table, buffer table and last offset, plain locals, one numpy view per
-    # window of buffers and one slice of it per buffer, the arrays built without a call
-    memory, read = _MEMORY, _read_array
-    (length, null_count, offset, _n_buffers, n_children, _buffers, children_address,
-     dictionary, release, _) = read(memory, address)
-    if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary or not release
-            or n_children != len(plan) or not plan or not children_address):
+        kind = {"values": 0, "bits": 1, "offsets": 2}[kinds[1]]
+        if kind == 2 and width not in (4, 8):
+            return None
+        shape.append((kind, width))
+        names[f"C{k}"] = array_class_for(f.type)
+        names[f"D{k}"] = f.type
+    if not shape or len(shape) > _MAX_COLUMNS:
         return None
-    pieces: list[tuple[Any, ...]] = []
-    spans: list[tuple[int, int]] = []
-    end_of_batch = offset + length
-    whole = not offset
-    for child, (dtype, kind, width, n_table, table, offset_at, cls) in zip(
-        c.pointers_reader(n_children)(memory, children_address), plan
-    ):
-        if not child:
-            return None
-        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release,
-         _) = read(memory, child)
-        if (not release or n_buf != n_table or n_kids or dict_address
-                or n < end_of_batch or off < 0 or not buffers_address):
-            return None
-        addresses = table(memory, buffers_address)
-        end = off + n
-        validity = addresses[0]
-        if validity:
-            vbytes = (end + 7) >> 3
-            spans.append((validity, validity + vbytes))
-        elif nulls == 0 or not n:
-            vbytes = 0
-        else:
-            return None
-        if kind == 0:
-            sizes: tuple[int, ...] = (vbytes, end * width)
-        elif kind == 1:
-            sizes = (vbytes, (end + 7) >> 3)
-        else:
-            if not addresses[1]:
-                return None
-            (last,) = offset_at(memory, addresses[1] + end * width)
-            if last < 0:
-                return None
-            sizes = (vbytes, (end + 1) * width, last)
-        for buf_address, nbytes in zip(addresses[1:], sizes[1:]):
-            if buf_address and nbytes:
-                spans.append((buf_address, buf_address + nbytes))
-            elif nbytes and n:
-                return None
-        # the column as the batch's slice of the child (Array.slice's null count rule)
-        pieces.append((cls, dtype, nulls if nulls == 0 or (whole and n == length) else -1,
-                       off + offset, addresses, sizes))
-    # buffers lying near each other (gaps below _WINDOW_GAP, a window at most
-    # _WINDOW_MAX) share one view.  When all the gaps together are below _WINDOW_GAP (a
-    # batch whose buffers sit in one body or one arena) that is a single view, found
-    # without sorting; otherwise _windows groups them
-    windows = None
-    if spans:
-        lo = min([start for start, _ in spans])
-        hi = max([stop for _, stop in spans])
-        if hi - lo <= _WINDOW_MAX and hi - lo - sum([b - a for a, b in spans]) <= _WINDOW_GAP:
-            window = memory_view(lo, hi - lo, owner)
-        else:
-            windows = _windows(spans, owner)
-    empty = empty_buffer()
-    columns = []
-    for cls, dtype, null_count, col_offset, addresses, sizes in pieces:
-        bufs: list[np.ndarray | None] = []
-        for buf_address, nbytes in zip(addresses, sizes):
-            if not (buf_address and nbytes):
-                bufs.append(empty)
-                continue
-            if windows is not None:
-                lo, window = windows[buf_address]
-            bufs.append(window[buf_address - lo : buf_address - lo + nbytes])
-        if not sizes[0]:
-            bufs[0] = None
-        # Array(dtype, length, bufs, (), null_count, col_offset, None) without the call
-        col = _object_new(cls)
-        col._type = dtype
-        col._length = length
-        col._buffers = tuple(bufs)
-        col._children = ()
-        col._null_count = null_count
-        col._offset = col_offset
-        col._dictionary = None
-        columns.append(col)
-    # the columns were built with the schema's own types and checked to the batch length
-    return RecordBatch._trusted(schema, columns, length)
+    key = tuple(shape)
+    code = _CODE.get(key)
+    if code is None:
+        code = compile(_leaf_source(key), "<quiver.cdata.import_batch take>", "exec")
+        if len(_CODE) >= _CODE_SIZE:
+            _CODE.clear()
+        _CODE[key] = code
+    names.update({
+        "_read": c.ARRAY_STRUCT.unpack_from,
+        "_M": c.ADDRESS_SPACE,
+        "_ptrs": c.pointers_reader(len(shape)),
+        "_tab2": c.pointers_reader(2),
+        "_tab3": c.pointers_reader(3),
+        "_off4": struct.Struct("<i").unpack_from,
+        "_off8": struct.Struct("<q").unpack_from,
+        "_view": memory_view,
+        "_space": _space,
+        "_frombuffer": np.frombuffer,
+        "_u8": np.uint8,
+        "_batch": RecordBatch._trusted,
+        "_object_new": object.__new__,
+        "EMPTY": empty_buffer(),
+        "SCHEMA": schema,
+        "MAX": _WINDOW_MAX,
+        "GAP": _WINDOW_GAP,
+    })
+    exec(code, names)
+    return names["take"]  # type: ignore[no-any-return]
 
 
 def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Any:
@@ -271,11 +288,10 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
     if validate == "none":
         # batches of plain leaf columns take the flat fast path (as BatchImporter)
         field = _field_from_capsule(capsules[0])
-        schema, plan = _leaf_plan_of(field)
+        plan = _leaf_plan_of(field)
         if plan is not None:
             capsule = capsules[1]
-            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
-            fast = _import_leaves(capsule, address, plan, schema)
+            fast = plan(c.capsule_address(capsule, c.ARRAY_CAPSULE), capsule)
             if fast is not None:
                 return fast
         owner = _move_array(capsules[1])
@@ -284,21 +300,20 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
     return _batch_from_struct(field, array)
 
 
-# the schema and leaf plan of each imported record batch field (the field objects come
+# the generated leaf import of each imported record batch field (the field objects come
 # from the digest cache, so a producer's batches share one entry; keyed by id with the
 # field kept in the entry so that the id is not reused while cached)
-_LEAF_PLANS: dict[int, tuple[t.Field, t.Schema, Any]] = {}
+_LEAF_PLANS: dict[int, tuple[t.Field, Any]] = {}
 
 
-def _leaf_plan_of(field: t.Field) -> tuple[t.Schema, list[tuple[Any, ...]] | None]:
+def _leaf_plan_of(field: t.Field) -> Callable[[int, Any], Any] | None:
     entry = _LEAF_PLANS.get(id(field))
     if entry is None or entry[0] is not field:
-        schema = _schema_of(field) if isinstance(field.type, t.StructType) else None
-        plan = _leaf_plan(schema) if schema is not None else None
+        plan = _leaf_plan(_schema_of(field)) if isinstance(field.type, t.StructType) else None
         if len(_LEAF_PLANS) > 256:
             _LEAF_PLANS.clear()
-        entry = _LEAF_PLANS[id(field)] = (field, schema, plan)  # type: ignore[assignment]
-    return entry[1], entry[2]
+        entry = _LEAF_PLANS[id(field)] = (field, plan)
+    return entry[1]  # type: ignore[no-any-return]
 
 
 # --------------------------------------------------------------------------------------
