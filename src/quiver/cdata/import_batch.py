@@ -39,7 +39,7 @@ from .import_array import (
     memory_view,
     stream_capsule,
 )
-from .schema import _field_from_capsule, _schema_of, schema_digest
+from .schema import _field_from_capsule, _schema_of, schema_check, schema_digest
 from .stream import export_stream
 
 # --------------------------------------------------------------------------------------
@@ -57,41 +57,58 @@ def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> A
 
 class BatchImporter:
     """Imports batch after batch from one producer (a writer's pyarrow batches): the
-    schema is parsed once and reused while the producer's C schema has the same digest
-    (:func:`~quiver.cdata.schema.schema_digest`: every node's format, name, metadata and
-    flags, read again for each batch, so a changed schema is always seen), otherwise
-    parsed again.  Each batch is zero-copy, as :func:`import_batch`.
+    schema is parsed once and reused while the producer's C schema matches it (every
+    node's format, name, metadata and flags, read again for each batch by code generated
+    for it, :func:`~quiver.cdata.schema.schema_check`, so a changed schema is always
+    seen); a few schemas are kept, by their digest.  Each batch is zero-copy, as
+    :func:`import_batch`.
     """
 
-    __slots__ = ("_field", "_key", "_leaves", "_schema", "_target")
+    __slots__ = ("_field", "_known", "_leaves", "_same", "_schema", "_target")
+
+    _KNOWN = 8  # schemas kept by digest (a producer alternating a few schemas)
 
     def __init__(self, target: t.Schema | None = None) -> None:
         self._target = target  # a writer's schema: batches equal to it get this object
-        self._key: tuple[Any, ...] | None = None
+        self._known: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._same: Callable[[int], bool] | None = None
         self._field: t.Field | None = None
         self._schema: t.Schema | None = None
         self._leaves: Callable[[int, Any], Any] | None = None
 
-    def __call__(self, obj: Any) -> Any:
-        """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
-        schema_capsule, capsule = _array_capsules(obj, None)
-        key = schema_digest(c.capsule_address(schema_capsule, c.SCHEMA_CAPSULE))
-        field, schema = self._field, self._schema
-        if field is None or key is None or key != self._key:
+    def _adopt(self, address: int, schema_capsule: Any) -> None:
+        """Take the schema at ``address`` as the current one (parsed, or known)."""
+        key = schema_digest(address)
+        entry = self._known.get(key) if key is not None else None
+        if entry is None:
             field = _field_from_capsule(schema_capsule)
             schema = _schema_of(field)
             if self._target is not None and schema.equals(self._target):
                 schema = self._target
-            self._field, self._schema, self._key = field, schema, key
-            self._leaves = _leaf_plan(schema)
-        if self._leaves is not None:
+            entry = (schema_check(key) if key is not None else None, field, schema,
+                     _leaf_plan(schema))
+            if key is not None:
+                if len(self._known) >= self._KNOWN:
+                    self._known.clear()
+                self._known[key] = entry
+        self._same, self._field, self._schema, self._leaves = entry
+
+    def __call__(self, obj: Any) -> Any:
+        """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
+        schema_capsule, capsule = _array_capsules(obj, None)
+        address = c.capsule_address(schema_capsule, c.SCHEMA_CAPSULE)
+        same = self._same
+        if same is None or not same(address):
+            self._adopt(address, schema_capsule)
+        leaves = self._leaves
+        if leaves is not None:
             # the views keep the capsule alive, whose destructor releases the array
-            fast = self._leaves(c.capsule_address(capsule, c.ARRAY_CAPSULE), capsule)
+            fast = leaves(c.capsule_address(capsule, c.ARRAY_CAPSULE), capsule)
             if fast is not None:
                 return fast
         owner = _move_array(capsule)
-        array = _build(owner.struct, field.type, owner, "", 0)
-        return RecordBatch._from_struct_array(schema, array)  # type: ignore[arg-type]
+        array = _build(owner.struct, self._field.type, owner, "", 0)  # type: ignore[union-attr]
+        return RecordBatch._from_struct_array(self._schema, array)  # type: ignore[arg-type]
 
 
 # -- the flat fast path: a batch whose columns are all plain leaves ---------------------
@@ -137,7 +154,9 @@ def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
     n = len(shape)
     ptrs = ", ".join(f"p{k}" for k in range(n))
     head = [
-        "def take(address, owner):",
+        # the readers are bound as defaults: locals, not a globals lookup at each use
+        "def take(address, owner, _read=_read, _M=_M, _tab2=_tab2, _tab3=_tab3, "
+        "_object_new=_object_new, EMPTY=EMPTY):",
         "  (length, null_count, offset, _, n_children, _, children, dictionary, release,"
         " _) = _read(_M, address)",
         "  if (null_count != 0 and null_count != -1) or length < 0 or offset < 0 "
