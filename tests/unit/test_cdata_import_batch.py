@@ -271,3 +271,18 @@ def test_batch_fast_path_with_buffers_apart_matches_the_general_import(
         assert ours.equals(general) and ours.to_pydict() == sliced.to_pydict()
         ours.validate(full=True)
         assert all(b is None or not b.flags.writeable for col in ours.columns for b in col.buffers)
+
+
+def test_batch_importer_sees_a_schema_that_changed_only_in_metadata() -> None:
+    import pyarrow as pa
+
+    from quiver.interop.import_ import BatchImporter
+
+    importer = BatchImporter()
+    batch = pa.record_batch({"a": [1], "b": ["x"]})
+    for value in ("v", "w", "v"):
+        got = importer(batch.replace_schema_metadata({"k": value}))
+        assert got.schema.metadata == {b"k": value.encode()}
+    assert importer(batch).schema.metadata is None
+    renamed = importer(pa.record_batch({"a": [1], "c": ["x"]}))
+    assert renamed.schema.names == ["a", "c"] and renamed.to_pydict() == {"a": [1], "c": ["x"]}
