@@ -168,7 +168,8 @@ def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
         "  e = offset + length",
         "  whole = not offset",
     ]
-    reads, spans, single, multi = [], [], [], []
+    reads, single, multi = [], [], []
+    starts, stops, sizes = [], [], []  # per buffer
     for k, (kind, width) in enumerate(shape):
         nbuf = 3 if kind == 2 else 2
         bufs = f"v{k}, a{k}" + (f", b{k}" if kind == 2 else "")
@@ -197,16 +198,22 @@ def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
                 "    return None",
                 f"  s{k} = (x{k} + 1) * {width}",
             ]
+        # a NULL buffer is fine only when empty or without slots; its size becomes 0, so
+        # that below a buffer is present exactly when its size is not 0
         if kind != 2:  # (kind 2 needed its offsets buffer above)
-            reads += [f"  if not a{k} and s{k} and n{k}:", "    return None"]
+            reads += [f"  if not a{k}:", f"    if s{k} and n{k}:", "      return None",
+                      f"    s{k} = 0"]
+        else:
+            reads += [f"  if not b{k}:", f"    g{k} = 0"]
         parts = [(f"v{k}", f"w{k}"), (f"a{k}", f"s{k}")] + ([(f"b{k}", f"g{k}")]
                                                              if kind == 2 else [])
-        spans += [f"({a}, {size})" for a, size in parts]
+        starts += [a for a, _ in parts]
+        stops += [f"{a} + {size}" for a, size in parts]
+        sizes += [size for _, size in parts]
         for out, cut in ((single, "q[{a} - lo : {a} - lo + {size}]"),
                          (multi, "_frombuffer(W, _u8, {size}, {a} - lo)")):
-            views = [f"{cut.format(a=f'v{k}', size=f'w{k}')} if w{k} else None"]
-            views += [f"{cut.format(a=a, size=size)} if {a} and {size} else EMPTY"
-                      for a, size in parts[1:]]
+            views = [f"{cut.format(a=a, size=size)} if {size} else "
+                     + ("None" if a.startswith("v") else "EMPTY") for a, size in parts]
             null_count = f"z{k} if z{k} == 0 or (whole and n{k} == length) else -1"
             out += unchecked_new_source(
                 f"c{k}", f"C{k}", f"D{k}", "length", f"({', '.join(views)},)", null_count
@@ -217,12 +224,12 @@ def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
         # a batch whose buffers lie together (all the gaps together are small: one body
         # or one arena) has them sliced from one view of their span; otherwise each is
         # a view of its own
-        f"  spans = [(a, a + s) for a, s in ({', '.join(spans)},) if a and s]",
-        "  W = None",
-        "  if spans:",
-        "    lo = min([a for a, _ in spans])",
-        "    hi = max([b for _, b in spans])",
-        "    if hi - lo <= MAX and hi - lo - sum([b - a for a, b in spans]) <= GAP:",
+        # (a present empty buffer widens the span, so a far one forces views of their own)
+        f"  lo = min(filter(None, ({', '.join(starts)},)), default=0)",
+        "  W = q = None",
+        "  if lo:",
+        f"    hi = max({', '.join(stops)})",
+        f"    if hi - lo <= MAX and hi - lo - ({' + '.join(sizes)}) <= GAP:",
         "      q = _view(lo, hi - lo, owner)",
         "    else:",
         "      W = _space(lo, owner)",
