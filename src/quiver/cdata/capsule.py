@@ -136,6 +136,12 @@ string_field = ctypes.c_char_p.from_address
 _POINTERS: dict[int, _struct.Struct] = {}
 
 
+def structs_reader(layout: _struct.Struct, n: int) -> Any:
+    """``unpack_from`` of ``n`` structs of ``layout`` lying side by side (all members of
+    all of them in one flat tuple)."""
+    return _struct.Struct("@" + layout.format.lstrip("@") * n).unpack_from
+
+
 def pointers_reader(n: int) -> Any:
     """``unpack_from`` of a table of ``n`` pointers (cached per ``n``)."""
     reader = _POINTERS.get(n)

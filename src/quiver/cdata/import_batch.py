@@ -156,7 +156,7 @@ def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
     head = [
         # the readers are bound as defaults: locals, not a globals lookup at each use
         "def take(address, owner, _read=_read, _M=_M, _tab2=_tab2, _tab3=_tab3, "
-        "_object_new=_object_new, EMPTY=EMPTY):",
+        "_children=_children, _object_new=_object_new, EMPTY=EMPTY):",
         "  (length, null_count, offset, _, n_children, _, children, dictionary, release,"
         " _) = _read(_M, address)",
         "  if (null_count != 0 and null_count != -1) or length < 0 or offset < 0 "
@@ -168,13 +168,22 @@ def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
         "  e = offset + length",
         "  whole = not offset",
     ]
+    # the children's structs: one read when they lie side by side (as pyarrow's do)
+    fields = [f"n{k}, z{k}, o{k}, m{k}, h{k}, t{k}, _, d{k}, r{k}, _" for k in range(n)]
+    size = c.ARRAY_STRUCT.size
+    side_by_side = " and ".join(f"p{k} == p0 + {k * size}" for k in range(1, n))
+    head += [
+        f"  if {side_by_side or 'True'}:",
+        f"    ({', '.join(fields)},) = _children(_M, p0)",
+        "  else:",
+        *(f"    ({fields[k]},) = _read(_M, p{k})" for k in range(n)),
+    ]
     reads, single, multi = [], [], []
     starts, stops, sizes = [], [], []  # per buffer
     for k, (kind, width) in enumerate(shape):
         nbuf = 3 if kind == 2 else 2
         bufs = f"v{k}, a{k}" + (f", b{k}" if kind == 2 else "")
         reads += [
-            f"  (n{k}, z{k}, o{k}, m{k}, h{k}, t{k}, _, d{k}, r{k}, _) = _read(_M, p{k})",
             f"  if not r{k} or m{k} != {nbuf} or h{k} or d{k} or n{k} < e or o{k} < 0 "
             f"or not t{k}:",
             "    return None",
@@ -275,6 +284,7 @@ def _leaf_plan(schema: t.Schema) -> Callable[[int, Any], Any] | None:
         "_read": c.ARRAY_STRUCT.unpack_from,
         "_M": c.ADDRESS_SPACE,
         "_ptrs": c.pointers_reader(len(shape)),
+        "_children": c.structs_reader(c.ARRAY_STRUCT, len(shape)),
         "_tab2": c.pointers_reader(2),
         "_tab3": c.pointers_reader(3),
         "_off4": struct.Struct("<i").unpack_from,

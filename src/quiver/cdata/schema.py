@@ -292,40 +292,66 @@ def _check_source(key: tuple[Any, ...], names: dict[str, Any]) -> str:
     the expected bytes are bound in ``names``."""
     # the readers are bound as defaults: locals, not a globals lookup at each use
     lines = ["def same(address, _read_schema=_read_schema, _MEMORY=_MEMORY, _string=_string):"]
-    nodes = iter(range(0, len(key), 6))
+    size = c.SCHEMA_STRUCT.size
 
-    def node(at: str) -> None:
-        j = next(nodes)
+    def tree(j: int) -> tuple[Any, int]:
+        """The node at ``key[j]`` as (j, child trees, dictionary tree), and where the
+        next node starts (the key lists each node, its children's, then its
+        dictionary's)."""
+        nxt = j + 6
+        kids = []
+        for _ in range(key[j + 4]):
+            kid, nxt = tree(nxt)
+            kids.append(kid)
+        dictionary = None
+        if key[j + 5]:
+            dictionary, nxt = tree(nxt)
+        return (j, kids, dictionary), nxt
+
+    def fields(j: int) -> str:
+        return f"_, nm{j}, md{j}, fl{j}, nc{j}, ch{j}, d{j}, r{j}, _"
+
+    def node(at: str, here: tuple[Any, ...]) -> None:
+        """Check the node ``here`` (its struct's members already read into locals
+        ``*{j}``) at address ``at``, then its children and dictionary."""
+        j, subtrees, dictionary = here
         fmt, name, blob, flags, n_children, has_dictionary = key[j : j + 6]
         names[f"F{j}"], names[f"N{j}"], names[f"B{j}"] = fmt, name, blob
         tests = [
-            "not r", f"fl != {flags}", f"nc != {n_children}",
-            "not d" if has_dictionary else "d",
-            f"not md or _blob(md) != B{j}" if blob else "md",
-            f"not nm or _string({at} + 8).value != N{j}" if name is not None else "nm",
+            f"not r{j}", f"fl{j} != {flags}", f"nc{j} != {n_children}",
+            f"not d{j}" if has_dictionary else f"d{j}",
+            f"not md{j} or _blob(md{j}) != B{j}" if blob else f"md{j}",
+            f"not nm{j} or _string({at} + 8).value != N{j}" if name is not None else f"nm{j}",
             f"_string({at}).value != F{j}",
         ]
-        lines.extend([
-            f"  (_, nm, md, fl, nc, ch, d, r, _) = _read_schema(_MEMORY, {at})",
-            f"  if {' or '.join(tests)}:",
-            "    return False",
-        ])
-        if has_dictionary:  # (the locals are read again for each node)
-            lines.append(f"  d{j} = d")
-        kids = [f"a{j}_{k}" for k in range(n_children)]
-        if kids:
+        lines.extend([f"  if {' or '.join(tests)}:", "    return False"])
+        if n_children:
+            kids = [f"a{j}_{k}" for k in range(n_children)]
+            numbers = [sub[0] for sub in subtrees]  # the children's places in the key
             names[f"_pointers{n_children}"] = c.pointers_reader(n_children)
+            names[f"_schemas{n_children}"] = c.structs_reader(c.SCHEMA_STRUCT, n_children)
+            side_by_side = " and ".join(f"{kid} == {kids[0]} + {k * size}"
+                                        for k, kid in enumerate(kids[1:], 1))
             lines.extend([
-                f"  ({', '.join(kids)},) = _pointers{n_children}(_MEMORY, ch)",
+                f"  ({', '.join(kids)},) = _pointers{n_children}(_MEMORY, ch{j})",
                 f"  if not ({' and '.join(kids)}):",
                 "    return False",
+                # one read when the children lie side by side (as pyarrow's do)
+                f"  if {side_by_side or 'True'}:",
+                f"    ({', '.join(fields(i) for i in numbers)},) = "
+                f"_schemas{n_children}(_MEMORY, {kids[0]})",
+                "  else:",
+                *(f"    ({fields(i)},) = _read_schema(_MEMORY, {kid})"
+                  for kid, i in zip(kids, numbers)),
             ])
-            for kid in kids:
-                node(kid)
-        if has_dictionary:
-            node(f"d{j}")
+            for kid, sub in zip(kids, subtrees):
+                node(kid, sub)
+        if dictionary is not None:
+            lines.append(f"  ({fields(dictionary[0])},) = _read_schema(_MEMORY, d{j})")
+            node(f"d{j}", dictionary)
 
-    node("address")
+    lines.append(f"  ({fields(0)},) = _read_schema(_MEMORY, address)")
+    node("address", tree(0)[0])
     lines.append("  return True")
     return "\n".join(lines) + "\n"
 
