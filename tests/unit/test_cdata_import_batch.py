@@ -286,3 +286,26 @@ def test_batch_importer_sees_a_schema_that_changed_only_in_metadata() -> None:
     assert importer(batch).schema.metadata is None
     renamed = importer(pa.record_batch({"a": [1], "c": ["x"]}))
     assert renamed.schema.names == ["a", "c"] and renamed.to_pydict() == {"a": [1], "c": ["x"]}
+
+
+def test_batch_fast_path_on_a_batch_wider_than_one_generated_run() -> None:
+    import pyarrow as pa
+
+    from quiver.cdata import import_batch as ib
+    from quiver.interop import import_ as imp
+
+    n = 9
+    kinds = [pa.array([None if i % 3 == 0 else i for i in range(n)], pa.int16()),
+             pa.array([i % 2 == 0 for i in range(n)]),
+             pa.array([None if i % 4 == 0 else "q" * i for i in range(n)]),
+             pa.array([b"z" * i for i in range(n)], pa.large_binary())]
+    width = 2 * ib._CHUNK + 3
+    batch = pa.record_batch({f"c{k}": kinds[k % 4] for k in range(width)})
+    for sliced in (batch, batch.slice(2, 5)):
+        importer = imp.BatchImporter()
+        ours = importer(sliced)
+        assert importer._leaves is not None
+        general = imp._batch_from_struct(*imp._import_array_field(sliced.__arrow_c_array__()))
+        assert ours.num_columns == width and ours.equals(general)
+        assert ours.to_pydict() == sliced.to_pydict()
+        ours.validate(full=True)

@@ -114,76 +114,67 @@ class BatchImporter:
 # -- the flat fast path: a batch whose columns are all plain leaves ---------------------
 # (fixed width, boolean, binary and string with 32/64-bit offsets: what Spark hands over).
 # Each struct, pointer table, buffer table and last offset is one unpack_from through
-# c.ADDRESS_SPACE.  When the batch's buffers lie together every buffer is a slice (~0.1
-# us) of one view spanning them (~0.8 us), a view never read outside the slices;
-# otherwise each buffer is a frombuffer (~0.4 us) of one read-only memoryview from the
-# lowest address (sorting them into windows cost more).  The import is straight-line
-# code generated per schema (see _leaf_source): a loop over the columns spent more on
-# its own bookkeeping than on the reads.  Anything out of the ordinary returns None and
-# the general walk (_build) imports the batch instead, errors included.
+# c.ADDRESS_SPACE.  When a run of columns' buffers lie together every buffer is a slice
+# (~0.1 us) of one view spanning them (~0.8 us), a view never read outside the slices;
+# otherwise each is a view (~0.4 us) of one read-only memoryview from the lowest address
+# (sorting them into windows cost more).  The columns are read and built by straight-line
+# code generated per run of up to _CHUNK columns (see _chunk_source): a loop over the
+# columns spent more on its own bookkeeping than on the reads.  Anything out of the
+# ordinary returns None and the general walk (_build) imports the batch instead, errors
+# included.
 
 _WINDOW_MAX = 1 << 30  # the widest span one view covers
 _WINDOW_GAP = 1 << 20  # the most unused bytes that span may hold
 _LEAF_KINDS = {("validity", "values"), ("validity", "bits"), ("validity", "offsets", "data")}
-_MAX_COLUMNS = 4096  # wider batches take the general walk (the generated text grows)
-_CODE: dict[tuple[tuple[int, int], ...], Any] = {}  # compiled text per column shape
-_CODE_SIZE = 64
+_CHUNK = 32  # columns per generated function (compiling costs ~0.5 ms a column)
+_CODE: dict[tuple[tuple[int, int], ...], Any] = {}  # compiled text per run of columns
+_CODE_SIZE = 256
 
 
 def _space(lo: int, owner: Any) -> memoryview:
-    """Read-only memory from ``lo`` on, holding ``owner``: what the buffers of a batch
-    whose buffers lie apart are taken from (one ``frombuffer`` each, at their offset)."""
+    """Read-only bytes from ``lo`` on, holding ``owner``: what the buffers of columns
+    whose buffers lie apart are cut from (each ``asarray`` of a slice of it)."""
     space = c.AddressSpace.from_address(lo)
     space.owner = owner
-    return memoryview(space).toreadonly()
+    return memoryview(space).toreadonly().cast("B")
 
 
-def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
-    """The text of ``take(address, owner)`` for batches whose columns have ``shape``:
-    per column (kind, width), kind 0 fixed-width values, 1 bits, 2 offsets (of
-    ``width`` bytes) and data.
+def _chunk_source(shape: tuple[tuple[int, int], ...]) -> str:
+    """The text of ``part(pointers, e, whole, offset, owner)`` for a run of columns of
+    ``shape``: per column (kind, width), kind 0 fixed-width values, 1 bits, 2 offsets
+    (of ``width`` bytes) and data.
 
-    ``take`` reads the batch's ArrowArray at ``address`` and every child's struct, buffer
-    table and (kind 2) last offset into named locals, checks them (a live plain child of
-    the batch's length at least, no dictionary, the buffers its size rules need present;
-    otherwise None), then builds each column as the batch's slice of the child, its
-    buffers views whose bases hold ``owner``.  The text holds only
-    local names and ints; classes (``C0``...), types (``D0``...) and readers are names
-    bound by :func:`_leaf_plan`.
+    ``part`` reads the children ArrowArrays at ``pointers`` (their structs, buffer
+    tables and, kind 2, last offsets) into named locals, checks them (live plain
+    children with ``e`` = offset + length slots at least, no dictionary, the buffers
+    their size rules need present; otherwise None), then builds each column as the
+    batch's slice of its child, its buffers views whose bases hold ``owner``.  The text
+    holds only local names and ints; classes (``C0``...), types (``D0``...) and readers
+    are names bound by :func:`_leaf_plan`.
     """
     n = len(shape)
-    ptrs = ", ".join(f"p{k}" for k in range(n))
-    head = [
+    size = c.ARRAY_STRUCT.size
+    fields = [f"n{k}, z{k}, o{k}, m{k}, h{k}, t{k}, _, d{k}, r{k}, _" for k in range(n)]
+    side_by_side = " and ".join(f"p{k} == p0 + {k * size}" for k in range(1, n))
+    lines = [
         # the readers are bound as defaults: locals, not a globals lookup at each use
-        "def take(address, owner, _read=_read, _M=_M, _tab2=_tab2, _tab3=_tab3, "
-        "_children=_children, _object_new=_object_new, EMPTY=EMPTY):",
-        "  (length, null_count, offset, _, n_children, _, children, dictionary, release,"
-        " _) = _read(_M, address)",
-        "  if (null_count != 0 and null_count != -1) or length < 0 or offset < 0 "
-        f"or dictionary or not release or n_children != {n} or not children:",
-        "    return None",
-        f"  ({ptrs},) = _ptrs(_M, children)",
+        "def part(pointers, e, whole, offset, owner, _read=_read, _M=_M, _tab2=_tab2, "
+        "_tab3=_tab3, _children=_children, _asarray=_asarray, _object_new=_object_new, "
+        "EMPTY=EMPTY):",
+        f"  ({', '.join(f'p{k}' for k in range(n))},) = pointers",
         f"  if not ({' and '.join(f'p{k}' for k in range(n))}):",
         "    return None",
-        "  e = offset + length",
-        "  whole = not offset",
-    ]
-    # the children's structs: one read when they lie side by side (as pyarrow's do)
-    fields = [f"n{k}, z{k}, o{k}, m{k}, h{k}, t{k}, _, d{k}, r{k}, _" for k in range(n)]
-    size = c.ARRAY_STRUCT.size
-    side_by_side = " and ".join(f"p{k} == p0 + {k * size}" for k in range(1, n))
-    head += [
+        # the children's structs: one read when they lie side by side (as pyarrow's do)
         f"  if {side_by_side or 'True'}:",
         f"    ({', '.join(fields)},) = _children(_M, p0)",
         "  else:",
         *(f"    ({fields[k]},) = _read(_M, p{k})" for k in range(n)),
     ]
-    reads, single, multi = [], [], []
-    starts, stops, sizes = [], [], []  # per buffer
+    starts, stops, sizes, build = [], [], [], []  # per buffer, and the columns' text
     for k, (kind, width) in enumerate(shape):
         nbuf = 3 if kind == 2 else 2
         bufs = f"v{k}, a{k}" + (f", b{k}" if kind == 2 else "")
-        reads += [
+        lines += [
             f"  if not r{k} or m{k} != {nbuf} or h{k} or d{k} or n{k} < e or o{k} < 0 "
             f"or not t{k}:",
             "    return None",
@@ -194,69 +185,98 @@ def _leaf_source(shape: tuple[tuple[int, int], ...]) -> str:
             f"  if not v{k} and z{k} and n{k}:",
             "    return None",
         ]
-        if kind == 0:
-            reads.append(f"  s{k} = x{k} * {width}")
-        elif kind == 1:
-            reads.append(f"  s{k} = (x{k} + 7) >> 3")
-        else:
-            reads += [
+        # a NULL buffer is fine only when empty or without slots; its size becomes 0, so
+        # that below a buffer is present exactly when its size is not 0
+        if kind == 2:
+            lines += [
                 f"  if not a{k}:",
                 "    return None",
                 f"  (g{k},) = _off{width}(_M, a{k} + x{k} * {width})",
                 f"  if g{k} < 0 or (not b{k} and g{k} and n{k}):",
                 "    return None",
                 f"  s{k} = (x{k} + 1) * {width}",
+                f"  if not b{k}:",
+                f"    g{k} = 0",
             ]
-        # a NULL buffer is fine only when empty or without slots; its size becomes 0, so
-        # that below a buffer is present exactly when its size is not 0
-        if kind != 2:  # (kind 2 needed its offsets buffer above)
-            reads += [f"  if not a{k}:", f"    if s{k} and n{k}:", "      return None",
-                      f"    s{k} = 0"]
         else:
-            reads += [f"  if not b{k}:", f"    g{k} = 0"]
+            lines += [
+                f"  s{k} = x{k} * {width}" if kind == 0 else f"  s{k} = (x{k} + 7) >> 3",
+                f"  if not a{k}:",
+                f"    if s{k} and n{k}:",
+                "      return None",
+                f"    s{k} = 0",
+            ]
         parts = [(f"v{k}", f"w{k}"), (f"a{k}", f"s{k}")] + ([(f"b{k}", f"g{k}")]
                                                              if kind == 2 else [])
         starts += [a for a, _ in parts]
         stops += [f"{a} + {size}" for a, size in parts]
         sizes += [size for _, size in parts]
-        for out, cut in ((single, "q[{a} - lo : {a} - lo + {size}]"),
-                         (multi, "_frombuffer(W, _u8, {size}, {a} - lo)")):
-            views = [f"{cut.format(a=a, size=size)} if {size} else "
-                     + ("None" if a.startswith("v") else "EMPTY") for a, size in parts]
-            null_count = f"z{k} if z{k} == 0 or (whole and n{k} == length) else -1"
-            out += unchecked_new_source(
-                f"c{k}", f"C{k}", f"D{k}", "length", f"({', '.join(views)},)", null_count
-            ).splitlines()
-            out.append(f"c{k}._offset = o{k} + offset")
-    columns = ", ".join(f"c{k}" for k in range(n))
-    body = [
-        # a batch whose buffers lie together (all the gaps together are small: one body
-        # or one arena) has them sliced from one view of their span; otherwise each is
-        # a view of its own
-        # (a present empty buffer widens the span, so a far one forces views of their own)
+        views = [f"_asarray(q[{a} - lo : {a} - lo + {size}]) if {size} else "
+                 + ("None" if a.startswith("v") else "EMPTY") for a, size in parts]
+        null_count = f"z{k} if z{k} == 0 or (whole and n{k} == e) else -1"
+        build += unchecked_new_source(
+            f"c{k}", f"C{k}", f"D{k}", "e - offset", f"({', '.join(views)},)", null_count
+        ).splitlines()
+        build.append(f"c{k}._offset = o{k} + offset")
+    lines += [
+        # the columns' buffers lying together (all the gaps together are small: one body
+        # or one arena) are slices of one view of their span; otherwise of _space
+        # (a present empty buffer widens the span, so a far one takes the second way)
         f"  lo = min(filter(None, ({', '.join(starts)},)), default=0)",
-        "  W = q = None",
+        "  q = None",
         "  if lo:",
         f"    hi = max({', '.join(stops)})",
         f"    if hi - lo <= MAX and hi - lo - ({' + '.join(sizes)}) <= GAP:",
         "      q = _view(lo, hi - lo, owner)",
         "    else:",
-        "      W = _space(lo, owner)",
-        "  if W is None:",
-        *(f"    {line}" for line in single),
-        "  else:",
-        *(f"    {line}" for line in multi),
-        f"  return _batch(SCHEMA, ({columns},), length)",
+        "      q = _space(lo, owner)",
+        *(f"  {line}" for line in build),
+        f"  return ({', '.join(f'c{k}' for k in range(n))},)",
     ]
-    return "\n".join(head + reads + body) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def _chunk(shape: tuple[tuple[int, int], ...], names: dict[str, Any]) -> Any:
+    """The generated ``part`` for ``shape`` (compiled once per shape), bound to the
+    classes and types in ``names``."""
+    code = _CODE.get(shape)
+    if code is None:
+        code = compile(_chunk_source(shape), "<quiver.cdata.import_batch part>", "exec")
+        if len(_CODE) >= _CODE_SIZE:
+            _CODE.clear()
+        _CODE[shape] = code
+    names.update({
+        "_read": c.ARRAY_STRUCT.unpack_from,
+        "_M": c.ADDRESS_SPACE,
+        "_children": c.structs_reader(c.ARRAY_STRUCT, len(shape)),
+        "_tab2": c.pointers_reader(2),
+        "_tab3": c.pointers_reader(3),
+        "_off4": struct.Struct("<i").unpack_from,
+        "_off8": struct.Struct("<q").unpack_from,
+        "_view": memory_view,
+        "_space": _space,
+        "_asarray": np.asarray,
+        "_object_new": object.__new__,
+        "EMPTY": empty_buffer(),
+        "MAX": _WINDOW_MAX,
+        "GAP": _WINDOW_GAP,
+    })
+    exec(code, names)
+    return names["part"]
+
+
+_read_array = c.ARRAY_STRUCT.unpack_from
 
 
 def _leaf_plan(schema: t.Schema) -> Callable[[int, Any], Any] | None:
-    """The generated ``take(address, owner)`` (:func:`_leaf_source`) for batches of
-    ``schema``, bound to its types and Array classes; None when a column is not a plain
-    leaf (or there are none, or too many)."""
-    shape, names = [], {}
-    for k, f in enumerate(schema.fields):
+    """``take(address, owner)``: the batch at ``address`` (an ArrowArray struct, left
+    unreleased and unmoved) as a RecordBatch of ``schema`` whose buffer views keep
+    ``owner`` (the capsule holding it) alive, or None when it is not a batch of plain
+    leaf columns; the columns are read by generated ``part`` functions
+    (:func:`_chunk_source`).  None when a column of ``schema`` is not a plain leaf (or
+    there are none)."""
+    shape: list[tuple[int, int]] = []
+    for f in schema.fields:
         lay = layout_of(f.type)
         kinds = tuple(b.kind for b in lay.buffers)
         physical = t.storage_of(f.type)
@@ -269,39 +289,41 @@ def _leaf_plan(schema: t.Schema) -> Callable[[int, Any], Any] | None:
         if kind == 2 and width not in (4, 8):
             return None
         shape.append((kind, width))
-        names[f"C{k}"] = array_class_for(f.type)
-        names[f"D{k}"] = f.type
-    if not shape or len(shape) > _MAX_COLUMNS:
+    n = len(shape)
+    if not n:
         return None
-    key = tuple(shape)
-    code = _CODE.get(key)
-    if code is None:
-        code = compile(_leaf_source(key), "<quiver.cdata.import_batch take>", "exec")
-        if len(_CODE) >= _CODE_SIZE:
-            _CODE.clear()
-        _CODE[key] = code
-    names.update({
-        "_read": c.ARRAY_STRUCT.unpack_from,
-        "_M": c.ADDRESS_SPACE,
-        "_ptrs": c.pointers_reader(len(shape)),
-        "_children": c.structs_reader(c.ARRAY_STRUCT, len(shape)),
-        "_tab2": c.pointers_reader(2),
-        "_tab3": c.pointers_reader(3),
-        "_off4": struct.Struct("<i").unpack_from,
-        "_off8": struct.Struct("<q").unpack_from,
-        "_view": memory_view,
-        "_space": _space,
-        "_frombuffer": np.frombuffer,
-        "_u8": np.uint8,
-        "_batch": RecordBatch._trusted,
-        "_object_new": object.__new__,
-        "EMPTY": empty_buffer(),
-        "SCHEMA": schema,
-        "MAX": _WINDOW_MAX,
-        "GAP": _WINDOW_GAP,
-    })
-    exec(code, names)
-    return names["take"]  # type: ignore[no-any-return]
+    parts = []
+    for start in range(0, n, _CHUNK):
+        run = schema.fields[start : start + _CHUNK]
+        bound = {f"C{k}": array_class_for(f.type) for k, f in enumerate(run)}
+        bound.update({f"D{k}": f.type for k, f in enumerate(run)})
+        parts.append((start, start + len(run), _chunk(tuple(shape[start : start + _CHUNK]),
+                                                      bound)))
+    read_pointers = c.pointers_reader(n)
+    batch = RecordBatch._trusted
+    memory = c.ADDRESS_SPACE
+    single = parts[0][2] if len(parts) == 1 else None
+
+    def take(address: int, owner: Any) -> Any:
+        (length, null_count, offset, _, n_children, _, children, dictionary, release,
+         _) = _read_array(memory, address)
+        if ((null_count != 0 and null_count != -1) or length < 0 or offset < 0
+                or dictionary or not release or n_children != n or not children):
+            return None
+        pointers = read_pointers(memory, children)
+        e = offset + length
+        if single is not None:
+            columns = single(pointers, e, not offset, offset, owner)
+            return None if columns is None else batch(schema, columns, length)
+        out: list[Any] = []
+        for start, stop, part in parts:
+            columns = part(pointers[start:stop], e, not offset, offset, owner)
+            if columns is None:
+                return None
+            out += columns
+        return batch(schema, out, length)
+
+    return take
 
 
 def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Any:
