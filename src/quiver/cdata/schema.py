@@ -356,17 +356,29 @@ def _check_source(key: tuple[Any, ...], names: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# the generated checks by digest: a writer per file of one schema compiles it once
+_CHECKS: dict[tuple[Any, ...], Any] = {}
+_CHECKS_SIZE = 64
+
+
 def schema_check(key: tuple[Any, ...]) -> Any:
     """``same(address)``: whether the schema tree at ``address`` has the digest ``key``
     (:func:`schema_digest`), as straight-line code that compares each node's fields as
     it reads them, without building the digest (half its cost, for an importer that
-    expects batch after batch of one schema)."""
-    names: dict[str, Any] = {
-        "_read_schema": _read_schema, "_MEMORY": _MEMORY, "_string": _string,
-        "_blob": _metadata_blob,
-    }
-    exec(compile(_check_source(key, names), "<quiver.cdata.schema same>", "exec"), names)
-    return names["same"]
+    expects batch after batch of one schema).  Compiled once per digest (~1 ms for a
+    few columns, ~0.5 ms a column)."""
+    same = _CHECKS.get(key)
+    if same is None:
+        names: dict[str, Any] = {
+            "_read_schema": _read_schema, "_MEMORY": _MEMORY, "_string": _string,
+            "_blob": _metadata_blob,
+        }
+        exec(compile(_check_source(key, names), "<quiver.cdata.schema same>", "exec"), names)
+        same = names["same"]
+        if len(_CHECKS) >= _CHECKS_SIZE:
+            _CHECKS.clear()
+        _CHECKS[key] = same
+    return same
 
 
 def _field_from_struct(s: c.ArrowSchema) -> t.Field:
