@@ -246,3 +246,66 @@ def test_import_batch_from_a_table_source_concatenates_chunks():
     assert batch.column(0).to_pylist() == [0, 1, 2, 3, 4]
     one = import_batch(pa.Table.from_batches([_expected(0, 2)]))
     assert one.column(1).to_pylist() == ["a", "b"]
+
+
+def test_batch_fast_path_with_buffers_apart_matches_the_general_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pyarrow as pa
+
+    from quiver.cdata import import_batch as ib
+    from quiver.interop import import_ as imp
+
+    # no gap allowed: every batch's buffers count as lying apart (one view each)
+    monkeypatch.setattr(ib, "_WINDOW_GAP", -1)
+    n = 29
+    batch = pa.record_batch({
+        "i": pa.array([None if i % 3 == 0 else i for i in range(n)], pa.int32()),
+        "b": pa.array([i % 2 == 0 for i in range(n)]),
+        "s": pa.array([None if i % 4 == 0 else "ab" * (i % 5) for i in range(n)]),
+        "ls": pa.array(["x" * i for i in range(n)], pa.large_binary()),
+    })
+    for sliced in (batch, batch.slice(3, 20), batch.slice(0, 0)):
+        ours = imp.BatchImporter()(sliced)
+        general = imp._batch_from_struct(*imp._import_array_field(sliced.__arrow_c_array__()))
+        assert ours.equals(general) and ours.to_pydict() == sliced.to_pydict()
+        ours.validate(full=True)
+        assert all(b is None or not b.flags.writeable for col in ours.columns for b in col.buffers)
+
+
+def test_batch_importer_sees_a_schema_that_changed_only_in_metadata() -> None:
+    import pyarrow as pa
+
+    from quiver.interop.import_ import BatchImporter
+
+    importer = BatchImporter()
+    batch = pa.record_batch({"a": [1], "b": ["x"]})
+    for value in ("v", "w", "v"):
+        got = importer(batch.replace_schema_metadata({"k": value}))
+        assert got.schema.metadata == {b"k": value.encode()}
+    assert importer(batch).schema.metadata is None
+    renamed = importer(pa.record_batch({"a": [1], "c": ["x"]}))
+    assert renamed.schema.names == ["a", "c"] and renamed.to_pydict() == {"a": [1], "c": ["x"]}
+
+
+def test_batch_fast_path_on_a_batch_wider_than_one_generated_run() -> None:
+    import pyarrow as pa
+
+    from quiver.cdata import import_batch as ib
+    from quiver.interop import import_ as imp
+
+    n = 9
+    kinds = [pa.array([None if i % 3 == 0 else i for i in range(n)], pa.int16()),
+             pa.array([i % 2 == 0 for i in range(n)]),
+             pa.array([None if i % 4 == 0 else "q" * i for i in range(n)]),
+             pa.array([b"z" * i for i in range(n)], pa.large_binary())]
+    width = 2 * ib._CHUNK + 3
+    batch = pa.record_batch({f"c{k}": kinds[k % 4] for k in range(width)})
+    for sliced in (batch, batch.slice(2, 5)):
+        importer = imp.BatchImporter()
+        ours = importer(sliced)
+        assert importer._leaves is not None
+        general = imp._batch_from_struct(*imp._import_array_field(sliced.__arrow_c_array__()))
+        assert ours.num_columns == width and ours.equals(general)
+        assert ours.to_pydict() == sliced.to_pydict()
+        ours.validate(full=True)

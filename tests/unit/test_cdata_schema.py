@@ -176,3 +176,52 @@ def test_exported_schema_capsule_reads_back_through_raw_struct():
     assert s.flags == c.ARROW_FLAG_NULLABLE | c.ARROW_FLAG_DICTIONARY_ORDERED
     assert c.c_string(s.dictionary.contents.format) == b"u"
     assert import_field(capsule).type == qv.dictionary(qv.int8(), qv.string(), True)
+
+
+def test_schema_check_matches_its_digest_and_nothing_else() -> None:
+    import pyarrow as pa
+
+    from quiver.cdata import capsule as c
+    from quiver.cdata.schema import schema_check, schema_digest
+
+    dict_field = ("p", pa.dictionary(pa.int32(), pa.large_string()))
+    base = [("a", pa.int64()), ("b", pa.dictionary(pa.int8(), pa.string())),
+            ("l", pa.list_(pa.field("x", pa.int8(), metadata={"k": "v"}))),
+            ("s", pa.struct([dict_field, ("q", pa.float16())]))]
+    schema = pa.schema(base, metadata={"m": "1"})
+    held = []  # the capsules stay alive while their addresses are read
+
+    def address(obj: object) -> int:
+        held.append(obj.__arrow_c_schema__())  # type: ignore[attr-defined]
+        return c.capsule_address(held[-1], c.SCHEMA_CAPSULE)
+
+    key = schema_digest(address(schema))
+    assert key is not None
+    same = schema_check(key)
+    assert same(address(schema))
+    meta = {"m": "1"}
+    others = [
+        schema.remove_metadata(),
+        pa.schema(base, metadata={"m": "2"}),
+        pa.schema([("A", pa.int64()), *base[1:]], metadata=meta),
+        pa.schema(base[:3], metadata=meta),
+        pa.schema([*base[:3], ("s", pa.struct([("p", pa.dictionary(pa.int32(), pa.string())),
+                                               ("q", pa.float16())]))], metadata=meta),
+        pa.schema([*base[:3], ("s", pa.struct([
+            ("p", pa.dictionary(pa.int32(), pa.large_string(), ordered=True)),
+            ("q", pa.float16())]))], metadata=meta),
+        pa.schema([*base[:3], ("s", pa.struct([dict_field, ("Q", pa.float16())]))],
+                  metadata=meta),
+        pa.schema([*base[:3], pa.field("s", pa.struct([dict_field, ("q", pa.float16())]),
+                                       nullable=False)], metadata=meta),
+        pa.schema([*base[:2], ("l", pa.list_(pa.field("x", pa.int8(), metadata={"k": "w"}))),
+                   base[3]], metadata=meta),
+        pa.schema([*base[:2], ("l", pa.list_(pa.field("x", pa.int8()))), base[3]],
+                  metadata=meta),
+        pa.schema([*base[:3], ("s", pa.struct([("p", pa.int32()), ("q", pa.float16())]))],
+                  metadata=meta),
+    ]
+    for other in others:
+        at = address(other)
+        assert schema_digest(at) != key
+        assert not same(at), other

@@ -33,6 +33,7 @@ import contextlib
 import ctypes
 import itertools
 import struct as _struct
+import sys
 from typing import Any
 
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
@@ -114,6 +115,41 @@ def pointer_table(n: int) -> Any:
     if cls is None:
         cls = _TABLES[n] = ctypes.c_void_p * n
     return cls
+
+
+class AddressSpace(ctypes.c_char * sys.maxsize):
+    """Memory from an address on, as a buffer that is never copied nor sized.
+
+    :data:`ADDRESS_SPACE` (from address 0) is what the importers read C structs,
+    pointer tables and offsets through: ``Struct.unpack_from(ADDRESS_SPACE, address)`` is
+    one C call, ~6x cheaper than ``unpack(ctypes.string_at(address, size))`` (a foreign
+    function call and a bytes object).  It reads exactly what ``string_at`` read, so the
+    same trust in the producer's pointers applies.  An instance from a buffer's address
+    is the base of zero-copy views (``owner``: what keeps that memory alive).
+    """
+
+
+ADDRESS_SPACE = AddressSpace.from_address(0)
+# a C string field (format, name) at a struct address: ``.value`` is its bytes (None for NULL)
+string_field = ctypes.c_char_p.from_address
+
+_POINTERS: dict[int, _struct.Struct] = {}
+
+
+def structs_reader(layout: _struct.Struct, n: int) -> Any:
+    """``unpack_from`` of ``n`` structs of ``layout`` lying side by side (all members of
+    all of them in one flat tuple)."""
+    return _struct.Struct("@" + layout.format.lstrip("@") * n).unpack_from
+
+
+def pointers_reader(n: int) -> Any:
+    """``unpack_from`` of a table of ``n`` pointers (cached per ``n``)."""
+    reader = _POINTERS.get(n)
+    if reader is None:
+        if len(_POINTERS) > 1024:
+            _POINTERS.clear()
+        reader = _POINTERS[n] = _struct.Struct(f"@{n}P").unpack_from
+    return reader
 
 
 SCHEMA_CAPSULE = b"arrow_schema"
@@ -202,6 +238,13 @@ def new_capsule(obj: ctypes.Structure, name: bytes) -> Any:
 
 def capsule_address(capsule: Any, name: bytes) -> int:
     """The struct address inside ``capsule``, checking the capsule's name."""
+    # one call when all is well (PyCapsule_GetPointer checks the type and the name)
+    try:
+        address = _capsule_pointer(capsule, name)
+    except (ValueError, TypeError, ctypes.ArgumentError):
+        address = None
+    if address:
+        return int(address)
     if type(capsule).__name__ != "PyCapsule":
         raise ArrowTypeError(
             f"expected a PyCapsule named {name.decode()!r}, found {type(capsule).__name__}"

@@ -88,19 +88,21 @@ class _Owner:
             self.release()
 
 
-class _Memory:
-    """The numpy ``base`` of one imported buffer: producer memory plus a ref to its owner."""
+_frombuffer = np.frombuffer
+_u8 = np.uint8
 
-    __slots__ = ("__array_interface__", "owner")
 
-    def __init__(self, address: int, size: int, owner: _Owner) -> None:
-        self.owner = owner
-        self.__array_interface__ = {
-            "data": (address, True),
-            "shape": (size,),
-            "typestr": "|u1",
-            "version": 3,
-        }
+def memory_view(address: int, size: int, owner: Any) -> np.ndarray:
+    """A read-only ``uint8`` view of the ``size`` bytes at ``address`` whose base holds
+    ``owner`` (what keeps that memory alive: an :class:`_Owner` or a capsule).
+
+    The base is a :class:`~quiver.cdata.capsule.AddressSpace` at ``address`` (a ctypes
+    object, ~0.6 us cheaper than numpy reading an ``__array_interface__`` dict)."""
+    base = c.AddressSpace.from_address(address)
+    base.owner = owner
+    view = _frombuffer(base, _u8, size)
+    view.setflags(write=False)
+    return view
 
 
 def _move_array(capsule: Any) -> _Owner:
@@ -116,7 +118,7 @@ def _move_array(capsule: Any) -> _Owner:
 def _view(address: int | None, size: int, owner: _Owner) -> np.ndarray:
     if size == 0:
         return empty_buffer()
-    return np.asarray(_Memory(address, size, owner))  # type: ignore[arg-type]
+    return memory_view(address, size, owner)  # type: ignore[arg-type]
 
 
 def _offsets_end(buf: np.ndarray, width: int, end: int, path: str) -> int:

@@ -16,14 +16,14 @@ which spares the struct copy and a release through ctypes per batch.
 
 from __future__ import annotations
 
-import ctypes
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import types as t
-from ..array.base import Array, array_class_for
+from ..array.base import Array, array_class_for, unchecked_new_source
 from ..batch import RecordBatch, Table
 from ..buffers import empty_buffer
 from ..errors import ArrowTypeError
@@ -35,12 +35,11 @@ from .import_array import (
     _build,
     _concat,
     _import_array_field,
-    _Memory,
     _move_array,
-    _Owner,
+    memory_view,
     stream_capsule,
 )
-from .schema import _field_from_capsule, _schema_of
+from .schema import _field_from_capsule, _schema_of, schema_check, schema_digest
 from .stream import export_stream
 
 # --------------------------------------------------------------------------------------
@@ -58,87 +57,225 @@ def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> A
 
 class BatchImporter:
     """Imports batch after batch from one producer (a writer's pyarrow batches): the
-    schema is parsed once and reused while the producer's own ``schema`` object compares
-    equal (its ``==``: a C++ comparison for pyarrow, far cheaper than reading the C
-    schema back), otherwise parsed again.  Each batch is zero-copy, as
+    schema is parsed once and reused while the producer's C schema matches it (every
+    node's format, name, metadata and flags, read again for each batch by code generated
+    for it, :func:`~quiver.cdata.schema.schema_check`, so a changed schema is always
+    seen); a few schemas are kept, by their digest.  Each batch is zero-copy, as
     :func:`import_batch`.
     """
 
-    __slots__ = ("_field", "_leaves", "_schema", "_schema_obj", "_target")
+    __slots__ = ("_field", "_known", "_leaves", "_same", "_schema", "_target")
+
+    _KNOWN = 8  # schemas kept by digest (a producer alternating a few schemas)
 
     def __init__(self, target: t.Schema | None = None) -> None:
         self._target = target  # a writer's schema: batches equal to it get this object
-        self._schema_obj: Any = None
+        self._known: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._same: Callable[[int], bool] | None = None
         self._field: t.Field | None = None
         self._schema: t.Schema | None = None
-        self._leaves: list[tuple[Any, ...]] | None = None
+        self._leaves: Callable[[int, Any], Any] | None = None
 
-    def __call__(self, obj: Any) -> Any:
-        """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
-        schema_obj = getattr(obj, "schema", None)
-        capsules = _array_capsules(obj, None)
-        field, schema = self._field, self._schema
-        if field is None or schema_obj is None or not _same(schema_obj, self._schema_obj):
-            field = _field_from_capsule(capsules[0])
+    def _adopt(self, address: int, schema_capsule: Any) -> None:
+        """Take the schema at ``address`` as the current one (parsed, or known)."""
+        key = schema_digest(address)
+        entry = self._known.get(key) if key is not None else None
+        if entry is None:
+            field = _field_from_capsule(schema_capsule)
             schema = _schema_of(field)
             if self._target is not None and schema.equals(self._target):
                 schema = self._target
-            self._field, self._schema, self._schema_obj = field, schema, schema_obj
-            self._leaves = _leaf_plan(schema)
-        if self._leaves is not None:
+            entry = (schema_check(key) if key is not None else None, field, schema,
+                     _leaf_plan(schema))
+            if key is not None:
+                if len(self._known) >= self._KNOWN:
+                    self._known.clear()
+                self._known[key] = entry
+        self._same, self._field, self._schema, self._leaves = entry
+
+    def __call__(self, obj: Any) -> Any:
+        """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
+        schema_capsule, capsule = _array_capsules(obj, None)
+        address = c.capsule_address(schema_capsule, c.SCHEMA_CAPSULE)
+        same = self._same
+        if same is None or not same(address):
+            self._adopt(address, schema_capsule)
+        leaves = self._leaves
+        if leaves is not None:
             # the views keep the capsule alive, whose destructor releases the array
-            capsule = capsules[1]
-            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
-            fast = _import_leaves(capsule, address, self._leaves, schema)  # type: ignore[arg-type]
+            fast = leaves(c.capsule_address(capsule, c.ARRAY_CAPSULE), capsule)
             if fast is not None:
                 return fast
-        owner = _move_array(capsules[1])
-        array = _build(owner.struct, field.type, owner, "", 0)
-        return RecordBatch._from_struct_array(schema, array)  # type: ignore[arg-type]
+        owner = _move_array(capsule)
+        array = _build(owner.struct, self._field.type, owner, "", 0)  # type: ignore[union-attr]
+        return RecordBatch._from_struct_array(self._schema, array)  # type: ignore[arg-type]
 
 
 # -- the flat fast path: a batch whose columns are all plain leaves ---------------------
 # (fixed width, boolean, binary and string with 32/64-bit offsets: what Spark hands over).
-# Each column's C struct and buffer table are read in one call each, and every buffer is
-# a slice of one view spanning the batch's buffers (a view per buffer cost ~1.3 us, the
-# largest part of an import); that view is never read outside the slices.  Anything out
-# of the ordinary returns None and the general walk (_build) imports the batch instead,
-# errors included.
+# Each struct, pointer table, buffer table and last offset is one unpack_from through
+# c.ADDRESS_SPACE.  When a run of columns' buffers lie together every buffer is a slice
+# (~0.1 us) of one view spanning them (~0.8 us), a view never read outside the slices;
+# otherwise each is a view (~0.4 us) of one read-only memoryview from the lowest address
+# (sorting them into windows cost more).  The columns are read and built by straight-line
+# code generated per run of up to _CHUNK columns (see _chunk_source): a loop over the
+# columns spent more on its own bookkeeping than on the reads.  Anything out of the
+# ordinary returns None and the general walk (_build) imports the batch instead, errors
+# included.
 
 _WINDOW_MAX = 1 << 30  # the widest span one view covers
-_WINDOW_GAP = 1 << 20  # buffers further apart than this get views of their own
+_WINDOW_GAP = 1 << 20  # the most unused bytes that span may hold
 _LEAF_KINDS = {("validity", "values"), ("validity", "bits"), ("validity", "offsets", "data")}
+_CHUNK = 32  # columns per generated function (compiling costs ~0.5 ms a column)
+_CODE: dict[tuple[tuple[int, int], ...], Any] = {}  # compiled text per run of columns
+_CODE_SIZE = 256
 
 
-def _windows(spans: list[tuple[int, int]], owner: _Owner) -> dict[int, tuple[int, np.ndarray]]:
-    """For each buffer start, (window start, window view): buffers lying near each other
-    (gaps below _WINDOW_GAP, a window at most _WINDOW_MAX) share one view."""
-    out: dict[int, tuple[int, np.ndarray]] = {}
-    group: list[int] = []
-    lo = hi = 0
-    for start, stop in sorted(spans):
-        if group and (start - hi > _WINDOW_GAP or stop - lo > _WINDOW_MAX):
-            entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
-            for address in group:
-                out[address] = entry
-            group = []
-        if not group:
-            lo = hi = start
-        group.append(start)
-        if stop > hi:
-            hi = stop
-    if group:
-        entry = (lo, np.asarray(_Memory(lo, hi - lo, owner)))  # type: ignore[arg-type]
-        for address in group:
-            out[address] = entry
-    return out
+def _space(lo: int, owner: Any) -> memoryview:
+    """Read-only bytes from ``lo`` on, holding ``owner``: what the buffers of columns
+    whose buffers lie apart are cut from (each ``asarray`` of a slice of it)."""
+    space = c.AddressSpace.from_address(lo)
+    space.owner = owner
+    return memoryview(space).toreadonly().cast("B")
 
 
-def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
-    """Per column (type, kind, width, buffer table reader, Array class), or None when a
-    column is not a plain leaf.  kind: 0 fixed width values, 1 bits, 2 offsets and data
-    (width is the value or offset width)."""
-    plan = []
+def _chunk_source(shape: tuple[tuple[int, int], ...]) -> str:
+    """The text of ``part(pointers, e, whole, offset, owner)`` for a run of columns of
+    ``shape``: per column (kind, width), kind 0 fixed-width values, 1 bits, 2 offsets
+    (of ``width`` bytes) and data.
+
+    ``part`` reads the children ArrowArrays at ``pointers`` (their structs, buffer
+    tables and, kind 2, last offsets) into named locals, checks them (live plain
+    children with ``e`` = offset + length slots at least, no dictionary, the buffers
+    their size rules need present; otherwise None), then builds each column as the
+    batch's slice of its child, its buffers views whose bases hold ``owner``.  The text
+    holds only local names and ints; classes (``C0``...), types (``D0``...) and readers
+    are names bound by :func:`_leaf_plan`.
+    """
+    n = len(shape)
+    size = c.ARRAY_STRUCT.size
+    fields = [f"n{k}, z{k}, o{k}, m{k}, h{k}, t{k}, _, d{k}, r{k}, _" for k in range(n)]
+    side_by_side = " and ".join(f"p{k} == p0 + {k * size}" for k in range(1, n))
+    lines = [
+        # the readers are bound as defaults: locals, not a globals lookup at each use
+        "def part(pointers, e, whole, offset, owner, _read=_read, _M=_M, _tab2=_tab2, "
+        "_tab3=_tab3, _children=_children, _asarray=_asarray, _object_new=_object_new, "
+        "EMPTY=EMPTY):",
+        f"  ({', '.join(f'p{k}' for k in range(n))},) = pointers",
+        f"  if not ({' and '.join(f'p{k}' for k in range(n))}):",
+        "    return None",
+        # the children's structs: one read when they lie side by side (as pyarrow's do)
+        f"  if {side_by_side or 'True'}:",
+        f"    ({', '.join(fields)},) = _children(_M, p0)",
+        "  else:",
+        *(f"    ({fields[k]},) = _read(_M, p{k})" for k in range(n)),
+    ]
+    starts, stops, sizes, build = [], [], [], []  # per buffer, and the columns' text
+    for k, (kind, width) in enumerate(shape):
+        nbuf = 3 if kind == 2 else 2
+        bufs = f"v{k}, a{k}" + (f", b{k}" if kind == 2 else "")
+        lines += [
+            f"  if not r{k} or m{k} != {nbuf} or h{k} or d{k} or n{k} < e or o{k} < 0 "
+            f"or not t{k}:",
+            "    return None",
+            f"  ({bufs},) = _tab{nbuf}(_M, t{k})",
+            f"  x{k} = o{k} + n{k}",  # the end of the child's slots
+            # validity bytes (a NULL bitmap is fine only without nulls or slots)
+            f"  w{k} = (x{k} + 7) >> 3 if v{k} else 0",
+            f"  if not v{k} and z{k} and n{k}:",
+            "    return None",
+        ]
+        # a NULL buffer is fine only when empty or without slots; its size becomes 0, so
+        # that below a buffer is present exactly when its size is not 0
+        if kind == 2:
+            lines += [
+                f"  if not a{k}:",
+                "    return None",
+                f"  (g{k},) = _off{width}(_M, a{k} + x{k} * {width})",
+                f"  if g{k} < 0 or (not b{k} and g{k} and n{k}):",
+                "    return None",
+                f"  s{k} = (x{k} + 1) * {width}",
+                f"  if not b{k}:",
+                f"    g{k} = 0",
+            ]
+        else:
+            lines += [
+                f"  s{k} = x{k} * {width}" if kind == 0 else f"  s{k} = (x{k} + 7) >> 3",
+                f"  if not a{k}:",
+                f"    if s{k} and n{k}:",
+                "      return None",
+                f"    s{k} = 0",
+            ]
+        parts = [(f"v{k}", f"w{k}"), (f"a{k}", f"s{k}")] + ([(f"b{k}", f"g{k}")]
+                                                             if kind == 2 else [])
+        starts += [a for a, _ in parts]
+        stops += [f"{a} + {size}" for a, size in parts]
+        sizes += [size for _, size in parts]
+        views = [f"_asarray(q[{a} - lo : {a} - lo + {size}]) if {size} else "
+                 + ("None" if a.startswith("v") else "EMPTY") for a, size in parts]
+        null_count = f"z{k} if z{k} == 0 or (whole and n{k} == e) else -1"
+        build += unchecked_new_source(
+            f"c{k}", f"C{k}", f"D{k}", "e - offset", f"({', '.join(views)},)", null_count
+        ).splitlines()
+        build.append(f"c{k}._offset = o{k} + offset")
+    lines += [
+        # the columns' buffers lying together (all the gaps together are small: one body
+        # or one arena) are slices of one view of their span; otherwise of _space
+        # (a present empty buffer widens the span, so a far one takes the second way)
+        f"  lo = min(filter(None, ({', '.join(starts)},)), default=0)",
+        "  q = None",
+        "  if lo:",
+        f"    hi = max({', '.join(stops)})",
+        f"    if hi - lo <= MAX and hi - lo - ({' + '.join(sizes)}) <= GAP:",
+        "      q = _view(lo, hi - lo, owner)",
+        "    else:",
+        "      q = _space(lo, owner)",
+        *(f"  {line}" for line in build),
+        f"  return ({', '.join(f'c{k}' for k in range(n))},)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _chunk(shape: tuple[tuple[int, int], ...], names: dict[str, Any]) -> Any:
+    """The generated ``part`` for ``shape`` (compiled once per shape), bound to the
+    classes and types in ``names``."""
+    code = _CODE.get(shape)
+    if code is None:
+        code = compile(_chunk_source(shape), "<quiver.cdata.import_batch part>", "exec")
+        if len(_CODE) >= _CODE_SIZE:
+            _CODE.clear()
+        _CODE[shape] = code
+    names.update({
+        "_read": c.ARRAY_STRUCT.unpack_from,
+        "_M": c.ADDRESS_SPACE,
+        "_children": c.structs_reader(c.ARRAY_STRUCT, len(shape)),
+        "_tab2": c.pointers_reader(2),
+        "_tab3": c.pointers_reader(3),
+        "_off4": struct.Struct("<i").unpack_from,
+        "_off8": struct.Struct("<q").unpack_from,
+        "_view": memory_view,
+        "_space": _space,
+        "_asarray": np.asarray,
+        "_object_new": object.__new__,
+        "EMPTY": empty_buffer(),
+        "MAX": _WINDOW_MAX,
+        "GAP": _WINDOW_GAP,
+    })
+    exec(code, names)
+    return names["part"]
+
+
+_read_array = c.ARRAY_STRUCT.unpack_from
+
+
+def _leaf_plan(schema: t.Schema) -> Callable[[int, Any], Any] | None:
+    """``take(address, owner)``: the batch at ``address`` (an ArrowArray struct, left
+    unreleased and unmoved) as a RecordBatch of ``schema`` whose buffer views keep
+    ``owner`` (the capsule holding it) alive, or None when it is not a batch of plain
+    leaf columns; the columns are read by generated ``part`` functions
+    (:func:`_chunk_source`).  None when a column of ``schema`` is not a plain leaf (or
+    there are none)."""
+    shape: list[tuple[int, int]] = []
     for f in schema.fields:
         lay = layout_of(f.type)
         kinds = tuple(b.kind for b in lay.buffers)
@@ -147,116 +284,46 @@ def _leaf_plan(schema: t.Schema) -> list[tuple[Any, ...]] | None:
             physical, t.DictionaryType
         ):
             return None
-        kind = {"values": 0, "bits": 1, "offsets": 2}[kinds[1]]
         width = lay.buffers[1].byte_width
-        table = struct.Struct(f"{len(kinds)}P")
-        plan.append((f.type, kind, width, table, array_class_for(f.type)))
-    return plan
-
-
-def _import_leaves(owner: Any, address: int, plan: list[tuple[Any, ...]],
-                   schema: t.Schema) -> Any:
-    """The batch at ``address`` (an ArrowArray struct, left unreleased and unmoved) as a
-    RecordBatch whose buffer views keep ``owner`` (the capsule holding it, or an
-    :class:`_Owner`) alive, or None when it is not a batch of plain leaf columns."""
-    # the per-batch cost of a writer fed pyarrow batches: one C read per struct (one for
-    # all the children when they lie side by side, as pyarrow's do), buffer table and
-    # last offset, plain locals, and one numpy view per window of buffers
-    string_at = ctypes.string_at
-    size = c.ARRAY_STRUCT.size
-    (length, null_count, offset, _n_buffers, n_children, _buffers, children_address,
-     dictionary, release, _) = c.ARRAY_STRUCT.unpack(string_at(address, size))
-    if (null_count not in (0, -1) or length < 0 or offset < 0 or dictionary or not release
-            or n_children != len(plan) or not plan or not children_address):
+        kind = {"values": 0, "bits": 1, "offsets": 2}[kinds[1]]
+        if kind == 2 and width not in (4, 8):
+            return None
+        shape.append((kind, width))
+    n = len(shape)
+    if not n:
         return None
-    pointers = struct.unpack(f"{n_children}P", string_at(children_address, 8 * n_children))
-    first = pointers[0]
-    if first and pointers == tuple(range(first, first + size * n_children, size)):
-        structs = list(c.ARRAY_STRUCT.iter_unpack(string_at(first, size * n_children)))
-    else:
-        if not all(pointers):
-            return None
-        structs = [c.ARRAY_STRUCT.unpack(string_at(p, size)) for p in pointers]
-    pieces: list[tuple[Any, ...]] = []
-    spans: list[tuple[int, int]] = []
-    end_of_batch = offset + length
-    for child, (dtype, kind, width, table, cls) in zip(structs, plan):
-        (n, nulls, off, n_buf, n_kids, buffers_address, _, dict_address, release, _) = child
-        if (not release or n_buf * 8 != table.size or n_kids or dict_address
-                or n < end_of_batch or off < 0 or not buffers_address):
-            return None
-        addresses = table.unpack(string_at(buffers_address, table.size))
-        end = off + n
-        validity = addresses[0]
-        if validity:
-            vbytes = (end + 7) >> 3
-            spans.append((validity, validity + vbytes))
-        elif nulls == 0 or not n:
-            vbytes = 0
-        else:
-            return None
-        if kind == 0:
-            sizes = (vbytes, end * width)
-        elif kind == 1:
-            sizes = (vbytes, (end + 7) >> 3)
-        else:
-            (last,) = struct.unpack("<q" if width == 8 else "<i",
-                                    string_at(addresses[1] + end * width, width))
-            if last < 0:
-                return None
-            sizes = (vbytes, (end + 1) * width, last)
-        for buf_address, nbytes in zip(addresses[1:], sizes[1:]):
-            if buf_address and nbytes:
-                spans.append((buf_address, buf_address + nbytes))
-            elif nbytes and n:
-                return None
-        pieces.append((cls, dtype, n, nulls, off, addresses, sizes))
-    # buffers lying near each other (gaps below _WINDOW_GAP, a window at most
-    # _WINDOW_MAX) share one view.  When all the gaps together are below _WINDOW_GAP (a
-    # batch whose buffers sit in one body or one arena) that is a single view, found
-    # without sorting; otherwise _windows groups them
-    empty = empty_buffer()
-    columns = []
-    if spans:
-        lo = min([start for start, _ in spans])
-        hi = max([stop for _, stop in spans])
-        total = sum([stop - start for start, stop in spans])
-    if spans and hi - lo <= _WINDOW_MAX and hi - lo - total <= _WINDOW_GAP:
-        window = np.asarray(_Memory(lo, hi - lo, owner))  # type: ignore[arg-type]
-        for cls, dtype, n, nulls, off, addresses, sizes in pieces:
-            bufs: list[np.ndarray | None] = [
-                (window[address - lo : address - lo + nbytes] if address and nbytes
-                 else empty) for address, nbytes in zip(addresses, sizes)
-            ]
-            if not sizes[0]:
-                bufs[0] = None
-            col = cls(dtype, n, bufs, (), nulls, off, None)
-            columns.append(col if not offset and n == length else col.slice(offset, length))
-    else:
-        windows = _windows(spans, owner)
-        for cls, dtype, n, nulls, off, addresses, sizes in pieces:
-            bufs = []
-            for i, (buf_address, nbytes) in enumerate(zip(addresses, sizes)):
-                if not buf_address or not nbytes:
-                    bufs.append(None if i == 0 else empty)
-                else:
-                    start, view = windows[buf_address]
-                    bufs.append(view[buf_address - start : buf_address - start + nbytes])
-            col = cls(dtype, n, bufs, (), nulls, off, None)
-            columns.append(col if not offset and n == length else col.slice(offset, length))
-    # the columns were built with the schema's own types and checked to the batch length
-    return RecordBatch._trusted(schema, columns, length)
+    parts = []
+    for start in range(0, n, _CHUNK):
+        run = schema.fields[start : start + _CHUNK]
+        bound = {f"C{k}": array_class_for(f.type) for k, f in enumerate(run)}
+        bound.update({f"D{k}": f.type for k, f in enumerate(run)})
+        parts.append((start, start + len(run), _chunk(tuple(shape[start : start + _CHUNK]),
+                                                      bound)))
+    read_pointers = c.pointers_reader(n)
+    batch = RecordBatch._trusted
+    memory = c.ADDRESS_SPACE
+    single = parts[0][2] if len(parts) == 1 else None
 
+    def take(address: int, owner: Any) -> Any:
+        (length, null_count, offset, _, n_children, _, children, dictionary, release,
+         _) = _read_array(memory, address)
+        if ((null_count != 0 and null_count != -1) or length < 0 or offset < 0
+                or dictionary or not release or n_children != n or not children):
+            return None
+        pointers = read_pointers(memory, children)
+        e = offset + length
+        if single is not None:
+            columns = single(pointers, e, not offset, offset, owner)
+            return None if columns is None else batch(schema, columns, length)
+        out: list[Any] = []
+        for start, stop, part in parts:
+            columns = part(pointers[start:stop], e, not offset, offset, owner)
+            if columns is None:
+                return None
+            out += columns
+        return batch(schema, out, length)
 
-def _same(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return False
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except Exception:  # a producer whose schemas do not compare: parse every time
-        return False
+    return take
 
 
 def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Any:
@@ -279,11 +346,10 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
     if validate == "none":
         # batches of plain leaf columns take the flat fast path (as BatchImporter)
         field = _field_from_capsule(capsules[0])
-        schema, plan = _leaf_plan_of(field)
+        plan = _leaf_plan_of(field)
         if plan is not None:
             capsule = capsules[1]
-            address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
-            fast = _import_leaves(capsule, address, plan, schema)
+            fast = plan(c.capsule_address(capsule, c.ARRAY_CAPSULE), capsule)
             if fast is not None:
                 return fast
         owner = _move_array(capsules[1])
@@ -292,21 +358,20 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
     return _batch_from_struct(field, array)
 
 
-# the schema and leaf plan of each imported record batch field (the field objects come
+# the generated leaf import of each imported record batch field (the field objects come
 # from the digest cache, so a producer's batches share one entry; keyed by id with the
 # field kept in the entry so that the id is not reused while cached)
-_LEAF_PLANS: dict[int, tuple[t.Field, t.Schema, Any]] = {}
+_LEAF_PLANS: dict[int, tuple[t.Field, Any]] = {}
 
 
-def _leaf_plan_of(field: t.Field) -> tuple[t.Schema, list[tuple[Any, ...]] | None]:
+def _leaf_plan_of(field: t.Field) -> Callable[[int, Any], Any] | None:
     entry = _LEAF_PLANS.get(id(field))
     if entry is None or entry[0] is not field:
-        schema = _schema_of(field) if isinstance(field.type, t.StructType) else None
-        plan = _leaf_plan(schema) if schema is not None else None
+        plan = _leaf_plan(_schema_of(field)) if isinstance(field.type, t.StructType) else None
         if len(_LEAF_PLANS) > 256:
             _LEAF_PLANS.clear()
-        entry = _LEAF_PLANS[id(field)] = (field, schema, plan)  # type: ignore[assignment]
-    return entry[1], entry[2]
+        entry = _LEAF_PLANS[id(field)] = (field, plan)
+    return entry[1]  # type: ignore[no-any-return]
 
 
 # --------------------------------------------------------------------------------------
