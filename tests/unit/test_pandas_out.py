@@ -137,8 +137,8 @@ def test_array_to_pandas_is_a_series() -> None:
 
 # -- hypothesis: random frames ------------------------------------------------------------
 
-_COLUMN_KINDS = ["int64", "Int64", "Float64", "boolean", "float", "str", "category",
-                 "tz", "naive", "bool"]
+_COLUMN_KINDS = ["int64", "Int64", "Float64", "boolean", "float", "str", "object",
+                 "string", "category", "tz", "naive", "bool"]
 
 
 @st.composite
@@ -166,6 +166,11 @@ def frames(draw: Any) -> Any:
             vals = draw(st.lists(st.one_of(st.none(), st.text(max_size=5)), min_size=n,
                                  max_size=n))
             cols[f"c{i}"] = pd.array(vals, dtype="str")
+        elif kind in ("object", "string"):  # object strings with None; string[python]
+            vals = draw(st.lists(st.one_of(st.none(), st.text(max_size=5)), min_size=n,
+                                 max_size=n))
+            cols[f"c{i}"] = (pd.Series(vals, dtype=object) if kind == "object"
+                             else pd.array(vals, dtype="string[python]"))
         elif kind == "category":
             vals = draw(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "cc"])),
                                  min_size=n, max_size=n))
