@@ -88,7 +88,9 @@ def test_imported_producer_released_when_quiver_arrays_die():
     source = pa.array(np.arange(10, dtype=np.int64))
     schema_capsule, array_capsule = source.__arrow_c_array__()
     q = import_array((schema_capsule, array_capsule))
-    owner = q.buffers[1].base.owner
+    base = q.buffers[1].base  # a read-only memoryview of the address-space buffer
+    owner = (base.obj if isinstance(base, memoryview) else base).owner
+    del base
     original = c.ArrayRelease(ctypes.cast(owner.struct.release, ctypes.c_void_p).value)
 
     @c.ArrayRelease

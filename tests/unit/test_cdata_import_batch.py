@@ -309,3 +309,71 @@ def test_batch_fast_path_on_a_batch_wider_than_one_generated_run() -> None:
         assert ours.num_columns == width and ours.equals(general)
         assert ours.to_pydict() == sliced.to_pydict()
         ours.validate(full=True)
+
+
+def test_a_known_schema_coming_back_with_a_null_children_table_is_refused_not_read():
+    # (the check generated for a known schema read the children table at address 0)
+    import ctypes
+
+    from quiver.cdata import capsule as c
+    from quiver.cdata.import_batch import BatchImporter
+    from quiver.errors import ArrowInvalid
+
+    keep: list = []
+
+    @c.SchemaRelease
+    def release(p):
+        p.contents.release = c.SchemaRelease()
+
+    def address_of(text: bytes) -> int:
+        buf = ctypes.c_char_p(text)
+        keep.append(buf)
+        return ctypes.cast(buf, ctypes.c_void_p).value
+
+    def schema(null_children: bool):
+        child = c.ArrowSchema(format=address_of(b"l"), name=address_of(b"a"), flags=2,
+                              release=release)
+        table = (ctypes.POINTER(c.ArrowSchema) * 1)(ctypes.pointer(child))
+        root = c.ArrowSchema(format=address_of(b"+s"), n_children=1, release=release,
+                             children=None if null_children else table)
+        keep.extend([child, table, root])
+        return c.new_capsule(root, c.SCHEMA_CAPSULE)
+
+    batch = pa.record_batch({"a": pa.array([1, 2], pa.int64())})
+
+    class Producer:
+        def __init__(self, bad: bool) -> None:
+            self.bad = bad
+
+        def __arrow_c_array__(self, requested_schema=None):
+            return schema(self.bad), batch.__arrow_c_array__()[1]
+
+    importer = BatchImporter()
+    assert importer(Producer(False)).num_rows == 2
+    with pytest.raises(ArrowInvalid, match="children table for 1 children, found NULL"):
+        importer(Producer(True))
+
+
+def test_imported_buffers_cannot_be_made_writable():
+    source = pa.record_batch({"a": pa.array([1, 2, 3], pa.int64()),
+                              "s": pa.array(["x", None, "zz"])})
+    for imported in (import_batch(source), import_array(source.column(0))):
+        arrays = imported.columns if hasattr(imported, "columns") else [imported]
+        for arr in arrays:
+            for buf in arr.buffers:
+                if buf is not None and len(buf):
+                    with pytest.raises(ValueError):
+                        buf.setflags(write=True)
+    assert source.column(0).to_pylist() == [1, 2, 3]
+
+
+def test_a_schema_too_wide_to_digest_is_reused_while_the_producer_says_it_is_the_same():
+    from quiver.cdata.import_batch import BatchImporter
+
+    batch = pa.record_batch({f"c{i}": pa.array(np.arange(4)) for i in range(600)})
+    importer = BatchImporter()
+    first, second = importer(batch), importer(batch)
+    assert second.schema is first.schema  # not parsed again
+    other = pa.record_batch({f"d{i}": pa.array(np.arange(4)) for i in range(600)})
+    assert importer(other).schema.names[0] == "d0"
+    assert second.column(599).to_pylist() == [0, 1, 2, 3]

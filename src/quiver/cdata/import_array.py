@@ -98,11 +98,13 @@ def memory_view(address: int, size: int, owner: Any) -> np.ndarray:
 
     The base is a :class:`~quiver.cdata.capsule.AddressSpace` at ``address`` (a ctypes
     object, ~0.6 us cheaper than numpy reading an ``__array_interface__`` dict)."""
+    if size < 0:  # (frombuffer would take a negative count as "the whole buffer")
+        raise ArrowInvalid(f"expected a buffer size >= 0, found {size}")
     base = c.AddressSpace.from_address(address)
     base.owner = owner
-    view = _frombuffer(base, _u8, size)
-    view.setflags(write=False)
-    return view
+    # through a read-only memoryview: numpy must not let anyone set WRITEABLE again and
+    # write into the producer's memory
+    return _frombuffer(memoryview(base).toreadonly(), _u8, size)
 
 
 def _move_array(capsule: Any) -> _Owner:

@@ -64,7 +64,7 @@ class BatchImporter:
     :func:`import_batch`.
     """
 
-    __slots__ = ("_field", "_known", "_leaves", "_same", "_schema", "_target")
+    __slots__ = ("_field", "_known", "_leaves", "_same", "_schema", "_target", "_wide")
 
     _KNOWN = 8  # schemas kept by digest (a producer alternating a few schemas)
 
@@ -75,6 +75,9 @@ class BatchImporter:
         self._field: t.Field | None = None
         self._schema: t.Schema | None = None
         self._leaves: Callable[[int, Any], Any] | None = None
+        # a schema too wide to digest: the producer's own schema object it came with,
+        # reused while that compares equal (its ``==``), as before digests
+        self._wide: Any = None
 
     def _adopt(self, address: int, schema_capsule: Any) -> None:
         """Take the schema at ``address`` as the current one (parsed, or known)."""
@@ -98,8 +101,12 @@ class BatchImporter:
         schema_capsule, capsule = _array_capsules(obj, None)
         address = c.capsule_address(schema_capsule, c.SCHEMA_CAPSULE)
         same = self._same
-        if same is None or not same(address):
+        if same is not None:
+            if not same(address):
+                self._adopt(address, schema_capsule)
+        elif self._field is None or not _same(getattr(obj, "schema", None), self._wide):
             self._adopt(address, schema_capsule)
+            self._wide = getattr(obj, "schema", None) if self._same is None else None
         leaves = self._leaves
         if leaves is not None:
             # the views keep the capsule alive, whose destructor releases the array
@@ -324,6 +331,19 @@ def _leaf_plan(schema: t.Schema) -> Callable[[int, Any], Any] | None:
         return batch(schema, out, length)
 
     return take
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether a producer's schema objects compare equal (False when either is missing
+    or they cannot be compared)."""
+    if a is None or b is None:
+        return False
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # a producer whose schemas do not compare: parse every time
+        return False
 
 
 def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "none") -> Any:

@@ -324,6 +324,8 @@ def _check_source(key: tuple[Any, ...], names: dict[str, Any]) -> str:
             f"not nm{j} or _string({at} + 8).value != N{j}" if name is not None else f"nm{j}",
             f"_string({at}).value != F{j}",
         ]
+        if n_children:  # a NULL children table is not read (the full parse refuses it)
+            tests.insert(3, f"not ch{j}")
         lines.extend([f"  if {' or '.join(tests)}:", "    return False"])
         if n_children:
             kids = [f"a{j}_{k}" for k in range(n_children)]

@@ -209,6 +209,17 @@ def _batch_index(found: Any, position: int) -> int:
                             f"metadata, found {found!r}") from None
 
 
+def _numbers(buffer: Any, dtype: str, start: int, count: int) -> np.ndarray:
+    """``count`` numbers of ``dtype`` from ``start`` in a buffer (sliced as bytes first,
+    so that a buffer of any length gives quiver's FormatError, never numpy's)."""
+    width = np.dtype(dtype).itemsize
+    raw = buffer[start * width : (start + count) * width] if buffer is not None else b""
+    if len(raw) != count * width:
+        raise _format_error(f"{count} values of {width} bytes in a statistics buffer, "
+                            f"found {len(raw)} bytes")
+    return np.frombuffer(raw, dtype) if isinstance(raw, bytes) else raw.view(dtype)
+
+
 def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: int,
                   checked: bool = False) -> FileStatistics:
     """:class:`FileStatistics` from the ``column`` and ``statistics`` columns of all
@@ -219,8 +230,9 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     E = _format_error
     nb = len(column) // rows
     ncols = rows - 1
-    map_offsets = stats_map.buffers[1].view("<i4")[stats_map.offset :
-                                                   stats_map.offset + len(stats_map) + 1]
+    if not isinstance(stats_map.type, t.MapType) or column.type != t.int32():
+        raise E(f"statistics columns int32 and map, found {column.type} and {stats_map.type}")
+    map_offsets = _numbers(stats_map.buffers[1], "<i4", stats_map.offset, len(stats_map) + 1)
     entries = stats_map.children[0]
     start, stop = int(map_offsets[0]), int(map_offsets[-1])
     per_row = np.diff(map_offsets.astype(np.int64))
@@ -230,14 +242,15 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     key_array = entries.children[0].slice(start, stop - start)
     union = entries.children[1].slice(start, stop - start)
     if not isinstance(union.type, t.UnionType) or union.type.mode != "dense" or not isinstance(
-            key_array.type, t.DictionaryType) or key_array.dictionary is None:
-        raise E(f"statistics keys as a dictionary and values as a dense union, found "
-                f"{key_array.type} and {union.type}")
+            key_array.type, t.DictionaryType) or key_array.dictionary is None or (
+            key_array.type.index_type != t.int32()
+            or key_array.dictionary.type != t.string()):
+        raise E(f"statistics keys as a dictionary<int32, utf8> and values as a dense "
+                f"union, found {key_array.type} and {union.type}")
     names = key_array.dictionary.to_pylist()
-    key_index = key_array.buffers[1].view("<i4")[key_array.offset :
-                                                  key_array.offset + len(key_array)]
+    key_index = _numbers(key_array.buffers[1], "<i4", key_array.offset, len(key_array))
     codes = union.buffers[0].view(np.int8)[union.offset : union.offset + len(union)]
-    offs = union.buffers[1].view("<i4")[union.offset : union.offset + len(union)]
+    offs = _numbers(union.buffers[1], "<i4", union.offset, len(union))
     children = union.children
     if len(key_index) and (key_index.min() < 0 or key_index.max() >= len(names)):
         raise E(f"statistics key indices below {len(names)}")
@@ -258,11 +271,11 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     nkeys = len(KEY_INDEX)
     kind = np.array([KEY_INDEX.get(n, nkeys) for n in names], np.int64)[key_index]
     counts_child = children[0]
-    count_values = counts_child.buffers[1].view("<i8")[counts_child.offset :
-                                                        counts_child.offset + len(counts_child)]
+    count_values = _numbers(counts_child.buffers[1], "<i8", counts_child.offset,
+                            len(counts_child))
     row_of_entry = np.repeat(np.arange(len(stats_map)), per_row)
     batch_of_entry = row_of_entry // rows
-    ids = column.buffers[1].view("<i4")[column.offset : column.offset + len(column)]
+    ids = _numbers(column.buffers[1], "<i4", column.offset, len(column))
     id_valid = column.is_valid_mask()
     column_of_row = ids.astype(np.int64) if id_valid is None else np.where(id_valid, ids, -1)
     if ((column_of_row < -1) | (column_of_row >= ncols)).any():
