@@ -26,6 +26,16 @@ from tests.fuzz.harness import (
 from tests.fuzz.seeds import seed_files, statistics_seeds
 
 
+def _broken(exc: InvariantBroken, data: bytes, name: str, tried: int) -> int:
+    """Save the input that broke the invariant under ``fuzz-failures/``, say so; exit 1."""
+    out = Path("fuzz-failures")
+    out.mkdir(exist_ok=True)
+    path = out / name
+    path.write_bytes(data)
+    print(f"INVARIANT BROKEN after {tried} inputs: {exc} (saved {path})")
+    return 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.fuzz")
     ap.add_argument("--minutes", type=float, default=30.0)
@@ -52,12 +62,7 @@ def main() -> int:
                         tally["file read from a path too"] += 1
                         check_path(data, scratch / "input.arrow", pooled=rng.random() < 0.5)
                 except InvariantBroken as exc:
-                    out = Path("fuzz-failures")
-                    out.mkdir(exist_ok=True)
-                    path = out / f"case-{args.seed}-{tried}.bin"
-                    path.write_bytes(data)
-                    print(f"INVARIANT BROKEN after {tried} inputs: {exc} (saved {path})")
-                    return 1
+                    return _broken(exc, data, f"case-{args.seed}-{tried}.bin", tried)
                 tally[f"stream:{stream.kind}"] += 1
                 tally[f"file:{as_file.kind}"] += 1
             # every round, mutants of a footer statistics stream too
@@ -68,12 +73,7 @@ def main() -> int:
                 try:
                     outcome = check_statistics(value)
                 except InvariantBroken as exc:
-                    out = Path("fuzz-failures")
-                    out.mkdir(exist_ok=True)
-                    path = out / f"statistics-{args.seed}-{tried}.txt"
-                    path.write_bytes(value)
-                    print(f"INVARIANT BROKEN after {tried} inputs: {exc} (saved {path})")
-                    return 1
+                    return _broken(exc, value, f"statistics-{args.seed}-{tried}.txt", tried)
                 tally[f"statistics:{outcome.kind}"] += 1
     print(f"{tried} inputs tried in {args.minutes} min, 0 broke the invariant")
     for key, n in sorted(tally.items()):
