@@ -48,6 +48,17 @@ NOT_LEAVES = [
 ]
 
 
+def _grid_offsets(present: bool, first: int, last: int, n: int, width: int
+                  ) -> np.ndarray | None:
+    """``n + 1`` offsets of ``width`` bytes from ``first`` to ``last`` (evenly between;
+    None when the node has no offsets)."""
+    if not present:
+        return None
+    offsets = np.linspace(first, last, n + 1).astype(f"<i{width}")
+    offsets[0], offsets[-1] = first, last
+    return offsets
+
+
 def _body(offsets: np.ndarray | None, size: int = 160) -> np.ndarray:
     """A body of ``size`` bytes whose bytes from 8 hold ``offsets`` (when given)."""
     body = np.zeros(size, np.uint8)
@@ -96,11 +107,7 @@ def test_take_accepts_what_the_loader_accepts(dtype: t.DataType) -> None:
     ):
         if z > n:
             continue
-        offsets = None
-        if binary:
-            offsets = np.linspace(first, last, n + 1).astype(f"<i{width}")
-            offsets[0], offsets[-1] = first, last
-        body = _body(offsets)
+        body = _body(_grid_offsets(binary, first, last, n, width))
         specs = [0, l0, 8, l1] + ([128, l2] if binary else [])
         got = node.take(body, body.tobytes(), 0, len(body), n, z, specs, 0)
         expected = _loader_accepts(node, body, n, z, specs)
@@ -158,11 +165,7 @@ def test_nested_take_accepts_what_the_loader_accepts(dtype: t.DataType) -> None:
     ):
         if z > n:
             continue
-        offsets = None
-        if lists:
-            offsets = np.linspace(first, last, n + 1).astype(f"<i{width}")
-            offsets[0], offsets[-1] = first, last
-        body = _body(offsets)
+        body = _body(_grid_offsets(lists, first, last, n, width))
         nodes, specs = [n, z], [0, l0] + ([8, l1] if lists else [])
         leaf = [0, 0, 128, 32]  # an int8 child: no nulls, 32 values
         if node.rule == "same":  # the struct: children of lengths c and 3
