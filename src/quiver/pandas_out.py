@@ -113,11 +113,9 @@ def _string_dtype(pd: Any, numpy_type: str | None) -> Any:
     """The pandas dtype a string column becomes: the metadata's, else pandas' default."""
     if numpy_type == "string":
         return pd.StringDtype()
-    if numpy_type == "object" and not _infers_str(pd):
-        return object
     # pandas 3 makes every string column its ``str`` dtype, an object column's too, and
     # so does pyarrow's to_pandas (an object column comes back as ``str``)
-    if numpy_type in ("str", "object") or _infers_str(pd):
+    if numpy_type == "str" or _infers_str(pd):
         return pd.StringDtype(na_value=np.nan)
     return object
 
