@@ -16,8 +16,9 @@ from ... import types as t
 from ...array import make_array
 from ...array.base import Array
 from ...array.concat import concat_arrays
+from ...array.data import typed_view
 from ...array.select import take
-from ...errors import ArrowError, FormatError, LimitExceeded
+from ...errors import ArrowError, ArrowInvalid, FormatError, LimitExceeded
 from ...layout import layout_of
 from .. import metadata as md
 from ..compression.buffer import _raw_decompress
@@ -210,14 +211,16 @@ def _batch_index(found: Any, position: int) -> int:
 
 
 def _numbers(buffer: Any, dtype: str, start: int, count: int) -> np.ndarray:
-    """``count`` numbers of ``dtype`` from ``start`` in a buffer (sliced as bytes first,
-    so that a buffer of any length gives quiver's FormatError, never numpy's)."""
-    width = np.dtype(dtype).itemsize
-    raw = buffer[start * width : (start + count) * width] if buffer is not None else b""
-    if len(raw) != count * width:
-        raise _format_error(f"{count} values of {width} bytes in a statistics buffer, "
-                            f"found {len(raw)} bytes")
-    return np.frombuffer(raw, dtype) if isinstance(raw, bytes) else raw.view(dtype)
+    """``count`` numbers of ``dtype`` from ``start`` in a buffer (the arrays' checked
+    :func:`typed_view`), or this module's FormatError for a buffer too short or absent."""
+    try:
+        return typed_view(buffer if buffer is not None else _NO_BYTES, dtype, start, count,
+                          "statistics")
+    except ArrowInvalid as exc:
+        raise _format_error(str(exc).removeprefix("expected ")) from None
+
+
+_NO_BYTES = np.zeros(0, np.uint8)
 
 
 def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: int,
