@@ -99,6 +99,24 @@ def test_equals_ignores_child_metadata_unless_asked() -> None:
     assert not a.equals(b, check_metadata=True)
 
 
+
+def test_schema_and_field_equals_with_and_without_metadata() -> None:
+    plain = qv.schema([("a", t.int8()), ("b", t.list_(t.string()))])
+    twin = qv.schema([("a", t.int8()), ("b", t.list_(t.string()))])  # another object
+    tagged = qv.schema([qv.field("a", t.int8(), metadata={"k": "v"}),
+                        ("b", t.list_(qv.field("item", t.string(), metadata={"x": "y"})))],
+                       metadata={"s": "1"})
+    other = qv.schema([("a", t.int16()), ("b", t.list_(t.string()))])
+    assert twin is not plain and plain.equals(twin) and plain.equals(twin, check_metadata=True)
+    assert plain.equals(tagged) and tagged.equals(plain)
+    assert not plain.equals(tagged, check_metadata=True)
+    assert tagged.equals(tagged, check_metadata=True)
+    assert not plain.equals(other) and not plain.equals(other, check_metadata=True)
+    assert not plain.equals("a") and not plain.field("a").equals(plain)
+    assert plain.field("b").equals(tagged.field("b"))
+    assert not plain.field("b").equals(tagged.field("b"), check_metadata=True)
+    assert not plain.field("a").equals(other.field("a"))
+
 def test_schema_and_fields() -> None:
     sch = qv.schema([("a", t.int8()), qv.field("a", t.string()), ("", t.null())],
                     metadata={"x": "1"})

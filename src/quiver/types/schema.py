@@ -63,9 +63,9 @@ class Field:
         """Equality, ignoring metadata unless ``check_metadata``."""
         if not isinstance(other, Field):
             return False
-        if check_metadata:
-            return self == other
-        return self.remove_metadata() == other.remove_metadata()
+        if self == other:  # the common case, metadata and all
+            return True
+        return not check_metadata and self.remove_metadata() == other.remove_metadata()
 
     def __arrow_c_schema__(self) -> Any:
         """This field as an ``arrow_schema`` PyCapsule (the Arrow PyCapsule protocol).
@@ -164,9 +164,9 @@ class Schema:
         """Equality, ignoring all metadata unless ``check_metadata``."""
         if not isinstance(other, Schema):
             return False
-        if check_metadata:
-            return self == other
-        return len(self.fields) == len(other.fields) and all(
+        if self is other or self == other:  # the common case, metadata and all
+            return True
+        return not check_metadata and len(self.fields) == len(other.fields) and all(
             a.equals(b) for a, b in zip(self.fields, other.fields)
         )
 
