@@ -128,6 +128,12 @@ class LimitExceeded(FormatError):
     """Input larger than a configured safety limit; raise the limit if the source is trusted."""
 
 
+class StatisticsWarning(UserWarning):
+    """A file's footer statistics could not be used to skip batches (damaged, over the
+    metadata limit, or not one entry per batch): every batch is read, and results stay
+    exact."""
+
+
 __all__ = [
     "ArrowError",
     "ArrowIndexError",
@@ -143,5 +149,6 @@ __all__ = [
     "LimitExceeded",
     "MetadataError",
     "NotSupported",
+    "StatisticsWarning",
     "TruncatedError",
 ]

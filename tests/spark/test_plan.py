@@ -80,3 +80,20 @@ def test_merge_types_widen_and_refuse():
         P.merge_types(t.int64(), t.float64(), "a")  # not exact above 2**53
     with pytest.raises(E.ArrowInvalid, match=r"field s\.x"):
         P.merge_types(t.struct([("x", t.string())]), t.struct([("x", t.int8())]), "s")
+
+
+def test_a_file_whose_statistics_cannot_be_used_is_planned_whole(tmp_path):
+    from quiver.errors import StatisticsWarning
+    from quiver.ipc.statistics import STATISTICS_KEY
+
+    table = pa.table({"a": pa.array(np.arange(1000, dtype=np.int64))})
+    path = str(tmp_path / "d.arrow")  # pyarrow's writer keeps the value it is given
+    with pa.ipc.new_file(path, table.schema, metadata={STATISTICS_KEY: "#damaged#"}) as w:
+        for batch in table.to_batches(max_chunksize=100):
+            w.write_batch(batch)
+    with pytest.warns(StatisticsWarning, match=r"d\.arrow.*base64"):
+        layout = P.read_layout(list_files([path])[0])
+    assert layout.statistics is None and len(layout.batches) == 10
+    got = [v for s in P.splits_of(layout, 1 << 30) for b in P.read_split(s, _job(layout))
+           for v in b.column(0).to_pylist()]
+    assert got == list(range(1000))

@@ -220,3 +220,77 @@ def test_values_of_another_kind_are_refused_before_anything_is_read():
             ipc.read_table(data, filters=[(column, "==", value)])
         with pytest.raises(E.ArrowTypeError):
             ipc.read_table(data, filters=[[("s", "==", "a")], [(column, "in", [value])]])
+
+
+# -- statistics that cannot be used: a full read, exact, with a warning ------------------
+
+
+def _sorted_table() -> pa.Table:
+    return pa.table({"a": pa.array(np.arange(2_000)),
+                     "s": pa.array([f"value-{i:05}" for i in range(2_000)])})
+
+
+def _with_footer_value(table: pa.Table, value) -> bytes:
+    """A file whose footer holds ``value`` under the statistics key, written by pyarrow
+    (quiver's writer drops a statistics value it is handed: it is another file's)."""
+    from quiver.ipc.statistics import STATISTICS_KEY
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema, metadata={STATISTICS_KEY: value}) as writer:
+        for batch in table.to_batches(max_chunksize=20):
+            writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def _filtered(data, limits=None):
+    reader = ipc.open_file(data, filters=[("a", ">=", 1_990)], limits=limits)
+    with pytest.warns(E.StatisticsWarning) as caught:
+        got = [reader.read_next_batch() for _ in range(1)]
+        got += list(reader)  # the rest: the warning is not said again
+    return reader, got, [str(w.message) for w in caught]
+
+
+def test_statistics_over_the_metadata_limit_cost_a_full_read_not_the_read():
+    import struct
+
+    from quiver.ipc.statistics import footer_value, statistics_stream
+
+    table = _sorted_table()
+    data = _write_stats(table, 20)  # 100 batches
+    footer_size = struct.unpack("<i", data[-10:-6])[0]
+    value = footer_value(ipc.open_file(data).footer.custom_metadata)
+    stream_size = len(statistics_stream(value))
+    limit = footer_size + 64
+    assert limit < stream_size  # the footer reads; the statistics it holds are too large
+    limits = ipc.IpcLimits(max_metadata_size=limit)
+    reader, got, said = _filtered(data, limits)
+    assert [v for b in got for v in b.column(0).to_pylist()] == list(range(1_990, 2_000))
+    assert reader.batches_skipped == 0
+    assert len(said) == 1 and "max_metadata_size" in said[0] and f"{limit}" in said[0]
+    with pytest.raises(E.LimitExceeded):
+        _ = ipc.open_file(data, limits=limits).statistics  # asked for: still refused
+    skipping = ipc.open_file(data, filters=[("a", ">=", 1_990)])  # the default limit
+    assert skipping.read_all().num_rows == 10 and skipping.batches_skipped == 99
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("not base64 at all!", "base64"),
+    ("AAAA", "statistics"),  # base64 of three zero bytes: no stream
+])
+def test_damaged_statistics_cost_a_full_read_not_the_read(value, expected):
+    data = _with_footer_value(_sorted_table(), value)
+    reader, got, said = _filtered(data)
+    assert [v for b in got for v in b.column(0).to_pylist()] == list(range(1_990, 2_000))
+    assert reader.batches_skipped == 0 and len(said) == 1 and expected in said[0]
+
+
+def test_statistics_of_another_file_are_not_used():
+    from quiver.ipc.statistics import footer_value
+
+    table = _sorted_table()
+    other = _write_stats(table, 1_000)  # 2 batches
+    data = _with_footer_value(table, footer_value(ipc.open_file(other).footer.custom_metadata))
+    reader, got, said = _filtered(data)
+    assert [v for b in got for v in b.column(0).to_pylist()] == list(range(1_990, 2_000))
+    assert reader.batches_skipped == 0
+    assert "each of the 100 record batches, found 2" in said[0]

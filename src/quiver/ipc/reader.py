@@ -18,6 +18,7 @@ import contextlib
 import io
 import mmap
 import os
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,12 @@ from .decoder import END, NEED_DATA, IpcLimits, RawMessage
 from .file_decoder import TRAILER_SIZE, FileDecoder
 from .fileobj import text_mode_error
 from .framing import MAGIC
-from .statistics.decode import decode_statistics, footer_value, statistics_stream
+from .statistics.decode import (
+    decode_statistics,
+    footer_value,
+    statistics_for_skipping,
+    statistics_stream,
+)
 from .stream_decoder import IpcReadOptions, StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
@@ -372,6 +378,7 @@ class RecordBatchFileReader(RecordBatchReader):
         self._closed = False
         self._filters = normalize(filters)
         self._statistics: Any = None
+        self._keep: np.ndarray | None = None  # per batch: may match the filters
         self.batches_skipped = 0  # batches the filters' statistics ruled out unread
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
@@ -518,12 +525,21 @@ class RecordBatchFileReader(RecordBatchReader):
                 yield i, self.get_batch(i)
             return
         self._check_filter_columns()
-        stats = self.statistics
-        keep = None
-        if stats is not None and len(stats) == self.num_record_batches:
-            keep = batches_may_match(dnf, stats, self._footer.schema.schema)
+        if self._keep is None:
+            stats, why = statistics_for_skipping(
+                footer_value(self._footer.custom_metadata), self.num_record_batches,
+                self.options.limits.max_metadata_size)
+            if why is not None:
+                warnings.warn(f"the footer's statistics were not used to skip batches "
+                              f"(every batch is read and filtered): {why}",
+                              E.StatisticsWarning, stacklevel=3)
+            if stats is not None:
+                self._statistics = stats
+            self._keep = (np.ones(self.num_record_batches, bool) if stats is None else
+                          batches_may_match(dnf, stats, self._footer.schema.schema))
+        keep = self._keep
         for i in range(start, self.num_record_batches):
-            if keep is not None and not keep[i]:
+            if not keep[i]:
                 self.batches_skipped += 1
                 continue
             batch = self.get_batch(i)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,13 +37,13 @@ from ..array import make_array
 from ..array.base import Array
 from ..array.build import array as build
 from ..batch import RecordBatch
-from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
+from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, StatisticsWarning
 from ..ipc import index as ipc_index
 from ..ipc.decoder import END
 from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
 from ..ipc.framing import EOS
 from ..ipc.reader import open_file
-from ..ipc.statistics import decode_statistics, footer_value
+from ..ipc.statistics import footer_value, statistics_for_skipping
 from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
 from .convert import Where, _bitmap, all_null, take, to_spark_array, valid_mask
 from .paths import DataFile, partition_value
@@ -116,10 +117,10 @@ def _file_layout(data_file: DataFile, fd: int) -> Layout:
     footer = dec.read_footer(os.pread(fd, length, start), start)
     blocks = tuple((b.offset, b.offset + b.meta_data_length + b.body_length)
                    for b in footer.record_batches)
-    value = footer_value(footer.custom_metadata)
-    stats = None if value is None else decode_statistics(value)
-    if stats is not None and len(stats) != len(blocks):
-        stats = None  # not ours to trust: read every batch
+    stats, why = statistics_for_skipping(footer_value(footer.custom_metadata), len(blocks))
+    if why is not None:  # statistics only spare reads: this file's batches are all read
+        warnings.warn(f"{data_file.path}: the footer's statistics were not used to skip "
+                      f"batches: {why}", StatisticsWarning, stacklevel=2)
     return Layout(data_file, dec.schema, blocks, statistics=stats)
 
 

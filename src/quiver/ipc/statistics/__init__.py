@@ -53,7 +53,7 @@ _WHERE = {
     "StatisticsCollector": "encode", "encode_statistics": "encode",
     "statistics_batches": "encode",
     "FileStatistics": "decode", "decode_statistics": "decode", "footer_value": "decode",
-    "statistics_stream": "decode",
+    "statistics_stream": "decode", "statistics_for_skipping": "decode",
 }
 
 

@@ -181,6 +181,27 @@ def decode_statistics(value: str | bytes,
     return _from_columns(column, stats_map, np.asarray(indices, np.int64), per_batch[0])
 
 
+
+def statistics_for_skipping(value: str | bytes | None, num_batches: int,
+                            max_size: int = DEFAULT_LIMITS.max_metadata_size
+                            ) -> tuple[FileStatistics | None, str | None]:
+    """A footer value's statistics when they can decide which of a file's
+    ``num_batches`` batches to skip, else None and why (None, None: the file has none).
+    Statistics only spare reads, so a value that is damaged, over the metadata limit or
+    not one entry per batch costs a full read instead of the read itself."""
+    if value is None:
+        return None, None
+    try:
+        stats = decode_statistics(value, max_size)
+    except LimitExceeded as exc:
+        return None, f"{exc}; raise IpcLimits.max_metadata_size to use them"
+    except ArrowError as exc:
+        return None, str(exc)
+    if len(stats) != num_batches:
+        return None, (f"expected statistics for each of the {num_batches} record batches, "
+                      f"found {len(stats)}")
+    return stats, None
+
 def _read_stream(stream: bytes) -> tuple[t.Schema, Iterator[tuple[Any, Any]]]:
     """A whole statistics stream's schema, and its batches with their custom metadata."""
     decoder = StreamDecoder()
