@@ -248,10 +248,17 @@ def _chunk_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
     first = words.at(rows, 0)
     low, low_cut = _extreme_bytes(words, rows, False, first)
     high, high_cut = _extreme_bytes(words, rows, True, first)
-    value = words.value
+    return _finish_binary(words.value, low, high, low_cut, high_cut,
+                          isinstance(dtype, t.StringType))
+
+
+def _finish_binary(value: Any, low: int, high: int, low_cut: bool, high_cut: bool,
+                   is_text: bool) -> tuple[bytes, bytes | None, bool, bool]:
+    """(minimum, maximum, min exact, max exact) from the rows holding them (``value(row,
+    n)``: a row's first n bytes) and whether comparing them was cut short: a cut maximum
+    rounded up (None when nothing bounds it), a cut string minimum kept whole characters."""
     if not low_cut and not high_cut:
         return value(low, PREFIX_BYTES), value(high, PREFIX_BYTES), True, True
-    is_text = isinstance(dtype, t.StringType)
     low_value = value(low, PREFIX_BYTES)
     high_value: bytes | None = value(high, PREFIX_BYTES + 1)
     if high_cut:
