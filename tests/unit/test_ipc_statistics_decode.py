@@ -149,3 +149,35 @@ def test_damaged_zstd_values_raise_quiver_errors():
         else:
             assert len(found) == 40  # damage zstd's checks and the stream's let through
     assert len(errors) > 50
+
+
+def _statistics_batch(min_child: int) -> pa.RecordBatch:
+    """A statistics batch of a one-column file whose minimum is in union child
+    ``min_child`` (0: int64, 1: float64)."""
+    names = pa.array(["ARROW:row_count:exact", "ARROW:null_count:exact",
+                      "ARROW:min_value:exact", "ARROW:max_value:exact"])
+    keys = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 3], pa.int32()), names)
+    ints, floats = pa.array([5, 0, 1, 4], pa.int64()), pa.array([1.0])
+    types = pa.array([0, 0, min_child, 0], pa.int8())
+    offsets = pa.array([0, 1, 0 if min_child else 2, 3], pa.int32())
+    values = pa.UnionArray.from_dense(types, offsets, [ints, floats])
+    stats = pa.MapArray.from_arrays(pa.array([0, 1, 4], pa.int32()), keys, values)
+    return pa.record_batch({"column": pa.array([None, 0], pa.int32()), "statistics": stats})
+
+
+def test_bounds_of_one_column_in_two_union_children_are_refused(monkeypatch):
+    first, second = _statistics_batch(0), _statistics_batch(1)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, first.schema) as writer:
+        writer.write_batch(first)
+        writer.write_batch(second.cast(first.schema))
+    value = base64.b64encode(sink.getvalue().to_pybytes())
+    for decode in (decode_statistics, lambda v: _message_by_message(v, monkeypatch)):
+        with pytest.raises(E.FormatError, match="column 0's bounds in one union child"):
+            decode(value)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, first.schema) as writer:
+        writer.write_batch(first)
+        writer.write_batch(first)
+    assert [b.columns[0].min for b in decode_statistics(
+        base64.b64encode(sink.getvalue().to_pybytes()))] == [1, 1]

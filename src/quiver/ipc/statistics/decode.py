@@ -308,9 +308,12 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
 
     # counts (code 0) by kind, slot and batch; later entries overwrite earlier ones, as
     # the message-by-message reading did
-    counts = np.zeros((nkeys, rows, nb), np.int64)
+    # (indices into the flattened arrays: numpy assigns through one index array several
+    # times faster than through three)
+    counts = np.zeros(nkeys * rows * nb, np.int64)
     hit = (codes == 0) & (kind < nkeys)
-    counts[kind[hit], slot[hit], batch_of_entry[hit]] = count_values[offs[hit]]
+    counts[(kind[hit] * rows + slot[hit]) * nb + batch_of_entry[hit]] = count_values[offs[hit]]
+    counts = counts.reshape(nkeys, rows, nb)
     row_counts = counts[ROW_CODE, 0]
     null_counts = counts[NULL_CODE, 1:]
     nan_counts = counts[NAN_CODE, 1:]
@@ -322,18 +325,22 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
         exact_of_kind[exact_code] = True
     side = side_of_kind[kind]
     hit = (side >= 0) & (slot > 0)
-    where = (side[hit], slot[hit] - 1, batch_of_entry[hit])
-    present = np.zeros((2, ncols, nb), bool)
+    pair = side[hit] * ncols + slot[hit] - 1  # (side, column), flattened
+    where = pair * nb + batch_of_entry[hit]  # (side, column, batch), flattened
+    present = np.zeros(2 * ncols * nb, bool)
     present[where] = True
-    index = np.zeros((2, ncols, nb), np.int64)
+    index = np.zeros(2 * ncols * nb, np.int64)
     index[where] = offs[hit]
-    exact = np.ones((2, ncols, nb), bool)
+    exact = np.ones(2 * ncols * nb, bool)
     exact[where] = exact_of_kind[kind[hit]]
-    code_of = np.full((2, ncols), -1, np.int64)  # each (side, column)'s union child
-    code_of[where[:2]] = codes[hit]
-    mixed = codes[hit] != code_of[where[:2]]
+    code_of = np.full(2 * ncols, -1, np.int64)  # each (side, column)'s union child
+    hit_codes = codes[hit]
+    code_of[pair] = hit_codes
+    mixed = hit_codes != code_of[pair]
     if mixed.any():
-        raise E(f"column {int(where[1][np.argmax(mixed)])}'s bounds in one union child")
+        raise E(f"column {int(pair[np.argmax(mixed)] % ncols)}'s bounds in one union child")
+    present, index, exact = (a.reshape(2, ncols, nb) for a in (present, index, exact))
+    code_of = code_of.reshape(2, ncols)
     known = code_of >= 0  # (side, column): some batch has this bound
     has = present[0] & present[1] & known[0][:, None] & known[1][:, None]
     mins = _LazyBounds(children, code_of[0], index[0], present[0])
@@ -401,7 +408,10 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     prefixes = {struct.unpack("<q", struct.pack("<Ii", 0xFFFFFFFF, size - 8))[0]: g.first
                 for size, g in groups.items()}
     prefix_words = np.array(list(prefixes), np.int64)
-    candidates = np.flatnonzero(np.isin(words, prefix_words))
+    is_prefix = words == prefix_words[0]
+    for other in prefix_words[1:]:  # (a few message sizes: faster than np.isin)
+        is_prefix |= words == other
+    candidates = np.flatnonzero(is_prefix)
     candidates = candidates[candidates * 8 >= schema_end]
     if not len(candidates):
         return None
