@@ -55,7 +55,7 @@ def _message_by_message(value, monkeypatch):
     from quiver.ipc.statistics import decode as S
 
     with monkeypatch.context() as m:
-        m.setattr(S, "_bulk_columns", lambda stream: None)
+        m.setattr(S, "_bulk_columns", lambda stream, columns=None: None)
         return decode_statistics(value)
 
 
@@ -181,3 +181,24 @@ def test_bounds_of_one_column_in_two_union_children_are_refused(monkeypatch):
         writer.write_batch(first)
     assert [b.columns[0].min for b in decode_statistics(
         base64.b64encode(sink.getvalue().to_pybytes()))] == [1, 1]
+
+
+def test_statistics_of_some_columns_are_those_columns_statistics():
+    value = _footer_value(_write_stats(_many_batches_table(), 7))
+    whole = decode_statistics(value)
+    ncols = len(whole.null_counts)
+    for wanted in ({0}, {4, 5}, {ncols - 1}, {1, 2, 3, 9}, set()):
+        some = decode_statistics(value, columns=wanted)
+        assert some.row_counts.tolist() == whole.row_counts.tolist()
+        assert some.indices.tolist() == whole.indices.tolist()
+        assert len(some.null_counts) == ncols
+        for c in range(ncols):
+            if c not in wanted:  # not decoded: nothing known
+                assert some.mins[c] is None and not some.null_counts[c].any()
+                continue
+            for name in ("null_counts", "nan_counts", "min_exact", "max_exact",
+                         "has_bounds"):
+                assert getattr(some, name)[c].tolist() == getattr(whole, name)[c].tolist()
+            for side in ("mins", "maxs"):
+                x, y = getattr(some, side)[c], getattr(whole, side)[c]
+                assert (x is None) == (y is None) and (x is None or x.equals(y))

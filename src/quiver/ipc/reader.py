@@ -526,17 +526,19 @@ class RecordBatchFileReader(RecordBatchReader):
             return
         self._check_filter_columns()
         if self._keep is None:
-            stats, why = statistics_for_skipping(
+            file_schema = self._footer.schema.schema
+            names = file_schema.names
+            stats, why = statistics_for_skipping(  # (the filter's columns, if not decoded)
                 footer_value(self._footer.custom_metadata), self.num_record_batches,
-                self.options.limits.max_metadata_size)
+                self.options.limits.max_metadata_size,
+                {names.index(p.path[0]) for g in dnf for p in g if p.path[0] in names},
+                decoded=self._statistics)
             if why is not None:
                 warnings.warn(f"the footer's statistics were not used to skip batches "
                               f"(every batch is read and filtered): {why}",
                               E.StatisticsWarning, stacklevel=3)
-            if stats is not None:
-                self._statistics = stats
-            self._keep = (np.ones(self.num_record_batches, bool) if stats is None else
-                          batches_may_match(dnf, stats, self._footer.schema.schema))
+            self._keep = (np.ones(self.num_record_batches, bool) if stats is None
+                          else batches_may_match(dnf, stats, file_schema))
         keep = self._keep
         for i in range(start, self.num_record_batches):
             if not keep[i]:

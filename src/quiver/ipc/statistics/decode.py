@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,16 +149,19 @@ def statistics_stream(value: str | bytes, max_size: int = DEFAULT_LIMITS.max_met
 
 
 def decode_statistics(value: str | bytes,
-                      max_size: int = DEFAULT_LIMITS.max_metadata_size) -> FileStatistics:
+                      max_size: int = DEFAULT_LIMITS.max_metadata_size,
+                      columns: Collection[int] | None = None) -> FileStatistics:
     """The statistics of a footer value written by :func:`encode_statistics`.
 
     The statistics batches of a file share one schema and, as quiver writes them, one
     metadata layout: those are read all at once (:func:`_bulk_columns`); any other stream
     message by message.  Raises quiver's FormatError for a value that is not such a stream.
+    ``columns``: the columns wanted (by index), when not all; the others may come
+    without bounds or null counts (what a filter on those columns needs, sooner).
     """
     stream = statistics_stream(value, max_size)
     try:
-        bulk = _bulk_columns(stream)
+        bulk = _bulk_columns(stream, columns)
     except (ArrowError, ValueError, IndexError, TypeError, OverflowError, struct.error):
         bulk = None  # the message-by-message path below says what is wrong
     if bulk is not None:
@@ -183,16 +186,20 @@ def decode_statistics(value: str | bytes,
 
 
 def statistics_for_skipping(value: str | bytes | None, num_batches: int,
-                            max_size: int = DEFAULT_LIMITS.max_metadata_size
+                            max_size: int = DEFAULT_LIMITS.max_metadata_size,
+                            columns: Collection[int] | None = None,
+                            decoded: FileStatistics | None = None
                             ) -> tuple[FileStatistics | None, str | None]:
-    """A footer value's statistics when they can decide which of a file's
-    ``num_batches`` batches to skip, else None and why (None, None: the file has none).
-    Statistics only spare reads, so a value that is damaged, over the metadata limit or
-    not one entry per batch costs a full read instead of the read itself."""
+    """A footer value's statistics (of ``columns``, as :func:`decode_statistics`; or
+    ``decoded``, when they were) when they can decide which of a file's ``num_batches``
+    batches to skip, else None and why (None, None: the file has none).  Statistics only
+    spare reads, so a value that is damaged, over the metadata limit or not one entry per
+    batch costs a full read instead of the read itself."""
     if value is None:
         return None, None
     try:
-        stats = decode_statistics(value, max_size)
+        stats = decoded if decoded is not None else decode_statistics(value, max_size,
+                                                                      columns)
     except LimitExceeded as exc:
         return None, f"{exc}; raise IpcLimits.max_metadata_size to use them"
     except ArrowError as exc:
@@ -245,15 +252,18 @@ _NO_BYTES = np.zeros(0, np.uint8)
 
 
 def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: int,
-                  checked: bool = False) -> FileStatistics:
+                  ncols: int | None = None, checked: bool = False) -> FileStatistics:
     """:class:`FileStatistics` from the ``column`` and ``statistics`` columns of all
-    statistics batches concatenated (``rows`` rows per batch), vectorized.  ``checked``:
-    the map offsets, union type codes and union offsets are known to be in range (the
-    bulk reading checked them message by message)."""
+    statistics batches concatenated (``rows`` rows per batch), vectorized.  ``ncols``:
+    the file's columns, when the rows are those of some only (the others then have no
+    bounds and no nulls counted).  ``checked``: the map offsets, union type codes and
+    union offsets are known to be in range (the bulk reading checked them message by
+    message)."""
 
     E = _format_error
     nb = len(column) // rows
-    ncols = rows - 1
+    ncols = rows - 1 if ncols is None else ncols
+    slots = ncols + 1  # the batch's row, then one per column
     if not isinstance(stats_map.type, t.MapType) or column.type != t.int32():
         raise E(f"statistics columns int32 and map, found {column.type} and {stats_map.type}")
     map_offsets = _numbers(stats_map.buffers[1], "<i4", stats_map.offset, len(stats_map) + 1)
@@ -310,10 +320,10 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     # the message-by-message reading did
     # (indices into the flattened arrays: numpy assigns through one index array several
     # times faster than through three)
-    counts = np.zeros(nkeys * rows * nb, np.int64)
+    counts = np.zeros(nkeys * slots * nb, np.int64)
     hit = (codes == 0) & (kind < nkeys)
-    counts[(kind[hit] * rows + slot[hit]) * nb + batch_of_entry[hit]] = count_values[offs[hit]]
-    counts = counts.reshape(nkeys, rows, nb)
+    counts[(kind[hit] * slots + slot[hit]) * nb + batch_of_entry[hit]] = count_values[offs[hit]]
+    counts = counts.reshape(nkeys, slots, nb)
     row_counts = counts[ROW_CODE, 0]
     null_counts = counts[NULL_CODE, 1:]
     nan_counts = counts[NAN_CODE, 1:]
@@ -386,11 +396,14 @@ class _LazyBounds(Sequence[Any]):
         return take(self._children[code], nullable)
 
 
-def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
+def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
+                  ) -> tuple[Array, Array, np.ndarray, int, int] | None:
     """The ``column`` and ``statistics`` columns of every statistics batch of ``stream``
     concatenated, their ``quiver:batch`` indices and rows per batch, read as a matrix of
     messages (see :class:`_Template`); None when the stream is not laid out so (another
-    writer, a damaged value), for the message-by-message path to read or refuse."""
+    writer, a damaged value), for the message-by-message path to read or refuse.  With
+    ``columns``, only the rows of those columns (and each batch's own row) are taken;
+    the last number is the file's column count."""
 
     n = len(stream)
     if n % 8 or n < 16:
@@ -451,6 +464,7 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
         return None
     body_lengths, lengths, nodes, buffers, indices = found
     rows = int(lengths[0])
+    ncols = rows - 1
     key_dictionary = _key_dictionary(stream, int(starts_a[0]))
     if key_dictionary is None or rows < 1:
         return None
@@ -496,7 +510,22 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
         if (np.count_nonzero(~bits, axis=1) != column_nulls).any():
             return None
         validity = np.packbits(bits.reshape(-1), bitorder="little")
-    column = make_array(t.int32(), m * rows, [validity, ids], (), int(column_nulls.sum()))
+    keep_row = None  # (m, rows): the rows taken, when not all
+    if columns is not None:
+        keep_row = np.isin(ids.view("<i4").reshape(m, rows), np.fromiter(columns, np.int64))
+        if validity is not None:
+            keep_row |= ~bits  # each batch's own row
+        taken = keep_row.sum(axis=1)
+        if (taken != taken[0]).any():
+            keep_row = None  # (not as quiver writes them: take every row)
+    if keep_row is None:
+        column = make_array(t.int32(), m * rows, [validity, ids], (), int(column_nulls.sum()))
+    else:
+        kept_valid = None if validity is None else bits[keep_row]
+        column = make_array(t.int32(), int(taken.sum()), [
+            None if kept_valid is None else np.packbits(kept_valid, bitorder="little"),
+            np.ascontiguousarray(ids.view("<i4").reshape(m, rows)[keep_row]).view(np.uint8)],
+            (), 0 if kept_valid is None else int(np.count_nonzero(~kept_valid)))
     # the map's offsets, each message's from 0 to its entry count
     own = take_bytes(3, np.full(m, (rows + 1) * 4), 4)
     if own is None:
@@ -504,12 +533,33 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     own = own.view("<i4").reshape(m, rows + 1).astype(np.int64)
     if (own[:, 0] != 0).any() or (own[:, -1] != e).any() or (np.diff(own, axis=1) < 0).any():
         return None
-    entry_starts = _exclusive_cumsum(e)
-    map_offsets = np.concatenate([(own[:, :-1] + entry_starts[:, None]).reshape(-1),
-                                  [int(e.sum())]]).astype(np.int32)
-    keys = take_bytes(6, e * 4, 4)
-    codes = take_bytes(7, e)
-    offsets = take_bytes(8, e * 4, 4)
+    if keep_row is None:
+        entry_starts = _exclusive_cumsum(e)
+        map_offsets = np.concatenate([(own[:, :-1] + entry_starts[:, None]).reshape(-1),
+                                      [int(e.sum())]]).astype(np.int32)
+        keys = take_bytes(6, e * 4, 4)
+        codes = take_bytes(7, e)
+        offsets = take_bytes(8, e * 4, 4)
+        message_of_entry = np.repeat(np.arange(m), e)
+    else:  # the taken rows' entries only
+        counts = (own[:, 1:] - own[:, :-1])[keep_row]
+        message_of_entry = np.repeat(np.repeat(np.arange(m), taken), counts)
+        within = _ranges(own[:, :-1][keep_row], counts)  # each entry's index in its message
+        map_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+
+        def take_entries(j: int, width: int) -> np.ndarray | None:
+            """Buffer ``j``'s ``width`` bytes of each taken entry, concatenated."""
+            if (spans[:, j] < e * width).any():
+                return None
+            at = body_starts[message_of_entry] + buffers[message_of_entry, j, 0] + (
+                within * width)
+            if width > 1 and not (at % width).any():
+                view = np.frombuffer(stream, f"V{width}", len(stream) // width)
+                return view[at // width].view(np.uint8)
+            return body[(at[:, None] + np.arange(width)).reshape(-1)]
+
+        keys, codes, offsets = take_entries(6, 4), take_entries(7, 1), take_entries(8, 4)
+        rows = int(taken[0])
     if keys is None or codes is None or offsets is None:
         return None
     codes = codes.view(np.int8)
@@ -518,7 +568,6 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     if len(codes) and (codes.min() < 0 or codes.max() >= len(child_types)):
         return None
     code_index = codes.astype(np.int64)
-    message_of_entry = np.repeat(np.arange(m), e)
     if ((offsets < 0) | (offsets >= child_counts[message_of_entry, code_index])).any():
         return None  # (the message-by-message path says which)
     child_starts = _exclusive_cumsum(child_counts)
@@ -581,7 +630,7 @@ def _bulk_columns(stream: bytes) -> tuple[Array, Array, np.ndarray, int] | None:
     key_array = make_array(key_type, len(keys), [None, keys], (), 0, 0, key_dictionary)
     entries = make_array(map_type.entries_field.type, len(keys), [None], [key_array, union], 0)
     stats_map = make_array(map_type, m * rows, [None, map_offsets.view(np.uint8)], [entries], 0)
-    return column, stats_map, indices, rows
+    return column, stats_map, indices, rows, ncols
 
 
 _PLANS: dict[bytes, tuple] = {}
