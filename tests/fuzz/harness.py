@@ -133,14 +133,16 @@ def check(data: bytes, *, chunk: int = 7) -> tuple[Outcome, Outcome]:
 
 
 def _use_statistics(value: bytes) -> list:
-    """Decode a footer statistics value and use all of it: every batch's Python values,
-    every column's bounds arrays as Python values."""
+    """Decode a footer statistics value, whole and for some columns, and use all of it:
+    every batch's Python values, every column's bounds arrays as Python values."""
     from quiver.ipc.statistics import decode_statistics
 
-    stats = decode_statistics(value)
-    used: list = [(b.index, b.row_count, b.columns) for b in stats]
-    for side in (stats.mins, stats.maxs):
-        used += [None if a is None else a.to_pylist() for a in side]
+    used: list = []
+    for columns in (None, {0}, {1, 3}):  # all, and some (as a filtered read decodes them)
+        stats = decode_statistics(value, columns=columns)
+        used += [(b.index, b.row_count, b.columns) for b in stats]
+        for side in (stats.mins, stats.maxs):
+            used += [None if a is None else a.to_pylist() for a in side]
     return used
 
 
