@@ -62,12 +62,13 @@ def batches_of(n: int, rows: int = 10) -> list[qv.RecordBatch]:
 
 
 def write_ipc(batches: list, *, stream: bool, compression: str | None = None,
-              schema: qv.Schema | None = None) -> bytes:
+              schema: qv.Schema | None = None, statistics: bool = True) -> bytes:
     """Bytes of a file (or stream) holding ``batches``."""
     sink = ipc.BufferOutputStream()
     schema = schema or batches[0].schema
+    kw = {} if stream else {"statistics": statistics}
     opener = ipc.new_stream if stream else ipc.new_file
-    with opener(sink, schema, compression=compression) as w:
+    with opener(sink, schema, compression=compression, **kw) as w:
         for b in batches:
             w.write_batch(b)
     return bytes(sink.getvalue())

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import cli_env
+from .conftest import batches_of, cli_env, write_ipc
 
 _HEAVY = ("numpy", "ctypes", "rich", "pyarrow", "pandas", "lz4", "zstandard", "cramjam")
 
@@ -92,10 +92,18 @@ def test_schema_imports_only_the_schema_readers(tmp_path: Path, sample_file: Pat
 
 def test_inspect_reads_headers_only_and_no_table_library(tmp_path: Path,
                                                          sample_file: Path) -> None:
-    code, quiver, others = _imports(tmp_path, "inspect", "--buffers", str(sample_file))
+    bare = tmp_path / "bare.arrow"  # no footer statistics: nothing but headers to read
+    bare.write_bytes(write_ipc(batches_of(5), stream=False, statistics=False))
+    code, quiver, others = _imports(tmp_path, "inspect", "--buffers", str(bare))
     assert code == 0
     assert "quiver.ipc.body" not in quiver and "quiver.array" not in quiver
     assert "quiver.ipc.writer" not in quiver and others == []
+    # footer statistics are Arrow data in a zstd frame: reading them takes the arrays
+    # and the codecs, still no table library
+    code, quiver, others = _imports(tmp_path, "inspect", "--buffers", str(sample_file))
+    assert code == 0 and "quiver.ipc.writer" not in quiver
+    assert "quiver.ipc.statistics.decode" in quiver
+    assert not {"pyarrow", "pandas", "rich"} & set(others)
 
 
 def test_cat_as_json_lines_does_not_import_rich_or_writers(tmp_path: Path,

@@ -692,14 +692,19 @@ def test_write_takes_a_pandas_dataframe() -> None:
     assert _read_back(sink.getvalue(), "stream").to_pydict() == {"a": [1, 2], "b": ["x", "y"]}
 
 
-def test_statistics_false_and_the_default_write_none():
+def test_statistics_are_written_by_default_and_false_writes_none():
     table = pa.table({"a": [1, 2]})
     assert ipc.open_file(_write_stats(table, 10, statistics=False)).statistics is None
     assert pa.ipc.open_file(_write_stats(table, 10, statistics=False)).metadata is None
     sink = ipc.BufferOutputStream()
     with ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
-    assert ipc.open_file(sink.getvalue()).statistics is None
+    (stats,) = ipc.open_file(sink.getvalue()).statistics
+    assert (stats.row_count, stats.columns[0].min, stats.columns[0].max) == (2, 1, 2)
+    encoder = ipc.FileEncoder(ipc.open_file(sink.getvalue()).schema)  # the sans-IO one too
+    data = b"".join(encoder.begin() + encoder.write_batch(
+        ipc.open_file(sink.getvalue()).get_batch(0)) + encoder.end())
+    assert ipc.open_file(data).statistics[0].columns[0].max == 2
 
 
 def test_other_readers_read_files_with_statistics_unchanged():

@@ -26,8 +26,8 @@ from .statistics.model import STATISTICS_KEY
 class FileEncoder(_Encoder):
     """Encodes the IPC file format; the Blocks of the footer (``dictionary_blocks``,
     ``record_batch_blocks``) are counted from the sizes given out (``position``).
-    ``metadata`` becomes the footer's custom metadata; with ``statistics=True`` each
-    batch's statistics go in the footer (:mod:`quiver.ipc.statistics`)."""
+    ``metadata`` becomes the footer's custom metadata; each batch's statistics go in the
+    footer (:mod:`quiver.ipc.statistics`) unless ``statistics=False``."""
 
     file_format = True
 
@@ -37,7 +37,7 @@ class FileEncoder(_Encoder):
         *,
         options: IpcWriteOptions | None = None,
         metadata: Any = None,
-        statistics: bool = False,
+        statistics: bool = True,
         **kw: Any,
     ) -> None:
         super().__init__(schema, write_options(options, kw), metadata)
