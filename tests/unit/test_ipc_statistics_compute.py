@@ -208,15 +208,17 @@ _bytes_values = st.one_of(
 @given(values=st.lists(st.one_of(st.none(), _bytes_values), max_size=40),
        text=st.booleans(), large=st.booleans(), lead=st.integers(0, 3),
        trail=st.integers(0, 2), room=st.sampled_from([0, 1, 7, 8, 15, 16, 64]),
-       misalign=st.integers(0, 7), chunk=st.sampled_from([1, 3, 7, C.BINARY_CHUNK]))
+       misalign=st.integers(0, 7), chunk=st.sampled_from([1, 3, 7, C.BINARY_CHUNK]),
+       few=st.sampled_from([0, C._FEW_ROWS]))
 def test_string_bounds_equal_a_sorted_reference(values, text, large, lead, trail, room,
-                                                misalign, chunk):
+                                                misalign, chunk, few):
     if text:  # a string column holds UTF-8: keep the values that are
         values = [v if v is None or _is_utf8(v) else v.decode("latin-1").encode()
                   for v in values]
     arr = _column(values, text=text, large=large, lead=lead, trail=trail, room=room,
                   misalign=misalign)
-    with mock.patch.object(C, "BINARY_CHUNK", chunk):
+    # few=0: every read through the aligned words, as a long column's are
+    with mock.patch.object(C, "BINARY_CHUNK", chunk), mock.patch.object(C, "_FEW_ROWS", few):
         found = C.column_raw(arr)
     assert found == _reference_raw(values, text), values
 
@@ -242,17 +244,41 @@ def test_string_bounds_of_long_columns_in_many_chunks(text):
         assert C.column_raw(arr) == _reference_raw(values, text)
 
 
+@pytest.mark.parametrize("short", [0.002, 0.02, 0.3], ids=["rare", "few", "many"])
+@pytest.mark.parametrize("few", [0, 64, 100_000])
+def test_string_bounds_of_shared_prefixes_past_many_words(short, few):
+    # ties on the first words over many rows, values ending in every word: each way of
+    # zeroing the bytes past the values' ends (a few rows, some, many; NUL bytes too)
+    rng = np.random.default_rng(11)
+    n = 3000
+    prefix = b"https://example.com/\x00ab"
+    letters = np.frombuffer(b"\x00\x01xyz\xff", np.uint8)
+    sizes = np.where(rng.random(n) < short, rng.integers(0, 30, n), rng.integers(30, 60, n))
+    values = [prefix[: int(k)] if k < len(prefix) else
+              prefix + bytes(letters[rng.integers(len(letters), size=int(k) - len(prefix))])
+              for k in sizes]
+    for text, misalign, room in ((False, 0, 0), (False, 5, 1), (True, 0, 64)):
+        vals = [v.replace(b"\xff", b"~") for v in values] if text else values
+        arr = _column(vals, text=text, large=False, room=room, misalign=misalign)
+        with mock.patch.object(C, "_FEW_ROWS", few):
+            assert C.column_raw(arr) == _reference_raw(vals, text)
+
+
 @pytest.mark.parametrize("values", [
     [b"a", b"a\x00"], [b"a\x00", b"a"], [b"", b"\x00"], [b"\x00" * 9, b"\x00" * 8],
     [b"x" * 64, b"x" * 64 + b"\x00"], [b"y" * 70] * 5, [b"same"] * 9, [b""] * 4,
     [b"q" * 65 + b"a", b"q" * 65 + b"b", b"q" * 64], [b"\xff" * 65, b"\xff" * 64],
+    [b"value-7", b"value-70", b"value-8"], [b"p" * 15 + b"\x01", b"p" * 15, b"p" * 16 + b"a"],
+    [b"abcdefgh"] * 40 + [b"abcdefgh" + b"\x00" * 8 + b"\x01"] * 40,  # ties past an end
 ])
 @pytest.mark.parametrize("room", [0, 9])
-def test_string_bounds_with_nul_bytes_ties_and_empty_values(values, room):
+@pytest.mark.parametrize("few", [0, 100_000])
+def test_string_bounds_with_nul_bytes_ties_and_empty_values(values, room, few):
     for text in (True, False):
         for misalign in (0, 3):
             arr = _column(values, text=text, large=False, room=room, misalign=misalign)
-            assert C.column_raw(arr) == _reference_raw(values, text)
+            with mock.patch.object(C, "_FEW_ROWS", few):
+                assert C.column_raw(arr) == _reference_raw(values, text)
 
 
 @pytest.mark.parametrize("large", [False, True])

@@ -230,10 +230,12 @@ class _Words:
             return words
         # many: every word, keeping its top (length - j) bytes; a shift by 64 or more gives
         # 0, keeping every byte of the longer values
-        kept = lengths - j if j else lengths.copy()
         if j:
+            kept = lengths - j
             np.maximum(kept, 0, out=kept)
-        kept <<= 3
+            kept <<= 3
+        else:
+            kept = lengths << 3
         drop = np.right_shift(_ALL_ONES, kept.view(np.uint64))
         np.invert(drop, out=drop)
         words &= drop
