@@ -93,28 +93,29 @@ def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
     return int(rows[order[0]]), int(rows[order[-1]])
 
 
-def _value_offsets(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _value_offsets(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """The offsets of this array's values (intp, indexing the data buffer, which a slice
-    may share with a whole column), their lengths and the data buffer, checked to be
-    non-decreasing and within the buffer: values the structural checks do not look at,
-    which statistics index by."""
+    may share with a whole column), their lengths, the data buffer and the shortest
+    length (0 without values), checked to be non-decreasing and within the buffer: values
+    the structural checks do not look at, which statistics index by."""
     width = "<i8" if arr.type.large else "<i4"
     offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1].astype(np.intp)
     data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
     first, last = int(offsets[0]), int(offsets[-1])
     lengths = offsets[1:] - offsets[:-1]
-    if first < 0 or last > len(data) or (len(lengths) and lengths.min() < 0):
+    shortest = int(lengths.min()) if len(lengths) else 0
+    if first < 0 or last > len(data) or shortest < 0:
         raise ArrowInvalid(
             f"expected offsets that do not decrease, within the {len(data)} data bytes, "
             f"to compute statistics; found {first}..{last}"
         )
-    return offsets, lengths, data
+    return offsets, lengths, data, shortest
 
 
 def _bytes_of(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starts, lengths and the data bytes of this array's values only (a slice's data
     buffer may hold a whole column)."""
-    offsets, lengths, data = _value_offsets(arr)
+    offsets, lengths, data, _ = _value_offsets(arr)
     first = int(offsets[0])
     return offsets[:-1] - first, lengths, data[first : int(offsets[-1])]
 
@@ -158,10 +159,11 @@ class _Words:
 
     def __init__(self, arr: Array, valid: np.ndarray | None) -> None:
 
-        offsets, lengths, data = _value_offsets(arr)
+        offsets, lengths, data, shortest = _value_offsets(arr)
         starts = offsets[:-1]
         if valid is not None:
             starts, lengths = starts[valid], lengths[valid]
+            shortest = int(lengths.min()) if len(lengths) else 0
         first, last = int(offsets[0]), int(offsets[-1])
         if data.ctypes.data % 8 or not data.flags.c_contiguous:
             # an aligned copy of the values' bytes, a word of zeros past them
@@ -179,7 +181,7 @@ class _Words:
         self.tail = np.ndarray((17,), ">u8", tail, 0, (1,))
         self.bytes = np.ndarray((self.limit,), ">u8", data, 0, (1,))
         self.starts, self.lengths, self.data, self.stop = starts, lengths, data, last
-        self.shortest = int(lengths.min()) if len(lengths) else 0
+        self.shortest = shortest
         self._every: dict[int, np.ndarray] = {}  # j -> the words of every row
 
     def _read(self, at: np.ndarray) -> np.ndarray:
