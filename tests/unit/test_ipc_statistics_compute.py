@@ -282,13 +282,15 @@ def test_string_bounds_with_nul_bytes_ties_and_empty_values(values, room, few):
 
 
 @pytest.mark.parametrize("large", [False, True])
-@pytest.mark.parametrize("offsets", [[0, 3, 11], [-1, 2, 3], [0, 4, 2], [2, 1, 3]])
+@pytest.mark.parametrize("offsets", [[0, 3, 11], [-1, 2, 3], [0, 4, 2], [2, 1, 3],
+                                     [0, 2**31 - 1, -2, 5]])  # a fall int32 differences hide
 def test_string_offsets_outside_the_data_are_refused(large, offsets):
     data = np.frombuffer(b"abcdefghij", np.uint8)  # 10 bytes
     raw = np.array(offsets, np.int64 if large else np.int32).view(np.uint8)
     kind = qt.large_string() if large else qt.string()
-    for arr in (make_array(kind, 2, [None, raw, data], (), 0),
-                make_array(kind, 3, [None, np.concatenate([raw[:8 if large else 4], raw]),
-                                     data], (), 0).slice(1, 2)):
+    n = len(offsets) - 1
+    for arr in (make_array(kind, n, [None, raw, data], (), 0),
+                make_array(kind, n + 1, [None, np.concatenate([raw[:8 if large else 4], raw]),
+                                         data], (), 0).slice(1, n)):
         with pytest.raises(E.ArrowInvalid, match="do not decrease"):
             C.column_raw(arr)
