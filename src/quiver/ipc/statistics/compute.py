@@ -148,7 +148,7 @@ def _gather(words: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 #: reads of at most this many rows gather from an unaligned view: slower per row, but
 #: with fewer numpy calls
-_FEW_ROWS = 512
+_FEW_ROWS = 2048
 
 
 class _Words:
