@@ -227,7 +227,7 @@ class _Words:
         if count == 0:
             return words
         if 16 * count < len(words):  # a few: those alone (a quarter of the time)
-            short = np.flatnonzero(short)
+            short = short.nonzero()[0]
             words[short] &= _KEEP[np.maximum(lengths[short] - j, 0)]
             return words
         # many: every word, keeping its top (length - j) bytes; a shift by 64 or more gives
@@ -262,7 +262,7 @@ def _extreme_bytes(words: _Words, largest: bool) -> tuple[int, bool]:
         if candidates is not None:
             candidates = candidates[hit]
         elif np.count_nonzero(hit) < len(hit):
-            candidates = np.flatnonzero(hit)
+            candidates = hit.nonzero()[0]
         if candidates is not None:
             sizes = lengths[candidates]
         shortest, longest = int(sizes.min()), int(sizes.max())
