@@ -93,22 +93,31 @@ def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
     return int(rows[order[0]]), int(rows[order[-1]])
 
 
-def _bytes_of(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Starts, lengths and the data bytes of this array's values only (a slice's data
-    buffer may hold a whole column)."""
-
+def _value_offsets(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The offsets of this array's values (intp, indexing the data buffer, which a slice
+    may share with a whole column), their lengths, the data buffer and the shortest
+    length (0 without values), checked to be non-decreasing and within the buffer: values
+    the structural checks do not look at, which statistics index by."""
     width = "<i8" if arr.type.large else "<i4"
-    offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1].astype(np.int64)
+    offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1].astype(np.intp)
+    data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
     first, last = int(offsets[0]), int(offsets[-1])
     lengths = offsets[1:] - offsets[:-1]
-    data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
-    if first < 0 or last > len(data) or (lengths < 0).any():
-        # values the structural checks do not look at; statistics must not index by them
+    shortest = int(lengths.min()) if len(lengths) else 0
+    if first < 0 or last > len(data) or shortest < 0:
         raise ArrowInvalid(
             f"expected offsets that do not decrease, within the {len(data)} data bytes, "
             f"to compute statistics; found {first}..{last}"
         )
-    return offsets[:-1] - first, lengths, data[first:last]
+    return offsets, lengths, data, shortest
+
+
+def _bytes_of(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Starts, lengths and the data bytes of this array's values only (a slice's data
+    buffer may hold a whole column)."""
+    offsets, lengths, data, _ = _value_offsets(arr)
+    first = int(offsets[0])
+    return offsets[:-1] - first, lengths, data[first : int(offsets[-1])]
 
 
 # the top k bytes of a big-endian word (k = 0..8): what is left of a value's 8 bytes
@@ -116,49 +125,122 @@ _KEEP = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 
                  dtype=np.uint64)
 
 
+_ALL_ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+
+
+def _gather(words: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Bytes ``at .. at+8`` of the 8-aligned little-endian uint64 ``words`` as big-endian
+    uint64s (byte ``at`` the most significant) where ``at >> 3`` + 1 indexes ``words``
+    (other rows read the last words). Two gathers from the aligned words and shifts:
+    numpy gathers from an unaligned view of the bytes 1.5x as slowly."""
+    index = at >> 3
+    shift = at << 3
+    shift &= 63
+    shift = shift.view(np.uint64)
+    found = words.take(index, mode="clip")  # never past the words
+    found >>= shift
+    np.subtract(64, shift, out=shift)  # numpy shifts by 64 or more give 0 (numpy >= 1.18)
+    high = words[1:].take(index, mode="clip")
+    high <<= shift
+    found |= high
+    return found.byteswap(inplace=True)
+
+
+#: reads of at most this many rows gather from an unaligned view: slower per row, but
+#: with fewer numpy calls
+_FEW_ROWS = 2048
+
+
 class _Words:
-    """Reads bytes ``j .. j+8`` of a string or binary array's values as big-endian
+    """Reads bytes ``j .. j+8`` of a string or binary array's valid values as big-endian
     uint64s (bytes past a value's end are 0), so that comparing words compares the
-    values' bytes eight at a time; ``starts`` index ``data``, ``lengths`` are the values'."""
+    values' bytes eight at a time; ``starts`` index ``data``, ``lengths`` are the values'
+    (row ``i`` is the ``i``-th valid value)."""
 
-    def __init__(self, arr: Array) -> None:
+    def __init__(self, arr: Array, valid: np.ndarray | None) -> None:
 
-        width = "<i8" if arr.type.large else "<i4"
-        offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
-        data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
-        first, last = int(offsets[0]), int(offsets[-1])
-        self.lengths = np.diff(offsets)
-        self.shortest = int(self.lengths.min()) if len(self.lengths) else 0
-        if first < 0 or last > len(data) or self.shortest < 0:
-            # values the structural checks do not look at; statistics must not index by them
-            raise ArrowInvalid(
-                f"expected offsets that do not decrease, within the {len(data)} data bytes, "
-                f"to compute statistics; found {first}..{last}"
-            )
+        offsets, lengths, data, shortest = _value_offsets(arr)
         starts = offsets[:-1]
-        if len(data) - last < 8:  # no room to read 8 bytes at every start: a padded copy
-            padded = np.zeros(last - first + 8, np.uint8)
-            padded[: last - first] = data[first:last]
-            data, starts = padded, starts - first
-        self.starts, self.data = starts, data
-        self.end = len(data) - 8
-        # an unaligned view: element i is bytes i .. i+8; as 8-byte voids, which numpy
-        # gathers faster than unaligned integers
-        self.view = np.ndarray((self.end + 1,), "V8", data, 0, (1,))
+        if valid is not None:
+            starts, lengths = starts[valid], lengths[valid]
+            shortest = int(lengths.min()) if len(lengths) else 0
+        first, last = int(offsets[0]), int(offsets[-1])
+        if data.ctypes.data % 8 or not data.flags.c_contiguous:
+            # an aligned copy of the values' bytes, a word of zeros past them
+            copy = np.zeros(((last - first) >> 3) + 2, np.uint64).view(np.uint8)
+            copy[: last - first] = data[first:last]
+            data, starts, last = copy, starts - first, last - first
+        whole = len(data) >> 3
+        self.words = data[: 8 * whole].view("<u8")
+        # reading at ``limit`` or later would pass the buffer's last whole word: those
+        # reads take the buffer's last 8 to 15 bytes from ``tail``, zero-padded
+        self.limit = 8 * max(whole - 1, 0)
+        tail = np.zeros(24, np.uint8)
+        tail[: len(data) - self.limit] = data[self.limit :]
+        # element i: bytes i .. i+8 (unaligned reads, for a few rows)
+        self.tail = np.ndarray((17,), ">u8", tail, 0, (1,))
+        self.bytes = np.ndarray((self.limit,), ">u8", data, 0, (1,))
+        self.starts, self.lengths, self.data, self.stop = starts, lengths, data, last
+        self.shortest = shortest
+        self._every: dict[int, np.ndarray] = {}  # j -> the words of every row
+
+    def _read(self, at: np.ndarray) -> np.ndarray:
+        """:func:`_gather` at byte positions ``at`` (non-decreasing, at most ``stop``)."""
+        few = len(at) <= _FEW_ROWS
+        if at[-1] < self.limit:
+            return self.bytes[at].astype(np.uint64) if few else _gather(self.words, at)
+        k = int(np.searchsorted(at, self.limit))  # rows k.. read the tail
+        if few or k == 0:
+            found = np.empty(len(at), np.uint64)
+            found[:k] = self.bytes[at[:k]]
+        else:  # their reads from the words are clipped to the last words, then replaced
+            found = _gather(self.words, at)
+        found[k:] = self.tail[at[k:] - self.limit]
+        return found
 
     def at(self, rows: np.ndarray | None, j: int) -> np.ndarray:
-        if rows is None and j == 0:  # every start lies within the data: no clipping
-            words = self.view[self.starts].view("<u8").byteswap()
-            if self.shortest >= 8:
-                return words
-            lengths = self.lengths
+        """The words at byte ``j`` of the values of ``rows`` (increasing; None: every
+        row, computed once per ``j``)."""
+        if rows is None:
+            found = self._every.get(j)
+            if found is None:
+                found = self._every[j] = self._at(self.starts, self.lengths, j,
+                                                  self.shortest)
+            return found
+        return self._at(self.starts[rows], self.lengths[rows], j, None)
+
+    def _at(self, starts: np.ndarray, lengths: np.ndarray, j: int, shortest: int | None
+            ) -> np.ndarray:
+        if j:
+            starts = starts + j
+            if starts[-1] > self.stop:  # past the last value's end: such values are 0s
+                np.minimum(starts, self.stop, out=starts)
+        words = self._read(starts)
+        if shortest is not None and shortest >= j + 8:
+            return words
+        # bytes past the values' ends count as 0
+        if len(words) <= _FEW_ROWS:  # fewest numpy calls
+            words &= _KEEP[np.minimum(np.maximum(lengths - j, 0), 8)]
+            return words
+        short = lengths < j + 8
+        count = np.count_nonzero(short)
+        if count == 0:
+            return words
+        if 16 * count < len(words):  # a few: those alone (a quarter of the time)
+            short = short.nonzero()[0]
+            words[short] &= _KEEP[np.maximum(lengths[short] - j, 0)]
+            return words
+        # many: every word, keeping its top (length - j) bytes; a shift by 64 or more gives
+        # 0, keeping every byte of the longer values
+        if j:
+            kept = lengths - j
+            np.maximum(kept, 0, out=kept)
+            kept <<= 3
         else:
-            begin = np.minimum(self.starts[rows] + j, self.end)
-            lengths = self.lengths[rows] - j
-            words = self.view[begin].view("<u8").byteswap()
-        short = np.flatnonzero(lengths < 8)  # bytes past their ends count as 0
-        if len(short):
-            words[short] &= _KEEP[np.maximum(lengths[short], 0)]
+            kept = lengths << 3
+        drop = np.right_shift(_ALL_ONES, kept.view(np.uint64))
+        np.invert(drop, out=drop)
+        words &= drop
         return words
 
     def value(self, row: int, n: int) -> bytes:
@@ -167,29 +249,41 @@ class _Words:
         return bytes(self.data[start : start + min(int(self.lengths[row]), n)])
 
 
-def _extreme_bytes(words: _Words, rows: np.ndarray, largest: bool, first: np.ndarray
-                   ) -> tuple[int, bool]:
-    """The row whose value is smallest (largest) among ``rows`` (None: all) comparing at
-    most PREFIX_BYTES bytes, eight at a time, and whether the comparison was cut short;
-    ``first`` holds those rows' first eight bytes (computed once for min and max)."""
+def _extreme_bytes(words: _Words, largest: bool) -> tuple[int, bool]:
+    """The row whose value is smallest (largest) comparing at most PREFIX_BYTES bytes,
+    eight at a time, and whether the comparison was cut short."""
     lengths = words.lengths
-    candidates = rows
+    candidates = None  # every row (as long as they all tie)
+    sizes = lengths
     for j in range(0, PREFIX_BYTES, 8):
-        found = first if j == 0 else words.at(candidates, j)
+        found = words.at(candidates, j)
         best = found.max() if largest else found.min()
-        candidates = (np.flatnonzero(found == best) if candidates is None
-                      else candidates[found == best])
-        short = lengths[candidates] <= j + 8
-        if len(candidates) == 1 or short.all():
+        hit = found == best
+        if candidates is not None:
+            candidates = candidates[hit]
+        elif np.count_nonzero(hit) < len(hit):
+            candidates = hit.nonzero()[0]
+        if candidates is not None:
+            sizes = lengths[candidates]
+        shortest, longest = int(sizes.min()), int(sizes.max())
+        if len(sizes) == 1 or longest <= j + 8:
             # the rest are equal up to their ends: the shortest is smallest, longest largest
-            pick = np.argmax(lengths[candidates]) if largest else np.argmin(lengths[candidates])
-            row = int(candidates[pick])
-            return row, bool(lengths[row] > PREFIX_BYTES)
-        if not largest and short.any():
+            return _row_of(candidates, sizes, largest)
+        if not largest and shortest <= j + 8:
             # those ending here are prefixes of the others, zero-padded: smaller
-            return int(candidates[np.argmin(lengths[candidates])]), False
-    longest = candidates[np.argmax(lengths[candidates])] if largest else candidates[0]
-    return int(longest), bool(lengths[longest] > PREFIX_BYTES)
+            return _row_of(candidates, sizes, False)[0], False
+    if largest:
+        return _row_of(candidates, sizes, True)
+    row = 0 if candidates is None else int(candidates[0])
+    return row, bool(lengths[row] > PREFIX_BYTES)
+
+
+def _row_of(candidates: np.ndarray | None, sizes: np.ndarray, longest: bool
+            ) -> tuple[int, bool]:
+    """The first of the longest (shortest) candidates and whether it passes PREFIX_BYTES."""
+    pick = int(np.argmax(sizes) if longest else np.argmin(sizes))
+    return (pick if candidates is None else int(candidates[pick]),
+            bool(sizes[pick] > PREFIX_BYTES))
 
 
 def _round_up(prefix: bytes, is_text: bool) -> bytes | None:
@@ -241,13 +335,11 @@ def _chunk_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
                     ) -> tuple[bytes, bytes | None, bool, bool] | None:
     """:func:`_binary_extremes` of one chunk, but None only without valid values, and a
     maximum of None when nothing bounds it."""
-    words = _Words(arr)
-    rows = None if valid is None else np.flatnonzero(valid)
-    if len(arr) == 0 or (rows is not None and len(rows) == 0):
+    words = _Words(arr, valid)
+    if len(words.lengths) == 0:
         return None
-    first = words.at(rows, 0)
-    low, low_cut = _extreme_bytes(words, rows, False, first)
-    high, high_cut = _extreme_bytes(words, rows, True, first)
+    low, low_cut = _extreme_bytes(words, False)
+    high, high_cut = _extreme_bytes(words, True)
     return _finish_binary(words.value, low, high, low_cut, high_cut,
                           isinstance(dtype, t.StringType))
 

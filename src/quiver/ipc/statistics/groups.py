@@ -213,7 +213,7 @@ def _binary_group(kept: list[Kept], is_text: bool) -> list[Raw]:
     offsets = np.append(starts, len(data))
     whole = make_array(t.large_binary(), seg.total, [None, offsets.view(np.uint8), data],
                        (), 0)
-    words = _Words(whole)
+    words = _Words(whole, None)  # (rows: every row, valid or not)
     rows = np.arange(seg.total) if seg.valid is None else np.flatnonzero(seg.valid)
     owner = np.repeat(np.arange(n), lengths)[rows]
     first = words.at(rows, 0)
