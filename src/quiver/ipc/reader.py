@@ -539,13 +539,12 @@ class RecordBatchFileReader(RecordBatchReader):
                               E.StatisticsWarning, stacklevel=3)
             self._keep = (np.ones(self.num_record_batches, bool) if stats is None
                           else batches_may_match(dnf, stats, file_schema))
-        keep = self._keep
-        for i in range(start, self.num_record_batches):
-            if not keep[i]:
-                self.batches_skipped += 1
-                continue
-            batch = self.get_batch(i)
-            yield i, filter_batch(batch, dnf)
+        passed = start  # batches from here on not yet passed over
+        for i in (np.flatnonzero(self._keep[start:]) + start).tolist():
+            self.batches_skipped += i - passed
+            passed = i + 1
+            yield i, filter_batch(self.get_batch(i), dnf)
+        self.batches_skipped += self.num_record_batches - passed
 
     def _check_filter_columns(self) -> None:
         names = self.schema.names

@@ -281,7 +281,7 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
             or key_array.dictionary.type != t.string()):
         raise E(f"statistics keys as a dictionary<int32, utf8> and values as a dense "
                 f"union, found {key_array.type} and {union.type}")
-    names = key_array.dictionary.to_pylist()
+    names = _key_names(key_array.dictionary)
     key_index = _numbers(key_array.buffers[1], "<i4", key_array.offset, len(key_array))
     codes = union.buffers[0].view(np.int8)[union.offset : union.offset + len(union)]
     offs = _numbers(union.buffers[1], "<i4", union.offset, len(union))
@@ -296,6 +296,8 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     if not isinstance(children[0].type, t.IntegerType) or children[0].type.width != 64:
         raise E(f"the statistics union's first child as int64, found {children[0].type}")
     for k, child in enumerate(children):  # (bounds are taken from them later, on demand)
+        if not len(child):
+            continue
         try:
             child.validate(full=True)
         except ArrowError as exc:
@@ -358,6 +360,20 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     return FileStatistics(row_counts, tuple(null_counts), tuple(nan_counts), mins, maxs,
                           tuple(exact[0]), tuple(exact[1]), tuple(has),
                           np.asarray(indices, np.int64))
+
+
+def _key_names(dictionary: Array) -> list[str | None]:
+    """The statistics keys' names (a few strings; the dictionary is cached per stream
+    head, and so are they)."""
+    found = _KEY_NAMES.get(id(dictionary))
+    if found is None or found[0] is not dictionary:
+        found = _KEY_NAMES[id(dictionary)] = (dictionary, dictionary.to_pylist())
+        if len(_KEY_NAMES) > 64:
+            _KEY_NAMES.pop(next(iter(_KEY_NAMES)))
+    return found[1]
+
+
+_KEY_NAMES: dict[int, tuple[Array, list[str | None]]] = {}
 
 
 class _LazyBounds(Sequence[Any]):
@@ -512,7 +528,10 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
         validity = np.packbits(bits.reshape(-1), bitorder="little")
     keep_row = None  # (m, rows): the rows taken, when not all
     if columns is not None:
-        keep_row = np.isin(ids.view("<i4").reshape(m, rows), np.fromiter(columns, np.int64))
+        id_matrix = ids.view("<i4").reshape(m, rows)
+        keep_row = np.zeros((m, rows), bool)
+        for c in columns:  # (a filter's few columns: faster than np.isin)
+            keep_row |= id_matrix == c
         if validity is not None:
             keep_row |= ~bits  # each batch's own row
         taken = keep_row.sum(axis=1)
@@ -524,7 +543,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
         kept_valid = None if validity is None else bits[keep_row]
         column = make_array(t.int32(), int(taken.sum()), [
             None if kept_valid is None else np.packbits(kept_valid, bitorder="little"),
-            np.ascontiguousarray(ids.view("<i4").reshape(m, rows)[keep_row]).view(np.uint8)],
+            np.ascontiguousarray(id_matrix[keep_row]).view(np.uint8)],
             (), 0 if kept_valid is None else int(np.count_nonzero(~kept_valid)))
     # the map's offsets, each message's from 0 to its entry count
     own = take_bytes(3, np.full(m, (rows + 1) * 4), 4)
@@ -574,7 +593,14 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     offsets = offsets + child_starts[message_of_entry, code_index]
     children = []
     j = 9
+    # (with some columns only, the union children none of their entries use are left
+    # empty, unread)
+    used = None if keep_row is None else set(np.unique(codes).tolist())
     for k, (vt, specs) in enumerate(zip(child_types, child_specs)):
+        if used is not None and k not in used:
+            children.append(_empty_child(vt, specs))
+            j += len(specs)
+            continue
         counts = child_counts[:, k]
         total = int(counts.sum())
         parts: list[np.ndarray | None] = []
@@ -631,6 +657,14 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     entries = make_array(map_type.entries_field.type, len(keys), [None], [key_array, union], 0)
     stats_map = make_array(map_type, m * rows, [None, map_offsets.view(np.uint8)], [entries], 0)
     return column, stats_map, indices, rows, ncols
+
+
+def _empty_child(vt: t.DataType, specs: Sequence[Any]) -> Array:
+    """An empty array of a union child's type ``vt`` (buffers as its ``specs`` say)."""
+    parts = [None if spec.kind == "validity"
+             else np.zeros(spec.byte_width if spec.kind == "offsets" else 0, np.uint8)
+             for spec in specs]
+    return make_array(vt, 0, parts, (), 0)
 
 
 _PLANS: dict[bytes, tuple] = {}
