@@ -132,8 +132,10 @@ def main() -> None:
 
             return prepare
 
-        def q_file() -> None:
-            with ipc.new_file(qpath, q_schema) as w:
+        def q_file(statistics: bool = False) -> None:
+            # (statistics off: the same file as pyarrow's; the default keeps them, a row
+            # of its own below)
+            with ipc.new_file(qpath, q_schema, statistics=statistics) as w:
                 for b in q_batches:
                     w.write_batch(b)
 
@@ -142,6 +144,8 @@ def main() -> None:
                 w.write_table(table)
 
         row("file write to disk", *paired(q_file, p_file, repeat, fresh(qpath, ppath)))
+        row("file write to disk, statistics on (default)",
+            *paired(lambda: q_file(True), p_file, repeat, fresh(qpath, ppath)))
 
         def q_mmap() -> None:
             with ipc.open_file(ppath, memory_map=True) as r:
@@ -164,7 +168,7 @@ def main() -> None:
             cp = os.path.join(tmp, f"p-{codec}.arrow")
 
             def q_cw(cq=cq, codec=codec) -> None:
-                with ipc.new_file(cq, q_schema, compression=codec) as w:
+                with ipc.new_file(cq, q_schema, compression=codec, statistics=False) as w:
                     for b in q_batches:
                         w.write_batch(b)
 
