@@ -107,10 +107,21 @@ def _bound_compare(arr: Array, op: str, value: Any) -> np.ndarray | None:
         return None
 
 
-def _column_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> np.ndarray:
+def _column_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool,
+                     is_float: bool) -> np.ndarray:
     """Per batch: False only where the statistics prove no row of column ``c`` satisfies
-    ``p``.  ``nan_is_largest``: NaN equals NaN and exceeds every number (Spark's order),
-    so batches holding NaN are never ruled out by their bounds."""
+    ``p``; batches whose row or null count (or, for a float column in Spark's order, NaN
+    count) the statistics do not state are never ruled out."""
+    unknown = ~(stats.row_known & stats.null_known[c])
+    if nan_is_largest and is_float:
+        unknown |= ~stats.nan_known[c]
+    return _proven_may_hold(p, stats, c, nan_is_largest) | unknown
+
+
+def _proven_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> np.ndarray:
+    """:func:`_column_may_hold` from the counts and bounds, taken as stated.
+    ``nan_is_largest``: NaN equals NaN and exceeds every number (Spark's order), so
+    batches holding NaN are never ruled out by their bounds."""
     n = len(stats.row_counts)
     rows, nulls, nans = stats.row_counts, stats.null_counts[c], stats.nan_counts[c]
     if p.op == "is null":
@@ -179,7 +190,8 @@ def batches_may_match(dnf: DNF, stats: Any, schema: t.Schema, *,
                 continue
             c = names.index(p.path[0])
             if c < len(stats.null_counts):
-                possible &= _column_may_hold(p, stats, c, nan_is_largest)
+                is_float = isinstance(t.storage_of(schema.field(c).type), t.FloatingPointType)
+                possible &= _column_may_hold(p, stats, c, nan_is_largest, is_float)
         keep |= possible
     return keep
 

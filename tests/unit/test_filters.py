@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 import math
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 import quiver.ipc as ipc
 from quiver import errors as E
+from quiver.ipc.statistics import STATISTICS_KEY
 from tests.unit._statistics_helpers import _write_stats
 
 # -- filters -------------------------------------------------------------------------------
@@ -294,3 +296,70 @@ def test_statistics_of_another_file_are_not_used():
     assert [v for b in got for v in b.column(0).to_pylist()] == list(range(1_990, 2_000))
     assert reader.batches_skipped == 0
     assert "each of the 100 record batches, found 2" in said[0]
+
+
+# -- statistics that leave counts out: those batches are never ruled out -----------------
+
+
+def _foreign_statistics(bounds, *, rows: bool, nulls: bool, value_type=None) -> str:
+    """A statistics value as another writer might leave it: per batch of a one-column
+    file, min and max, with or without the row and null counts."""
+    names = pa.array(["ARROW:row_count:exact", "ARROW:null_count:exact",
+                      "ARROW:min_value:exact", "ARROW:max_value:exact"])
+    value_type = value_type or pa.int64()
+    batches = []
+    for lo, hi in bounds:
+        counts = ([5] if rows else []) + ([0] if nulls else [])
+        keys = ([0] if rows else []) + ([1] if nulls else []) + [2, 3]
+        codes = [0] * len(counts) + [1, 1]
+        offsets = [*range(len(counts)), 0, 1]
+        values = pa.UnionArray.from_dense(
+            pa.array(codes, pa.int8()), pa.array(offsets, pa.int32()),
+            [pa.array(counts, pa.int64()), pa.array([lo, hi], value_type)])
+        stats = pa.MapArray.from_arrays(
+            pa.array([0, int(rows), len(keys)], pa.int32()),
+            pa.DictionaryArray.from_arrays(pa.array(keys, pa.int32()), names), values)
+        batches.append(pa.record_batch({"column": pa.array([None, 0], pa.int32()),
+                                        "statistics": stats}))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batches[0].schema) as writer:
+        for b in batches:
+            writer.write_batch(b)
+    return base64.b64encode(sink.getvalue().to_pybytes()).decode()
+
+
+@pytest.mark.parametrize("rows, nulls", [(False, True), (True, False), (False, False)])
+def test_batches_whose_counts_the_statistics_leave_out_are_read(rows, nulls):
+    table = pa.table({"a": pa.array([0, 1, None, 3, 4, 5, 6, None, 8, 9], pa.int64())})
+    value = _foreign_statistics([(0, 4), (5, 9)], rows=rows, nulls=nulls)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema, metadata={STATISTICS_KEY: value}) as writer:
+        for batch in table.to_batches(max_chunksize=5):
+            writer.write_batch(batch)
+    data = sink.getvalue().to_pybytes()
+    for filters, expected in (([("a", ">=", 0)], [0, 1, 3, 4, 5, 6, 8, 9]),
+                              ([("a", "is null", None)], [None, None]),
+                              ([("a", ">", 4)], [5, 6, 8, 9])):
+        reader = ipc.open_file(data, filters=filters)
+        assert reader.read_all().column("a").to_pylist() == expected, filters
+    # with the counts stated, the same bounds do rule batches out
+    value = _foreign_statistics([(0, 4), (5, 9)], rows=True, nulls=True)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema, metadata={STATISTICS_KEY: value}) as writer:
+        for batch in table.to_batches(max_chunksize=5):
+            writer.write_batch(batch)
+    reader = ipc.open_file(sink.getvalue().to_pybytes(), filters=[("a", ">", 4)])
+    assert reader.read_all().num_rows == 4 and reader.batches_skipped == 1
+
+
+def test_an_unstated_nan_count_keeps_float_batches_in_sparks_order():
+    from quiver.filters import Predicate, batches_may_match
+    from quiver.ipc.statistics import decode_statistics
+
+    stats = decode_statistics(_foreign_statistics([(0.0, 4.0)], rows=True, nulls=True,
+                                                  value_type=pa.float64()))
+    schema = ipc.open_file(_write_stats(pa.table({"v": [1.0]}), 1)).schema
+    above = [[Predicate(("v",), ">", 100.0)]]
+    assert batches_may_match(above, stats, schema).tolist() == [False]  # NaN never > 100
+    # in Spark's order NaN exceeds every number: a batch might hold NaN
+    assert batches_may_match(above, stats, schema, nan_is_largest=True).tolist() == [True]

@@ -54,7 +54,9 @@ class FileStatistics(Sequence[BatchStatistics]):
     and as a sequence of :class:`BatchStatistics` (Python values, made on demand).
 
     ``mins[c]``/``maxs[c]`` are arrays of column ``c``'s value type, one value per batch
-    (null where unknown), or None for columns without bounds.
+    (null where unknown), or None for columns without bounds.  A count the value does not
+    state is 0 in ``row_counts``, ``null_counts`` and ``nan_counts``, and False in
+    ``row_known``, ``null_known`` and ``nan_known``: pruning must not trust it.
     """
 
     row_counts: np.ndarray
@@ -66,6 +68,9 @@ class FileStatistics(Sequence[BatchStatistics]):
     max_exact: tuple[np.ndarray, ...]
     has_bounds: tuple[np.ndarray, ...]
     indices: np.ndarray
+    row_known: np.ndarray
+    null_known: tuple[np.ndarray, ...]
+    nan_known: tuple[np.ndarray, ...]
 
     def __len__(self) -> int:
         return len(self.row_counts)
@@ -324,8 +329,12 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     # times faster than through three)
     counts = np.zeros(nkeys * slots * nb, np.int64)
     hit = (codes == 0) & (kind < nkeys)
-    counts[(kind[hit] * slots + slot[hit]) * nb + batch_of_entry[hit]] = count_values[offs[hit]]
+    where_count = (kind[hit] * slots + slot[hit]) * nb + batch_of_entry[hit]
+    counts[where_count] = count_values[offs[hit]]
     counts = counts.reshape(nkeys, slots, nb)
+    stated = np.zeros(nkeys * slots * nb, bool)  # which counts the value states (0 if not)
+    stated[where_count] = True
+    stated = stated.reshape(nkeys, slots, nb)
     row_counts = counts[ROW_CODE, 0]
     null_counts = counts[NULL_CODE, 1:]
     nan_counts = counts[NAN_CODE, 1:]
@@ -359,7 +368,8 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
     maxs = _LazyBounds(children, code_of[1], index[1], present[1])
     return FileStatistics(row_counts, tuple(null_counts), tuple(nan_counts), mins, maxs,
                           tuple(exact[0]), tuple(exact[1]), tuple(has),
-                          np.asarray(indices, np.int64))
+                          np.asarray(indices, np.int64), stated[ROW_CODE, 0],
+                          tuple(stated[NULL_CODE, 1:]), tuple(stated[NAN_CODE, 1:]))
 
 
 def _key_names(dictionary: Array) -> list[str | None]:
