@@ -363,3 +363,26 @@ def test_an_unstated_nan_count_keeps_float_batches_in_sparks_order():
     assert batches_may_match(above, stats, schema).tolist() == [False]  # NaN never > 100
     # in Spark's order NaN exceeds every number: a batch might hold NaN
     assert batches_may_match(above, stats, schema, nan_is_largest=True).tolist() == [True]
+
+
+def test_statistics_out_of_their_batches_order_are_not_used():
+    from tests.unit._statistics_helpers import _footer_value, _stream_bytes
+
+    table = _sorted_table()
+    reader = pa.ipc.open_stream(_stream_bytes(_footer_value(_write_stats(table, 20))))
+    batches = []
+    while True:
+        try:
+            batches.append(reader.read_next_batch_with_custom_metadata())
+        except StopIteration:
+            break
+    batches[0], batches[1] = batches[1], batches[0]  # each keeps its quiver:batch index
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, reader.schema) as writer:
+        for batch, meta in batches:
+            writer.write_batch(batch, custom_metadata=meta)
+    data = _with_footer_value(table, base64.b64encode(sink.getvalue().to_pybytes()).decode())
+    reader, got, said = _filtered(data)
+    assert [v for b in got for v in b.column(0).to_pylist()] == list(range(1_990, 2_000))
+    assert reader.batches_skipped == 0
+    assert "statistics of batch 0 in place 0, found those of batch 1" in said[0]

@@ -212,6 +212,11 @@ def statistics_for_skipping(value: str | bytes | None, num_batches: int,
     if len(stats) != num_batches:
         return None, (f"expected statistics for each of the {num_batches} record batches, "
                       f"found {len(stats)}")
+    out_of_place = np.flatnonzero(stats.indices != np.arange(num_batches))
+    if len(out_of_place):
+        k = int(out_of_place[0])
+        return None, (f"expected the statistics of batch {k} in place {k}, found those of "
+                      f"batch {int(stats.indices[k])} there")
     return stats, None
 
 def _read_stream(stream: bytes) -> tuple[t.Schema, Iterator[tuple[Any, Any]]]:
