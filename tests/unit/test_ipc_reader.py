@@ -111,12 +111,15 @@ def test_stream_reader_enforces_max_body_size_on_every_source(kind: str, tmp_pat
 
 
 def test_file_reader_enforces_max_metadata_size_on_blocks() -> None:
-    data = _file_bytes(statistics=False)  # (statistics would make the footer larger)
+    data = _file_bytes(statistics=False)
     reader = ipc.open_file(data, limits=ipc.IpcLimits(max_metadata_size=1000))
     assert reader.read_all().num_rows == 6  # the real blocks are small
     # a footer over the limit is refused before it is decoded
     with pytest.raises(qv.LimitExceeded, match="footer of at most 16 bytes"):
         ipc.open_file(data, limits=ipc.IpcLimits(max_metadata_size=16))
+    # the statistics a file keeps by default are in its footer, and count toward it
+    with pytest.raises(qv.LimitExceeded, match="footer of at most 1000 bytes"):
+        ipc.open_file(_file_bytes(), limits=ipc.IpcLimits(max_metadata_size=1000))
 
 
 @pytest.mark.parametrize("fmt", ["stream", "file"])

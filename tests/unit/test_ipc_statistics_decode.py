@@ -202,3 +202,39 @@ def test_statistics_of_some_columns_are_those_columns_statistics():
             for side in ("mins", "maxs"):
                 x, y = getattr(some, side)[c], getattr(whole, side)[c]
                 assert (x is None) == (y is None) and (x is None or x.equals(y))
+
+
+def test_any_zeroed_byte_decodes_some_columns_or_raises_quivers_error():
+    import quiver as qv
+
+    schema = qv.schema([("a", qv.int64())])
+    sink = io.BytesIO()
+    with ipc.new_file(sink, schema) as writer:
+        writer.write_batch(qv.record_batch({"a": [1, 2, 3]}, schema=schema))
+    stream = _stream_bytes(_footer_value(sink.getvalue()))
+    outcomes = set()
+    for at in range(len(stream)):  # (zeroing the column's null count once divided by 0)
+        damaged = bytearray(stream)
+        damaged[at] = 0
+        for columns in ({0}, {1}, set()):
+            try:
+                found = decode_statistics(base64.b64encode(bytes(damaged)), columns=columns)
+            except E.ArrowError:
+                outcomes.add("refused")
+            else:
+                outcomes.add("decoded" if len(found) == 1 else len(found))
+    assert outcomes == {"decoded", "refused"}  # anything else raised would fail the test
+
+
+def test_bounds_of_another_type_than_the_files_column_are_not_used():
+    from quiver.ipc.statistics import statistics_for_skipping
+
+    strings = _footer_value(_write_stats(pa.table({"a": ["x", "y"]}), 1))
+    numbers = ipc.open_file(_write_stats(pa.table({"a": [1, 2]}), 1)).schema
+    stats, why = statistics_for_skipping(strings, numbers, 2)
+    assert stats is None and "bounds of column 0 ('a') of type int64, found string" in why
+    stats, why = statistics_for_skipping(strings, numbers, 2, columns=set())
+    assert stats is not None and why is None  # (no column asked for: nothing to check)
+    two = ipc.open_file(_write_stats(pa.table({"a": [1, 2], "b": [3, 4]}), 1)).schema
+    stats, why = statistics_for_skipping(strings, two, 2)
+    assert stats is None and "the file's 2 columns, found 1" in why

@@ -3,6 +3,8 @@ group at a time, are those computed batch by batch (column_raw), for every group
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -16,10 +18,13 @@ from quiver.ipc.statistics import groups as G
 
 
 def _same(a, b) -> bool:
-    """Raw statistics equal: counts, exactness and bounds (numbers by value: a group
-    gives Python numbers where one batch gives numpy's, and both encode alike)."""
+    """Raw statistics equal: counts, exactness and bounds (numbers by value, and floats
+    by sign too: a group gives Python numbers where one batch gives numpy's, and both
+    encode alike)."""
     return a[:2] == b[:2] and a[4:] == b[4:] and all(
-        (x is None and y is None) or (x is not None and y is not None and x == y)
+        (x is None and y is None) or (x is not None and y is not None and x == y and (
+            not isinstance(x, (float, np.floating))
+            or math.copysign(1, x) == math.copysign(1, y)))
         for x, y in zip(a[2:4], b[2:4]))
 
 
@@ -47,7 +52,8 @@ def _check(batches: list[pa.RecordBatch]) -> None:
 
 _WORDS = [b"", b"a", b"a\x00", b"a\x00\x00", b"ab", b"b", b"\xff", b"\xff\xff", b"\x00",
           b"x" * 8, b"x" * 9, b"x" * 16, b"x" * 63, b"x" * 64, b"x" * 65, b"x" * 64 + b"a",
-          b"x" * 64 + b"b", b"x" * 70, "\u00e9t\u00e9".encode(), b"\xf4\x8f\xbf\xbf" * 17]
+          b"x" * 64 + b"b", b"x" * 70, "\u00e9t\u00e9".encode(), b"\xf4\x8f\xbf\xbf" * 17,
+          b"x" * 72, b"x" * 73, b"x" * 100 + b"a", b"x" * 200, b"\xff" * 90, b"x" * 71 + b"\xff"]
 
 
 @st.composite
@@ -144,6 +150,66 @@ def test_a_boolean_column_whose_bitmap_is_short_is_refused():
     with pytest.raises(E.ArrowInvalid, match="at least 3 bytes, found 2"):
         G.keep_column(G.group_for(short.type), short)
     fine = make_array(bool_(), 16, [None, np.array([0xFF, 0x01], np.uint8)], (), 0)
-    kept = [G.keep_column(G.group_for(fine.type), fine.slice(k, 5)) for k in (0, 3, 6, 11)]
+    kept = [G.keep_column(G.group_for(fine.type), fine.slice(k, 5))[0]
+            for k in (0, 3, 6, 11)]
     assert [r[2:4] for r in G._bool_group(kept)] == [(True, True), (True, True),
                                                      (False, True), (False, False)]
+
+
+# -- found in review: what a group keeps, and batches whose null count disagrees ---------
+
+
+def test_a_buffer_reused_after_write_batch_does_not_change_the_statistics():
+    import quiver.ipc as ipc
+
+    buf = np.zeros(100, np.int64)
+    schema = pa.schema([("a", pa.int64())])
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, schema) as writer:
+        for k in range(3):  # the caller refills one buffer, which write_batch allows
+            buf[:] = np.arange(100) + 1000 * k
+            writer.write_batch(pa.record_batch([pa.array(buf)], schema=schema))
+    data = sink.getvalue()
+    stats = ipc.open_file(data).statistics
+    assert [(s.columns[0].min, s.columns[0].max) for s in stats] == [
+        (0, 99), (1000, 1099), (2000, 2099)]
+    reader = ipc.open_file(data, filters=[("a", "==", 5)])
+    assert reader.read_all().num_rows == 1  # (the bytes are the last refill's: 2005)
+
+
+def _strings_with(null_count: int, bitmap: int) -> pa.Array:
+    """Two strings "y", "z" whose declared null count and validity bitmap disagree."""
+    return pa.Array.from_buffers(pa.string(), 2, [
+        pa.py_buffer(bytes([bitmap])), pa.py_buffer(np.array([0, 1, 2], np.int32)),
+        pa.py_buffer(b"yz")], null_count=null_count)
+
+
+@pytest.mark.parametrize("null_count, bitmap", [(2, 0b11), (1, 0b00), (2, 0b01)])
+def test_null_counts_that_disagree_with_the_bitmap_stay_in_their_batch(null_count, bitmap):
+    odd = _strings_with(null_count, bitmap)
+    batches = [pa.record_batch({"s": pa.array(["m", "n"])}),
+               pa.record_batch({"s": odd}),
+               pa.record_batch({"s": pa.array(["a", "b"])})]
+    _check(batches)  # each batch's statistics as batch by batch
+    raws = _collected(batches)[0]
+    assert (raws[0][2:4], raws[2][2:4]) == ((b"m", b"n"), (b"a", b"b"))
+
+
+def test_strings_keep_a_bounded_prefix_of_each_value():
+    blob = import_array(pa.array([b"a" * 1_000_000, b"b" * 900_000, b"c"]))
+    kept, size = G.keep_column(G.group_for(blob.type), blob)
+    assert size < 3 * (G.KEPT_BYTES + 24)  # not the 1.9 MB of the values
+    assert G._binary_group([kept], is_text=False) == [column_raw(blob)]
+
+
+def test_odd_offsets_buffers_are_quivers_error():
+    from quiver.array import make_array
+
+    good = import_array(pa.array(["ab", "c"]))
+    data = np.frombuffer(b"abc", np.uint8)
+    for offsets in (None, np.zeros(5, np.uint8), np.array([0, 2], np.int32).view(np.uint8)):
+        bad = make_array(good.type, 2, [None, offsets, data], (), 0)
+        with pytest.raises(E.ArrowInvalid, match="offsets"):
+            G.keep_column(G.group_for(good.type), bad)
+        with pytest.raises(E.ArrowInvalid, match="offsets"):
+            column_raw(bad)

@@ -529,7 +529,8 @@ class RecordBatchFileReader(RecordBatchReader):
             file_schema = self._footer.schema.schema
             names = file_schema.names
             stats, why = statistics_for_skipping(  # (the filter's columns, if not decoded)
-                footer_value(self._footer.custom_metadata), self.num_record_batches,
+                footer_value(self._footer.custom_metadata), file_schema,
+                self.num_record_batches,
                 self.options.limits.max_metadata_size,
                 {names.index(p.path[0]) for g in dnf for p in g if p.path[0] in names},
                 decoded=self._statistics)

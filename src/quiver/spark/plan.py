@@ -117,7 +117,8 @@ def _file_layout(data_file: DataFile, fd: int) -> Layout:
     footer = dec.read_footer(os.pread(fd, length, start), start)
     blocks = tuple((b.offset, b.offset + b.meta_data_length + b.body_length)
                    for b in footer.record_batches)
-    stats, why = statistics_for_skipping(footer_value(footer.custom_metadata), len(blocks))
+    stats, why = statistics_for_skipping(footer_value(footer.custom_metadata), dec.schema,
+                                         len(blocks))
     if why is not None:  # statistics only spare reads: this file's batches are all read
         warnings.warn(f"{data_file.path}: the footer's statistics were not used to skip "
                       f"batches: {why}", StatisticsWarning, stacklevel=2)

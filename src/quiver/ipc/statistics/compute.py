@@ -12,6 +12,7 @@ from ... import types as t
 from ...array import make_array
 from ...array.base import Array
 from ...array.concat import concat_arrays
+from ...array.data import typed_view
 from ...array.select import _null_mask
 from ...buffers import unpack_bits
 from ...errors import ArrowError, ArrowInvalid
@@ -67,13 +68,24 @@ def _fixed_extremes(values: np.ndarray, valid: np.ndarray | None
     # argmin over 100,000 doubles
     low = values.min()
     if not np.isnan(low):
-        return low, values.max(), 0
+        return (*_signed_zero_bounds(low, values.max()), 0)
     nan = np.isnan(values)
     nans = int(np.count_nonzero(nan))
     if nans == len(values):
         return None, None, nans
     usable = values[~nan]
-    return usable[usable.argmin()], usable[usable.argmax()], nans
+    return (*_signed_zero_bounds(usable[usable.argmin()], usable[usable.argmax()]), nans)
+
+
+def _signed_zero_bounds(low: Any, high: Any) -> tuple[Any, Any]:
+    """Float bounds with a zero minimum as -0.0 and a zero maximum as +0.0: bounds of
+    either zero, whichever one a reduction happened to return (they compare equal), so
+    that the stored bytes do not depend on how the values were reduced."""
+    if low == 0:
+        low = -abs(low)
+    if high == 0:
+        high = abs(high)
+    return low, high
 
 
 def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
@@ -99,8 +111,12 @@ def _value_offsets(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]
     length (0 without values), checked to be non-decreasing and within the buffer: values
     the structural checks do not look at, which statistics index by."""
     width = "<i8" if arr.type.large else "<i4"
-    offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1].astype(np.intp)
-    data = arr.buffers[2] if arr.buffers[2] is not None else np.zeros(0, np.uint8)
+    if arr.buffers[1] is None and len(arr):
+        raise ArrowInvalid(f"expected an offsets buffer for {arr.type}, found None")
+    offsets = typed_view(arr.buffers[1] if arr.buffers[1] is not None else _NO_BYTES, width,
+                         arr.offset, len(arr) + 1 if len(arr) else 0, "offsets")
+    offsets = offsets.astype(np.intp) if len(offsets) else np.zeros(1, np.intp)
+    data = arr.buffers[2] if arr.buffers[2] is not None else _NO_BYTES
     first, last = int(offsets[0]), int(offsets[-1])
     lengths = offsets[1:] - offsets[:-1]
     shortest = int(lengths.min()) if len(lengths) else 0
@@ -110,6 +126,9 @@ def _value_offsets(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]
             f"to compute statistics; found {first}..{last}"
         )
     return offsets, lengths, data, shortest
+
+
+_NO_BYTES = np.zeros(0, np.uint8)
 
 
 def _bytes_of(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

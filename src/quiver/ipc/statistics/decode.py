@@ -37,6 +37,7 @@ from .model import (
     ZSTD_MAGIC,
     BatchStatistics,
     ColumnStatistics,
+    _value_type,
 )
 from .templates import (
     _exclusive_cumsum,
@@ -190,16 +191,17 @@ def decode_statistics(value: str | bytes,
 
 
 
-def statistics_for_skipping(value: str | bytes | None, num_batches: int,
+def statistics_for_skipping(value: str | bytes | None, schema: t.Schema, num_batches: int,
                             max_size: int = DEFAULT_LIMITS.max_metadata_size,
                             columns: Collection[int] | None = None,
                             decoded: FileStatistics | None = None
                             ) -> tuple[FileStatistics | None, str | None]:
     """A footer value's statistics (of ``columns``, as :func:`decode_statistics`; or
-    ``decoded``, when they were) when they can decide which of a file's ``num_batches``
-    batches to skip, else None and why (None, None: the file has none).  Statistics only
-    spare reads, so a value that is damaged, over the metadata limit or not one entry per
-    batch costs a full read instead of the read itself."""
+    ``decoded``, when they were) when they can decide which of the ``num_batches``
+    batches of a file of ``schema`` to skip, else None and why (None, None: the file has
+    none).  Statistics only spare reads, so a value that is damaged, over the metadata
+    limit, not one entry per batch in order, or of other columns than the file's costs a
+    full read instead of the read itself."""
     if value is None:
         return None, None
     try:
@@ -217,6 +219,16 @@ def statistics_for_skipping(value: str | bytes | None, num_batches: int,
         k = int(out_of_place[0])
         return None, (f"expected the statistics of batch {k} in place {k}, found those of "
                       f"batch {int(stats.indices[k])} there")
+    if len(stats.null_counts) != len(schema.fields):
+        return None, (f"expected statistics of the file's {len(schema.fields)} columns, "
+                      f"found {len(stats.null_counts)}")
+    for c in range(len(schema.fields)) if columns is None else sorted(columns):
+        want = _value_type(schema.fields[c].type)
+        for side in (stats.mins, stats.maxs):
+            found = side[c]
+            if found is not None and found.type != want:
+                return None, (f"expected bounds of column {c} ({schema.fields[c].name!r}) "
+                              f"of type {want}, found {found.type}")
     return stats, None
 
 def _read_stream(stream: bytes) -> tuple[t.Schema, Iterator[tuple[Any, Any]]]:
@@ -550,7 +562,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
         if validity is not None:
             keep_row |= ~bits  # each batch's own row
         taken = keep_row.sum(axis=1)
-        if (taken != taken[0]).any():
+        if (taken != taken[0]).any() or not taken[0]:
             keep_row = None  # (not as quiver writes them: take every row)
     if keep_row is None:
         column = make_array(t.int32(), m * rows, [validity, ids], (), int(column_nulls.sum()))

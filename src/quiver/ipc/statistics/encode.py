@@ -22,7 +22,7 @@ from ..encoder import StreamEncoder
 from ..framing import EOS
 from ..metadata import V5
 from .compute import Raw, _raw_function, _values_array
-from .groups import ALONE_ROWS, GROUP_ROWS, Kept, group_for, keep_column
+from .groups import ALONE_ROWS, GROUP_BYTES, GROUP_ROWS, Kept, group_for, keep_column
 from .model import (
     _KEYS,
     BATCH_KEY,
@@ -42,9 +42,10 @@ class StatisticsCollector:
     """What a file writer keeps of its batches' statistics: per column, the plain numbers
     of :func:`column_raw` (no arrays, no per-batch objects), turned into the footer value
     once, at close (:meth:`encode`).  The function for each column is chosen once, from
-    the schema.  Batches under :data:`~.groups.ALONE_ROWS` rows leave checked views of
-    their numeric, boolean, string and binary columns, computed a group of about
-    :data:`~.groups.GROUP_ROWS` rows at a time (:mod:`.groups`).
+    the schema.  Batches under :data:`~.groups.ALONE_ROWS` rows leave a checked copy of
+    what the statistics of their numeric, boolean, string and binary columns need,
+    computed a group of about :data:`~.groups.GROUP_ROWS` rows at a time
+    (:mod:`.groups`).
 
     (Computing on a worker thread while the batch is written was tried: with the GIL
     held by both, writes took as long; on this 2-core machine they were slower.)"""
@@ -57,6 +58,7 @@ class StatisticsCollector:
         self._raws: list[list[Raw]] = [[] for _ in schema.fields]
         self._pending: list[list[Kept]] = [[] for _ in schema.fields]
         self._pending_rows = 0
+        self._pending_bytes = 0
 
     def __len__(self) -> int:
         return len(self.row_counts)
@@ -68,9 +70,9 @@ class StatisticsCollector:
         return self._raws
 
     def add(self, columns: Sequence[Array], num_rows: int) -> None:
-        """Compute, or keep views for computing, one batch's statistics; what computing
-        or checking them raises comes from here (before the writer writes the batch),
-        and nothing is kept of it."""
+        """Compute, or keep a copy of what computing needs of, one batch's statistics;
+        what computing or checking them raises comes from here (before the writer
+        writes the batch), and nothing is kept of it."""
         if num_rows >= ALONE_ROWS:
             found = [fn(column) for fn, column in zip(self._functions, columns)]
             self._flush()
@@ -78,27 +80,37 @@ class StatisticsCollector:
             for log, raw in zip(self._raws, found):
                 log.append(raw)
             return
-        kept = [None if g is None else keep_column(g, column)
-                for g, column in zip(self._groups, columns)]
+        kept: list[Kept | None] = []
+        size = 0
+        for g, column in zip(self._groups, columns):
+            if g is None:
+                kept.append(None)
+            else:
+                one, nbytes = keep_column(g, column)
+                kept.append(one)
+                size += nbytes
         found = [fn(column) if g is None else None
                  for fn, g, column in zip(self._functions, self._groups, columns)]
+        if (self._pending_rows + num_rows > GROUP_ROWS
+                or self._pending_bytes + size > GROUP_BYTES):
+            self._flush()  # (the group so far, without this batch)
         self.row_counts.append(num_rows)
         for c, g in enumerate(self._groups):
             if g is None:
                 self._raws[c].append(found[c])
             else:
-                self._pending[c].append(kept[c])
+                self._pending[c].append(kept[c])  # type: ignore[arg-type]
         self._pending_rows += num_rows
-        if self._pending_rows >= GROUP_ROWS:
-            self._flush()
+        self._pending_bytes += size
 
     def _flush(self) -> None:
-        """Compute the kept columns' statistics."""
-        for c, g in enumerate(self._groups):
-            if g is not None and self._pending[c]:
-                self._raws[c].extend(g.compute(self._pending[c]))
-                self._pending[c] = []
-        self._pending_rows = 0
+        """Compute the kept columns' statistics (all of them, then keep the results)."""
+        computed = [(c, g.compute(self._pending[c])) for c, g in enumerate(self._groups)
+                    if g is not None and self._pending[c]]
+        for c, raws in computed:
+            self._raws[c].extend(raws)
+            self._pending[c] = []
+        self._pending_rows = self._pending_bytes = 0
 
     def encode(self) -> str:
         """The footer value (see :func:`encode_statistics`)."""

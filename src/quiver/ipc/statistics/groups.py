@@ -2,12 +2,15 @@
 
 Computing one column of one batch costs a few dozen numpy calls whatever its length: ~4 us
 for 100 integers, ~40 us for 100 strings, more than writing the batch.  A writer of small
-batches therefore keeps, per batch and column, only checked views of the values (what can
-be wrong with a column is found then, before the batch is written), and computes the
-statistics of about :data:`GROUP_ROWS` rows of batches at once: the values concatenated,
-each batch a segment, reduced segment by segment (``ufunc.reduceat``).  The results are
-those of :func:`~.compute.column_raw` on each batch (the tests compare them).  Columns of
-other types, and batches of at least :data:`ALONE_ROWS` rows, are computed one by one.
+batches therefore keeps, per batch and column, a copy of what its statistics need (the
+values; of a string, its first :data:`KEPT_BYTES` bytes), checked as it is taken, so that
+what can be wrong with a column is found before the batch is written and a caller may
+reuse its buffers once ``write_batch`` returns.  The statistics of about
+:data:`GROUP_ROWS` rows (or :data:`GROUP_BYTES` bytes) of batches are then computed at
+once: the values concatenated, each batch a segment, reduced segment by segment
+(``ufunc.reduceat``).  The results are those of :func:`~.compute.column_raw` on each
+batch (the tests compare them, bit for bit).  Columns of other types, and batches of at
+least :data:`ALONE_ROWS` rows, are computed one by one.
 """
 
 from __future__ import annotations
@@ -23,22 +26,29 @@ from ...array.base import Array
 from ...array.data import typed_view
 from ...errors import ArrowInvalid
 from ...layout import storage_numpy_dtype
-from .compute import Raw, _finish_binary, _Words
+from .compute import Raw, _finish_binary, _signed_zero_bounds, _value_offsets, _Words
 from .model import PREFIX_BYTES
+from .templates import _ranges
 
 #: rows of small batches whose statistics are computed together (their values then stay
 #: in the CPU's cache, as :data:`~.compute.BINARY_CHUNK`)
 GROUP_ROWS = 32768
+#: bytes kept for a group at most (a wide schema reaches it before GROUP_ROWS)
+GROUP_BYTES = 8 << 20
 #: a batch of at least this many rows is computed alone, as it comes
 ALONE_ROWS = 8192
+#: bytes of a string or binary value kept: what comparing PREFIX_BYTES bytes eight at a
+#: time reads, and more than the PREFIX_BYTES + 1 a cut bound is made from
+KEPT_BYTES = PREFIX_BYTES + 8
 
-# what add() keeps of one column of one batch: (null count, length, validity or None, views)
+# what is kept of one column of one batch: (null count, rows kept, validity of those rows
+# or None, the copied values; a batch all nulls keeps no rows)
 Kept = tuple[int, int, "np.ndarray | None", Any]
 
 
 class ColumnGroup:
-    """The kept views of one column over a group's batches, and the function computing
-    their :data:`~.compute.Raw` statistics (one per batch, in order) from them."""
+    """How one column's batches are kept (``keep``: a copy of what the statistics need)
+    and computed (``compute``: each batch's :data:`~.compute.Raw`, in order)."""
 
     def __init__(self, keep: Callable[[Array], Any],
                  compute: Callable[[list[Kept]], list[Raw]]) -> None:
@@ -53,40 +63,53 @@ def group_for(dtype: t.DataType) -> ColumnGroup | None:
 
         def values(arr: Array) -> np.ndarray:
             buf = arr.buffers[1]
-            if buf is None:  # (empty, or refused)
+            if buf is None:  # (refused)
                 return arr._fixed_values_view(np_dtype)
-            return typed_view(buf, np_dtype, arr.offset, len(arr), "values")
+            return typed_view(buf, np_dtype, arr.offset, len(arr), "values").copy()
 
         return ColumnGroup(values, _fixed_group)
     if isinstance(dtype, t.BoolType):
         return ColumnGroup(_bitmap_bytes, _bool_group)
     if isinstance(dtype, (t.StringType, t.BinaryType)):
         is_text = isinstance(dtype, t.StringType)
-        return ColumnGroup(_binary_views, lambda kept: _binary_group(kept, is_text))
+        return ColumnGroup(_binary_prefixes, lambda kept: _binary_group(kept, is_text))
     return None
 
 
-def keep_column(group: ColumnGroup, arr: Array) -> Kept:
-    """What a group keeps of one batch's column (checked views; nothing computed)."""
-    nulls = arr.null_count
-    return (nulls, len(arr), arr.is_valid_mask() if nulls else None, group.keep(arr))
+def keep_column(group: ColumnGroup, arr: Array) -> tuple[Kept, int]:
+    """What a group keeps of one batch's column, and its size in bytes.  A column that
+    is all nulls, as its null count says, keeps no rows (as batch by batch, where such a
+    column is not looked at); otherwise the rows valid are those its bitmap says."""
+    nulls, n = arr.null_count, len(arr)
+    if nulls >= n:
+        return (nulls, 0, None, None), 0
+    valid = arr.is_valid_mask() if nulls else None
+    kept = group.keep(arr)
+    size = sum(a.nbytes for a in kept) if isinstance(kept, tuple) else kept.nbytes
+    return (nulls, n, valid, kept), size + (n if nulls else 0)
 
 
 class _Segments:
-    """A group's batches as segments of their concatenated rows: each one's first row,
-    null count and length, the validity of all rows (None: all valid), and which
-    batches have valid values (``bounded``) with their first rows (``at``)."""
+    """A group's batches as segments of their concatenated kept rows: each one's first
+    row, the validity of all rows (None: all valid), which batches have a valid value
+    (``bounded``, as the validity says) and those batches' first rows (``at``)."""
 
     def __init__(self, kept: list[Kept]) -> None:
         n = len(kept)
         self.nulls = [k[0] for k in kept]
-        lengths = np.fromiter((k[1] for k in kept), np.int64, n)
+        self.lengths = lengths = np.fromiter((k[1] for k in kept), np.int64, n)
         self.starts = np.zeros(n, np.int64)
         np.cumsum(lengths[:-1], out=self.starts[1:])
         self.total = int(lengths.sum())
-        self.valid = None if not any(self.nulls) else np.concatenate(
-            [np.ones(k[1], bool) if k[2] is None else k[2] for k in kept])
-        self.bounded = lengths > np.asarray(self.nulls, np.int64)
+        self.valid = None
+        if any(k[2] is not None for k in kept):
+            self.valid = np.concatenate([np.ones(k[1], bool) if k[2] is None else k[2]
+                                         for k in kept])
+        self.bounded = lengths > 0
+        if self.valid is not None and self.total:
+            some = np.zeros(n, np.int64)
+            some[self.bounded] = np.add.reduceat(self.valid, self.starts[self.bounded])
+            self.bounded = some > 0
         self.at = self.starts[self.bounded]
 
     def raws(self, nans: Any, lows: Any, highs: Any) -> list[Raw]:
@@ -105,10 +128,11 @@ def _fixed_group(kept: list[Kept]) -> list[Raw]:
     at = seg.at
     if not len(at):
         return seg.raws((), (), ())
-    values = np.concatenate([k[3] for k in kept])
+    values = np.concatenate([k[3] for k in kept if k[1]])
     valid = seg.valid
     nans: Any = [0] * len(at)
-    if values.dtype.kind == "f":
+    is_float = values.dtype.kind == "f"
+    if is_float:
         nan = np.isnan(values)
         if valid is not None:
             nan &= valid
@@ -131,21 +155,22 @@ def _fixed_group(kept: list[Kept]) -> list[Raw]:
         if not usable.all():  # batches whose valid values are all NaN: no bounds
             for j in np.flatnonzero(~usable).tolist():
                 lows[j] = highs[j] = None
+    if is_float:  # (zeros as batch by batch: -0.0 below, +0.0 above)
+        pairs = [(None, None) if low is None else _signed_zero_bounds(low, high)
+                 for low, high in zip(lows, highs)]
+        lows, highs = [p[0] for p in pairs], [p[1] for p in pairs]
     return seg.raws(nans, lows, highs)
 
 
-def _bitmap_bytes(arr: Array) -> tuple[np.ndarray, int]:
-    """The bytes of a boolean column's values bitmap that hold its bits, and the bit
-    where its first value is."""
+def _bitmap_bytes(arr: Array) -> tuple[np.ndarray, np.ndarray]:
+    """A copy of the bytes of a boolean column's values bitmap that hold its bits, and
+    the bit where its first value is (as a one-element array)."""
     n, offset, buf = len(arr), arr.offset, arr.buffers[1]
     stop = (offset + n + 7) // 8
-    if n and (buf is None or len(buf) < stop):
+    if buf is None or len(buf) < stop:
         raise ArrowInvalid(f"expected a values bitmap of at least {stop} bytes, found "
                            f"{0 if buf is None else len(buf)}")
-    return (buf[offset // 8 : stop] if n else _NO_BYTES), offset % 8
-
-
-_NO_BYTES = np.zeros(0, np.uint8)
+    return buf[offset // 8 : stop].copy(), np.array([offset % 8])
 
 
 def _bool_group(kept: list[Kept]) -> list[Raw]:
@@ -156,13 +181,14 @@ def _bool_group(kept: list[Kept]) -> list[Raw]:
         return seg.raws((), (), ())
     # every batch's bytes unpacked at once; batch i's bits start at its bytes' first bit
     # plus its skip
-    sizes = np.fromiter((len(k[3][0]) for k in kept), np.int64, len(kept))
-    skips = np.fromiter((k[3][1] for k in kept), np.int64, len(kept))
-    lengths = np.fromiter((k[1] for k in kept), np.int64, len(kept))
-    first_bits = np.zeros(len(kept), np.int64)
+    rows = [k for k in kept if k[1]]
+    sizes = np.fromiter((len(k[3][0]) for k in rows), np.int64, len(rows))
+    skips = np.fromiter((int(k[3][1][0]) for k in rows), np.int64, len(rows))
+    lengths = seg.lengths[seg.lengths > 0]
+    first_bits = np.zeros(len(rows), np.int64)
     np.cumsum(sizes[:-1] * 8, out=first_bits[1:])
-    every_bit = np.unpackbits(np.concatenate([k[3][0] for k in kept]), bitorder="little")
-    bits = every_bit[np.repeat(first_bits + skips - seg.starts, lengths)
+    every_bit = np.unpackbits(np.concatenate([k[3][0] for k in rows]), bitorder="little")
+    bits = every_bit[np.repeat(first_bits + skips - seg.starts[seg.lengths > 0], lengths)
                      + np.arange(seg.total)].view(bool)
     valid = seg.valid
     every = np.logical_and.reduceat(bits if valid is None else bits | ~valid, at)
@@ -170,68 +196,54 @@ def _bool_group(kept: list[Kept]) -> list[Raw]:
     return seg.raws([0] * len(at), every.tolist(), some.tolist())
 
 
-def _binary_views(arr: Array) -> tuple[np.ndarray, np.ndarray]:
-    """A string or binary column's ``len + 1`` offsets and its data buffer, checked so
+def _binary_prefixes(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A string or binary column's value lengths, the bytes kept of each value (at most
+    :data:`KEPT_BYTES`) and a copy of those bytes, end to end; the offsets checked so
     that every value lies within the data."""
-    if not len(arr):
-        return _ONE_ZERO, _NO_BYTES
-    width = "<i8" if arr.type.large else "<i4"
-    offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
-    data = arr.buffers[2] if arr.buffers[2] is not None else _NO_BYTES
-    if len(offsets) != len(arr) + 1 or int(offsets[0]) < 0 or int(offsets[-1]) > len(
-            data) or (offsets[1:] < offsets[:-1]).any():
-        raise ArrowInvalid(
-            f"expected offsets that do not decrease, within the {len(data)} data bytes, "
-            f"to compute statistics; found {offsets[:1].tolist()}..{offsets[-1:].tolist()}"
-        )
-    return offsets, data
-
-
-_ONE_ZERO = np.zeros(1, np.int64)
+    offsets, lengths, data, _ = _value_offsets(arr)
+    first, last = int(offsets[0]), int(offsets[-1])
+    if not len(lengths) or int(lengths.max()) <= KEPT_BYTES:  # every value whole
+        return lengths, lengths, data[first:last].copy()
+    kept = np.minimum(lengths, KEPT_BYTES)
+    return lengths, kept, data[_ranges(offsets[:-1], kept)]
 
 
 def _binary_group(kept: list[Kept], is_text: bool) -> list[Raw]:
     """Strings and binaries: the smallest and largest value per batch, compared over at
     most PREFIX_BYTES bytes as :func:`~.compute._extreme_bytes` does, batch by batch as
-    segments of one array of all their values."""
+    segments of one array of all their kept bytes."""
     seg = _Segments(kept)
     if not len(seg.at):
         return seg.raws((), (), ())
-    # one array of all the values: each batch's bytes, its offsets moved to follow
-    n = len(kept)
-    lengths = np.fromiter((k[1] for k in kept), np.int64, n)
-    every = np.concatenate([k[3][0] for k in kept]).astype(np.int64)  # n_i + 1 each
-    head = np.zeros(n, np.int64)
-    np.cumsum(lengths[:-1] + 1, out=head[1:])
-    firsts, lasts = every[head], every[head + lengths]
-    sizes = lasts - firsts
-    bases = np.zeros(n, np.int64)
-    np.cumsum(sizes[:-1], out=bases[1:])
-    data = np.concatenate([k[3][1][f:last] for k, f, last in
-                           zip(kept, firsts.tolist(), lasts.tolist())])
-    starts = np.delete(every, head + lengths) + np.repeat(bases - firsts, lengths)
-    offsets = np.append(starts, len(data))
+    rows_kept = [k[3] for k in kept if k[1]]
+    full_lengths = np.concatenate([r[0] for r in rows_kept])
+    kept_lengths = np.concatenate([r[1] for r in rows_kept])
+    data = np.concatenate([r[2] for r in rows_kept])
+    offsets = np.zeros(seg.total + 1, np.int64)
+    np.cumsum(kept_lengths, out=offsets[1:])
     whole = make_array(t.large_binary(), seg.total, [None, offsets.view(np.uint8), data],
                        (), 0)
+    # (the rounds compare at most PREFIX_BYTES bytes and KEPT_BYTES are kept: a value
+    # cut to KEPT_BYTES compares and ends as the whole value would)
     words = _Words(whole, None)  # (rows: every row, valid or not)
     rows = np.arange(seg.total) if seg.valid is None else np.flatnonzero(seg.valid)
-    owner = np.repeat(np.arange(n), lengths)[rows]
+    owner = np.repeat(np.arange(len(kept)), seg.lengths)[rows]
     first = words.at(rows, 0)
     low_rows = _segment_extremes(words, rows, owner, False, first)
     high_rows = _segment_extremes(words, rows, owner, True, first)
-    # the bounds' bytes, sliced from one bytes copy of the data (numpy's slices and
+    # the bounds' bytes, sliced from one bytes copy of the kept data (numpy's slices and
     # bytes() cost ~1 us a value)
-    raw, value_lengths = data.tobytes(), words.lengths
+    raw = data.tobytes()
 
     def value(row: int, n: int) -> bytes:
         start = int(offsets[row])
-        return raw[start : start + min(int(value_lengths[row]), n)]
+        return raw[start : start + min(int(kept_lengths[row]), n)]
 
     found = []
     for low, high, a, la, b, lb in zip(
             low_rows.tolist(), high_rows.tolist(), offsets[low_rows].tolist(),
-            value_lengths[low_rows].tolist(), offsets[high_rows].tolist(),
-            value_lengths[high_rows].tolist()):
+            full_lengths[low_rows].tolist(), offsets[high_rows].tolist(),
+            full_lengths[high_rows].tolist()):
         if la <= PREFIX_BYTES and lb <= PREFIX_BYTES:  # whole values: exact
             found.append((raw[a : a + la], raw[b : b + lb], True, True))
         else:
