@@ -130,8 +130,8 @@ class LimitExceeded(FormatError):
 
 class StatisticsWarning(UserWarning):
     """A file's footer statistics could not be used to skip batches (damaged, over the
-    metadata limit, or not one entry per batch): every batch is read, and results stay
-    exact."""
+    metadata limit, not one entry per batch in order, or of other columns than the
+    file's): every batch is read, and results stay exact."""
 
 
 __all__ = [

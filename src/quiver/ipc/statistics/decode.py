@@ -190,7 +190,6 @@ def decode_statistics(value: str | bytes,
     return _from_columns(column, stats_map, np.asarray(indices, np.int64), per_batch[0])
 
 
-
 def statistics_for_skipping(value: str | bytes | None, schema: t.Schema, num_batches: int,
                             max_size: int = DEFAULT_LIMITS.max_metadata_size,
                             columns: Collection[int] | None = None,
@@ -230,6 +229,7 @@ def statistics_for_skipping(value: str | bytes | None, schema: t.Schema, num_bat
                 return None, (f"expected bounds of column {c} ({schema.fields[c].name!r}) "
                               f"of type {want}, found {found.type}")
     return stats, None
+
 
 def _read_stream(stream: bytes) -> tuple[t.Schema, Iterator[tuple[Any, Any]]]:
     """A whole statistics stream's schema, and its batches with their custom metadata."""
