@@ -1,10 +1,11 @@
 """The sans-IO encoder of the IPC file format: the stream encoder's messages between the
-file magic and the Footer, whose Blocks it counts from the sizes it gives out, and, with
-``statistics=True``, each batch's statistics in the footer (:mod:`quiver.ipc.statistics`).
+file magic and the Footer, whose Blocks it counts from the sizes it gives out, and
+each batch's statistics in the footer (:mod:`quiver.ipc.statistics`; ``statistics=False``
+leaves them out).
 
 >>> import quiver as qv, quiver.ipc as ipc
 >>> batch = qv.record_batch({"a": qv.array([1, 2, 3])})
->>> enc = FileEncoder(batch.schema, statistics=True)
+>>> enc = FileEncoder(batch.schema)
 >>> data = b"".join(enc.begin() + enc.write_batch(batch) + enc.end())
 >>> reader = ipc.open_file(data)
 >>> reader.get_batch(0).num_rows, reader.statistics[0].columns[0].max

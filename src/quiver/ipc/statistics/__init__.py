@@ -26,18 +26,26 @@ maximum is cut and rounded up (still an upper bound), and both are then marked
 approximate, as Parquet does.  A dictionary column's bounds are its dictionary's range,
 marked approximate (unused dictionary values may widen it).
 
+A batch whose statistics do not state its row count or a column's null count is never
+ruled out on that column; statistics that cannot be used at all (damaged, over the
+metadata limit, not one per batch in order, of other columns) cost a filtered read its
+skipping, with a :class:`~quiver.errors.StatisticsWarning`, never its rows.
+
 The package, by job: :mod:`.model` (the keys and the per-batch results), :mod:`.compute`
-(one batch's statistics, vectorized), :mod:`.encode` (the footer value on write),
-:mod:`.templates` (many messages at once), :mod:`.decode` (the footer value on read).
+(one batch's statistics, vectorized), :mod:`.groups` (small batches' statistics, a
+group at a time), :mod:`.encode` (the footer value on write), :mod:`.templates` (many
+messages at once), :mod:`.decode` (the footer value on read).
 Names load their module on first use, so a file writer does not load the decoder.
 
-Cost.  A writer keeps per batch only plain numbers (:class:`StatisticsCollector`, one
-function per column type chosen from the schema) and
-builds the statistics batches column-wise at close (``encode._columnar``).  All statistics
-messages of a file share one schema and one metadata layout, so their framed metadata is
-handled as a matrix, one row per message (``templates._Template``), both when writing
-(``templates._bulk_messages``) and when reading (``decode._bulk_columns``, which also gathers the
-bodies column by column); a stream laid out otherwise is read message by message.
+Cost.  Files keep statistics unless written with ``statistics=False``.  A writer keeps
+per batch only plain numbers (:class:`StatisticsCollector`, one function per column type
+chosen from the schema; small batches computed in groups) and builds the statistics
+batches column-wise at close (``encode._columnar``).  All statistics messages of a file
+share one schema and one metadata layout, so their framed metadata is handled as a
+matrix, one row per message (``templates._Template``), both when writing
+(``templates._bulk_messages``) and when reading (``decode._bulk_columns``, which also
+gathers the bodies column by column, for a filter only its columns'); a stream laid out
+otherwise is read message by message.
 """
 
 from ..._lazy import lazy_attributes
