@@ -303,7 +303,7 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
             or key_array.dictionary.type != t.string()):
         raise E(f"statistics keys as a dictionary<int32, utf8> and values as a dense "
                 f"union, found {key_array.type} and {union.type}")
-    names = _key_names(key_array.dictionary)
+    names = key_array.dictionary.to_pylist()
     key_index = _numbers(key_array.buffers[1], "<i4", key_array.offset, len(key_array))
     codes = union.buffers[0].view(np.int8)[union.offset : union.offset + len(union)]
     offs = _numbers(union.buffers[1], "<i4", union.offset, len(union))
@@ -387,20 +387,6 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
                           tuple(exact[0]), tuple(exact[1]), tuple(has),
                           np.asarray(indices, np.int64), stated[ROW_CODE, 0],
                           tuple(stated[NULL_CODE, 1:]), tuple(stated[NAN_CODE, 1:]))
-
-
-def _key_names(dictionary: Array) -> list[str | None]:
-    """The statistics keys' names (a few strings; the dictionary is cached per stream
-    head, and so are they)."""
-    found = _KEY_NAMES.get(id(dictionary))
-    if found is None or found[0] is not dictionary:
-        found = _KEY_NAMES[id(dictionary)] = (dictionary, dictionary.to_pylist())
-        if len(_KEY_NAMES) > 64:
-            _KEY_NAMES.pop(next(iter(_KEY_NAMES)))
-    return found[1]
-
-
-_KEY_NAMES: dict[int, tuple[Array, list[str | None]]] = {}
 
 
 class _LazyBounds(Sequence[Any]):

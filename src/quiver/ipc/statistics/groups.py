@@ -15,7 +15,8 @@ least :data:`ALONE_ROWS` rows, are computed one by one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -112,13 +113,28 @@ class _Segments:
             self.bounded = some > 0
         self.at = self.starts[self.bounded]
 
-    def raws(self, nans: Any, lows: Any, highs: Any) -> list[Raw]:
-        """Each batch's :data:`Raw` from its NaN count and bounds, given for the bounded
-        batches only (a bound of None: no bounds)."""
-        found = iter(zip(nans, lows, highs))
-        return [(nulls, *next(found), True, True) if bounded
-                else (nulls, 0, None, None, True, True)
-                for nulls, bounded in zip(self.nulls, self.bounded.tolist())]
+    def raws(self, found: Iterable[tuple[Any, ...]]) -> list[Raw]:
+        """Each batch's :data:`Raw` from (NaN count, min, max, min exact, max exact),
+        given for the bounded batches only, in order; a bound of None (every valid value
+        NaN, or a maximum nothing bounds) means no bounds, as batch by batch."""
+        it = iter(found)
+        out: list[Raw] = []
+        for nulls, bounded in zip(self.nulls, self.bounded.tolist()):
+            f = next(it) if bounded else _NOTHING
+            if f[1] is None or f[2] is None:
+                out.append((nulls, f[0], None, None, True, True))
+            else:
+                out.append((nulls, *f))
+        return out
+
+
+_NOTHING = (0, None, None, True, True)
+
+
+def _exact(nans: Iterable[int], lows: Iterable[Any], highs: Iterable[Any]
+           ) -> Iterable[tuple[Any, ...]]:
+    """Exact bounds for :meth:`_Segments.raws`."""
+    return zip(nans, lows, highs, repeat(True), repeat(True))
 
 
 def _fixed_group(kept: list[Kept]) -> list[Raw]:
@@ -127,7 +143,7 @@ def _fixed_group(kept: list[Kept]) -> list[Raw]:
     seg = _Segments(kept)
     at = seg.at
     if not len(at):
-        return seg.raws((), (), ())
+        return seg.raws(())
     values = np.concatenate([k[3] for k in kept if k[1]])
     valid = seg.valid
     nans: Any = [0] * len(at)
@@ -159,7 +175,7 @@ def _fixed_group(kept: list[Kept]) -> list[Raw]:
         pairs = [(None, None) if low is None else _signed_zero_bounds(low, high)
                  for low, high in zip(lows, highs)]
         lows, highs = [p[0] for p in pairs], [p[1] for p in pairs]
-    return seg.raws(nans, lows, highs)
+    return seg.raws(_exact(nans, lows, highs))
 
 
 def _bitmap_bytes(arr: Array) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +194,7 @@ def _bool_group(kept: list[Kept]) -> list[Raw]:
     seg = _Segments(kept)
     at = seg.at
     if not len(at):
-        return seg.raws((), (), ())
+        return seg.raws(())
     # every batch's bytes unpacked at once; batch i's bits start at its bytes' first bit
     # plus its skip
     rows = [k for k in kept if k[1]]
@@ -193,7 +209,7 @@ def _bool_group(kept: list[Kept]) -> list[Raw]:
     valid = seg.valid
     every = np.logical_and.reduceat(bits if valid is None else bits | ~valid, at)
     some = np.logical_or.reduceat(bits if valid is None else bits & valid, at)
-    return seg.raws([0] * len(at), every.tolist(), some.tolist())
+    return seg.raws(_exact(repeat(0), every.tolist(), some.tolist()))
 
 
 def _binary_prefixes(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -214,7 +230,7 @@ def _binary_group(kept: list[Kept], is_text: bool) -> list[Raw]:
     segments of one array of all their kept bytes."""
     seg = _Segments(kept)
     if not len(seg.at):
-        return seg.raws((), (), ())
+        return seg.raws(())
     rows_kept = [k[3] for k in kept if k[1]]
     full_lengths = np.concatenate([r[0] for r in rows_kept])
     kept_lengths = np.concatenate([r[1] for r in rows_kept])
@@ -239,31 +255,10 @@ def _binary_group(kept: list[Kept], is_text: bool) -> list[Raw]:
         start = int(offsets[row])
         return raw[start : start + min(int(kept_lengths[row]), n)]
 
-    found = []
-    for low, high, a, la, b, lb in zip(
-            low_rows.tolist(), high_rows.tolist(), offsets[low_rows].tolist(),
-            full_lengths[low_rows].tolist(), offsets[high_rows].tolist(),
-            full_lengths[high_rows].tolist()):
-        if la <= PREFIX_BYTES and lb <= PREFIX_BYTES:  # whole values: exact
-            found.append((raw[a : a + la], raw[b : b + lb], True, True))
-        else:
-            found.append(_finish_binary(value, low, high, la > PREFIX_BYTES,
-                                        lb > PREFIX_BYTES, is_text))
-    return _binary_raws(seg, found)
-
-
-def _binary_raws(seg: _Segments, found: list[tuple[Any, ...]]) -> list[Raw]:
-    """Each batch's :data:`Raw` from the bounds of the bounded ones (a maximum of None:
-    nothing bounds it, so no bounds at all, as batch by batch)."""
-    it = iter(found)
-    out: list[Raw] = []
-    for nulls, bounded in zip(seg.nulls, seg.bounded.tolist()):
-        f = next(it) if bounded else None
-        if f is None or f[1] is None:
-            out.append((nulls, 0, None, None, True, True))
-        else:
-            out.append((nulls, 0, *f))
-    return out
+    long_low = (full_lengths[low_rows] > PREFIX_BYTES).tolist()
+    long_high = (full_lengths[high_rows] > PREFIX_BYTES).tolist()
+    return seg.raws((0, *_finish_binary(value, *rows_and_cuts, is_text)) for rows_and_cuts
+                    in zip(low_rows.tolist(), high_rows.tolist(), long_low, long_high))
 
 
 def _starts_of(seg: np.ndarray) -> np.ndarray:
