@@ -58,7 +58,6 @@ def _chunks_equal(a: Sequence[Array], b: Sequence[Array]) -> bool:
 class ChunkedArray:
     """A column made of several arrays of one type, like ``pyarrow.ChunkedArray``."""
 
-
     __slots__ = ("_chunks", "_length", "_type")
 
     def __init__(self, chunks: Sequence[Array], type: t.DataType | None = None) -> None:

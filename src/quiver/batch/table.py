@@ -296,7 +296,6 @@ class RecordBatchReader:
     [1, 1]
     """
 
-
     def __init__(self, schema: t.Schema, batches: Iterable[RecordBatch]) -> None:
         if not isinstance(schema, t.Schema):
             raise ArrowTypeError(f"expected a Schema, found {type(schema).__name__}")
