@@ -80,26 +80,21 @@ class StatisticsCollector:
             for log, raw in zip(self._raws, found):
                 log.append(raw)
             return
-        kept: list[Kept | None] = []
+        items: list[Raw | Kept] = []  # per column: its statistics, or what a group keeps
         size = 0
-        for g, column in zip(self._groups, columns):
+        for fn, g, column in zip(self._functions, self._groups, columns):
             if g is None:
-                kept.append(None)
+                items.append(fn(column))
             else:
-                one, nbytes = keep_column(g, column)
-                kept.append(one)
+                kept, nbytes = keep_column(g, column)
+                items.append(kept)
                 size += nbytes
-        found = [fn(column) if g is None else None
-                 for fn, g, column in zip(self._functions, self._groups, columns)]
         if (self._pending_rows + num_rows > GROUP_ROWS
                 or self._pending_bytes + size > GROUP_BYTES):
             self._flush()  # (the group so far, without this batch)
         self.row_counts.append(num_rows)
-        for c, g in enumerate(self._groups):
-            if g is None:
-                self._raws[c].append(found[c])
-            else:
-                self._pending[c].append(kept[c])  # type: ignore[arg-type]
+        for g, raws, pending, item in zip(self._groups, self._raws, self._pending, items):
+            (raws if g is None else pending).append(item)
         self._pending_rows += num_rows
         self._pending_bytes += size
 
