@@ -20,7 +20,6 @@ from quiver.ipc.body import LoadContext, _BodyLoader
 from quiver.ipc.plan import (
     PlanNode,
     compile_plan,
-    leaf_checks,
     leaf_program,
     node_checks,
     node_take,
@@ -226,7 +225,7 @@ def test_a_type_object_binds_one_take() -> None:
 
 def test_leaf_checks_are_generated_from_the_size_rules() -> None:
     node = PlanNode(t.string(), (0,), "s", {})
-    bounds, sizes, offsets = leaf_checks(
+    bounds, sizes, offsets = node_checks(
         node, "n", "z", ["o0", "o1", "o2"], ["l0", "l1", "l2"], lambda r: f"need{r}", "at"
     )
     assert bounds == ["o0 + l0 > body_len", "o1 + l1 > body_len", "o2 + l2 > body_len"]
@@ -234,7 +233,7 @@ def test_leaf_checks_are_generated_from_the_size_rules() -> None:
     assert sizes == ["(z and l0 < need(1, 7, 8))", "l1 < need(4, 1, 1)"]
     assert offsets[0] == "f = _r4(raw, at)[0]" and "g > l2" in offsets[2]
     fixed = PlanNode(t.int16(), (0,), "i", {})
-    _, sizes, offsets = leaf_checks(fixed, "n", "z", ["a", "b"], ["x", "y"], str, "at")
+    _, sizes, offsets = node_checks(fixed, "n", "z", ["a", "b"], ["x", "y"], str, "at")
     assert sizes == ["(z and x < (1, 7, 8))", "y < (2, 0, 1)"] and offsets == []
 
 
@@ -244,13 +243,13 @@ def test_the_steady_source_inlines_each_nodes_checks() -> None:
     shape = _shape_of(schema)
     text = steady._source(shape, plan, 1 << 30, 1 << 24)
     for k, node in enumerate(plan):
-        bounds, _, _ = leaf_checks(
+        bounds, _, _ = node_checks(
             node, "length", f"z{k}", [f"o{2 * k + m}" for m in range(node.nbuf)],
             [f"l{2 * k + m}" for m in range(node.nbuf)], str, "at",
         )  # fmt: skip
         for cond in bounds:
             assert cond in text
-    assert "_r4(raw, " in text  # the string column's offsets, read as leaf_checks writes
+    assert "_r4(raw, " in text  # the string column's offsets, read as node_checks writes
 
 
 def _shape_of(schema: t.Schema) -> md.RecordBatchShape:

@@ -298,9 +298,6 @@ def node_checks(
     return bounds, sizes, offsets
 
 
-leaf_checks = node_checks  # the name from when only leaves had their checks as text
-
-
 _TAKE_CODE: dict[tuple, Any] = {}
 _TAKE_CODE_LOCK = threading.Lock()
 
