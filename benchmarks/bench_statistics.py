@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -40,8 +41,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spark", action="store_true")
     args = ap.parse_args(argv)
     table = make_table(args.rows)
-    batches = table.to_batches(max_chunksize=args.batch_rows)
     work = tempfile.mkdtemp(prefix="quiver-bench-stats-")
+    try:
+        _measure(args, table, work)
+    finally:  # (each run writes a few hundred MB)
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _measure(args: argparse.Namespace, table: pa.Table, work: str) -> None:
+    """The runs :func:`main` prints, writing under ``work``."""
+    batches = table.to_batches(max_chunksize=args.batch_rows)
     counter = iter(range(10**9))
 
     def write(statistics_on: bool) -> str:
@@ -77,7 +87,6 @@ def main(argv: list[str] | None = None) -> int:
           f"{cpu_selective * 1e3:.1f} / {cpu_full * 1e3:.1f} ms: {cpu_selective / cpu_full:.3f}")
     if args.spark:
         _spark(work, table, args)
-    return 0
 
 
 def _medians(ours: Callable[[], object], theirs: Callable[[], object], repeat: int,
