@@ -13,9 +13,10 @@ JSON format (:mod:`.json_reader`, :mod:`.json_writer`), compare two datasets by 
 ...        "batches": [{"count": 2, "columns": [{"name": "s", "count": 2,
 ...         "VALIDITY": [1, 0], "OFFSET": [0, 2, 2], "DATA": ["hi", ""]}]}]}
 >>> jf = parse_json(doc)
->>> path = os.path.join(tempfile.mkdtemp(), "x.json")
->>> write_json(path, jf.schema, jf.batches)
->>> back = read_json(path)
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     path = os.path.join(tmp, "x.json")
+...     write_json(path, jf.schema, jf.batches)
+...     back = read_json(path)
 >>> compare(jf.schema, jf.batches, back.schema, back.batches)
 []
 """
