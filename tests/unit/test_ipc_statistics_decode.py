@@ -238,3 +238,43 @@ def test_bounds_of_another_type_than_the_files_column_are_not_used():
     two = ipc.open_file(_write_stats(pa.table({"a": [1, 2], "b": [3, 4]}), 1)).schema
     stats, why = statistics_for_skipping(strings, two, 2)
     assert stats is None and "the file's 2 columns, found 1" in why
+
+
+def test_template_groups_read_back_every_digit_count_and_refuse_other_rows():
+    # indices of 1 to 9 digits put the digits (and their count) at other bytes; each
+    # group of one message size must tell its rows apart and read all their numbers
+    from quiver.ipc import metadata as md
+    from quiver.ipc.statistics.templates import _template, _TemplateGroup
+
+    rng = np.random.default_rng(7)
+    num_nodes, num_buffers = 12, 30
+    by_size: dict[int, list] = {}
+    for digits in range(1, 10):
+        tm = _template(md.V5, num_nodes, num_buffers, digits)
+        by_size.setdefault(tm.size, []).append(tm)
+    assert len(by_size) > 1  # (several groups, one with digits at two places)
+    for templates in by_size.values():
+        group = _TemplateGroup(templates)
+        rows, want = [], []
+        for tm in templates:
+            m = 6
+            indices = rng.integers(10 ** (tm.digits - 1), 10 ** tm.digits, m)
+            body = rng.integers(0, 1 << 40, m) * 8
+            nodes = rng.integers(0, 1 << 40, (m, num_nodes, 2))
+            buffers = rng.integers(0, 1 << 40, (m, num_buffers, 2))
+            raw = tm.encode(body, 7, nodes, buffers, indices)
+            rows.append(raw.view(np.int64))
+            want.append((body, nodes, buffers, indices))
+        order = rng.permutation(sum(len(r) for r in rows))
+        matrix = np.concatenate(rows)[order]
+        body_lengths, lengths, nodes, buffers, indices = group.decode(matrix)
+        for found, expected in zip((body_lengths, nodes, buffers, indices),
+                                   (np.concatenate(w)[order] for w in zip(*want))):
+            assert np.array_equal(found, expected)
+        assert (lengths == 7).all()
+        # a digit that is not one, a digit count no template has, a changed fixed byte
+        first = templates[-1]
+        for at in (first.value_at, first.value_at - 4, 8):
+            damaged = matrix.copy()
+            damaged.view(np.uint8).reshape(len(matrix), -1)[3, at] ^= 0x40
+            assert group.decode(damaged) is None

@@ -122,26 +122,6 @@ class _Template:
             raw[:, self.value_at + j] = ord("0") + indices // 10 ** (self.digits - 1 - j) % 10
         return raw
 
-    def decode(self, words: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(rows of this template, body lengths, lengths, nodes, buffers, indices) of an
-        (m, size // 8) int64 matrix of framed metadata; the numbers of other rows are
-        meaningless."""
-        m = len(words)
-        ok = (words[:, self.fixed_words] == self.words[self.fixed_words]).all(axis=1)
-        raw = np.ascontiguousarray(words[:, self.digit_words]).view(np.uint8).reshape(m, -1)
-        at = self.value_at - 8 * int(self.digit_words[0])
-        digits = raw[:, at : at + self.digits].astype(np.int64) - ord("0")
-        mask = np.ones(raw.shape[1], bool)
-        mask[at : at + self.digits] = False
-        own = self.words[self.digit_words].view(np.uint8)
-        ok &= ((digits >= 0) & (digits <= 9)).all(axis=1) & (raw[:, mask] == own[mask]).all(
-            axis=1)
-        indices = digits @ (10 ** np.arange(self.digits - 1, -1, -1, dtype=np.int64))
-        nodes = words[:, self.nodes_at : self.nodes_at + 2 * self.num_nodes]
-        buffers = words[:, self.buffers_at : self.buffers_at + 2 * self.num_buffers]
-        return (ok, words[:, self.body_at], words[:, self.length_at],
-                nodes.reshape(m, -1, 2), buffers.reshape(m, -1, 2), indices)
-
 
 _TEMPLATES: dict[tuple[int, int, int, int], _Template | None] = {}
 
@@ -163,12 +143,12 @@ def _template(version: int, num_nodes: int, num_buffers: int, digits: int) -> _T
 class _TemplateGroup:
     """The templates of one message size (indices of different digit counts), which put
     the numbers at the same places and differ only in a few words around the digits:
-    a matrix of messages is checked against the shared words once, then each row's
-    digits words against the template of its digit count."""
+    a matrix of messages is checked against the shared words once, then each row's own
+    words against the template its digit count names (the string's length, stored just
+    before the digits)."""
 
     def __init__(self, templates: Sequence[_Template]) -> None:
         first = templates[0]
-        self.templates = list(templates)
         self.size = first.size
         self.first = first
         for tm in templates:
@@ -181,39 +161,60 @@ class _TemplateGroup:
             differ |= first.words != tm.words
             differ[tm.digit_words] = True
         self.own = np.flatnonzero(differ)  # the words each template checks itself
-        shared = np.ones(first.size // 8, bool)
+        shared = np.zeros(first.size // 8, bool)
+        shared[first.fixed_words] = True
         shared[self.own] = False
-        shared[np.setdiff1d(np.arange(first.size // 8), first.fixed_words)] = False
-        # all ones over the words every template has the same, zero elsewhere
-        self.shared = np.where(shared & ~differ, -1, 0).astype(np.int64)
-        self.positions = []  # per template: (digit byte positions in its own words, rest)
-        for tm in templates:
-            at = np.arange(tm.value_at, tm.value_at + tm.digits)
-            starts = self.own * 8
-            where = np.concatenate([np.flatnonzero(starts == (a // 8) * 8) * 8 + a % 8
-                                    for a in at])
-            rest = np.setdiff1d(np.arange(8 * len(self.own)), where)
-            self.positions.append((where, rest, tm.words[self.own].view(np.uint8)))
+        self.shared = np.flatnonzero(shared)  # the words all templates have the same
+        # per template: its own words' bytes, which of them it fixes (not the digits),
+        # where its digits are and their place values; by where the digit count is
+        raw_at = {int(w) * 8 + b: j * 8 + b for j, w in enumerate(self.own) for b in range(8)}
+        widest = max(tm.digits for tm in templates)
+        own_bytes = 8 * len(self.own)
+        expected = np.zeros((len(templates), own_bytes), np.uint8)
+        checked = np.zeros((len(templates), own_bytes), np.uint8)  # 0xFF: compared
+        self.powers = np.zeros((len(templates), widest), np.int64)
+        self.digit_at = np.zeros((len(templates), widest), np.int64)  # raw byte of each
+        self.by_count: dict[int, np.ndarray] = {}  # count's raw byte -> digits -> template
+        for k, tm in enumerate(templates):
+            count_at = raw_at.get(tm.value_at - 4, -1)
+            digit_at = [raw_at.get(tm.value_at + j, -1) for j in range(tm.digits)]
+            if count_at < 0 or min(digit_at) < 0:
+                raise _TemplateError("the digits or their count outside the own words")
+            self.by_count.setdefault(count_at, np.full(256, -1, np.int64))[tm.digits] = k
+            expected[k] = tm.words[self.own].view(np.uint8)
+            checked[k] = 0xFF
+            checked[k, digit_at] = 0
+            self.powers[k, : tm.digits] = 10 ** np.arange(tm.digits - 1, -1, -1)
+            self.digit_at[k] = digit_at + [digit_at[0]] * (widest - tm.digits)
+        # (compared a word at a time)
+        self.expected, self.checked = expected.view(np.int64), checked.view(np.int64)
 
     def decode(self, matrix: np.ndarray) -> tuple[np.ndarray, ...] | None:
         """(body lengths, lengths, nodes, buffers, indices) of an (m, size // 8) int64
         matrix of framed metadata, or None when a row is not one of the group's."""
         m = len(matrix)
         first = self.first
-        if ((matrix ^ first.words) & self.shared).any():
+        shared = self.shared
+        if (matrix[:, shared] != first.words[shared]).any():
             return None
-        raw = np.ascontiguousarray(matrix[:, self.own]).view(np.uint8).reshape(m, -1)
-        indices = np.full(m, -1, np.int64)
-        for tm, (where, rest, own) in zip(self.templates, self.positions):
-            ok = (raw[:, rest] == own[rest]).all(axis=1) & (indices < 0)
-            if not ok.any():
-                continue
-            digits = raw[ok][:, where].astype(np.int64) - ord("0")
-            if ((digits < 0) | (digits > 9)).any():
-                return None
-            indices[ok] = digits @ (10 ** np.arange(tm.digits - 1, -1, -1, dtype=np.int64))
-        if (indices < 0).any():
+        own = np.ascontiguousarray(matrix[:, self.own])
+        raw = own.view(np.uint8).reshape(m, -1)
+        k = np.full(m, -1, np.int64)
+        for count_at, template_of in self.by_count.items():
+            found = template_of[raw[:, count_at]]
+            rows = np.flatnonzero((k < 0) & (found >= 0))
+            mine = found[rows]  # a row is a template's when all its own bytes agree
+            agree = ~((own[rows] ^ self.expected[mine]) & self.checked[mine]).any(axis=1)
+            k[rows[agree]] = mine[agree]
+        if (k < 0).any():
             return None
+        digits = raw.reshape(-1)[(np.arange(m) * raw.shape[1])[:, None] + self.digit_at[k]]
+        digits = digits.astype(np.int64)
+        digits -= ord("0")
+        powers = self.powers[k]
+        if (((digits < 0) | (digits > 9)) & (powers > 0)).any():
+            return None
+        indices = (digits * powers).sum(axis=1)
         nodes = matrix[:, first.nodes_at : first.nodes_at + 2 * first.num_nodes]
         buffers = matrix[:, first.buffers_at : first.buffers_at + 2 * first.num_buffers]
         return (matrix[:, first.body_at], matrix[:, first.length_at],
