@@ -528,3 +528,21 @@ def test_footer_blocks_read_without_numpy_match_and_refuse_negatives(
     with pytest.raises(MetadataError, match=message) as e:
         decode_footer(bytes(bad), base_offset=1000)
     assert e.value.offset == 1000 + at
+
+
+def test_decoded_footer_blocks_behave_as_the_tuple_they_were_encoded_from():
+    blocks = tuple(md.Block(8 + 200 * i, 120, 64 + 8 * i) for i in range(5))
+    sm = md.SchemaMessage(qt.schema([("a", qt.int64())]), {})
+    footer = decode_footer(md.encode_footer(md.Footer(md.V5, sm, blocks[:1], blocks)))
+    found = footer.record_batches
+    assert isinstance(found, md.Blocks)  # (made one by one, when asked for)
+    assert found == blocks and blocks == found and found != blocks[:4] and found != "x"
+    assert hash(found) == hash(blocks) and repr(found) == repr(blocks)
+    assert len(found) == 5 and found[-1] == blocks[-1] and found[1:3] == blocks[1:3]
+    assert list(found) == list(blocks) and found.index(blocks[2]) == 2
+    assert footer.dictionaries + found == blocks[:1] + blocks
+    assert blocks[:1] + found == blocks[:1] + blocks
+    assert found.offsets == [b.offset for b in blocks]
+    with pytest.raises(IndexError):
+        found[5]
+    assert footer == md.Footer(md.V5, sm, blocks[:1], blocks)

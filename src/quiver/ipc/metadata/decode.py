@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...errors import ArrowError, CompressionError, LimitExceeded, MetadataError, NotSupported
@@ -59,6 +59,7 @@ from .model import (
     V4,
     V5,
     Block,
+    Blocks,
     Buffer,
     DictionaryBatch,
     Footer,
@@ -411,7 +412,7 @@ def _block_columns(region: memoryview) -> tuple[list[int], list[int], list[int]]
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
-def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
+def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> Sequence[Block]:
     v = tbl.vector(i, _BLOCK.size)
     if v is None or not v[1]:
         return ()
@@ -429,11 +430,7 @@ def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> tuple[Block, ...]:
             f"at Block {k}",
             start + _BLOCK.size * k,
         )
-    return tuple(map(_block, offsets, meta, body))
-
-
-# files with many batches have many Blocks: skip the generic frozen __init__
-_block = unchecked_maker(Block, ("offset", "meta_data_length", "body_length"))
+    return Blocks(offsets, meta, body)
 
 
 def decode_footer(

@@ -17,8 +17,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from ...types import DataType, KeyValueMetadata, Schema
 
@@ -265,14 +266,68 @@ class Block:
     body_length: int
 
 
+_block = unchecked_maker(Block, ("offset", "meta_data_length", "body_length"))
+
+
+class Blocks(Sequence[Block]):
+    """A footer's Blocks as a read-only sequence, each :class:`Block` made when asked for
+    (a file of many batches has many, and a reader usually wants a few).  It equals the
+    tuple of the same Blocks, and added to a sequence of Blocks gives a tuple;
+    ``offsets``, ``meta_data_lengths`` and ``body_lengths`` hold the fields as lists."""
+
+    __slots__ = ("body_lengths", "meta_data_lengths", "offsets")
+
+    def __init__(self, offsets: list[int], meta_data_lengths: list[int],
+                 body_lengths: list[int]) -> None:
+        self.offsets, self.meta_data_lengths, self.body_lengths = (
+            offsets, meta_data_lengths, body_lengths)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @overload
+    def __getitem__(self, i: int) -> Block: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Block, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> Block | tuple[Block, ...]:
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        return _block(self.offsets[i], self.meta_data_lengths[i], self.body_lengths[i])
+
+    def __iter__(self) -> Iterator[Block]:
+        return map(_block, self.offsets, self.meta_data_lengths, self.body_lengths)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Blocks):
+            return (self.offsets, self.meta_data_lengths, self.body_lengths) == (
+                other.offsets, other.meta_data_lengths, other.body_lengths)
+        if isinstance(other, (tuple, list)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __add__(self, other: Sequence[Block]) -> tuple[Block, ...]:
+        return (*self, *other)
+
+    def __radd__(self, other: Sequence[Block]) -> tuple[Block, ...]:
+        return (*other, *self)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
 @dataclass(frozen=True, slots=True)
 class Footer:
-    """The IPC file footer: schema and the Blocks of dictionaries and record batches."""
+    """The IPC file footer: schema and the Blocks of dictionaries and record batches
+    (tuples, or :class:`Blocks` as decoded)."""
 
     version: int
     schema: SchemaMessage
-    dictionaries: tuple[Block, ...]
-    record_batches: tuple[Block, ...]
+    dictionaries: Sequence[Block]
+    record_batches: Sequence[Block]
     custom_metadata: KeyValueMetadata | None = None
 
 
@@ -284,6 +339,7 @@ __all__ = [
     "V4",
     "V5",
     "Block",
+    "Blocks",
     "BodyCompression",
     "Buffer",
     "DictionaryBatch",
