@@ -578,8 +578,14 @@ def filter_mask(batch: Any, dnf: DNF) -> np.ndarray:
 
 
 def filter_batch(batch: Any, dnf: DNF) -> Any:
-    """The rows of ``batch`` the filter keeps: the batch itself when it keeps them all
-    (as in a batch whose statistics could not rule the filter out and that matches
-    throughout), no copy."""
+    """The rows of ``batch`` the filter keeps.  Without a copy when they are one run of
+    rows (a range filter on sorted data, or a batch whose statistics could not rule the
+    filter out and that matches throughout): the batch itself, or a slice of it."""
     mask = filter_mask(batch, dnf)
-    return batch if mask.all() else batch.filter(mask)
+    count = int(np.count_nonzero(mask))
+    if count == len(mask):
+        return batch
+    first = int(mask.argmax()) if count else 0
+    if mask[first : first + count].all():
+        return batch.slice(first, count)
+    return batch.filter(mask)

@@ -152,6 +152,29 @@ def test_selective_filter_reads_fewer_batches():
     assert nulls.read_all().num_rows == 0 and nulls.batches_skipped == 20
 
 
+
+def test_rows_kept_in_one_run_are_a_slice_of_the_batch_not_a_copy():
+    from quiver.filters import filter_batch, normalize
+
+    batch = ipc.open_file(_write_stats(pa.table({
+        "a": pa.array(np.arange(1_000)), "s": pa.array([str(i) for i in range(1_000)])}),
+        1_000)).get_batch(0)
+    source = [batch.column(0).to_numpy(), batch.column(1).buffers[2]]
+    cases = {(("a", ">=", 990),): (990, 10), (("a", "<", 3),): (0, 3),
+             (("a", ">", 400), ("a", "<=", 420)): (401, 20), (("a", "<", 0),): (0, 0)}
+    for predicates, (first, count) in cases.items():
+        kept = filter_batch(batch, normalize(list(predicates)))
+        assert kept.column(0).to_pylist() == list(range(first, first + count))
+        assert kept.column(1).to_pylist() == [str(i) for i in range(first, first + count)]
+        if count:
+            assert np.shares_memory(kept.column(0).to_numpy(), source[0])
+            assert np.shares_memory(kept.column(1).buffers[2], source[1])
+    assert filter_batch(batch, normalize([("a", ">=", 0)])) is batch
+    apart = filter_batch(batch, normalize([("a", "in", [3, 5])]))  # two runs: a copy
+    assert apart.column(0).to_pylist() == [3, 5]
+    assert not np.shares_memory(apart.column(0).to_numpy(), source[0])
+
+
 def test_bad_filters_are_refused_clearly():
     data = _write_stats(pa.table({"a": [1]}), 1)
     with pytest.raises(E.ArrowInvalidArgument, match="op"):
