@@ -196,6 +196,61 @@ def batches_may_match(dnf: DNF, stats: Any, schema: t.Schema, *,
     return keep
 
 
+
+def _column_holds_throughout(p: Predicate, stats: Any, c: int, is_float: bool
+                             ) -> np.ndarray:
+    """Per batch: True only where the statistics prove that every row of column ``c``
+    satisfies ``p`` (exact counts and exact bounds only; nulls, and NaN in a float
+    column, fail a comparison, so a comparison needs none of them)."""
+    n = len(stats.row_counts)
+    rows, nulls = stats.row_counts, stats.null_counts[c]
+    counted = stats.row_known & stats.null_known[c]
+    if p.op == "is null":
+        return counted & (nulls == rows)
+    if p.op == "is not null":
+        return counted & (nulls == 0)
+    mins, maxs = stats.mins[c], stats.maxs[c]
+    if p.op not in ("==", "<", "<=", ">", ">=") or mins is None or maxs is None or (
+            p.value is None or _is_nan(p.value)):
+        return np.zeros(n, bool)
+    clean = stats.null_known[c] & (nulls == 0) & stats.has_bounds[c]
+    if is_float:
+        clean &= stats.nan_known[c] & (stats.nan_counts[c] == 0)
+    if p.op == "==":
+        low, high = _bound_compare(mins, "==", p.value), _bound_compare(maxs, "==", p.value)
+        proven = None if low is None or high is None else (
+            low & high & stats.min_exact[c] & stats.max_exact[c])
+    elif p.op in (">", ">="):  # the least value satisfies it: all do
+        found = _bound_compare(mins, p.op, p.value)
+        proven = None if found is None else found & stats.min_exact[c]
+    else:  # the greatest value satisfies it: all do
+        found = _bound_compare(maxs, p.op, p.value)
+        proven = None if found is None else found & stats.max_exact[c]
+    return np.zeros(n, bool) if proven is None else clean & proven
+
+
+def batches_all_match(dnf: DNF, stats: Any, schema: t.Schema) -> np.ndarray:
+    """Per batch of a file, whether its statistics prove that the filter keeps every one
+    of its rows (then it need not be evaluated row by row), vectorized; pyarrow's
+    semantics (NaN fails every comparison), dotted paths never proven."""
+    n = len(stats.row_counts)
+    if not dnf:
+        return np.ones(n, bool)
+    names = schema.names
+    every = np.zeros(n, bool)
+    for group in dnf:
+        proven = np.ones(n, bool)
+        for p in group:
+            if len(p.path) != 1 or p.path[0] not in names or (
+                    names.index(p.path[0]) >= len(stats.null_counts)):
+                proven[:] = False
+                break
+            c = names.index(p.path[0])
+            is_float = isinstance(t.storage_of(schema.field(c).type), t.FloatingPointType)
+            proven &= _column_holds_throughout(p, stats, c, is_float)
+        every |= proven
+    return every
+
 # -- evaluating on rows ----------------------------------------------------------------
 
 

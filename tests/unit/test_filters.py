@@ -326,13 +326,14 @@ def test_statistics_of_another_file_are_not_used():
 
 def _foreign_statistics(bounds, *, rows: bool, nulls: bool, value_type=None) -> str:
     """A statistics value as another writer might leave it: per batch of a one-column
-    file, min and max, with or without the row and null counts."""
+    file, min and max, with or without the row and null counts (5 rows and 1 null, as
+    the batches of the tables here have)."""
     names = pa.array(["ARROW:row_count:exact", "ARROW:null_count:exact",
                       "ARROW:min_value:exact", "ARROW:max_value:exact"])
     value_type = value_type or pa.int64()
     batches = []
     for lo, hi in bounds:
-        counts = ([5] if rows else []) + ([0] if nulls else [])
+        counts = ([5] if rows else []) + ([1] if nulls else [])
         keys = ([0] if rows else []) + ([1] if nulls else []) + [2, 3]
         codes = [0] * len(counts) + [1, 1]
         offsets = [*range(len(counts)), 0, 1]
@@ -409,3 +410,54 @@ def test_statistics_out_of_their_batches_order_are_not_used():
     assert [v for b in got for v in b.column(0).to_pylist()] == list(range(1_990, 2_000))
     assert reader.batches_skipped == 0
     assert "statistics of batch 0 in place 0, found those of batch 1" in said[0]
+
+
+def test_batches_the_statistics_prove_to_match_throughout_are_kept_whole_unevaluated(
+        monkeypatch):
+    from quiver.filters import batches_all_match, normalize
+    from quiver.ipc import reader as reader_module
+    from quiver.ipc.statistics import decode_statistics, footer_value
+
+    nan, null = float("nan"), None
+    table = pa.table({
+        "a": pa.array(np.arange(40)),
+        "f": pa.array([1.0] * 10 + [nan] + [1.0] * 9 + [2.0] * 20),
+        "n": pa.array([null] * 10 + [1] * 30, pa.int64()),
+        "s": pa.array(["x" * 100] * 20 + ["abc"] * 20),  # long values: inexact bounds
+    })
+    data = _write_stats(table, 10)
+    reader = ipc.open_file(data)
+    schema = reader.schema
+    stats = decode_statistics(footer_value(reader._footer.custom_metadata))
+    cases = {
+        (("a", ">=", 10),): [False, True, True, True],
+        (("a", ">", 9), ("a", "<", 30)): [False, True, True, False],
+        (("a", "<=", 9),): [True, False, False, False],
+        (("f", ">=", 1.0),): [True, False, True, True],  # NaN fails the comparison
+        (("f", "==", 2.0),): [False, False, True, True],
+        (("n", "is null", None),): [True, False, False, False],
+        (("n", "is not null", None),): [False, True, True, True],
+        (("n", ">=", 0),): [False, True, True, True],  # nulls fail the comparison
+        (("s", "==", "abc"),): [False, False, True, True],
+        (("s", ">=", "a"),): [False, False, True, True],  # only exact bounds prove
+        (("a", "!=", 100),): [False] * 4,  # (not proven: read and evaluated)
+    }
+    for predicates, expected in cases.items():
+        dnf = normalize(list(predicates))
+        assert batches_all_match(dnf, stats, schema).tolist() == expected, predicates
+    either = normalize([[("a", "<", 10)], [("a", ">=", 30)]])
+    assert batches_all_match(either, stats, schema).tolist() == [True, False, False, True]
+    # proven batches are the file's batches as read; only the others are evaluated
+    evaluated, original = [], reader_module.filter_batch
+
+    def counting(batch, dnf):
+        evaluated.append(batch.num_rows)
+        return original(batch, dnf)
+
+    monkeypatch.setattr(reader_module, "filter_batch", counting)
+    filtered = ipc.open_file(data, filters=[("a", ">=", 15)])
+    got = list(filtered)
+    assert [b.column(0).to_pylist() for b in got] == [list(range(15, 20)),
+                                                      list(range(20, 30)),
+                                                      list(range(30, 40))]
+    assert evaluated == [10] and filtered.batches_skipped == 1

@@ -28,7 +28,13 @@ import numpy as np
 from .. import errors as E
 from .. import types as t
 from ..batch import RecordBatch, RecordBatchReader, Table
-from ..filters import batches_may_match, check_filters, filter_batch, normalize
+from ..filters import (
+    batches_all_match,
+    batches_may_match,
+    check_filters,
+    filter_batch,
+    normalize,
+)
 from . import metadata as md
 from .body import DeferredBody
 from .compression import run_pooled
@@ -379,6 +385,7 @@ class RecordBatchFileReader(RecordBatchReader):
         self._filters = normalize(filters)
         self._statistics: Any = None
         self._keep: np.ndarray | None = None  # per batch: may match the filters
+        self._whole: np.ndarray | None = None  # per batch: proven to match throughout
         self.batches_skipped = 0  # batches the filters' statistics ruled out unread
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
@@ -518,7 +525,8 @@ class RecordBatchFileReader(RecordBatchReader):
 
     def _selected(self, start: int) -> Iterator[tuple[int, RecordBatch]]:
         """(index, batch) from ``start`` on; with filters, batches the statistics rule
-        out are skipped unread and the others filtered row by row."""
+        out are skipped unread, those they prove to match throughout kept whole, and the
+        others filtered row by row."""
         dnf = self._filters
         if not dnf:
             for i in range(start, self.num_record_batches):
@@ -538,13 +546,17 @@ class RecordBatchFileReader(RecordBatchReader):
                 warnings.warn(f"the footer's statistics were not used to skip batches "
                               f"(every batch is read and filtered): {why}",
                               E.StatisticsWarning, stacklevel=3)
-            self._keep = (np.ones(self.num_record_batches, bool) if stats is None
+            n = self.num_record_batches
+            self._keep = (np.ones(n, bool) if stats is None
                           else batches_may_match(dnf, stats, file_schema))
+            self._whole = (np.zeros(n, bool) if stats is None
+                           else batches_all_match(dnf, stats, file_schema))
         passed = start  # batches from here on not yet passed over
         for i in (np.flatnonzero(self._keep[start:]) + start).tolist():
             self.batches_skipped += i - passed
             passed = i + 1
-            yield i, filter_batch(self.get_batch(i), dnf)
+            batch = self.get_batch(i)
+            yield i, batch if self._whole[i] else filter_batch(batch, dnf)
         self.batches_skipped += self.num_record_batches - passed
 
     def _check_filter_columns(self) -> None:
