@@ -278,3 +278,37 @@ def test_template_groups_read_back_every_digit_count_and_refuse_other_rows():
             damaged = matrix.copy()
             damaged.view(np.uint8).reshape(len(matrix), -1)[3, at] ^= 0x40
             assert group.decode(damaged) is None
+
+
+def test_a_template_group_reads_messages_in_order_by_one_comparison_and_others_too():
+    from quiver.ipc import metadata as md
+    from quiver.ipc.statistics.templates import _template, _TemplateGroup
+
+    num_nodes, num_buffers, m = 12, 30, 1_200  # indices of 1 to 4 digits
+    templates = [_template(md.V5, num_nodes, num_buffers, d) for d in range(1, 8)]
+    assert len({tm.size for tm in templates}) == 1
+    rng = np.random.default_rng(3)
+    body = rng.integers(0, 1 << 30, m) * 8
+    nodes = rng.integers(0, 1 << 40, (m, num_nodes, 2))
+    buffers = rng.integers(0, 1 << 40, (m, num_buffers, 2))
+    index = np.arange(m)
+    digits = np.array([len(str(i)) for i in index])
+    matrix = np.zeros((m, templates[0].size // 8), np.int64)
+    for tm in templates[:4]:
+        rows = digits == tm.digits
+        matrix[rows] = tm.encode(body[rows], 9, nodes[rows], buffers[rows],
+                                 index[rows]).view(np.int64)
+    group = _TemplateGroup(templates)
+    own = matrix[:, group.own]
+    assert np.array_equal(group.in_order(m), own)  # the one comparison
+    assert np.array_equal(group.in_order(m - 700), own[: m - 700])  # (kept, sliced)
+    for order in (np.arange(m), rng.permutation(m), np.arange(m)[::-1]):
+        found = group.decode(matrix[order])
+        assert np.array_equal(found[4], index[order])
+        assert np.array_equal(found[0], body[order]) and np.array_equal(found[3],
+                                                                        buffers[order])
+    skipped = np.delete(np.arange(m), 17)  # not in order: read message by message
+    assert np.array_equal(group.decode(matrix[skipped])[4], skipped)
+    damaged = matrix.copy()
+    damaged.view(np.uint8).reshape(m, -1)[500, templates[2].value_at + 1] = ord("x")
+    assert group.decode(damaged) is None

@@ -140,6 +140,10 @@ def _template(version: int, num_nodes: int, num_buffers: int, digits: int) -> _T
     return _TEMPLATES[key]
 
 
+#: the messages in order whose own words a template group keeps (56 bytes a message)
+IN_ORDER_ROWS = 1 << 16
+
+
 class _TemplateGroup:
     """The templates of one message size (indices of different digit counts), which put
     the numbers at the same places and differ only in a few words around the digits:
@@ -188,6 +192,35 @@ class _TemplateGroup:
             self.digit_at[k] = digit_at + [digit_at[0]] * (widest - tm.digits)
         # (compared a word at a time)
         self.expected, self.checked = expected.view(np.int64), checked.view(np.int64)
+        self.by_digits = np.full(widest + 1, -1, np.int64)  # digit count -> template
+        for k, tm in enumerate(templates):
+            self.by_digits[tm.digits] = k
+        self._in_order = np.zeros((0, len(self.own)), np.int64)
+
+    def in_order(self, m: int) -> np.ndarray | None:
+        """The own words of messages ``0 .. m-1`` (as quiver writes them: the indices in
+        order), or None when some of those indices have a digit count of another group.
+        The first :data:`IN_ORDER_ROWS` rows are kept (they are the same for every file)."""
+        if m <= len(self._in_order):
+            return self._in_order[:m]
+        index = np.arange(m, dtype=np.int64)
+        digits = np.searchsorted(10 ** np.arange(1, 19, dtype=np.int64), index,
+                                 side="right") + 1
+        if digits[-1] >= len(self.by_digits):
+            return None
+        k = self.by_digits[digits]
+        if (k < 0).any():
+            return None
+        words = self.expected[k]  # a copy: the templates' bytes, then each row's digits
+        raw = words.view(np.uint8).reshape(m, -1)
+        rows = np.arange(m)
+        for j in range(self.digit_at.shape[1]):
+            has = digits > j
+            place = 10 ** np.maximum(digits[has] - 1 - j, 0)
+            raw[rows[has], self.digit_at[k[has], j]] = ord("0") + index[has] // place % 10
+        if m <= IN_ORDER_ROWS:
+            self._in_order = words
+        return words
 
     def decode(self, matrix: np.ndarray) -> tuple[np.ndarray, ...] | None:
         """(body lengths, lengths, nodes, buffers, indices) of an (m, size // 8) int64
@@ -198,6 +231,22 @@ class _TemplateGroup:
         if (matrix[:, shared] != first.words[shared]).any():
             return None
         own = np.ascontiguousarray(matrix[:, self.own])
+        ordered = self.in_order(m)
+        if ordered is not None and np.array_equal(own, ordered):
+            indices = np.arange(m, dtype=np.int64)
+        else:
+            indices = self._indices(own)
+            if indices is None:
+                return None
+        nodes = matrix[:, first.nodes_at : first.nodes_at + 2 * first.num_nodes]
+        buffers = matrix[:, first.buffers_at : first.buffers_at + 2 * first.num_buffers]
+        return (matrix[:, first.body_at], matrix[:, first.length_at],
+                nodes.reshape(m, -1, 2), buffers.reshape(m, -1, 2), indices)
+
+    def _indices(self, own: np.ndarray) -> np.ndarray | None:
+        """The index of each row of own words (any order), or None when a row is not one
+        of the group's templates with decimal digits."""
+        m = len(own)
         raw = own.view(np.uint8).reshape(m, -1)
         k = np.full(m, -1, np.int64)
         for count_at, template_of in self.by_count.items():
@@ -214,11 +263,7 @@ class _TemplateGroup:
         powers = self.powers[k]
         if (((digits < 0) | (digits > 9)) & (powers > 0)).any():
             return None
-        indices = (digits * powers).sum(axis=1)
-        nodes = matrix[:, first.nodes_at : first.nodes_at + 2 * first.num_nodes]
-        buffers = matrix[:, first.buffers_at : first.buffers_at + 2 * first.num_buffers]
-        return (matrix[:, first.body_at], matrix[:, first.length_at],
-                nodes.reshape(m, -1, 2), buffers.reshape(m, -1, 2), indices)
+        return (digits * powers).sum(axis=1)
 
 
 def _pad8(n: np.ndarray) -> np.ndarray:
