@@ -72,6 +72,11 @@ def _split_at(raw: np.ndarray, cuts: np.ndarray, is_string: bool) -> list[Any] |
         return None
 
 
+#: arrays of more values than this are split by :func:`_split_at`; fewer are sliced
+#: value by value (fewer numpy calls)
+_SPLIT_FROM = 32
+
+
 class _BinaryValues(Array):
     """Shared code of the binary and string families: Python values from ``_chunks``."""
 
@@ -130,7 +135,7 @@ class _OffsetBinaryArray(_BinaryValues, OffsetArray):
         size = 0 if data is None else len(data)
         if last > size:
             raise ArrowInvalid(f"expected a data buffer of at least {last} bytes, found {size}")
-        if data is not None and self._length > 1:
+        if data is not None and self._length > _SPLIT_FROM:
             split = _split_at(data[first:last], offs[1:-1] - first, self._is_string)
             if split is not None:
                 return split, mask
