@@ -510,19 +510,23 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     body_starts = starts_a + size
     spans = buffers[:, :, 1]
 
-    def take_bytes(j: int, count: np.ndarray, width: int = 1) -> np.ndarray | None:
-        """Buffer ``j``'s first ``count`` bytes of every message, concatenated (gathered
-        ``width`` bytes at a time where the buffers allow)."""
+    def take_bytes(j: int, count: np.ndarray | int, width: int = 1) -> np.ndarray | None:
+        """Buffer ``j``'s first ``count`` bytes of every message (one count for all, or
+        one per message), concatenated (gathered ``width`` bytes at a time where the
+        buffers allow)."""
         if (spans[:, j] < count).any():
             return None
         at = body_starts + buffers[:, j, 0]
-        if width > 1 and not (at % width).any() and not (count % width).any():
+        if width > 1 and not (at % width).any() and not np.any(count % width):
             view = np.frombuffer(stream, f"V{width}", len(stream) // width)
+            if isinstance(count, int):  # (a matrix of indices: cheaper than ranges)
+                return view[(at // width)[:, None] + np.arange(count // width)].view(
+                    np.uint8).reshape(-1)
             return view[_ranges(at // width, count // width)].view(np.uint8)
-        return body[_ranges(at, count)]
+        return body[_ranges(at, np.broadcast_to(count, at.shape))]
 
     # column: int32 ids with a validity bitmap
-    ids = take_bytes(1, np.full(m, rows * 4), 4)
+    ids = take_bytes(1, rows * 4, 4)
     if ids is None:
         return None
     column_nulls = nodes[:, 0, 1]
@@ -559,7 +563,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
             np.ascontiguousarray(id_matrix[keep_row]).view(np.uint8)],
             (), 0 if kept_valid is None else int(np.count_nonzero(~kept_valid)))
     # the map's offsets, each message's from 0 to its entry count
-    own = take_bytes(3, np.full(m, (rows + 1) * 4), 4)
+    own = take_bytes(3, (rows + 1) * 4, 4)
     if own is None:
         return None
     own = own.view("<i4").reshape(m, rows + 1).astype(np.int64)
