@@ -700,14 +700,19 @@ def read_table(
     >>> read_table(sink.getvalue(), filters=[("a", ">", 2)]).column("a").to_pylist()
     [5, 9]
     """
-    whole, f, owns = _as_memory(source, False)
-    try:
-        head = bytes(whole[:6]) if whole is not None else f.read(6)
+    if isinstance(source, (str, os.PathLike)) and hasattr(os, "pread"):  # (one call)
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            head = os.pread(fd, len(MAGIC), 0)
+        except OSError as exc:  # (a directory: name it, as open() would)
+            raise type(exc)(exc.errno, exc.strerror, os.fspath(source)) from None
+        finally:
+            os.close(fd)
+    else:
+        whole, f, _ = _as_memory(source, False)
+        head = bytes(whole[: len(MAGIC)]) if whole is not None else f.read(len(MAGIC))
         if whole is None and hasattr(f, "seek"):
             f.seek(0)
-    finally:
-        if owns and f is not None:
-            f.close()
     kw = _read_keywords(columns=columns, validate=validate)
     if head == MAGIC:
         with open_file(source, memory_map=memory_map, filters=filters, **kw) as reader:
