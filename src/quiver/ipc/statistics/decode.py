@@ -46,6 +46,7 @@ from .templates import (
     _template,
     _TemplateError,
     _TemplateGroup,
+    _windows,
 )
 
 
@@ -487,7 +488,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     size = int(sizes[0])
     if (sizes != size).any():
         return None
-    matrix = words[(starts_a // 8)[:, None] + np.arange(size // 8)]
+    matrix = _windows(words, starts_a // 8, size // 8)
     found = groups[size].decode(matrix)
     if found is None:
         return None
@@ -517,13 +518,15 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
         if (spans[:, j] < count).any():
             return None
         at = body_starts + buffers[:, j, 0]
-        if width > 1 and not (at % width).any() and not np.any(count % width):
+        whole = count % width == 0 if isinstance(count, int) else not (count % width).any()
+        if width > 1 and whole and not (at % width).any():
             view = np.frombuffer(stream, f"V{width}", len(stream) // width)
-            if isinstance(count, int):  # (a matrix of indices: cheaper than ranges)
-                return view[(at // width)[:, None] + np.arange(count // width)].view(
-                    np.uint8).reshape(-1)
+            if isinstance(count, int):
+                return _windows(view, at // width, count // width).view(np.uint8).reshape(-1)
             return view[_ranges(at // width, count // width)].view(np.uint8)
-        return body[_ranges(at, np.broadcast_to(count, at.shape))]
+        if isinstance(count, int):
+            return _windows(body, at, count).reshape(-1)
+        return body[_ranges(at, count)]
 
     # column: int32 ids with a validity bitmap
     ids = take_bytes(1, rows * 4, 4)
@@ -533,14 +536,21 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     validity = None
     if column_nulls.any():
         nbytes = (rows + 7) // 8
-        raw = take_bytes(0, np.where(column_nulls > 0, nbytes, 0))
+        with_nulls = column_nulls > 0
+        if with_nulls.all():  # (as quiver writes them: each batch's own row is null)
+            raw = take_bytes(0, nbytes)
+        else:
+            raw = take_bytes(0, np.where(with_nulls, nbytes, 0))
         if raw is None:
             return None
-        bits = np.ones((m, nbytes * 8), bool)
-        bits[column_nulls > 0] = np.unpackbits(raw.reshape(-1, nbytes), axis=1,
-                                               bitorder="little").astype(bool)
-        bits = bits[:, :rows]
-        if (np.count_nonzero(~bits, axis=1) != column_nulls).any():
+        found = np.unpackbits(raw.reshape(-1, nbytes), axis=1, count=rows,
+                              bitorder="little").view(bool)
+        if with_nulls.all():
+            bits = found
+        else:
+            bits = np.ones((m, rows), bool)
+            bits[with_nulls] = found
+        if (rows - np.count_nonzero(bits, axis=1) != column_nulls).any():
             return None
         validity = np.packbits(bits.reshape(-1), bitorder="little")
     keep_row = None  # (m, rows): the rows taken, when not all
@@ -583,13 +593,18 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
         within = _ranges(own[:, :-1][keep_row], counts)  # each entry's index in its message
         map_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
 
+        entry_body = body_starts[message_of_entry]
+
         def take_entries(j: int, width: int) -> np.ndarray | None:
             """Buffer ``j``'s ``width`` bytes of each taken entry, concatenated."""
             if (spans[:, j] < e * width).any():
                 return None
-            at = body_starts[message_of_entry] + buffers[message_of_entry, j, 0] + (
-                within * width)
-            if width > 1 and not (at % width).any():
+            at = buffers[:, j, 0][message_of_entry]
+            at += entry_body
+            at += within * width if width > 1 else within
+            if width == 1:
+                return body[at]
+            if not (at % width).any():
                 view = np.frombuffer(stream, f"V{width}", len(stream) // width)
                 return view[at // width].view(np.uint8)
             return body[(at[:, None] + np.arange(width)).reshape(-1)]
