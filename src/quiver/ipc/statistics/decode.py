@@ -275,13 +275,15 @@ _NO_BYTES = np.zeros(0, np.uint8)
 
 
 def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: int,
-                  ncols: int | None = None, checked: bool = False) -> FileStatistics:
+                  ncols: int | None = None, names: list[str] | None = None,
+                  checked: bool = False) -> FileStatistics:
     """:class:`FileStatistics` from the ``column`` and ``statistics`` columns of all
     statistics batches concatenated (``rows`` rows per batch), vectorized.  ``ncols``:
     the file's columns, when the rows are those of some only (the others then have no
-    bounds and no nulls counted).  ``checked``: the map offsets, union type codes and
-    union offsets are known to be in range (the bulk reading checked them message by
-    message)."""
+    bounds and no nulls counted).  ``names``: the keys' dictionary's values, when known
+    (the bulk reading keeps them with the dictionary).  ``checked``: the map offsets,
+    union type codes and union offsets are known to be in range (the bulk reading
+    checked them message by message)."""
 
     E = _format_error
     nb = len(column) // rows
@@ -304,7 +306,8 @@ def _from_columns(column: Array, stats_map: Array, indices: np.ndarray, rows: in
             or key_array.dictionary.type != t.string()):
         raise E(f"statistics keys as a dictionary<int32, utf8> and values as a dense "
                 f"union, found {key_array.type} and {union.type}")
-    names = key_array.dictionary.to_pylist()
+    if names is None:
+        names = key_array.dictionary.to_pylist()
     key_index = _numbers(key_array.buffers[1], "<i4", key_array.offset, len(key_array))
     codes = union.buffers[0].view(np.int8)[union.offset : union.offset + len(union)]
     offs = _numbers(union.buffers[1], "<i4", union.offset, len(union))
@@ -427,13 +430,13 @@ class _LazyBounds(Sequence[Any]):
 
 
 def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
-                  ) -> tuple[Array, Array, np.ndarray, int, int] | None:
+                  ) -> tuple[Array, Array, np.ndarray, int, int, list[str]] | None:
     """The ``column`` and ``statistics`` columns of every statistics batch of ``stream``
     concatenated, their ``quiver:batch`` indices and rows per batch, read as a matrix of
     messages (see :class:`_Template`); None when the stream is not laid out so (another
     writer, a damaged value), for the message-by-message path to read or refuse.  With
     ``columns``, only the rows of those columns (and each batch's own row) are taken;
-    the last number is the file's column count."""
+    the last number is the file's column count, then come the statistics keys' names."""
 
     n = len(stream)
     if n % 8 or n < 16:
@@ -495,9 +498,10 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     body_lengths, lengths, nodes, buffers, indices = found
     rows = int(lengths[0])
     ncols = rows - 1
-    key_dictionary = _key_dictionary(stream, int(starts_a[0]))
-    if key_dictionary is None or rows < 1:
+    keys_found = _key_dictionary(stream, int(starts_a[0]))
+    if keys_found is None or rows < 1:
         return None
+    key_dictionary, key_names = keys_found
     if (lengths != rows).any() or (nodes < 0).any() or (
             buffers < 0).any():
         return None
@@ -688,7 +692,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     key_array = make_array(key_type, len(keys), [None, keys], (), 0, 0, key_dictionary)
     entries = make_array(map_type.entries_field.type, len(keys), [None], [key_array, union], 0)
     stats_map = make_array(map_type, m * rows, [None, map_offsets.view(np.uint8)], [entries], 0)
-    return column, stats_map, indices, rows, ncols
+    return column, stats_map, indices, rows, ncols, key_names
 
 
 def _empty_child(vt: t.DataType, specs: Sequence[Any]) -> Array:
@@ -761,13 +765,13 @@ def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | 
     return found
 
 
-_DICTIONARIES: dict[bytes, Array | None] = {}
+_DICTIONARIES: dict[bytes, tuple[Array, list[str]] | None] = {}
 
 
-def _key_dictionary(stream: bytes, first: int) -> Array | None:
+def _key_dictionary(stream: bytes, first: int) -> tuple[Array, list[str]] | None:
     """The statistics keys' dictionary of a stream whose first record batch message
-    starts at ``first`` (cached by the bytes before it: the schema and dictionary
-    messages), or None."""
+    starts at ``first`` and its values (cached by the bytes before it: the schema and
+    dictionary messages), or None."""
     head_bytes = stream[:first]
     if head_bytes in _DICTIONARIES:
         return _DICTIONARIES[head_bytes]
@@ -777,7 +781,9 @@ def _key_dictionary(stream: bytes, first: int) -> Array | None:
     batch0 = next(iter(read), (None, None))[0]
     found = None
     if batch0 is not None and schema.names == ["column", "statistics"]:
-        found = batch0.column(1).children[0].children[0].dictionary
+        dictionary = batch0.column(1).children[0].children[0].dictionary
+        if dictionary is not None and dictionary.type == t.string():
+            found = dictionary, dictionary.to_pylist()
     if len(_DICTIONARIES) < 64:
         _DICTIONARIES[head_bytes] = found
     return found
