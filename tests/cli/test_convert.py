@@ -127,9 +127,10 @@ def test_pipe_in_pipe_out(sample_stream: Path) -> None:
     first = subprocess.Popen([sys.executable, "-m", "quiver", "convert", str(sample_stream),
                               "-", "--compression", "lz4", "-q"], stdout=subprocess.PIPE,
                              env=cli_env())
-    second = subprocess.run([sys.executable, "-m", "quiver", "cat", "-", "--format", "csv"],
-                            stdin=first.stdout, capture_output=True, env=cli_env(),
-                            timeout=120, check=False)
+    with first.stdout:  # (closed here: the second process has its own copy)
+        second = subprocess.run([sys.executable, "-m", "quiver", "cat", "-", "--format",
+                                 "csv"], stdin=first.stdout, capture_output=True,
+                                env=cli_env(), timeout=120, check=False)
     assert first.wait(timeout=120) == 0 and second.returncode == 0
     assert second.stdout.decode().count("\n") == 51
 
