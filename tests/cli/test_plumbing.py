@@ -3,9 +3,11 @@ exit codes, one-line errors, standard input and output, closed pipes, progress b
 
 from __future__ import annotations
 
+import gc
 import gzip
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -162,9 +164,13 @@ def test_failed_conversion_leaves_no_output_behind(tmp_path: Path) -> None:
     src = tmp_path / "cut.arrows"
     src.write_bytes(data[: len(data) - 100])  # the last batch is cut
     out = tmp_path / "out.arrow"
-    assert main(["convert", str(src), str(out), "-q"]) == 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        assert main(["convert", str(src), str(out), "-q"]) == 1
+        gc.collect()  # (a file left open says so when it is collected)
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [src]
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
 
 
 def test_progress_bar_only_on_a_terminal_and_not_when_quiet(monkeypatch) -> None:

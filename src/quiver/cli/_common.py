@@ -190,9 +190,10 @@ def open_input(name: str, *, whole: bool = False) -> Input:
 
 @contextlib.contextmanager
 def output_path(path: str) -> Iterator[Any]:
-    """Where a command writes: standard output for ``-`` (never a terminal), else a
-    temporary file beside ``path`` that replaces it only when the command succeeds, so a
-    failure leaves no half-written output behind."""
+    """A binary file object a command writes to: standard output for ``-`` (never a
+    terminal), else a temporary file beside ``path`` that replaces it only when the
+    command succeeds, so a failure leaves no half-written output behind (and no file
+    left open: it is closed here either way)."""
     if path == "-":
         if sys.stdout.isatty():
             raise CliError(
@@ -207,7 +208,8 @@ def output_path(path: str) -> Iterator[Any]:
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".{os.path.basename(path)}.quiver-{os.getpid()}.tmp")
     try:
-        yield tmp
+        with open(tmp, "wb") as f:
+            yield f
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -235,8 +235,8 @@ class BatchSink:
     """Writes recovered batches to OUT as they are found (so that memory holds one batch,
     not all of them): the file writer is made at the first batch, whose codec it keeps."""
 
-    def __init__(self, path: Any) -> None:
-        self.path = path
+    def __init__(self, target: Any) -> None:
+        self.target = target  # a binary file object
         self.writer: Any = None
 
     def write(self, batch: Any, out: Salvage) -> None:
@@ -249,7 +249,7 @@ class BatchSink:
             from ..ipc.writer import new_file
 
             assert out.schema_message is not None
-            self.writer = new_file(self.path, out.schema_message.schema,
+            self.writer = new_file(self.target, out.schema_message.schema,
                                    compression=_CODEC_OPTION.get(out.compression or ""),
                                    unify_dictionaries=True, metadata=out.footer_metadata)
 
@@ -286,8 +286,8 @@ def report(out: Salvage, name: str, path: str) -> dict[str, Any]:
 def run(ns: argparse.Namespace) -> int:
     """Recover ``ns.input`` into ``ns.output``: 0 when nothing was lost, else 1."""
     inp = open_input(ns.input, whole=True)
-    with output_path(ns.output) as path:
-        sink = BatchSink(path)
+    with output_path(ns.output) as f:
+        sink = BatchSink(f)
         out = salvage(inp, ns, sink)
         if out.schema_message is None:
             raise CliError("no schema message could be read: there is nothing to recover "
