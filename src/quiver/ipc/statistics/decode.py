@@ -447,6 +447,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
         return None
     union_type, map_type, key_type, child_types, child_specs = plan[:5]
     groups: dict[int, _TemplateGroup] = plan[5]
+    empties: list[Array] = plan[6]  # each union child's empty array
     # the record batch messages: wherever a word holds a template's prefix (continuation
     # and metadata size), a message may start; the chain of body lengths from the first
     # one after the head must run through such words to the end-of-stream marker
@@ -458,7 +459,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     for other in prefix_words[1:]:  # (a few message sizes: faster than np.isin)
         is_prefix |= words == other
     candidates = np.flatnonzero(is_prefix)
-    candidates = candidates[candidates * 8 >= schema_end]
+    candidates = candidates[np.searchsorted(candidates, -(-schema_end // 8)):]  # (after)
     if not len(candidates):
         return None
     size_of = np.zeros(len(candidates), np.int64)
@@ -473,7 +474,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     if usable.all() and (nexts[:-1] == candidates[1:]).all():
         # every candidate is a message and each one's end the next one's start (what
         # quiver writes): the chain is the candidates
-        chain, at = candidates.tolist(), int(nexts[-1])
+        chain, sizes, at = candidates, size_of, int(nexts[-1])
     else:  # follow it from the first, past words that only look like a prefix
         following = dict(zip(candidates[usable].tolist(), nexts[usable].tolist()))
         at = int(candidates[0])
@@ -483,11 +484,13 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
         while after is not None:
             chain.append(at)
             at, after = after, step(after)
-    if at != len(words) - 1 or int(words[at]) != struct.unpack("<q", EOS)[0] or not chain:
+        chain = np.asarray(chain, np.int64)
+        sizes = size_of[np.searchsorted(candidates, chain)]
+    if at != len(words) - 1 or int(words[at]) != struct.unpack("<q", EOS)[0] or not len(
+            chain):
         return None
-    starts_a = np.asarray(chain, np.int64) * 8
+    starts_a = chain * 8
     m = len(starts_a)
-    sizes = size_of[np.searchsorted(candidates, chain)]
     size = int(sizes[0])
     if (sizes != size).any():
         return None
@@ -631,10 +634,11 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     j = 9
     # (with some columns only, the union children none of their entries use are left
     # empty, unread)
-    used = None if keep_row is None else set(np.unique(codes).tolist())
+    used = None if keep_row is None else np.bincount(
+        codes.view(np.uint8), minlength=len(child_types)) > 0
     for k, (vt, specs) in enumerate(zip(child_types, child_specs)):
-        if used is not None and k not in used:
-            children.append(_empty_child(vt, specs))
+        if used is not None and not used[k]:
+            children.append(empties[k])
             j += len(specs)
             continue
         counts = child_counts[:, k]
@@ -709,10 +713,10 @@ _PLANS: dict[bytes, tuple] = {}
 
 def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | None:
     """What reading a statistics stream in bulk needs from its schema message (cached by
-    those bytes: every file of one schema has the same): rows per batch, the map, key and
-    union types, the union children's types and layouts, the keys' dictionary and the
-    templates of its record batch messages; None when the stream is not one quiver
-    writes (the message-by-message path reads it)."""
+    those bytes: every file of one schema has the same): the union, map and key types,
+    the union children's types and layouts, the templates of its record batch messages
+    by size, and an empty array of each union child; None when the stream is not one
+    quiver writes (the message-by-message path reads it)."""
     if schema_meta in _PLANS:
         return _PLANS[schema_meta]
 
@@ -758,8 +762,10 @@ def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | 
                 except _TemplateError:
                     groups = None
                 if groups is not None:
+                    empties = [_empty_child(vt, specs)
+                               for vt, specs in zip(child_types, child_specs)]
                     found = (union_type, map_type, key_type, child_types, child_specs,
-                             groups)
+                             groups, empties)
     if found is not None and len(_PLANS) < 64:  # (a refusal may be this stream's damage)
         _PLANS[schema_meta] = found
     return found
