@@ -312,3 +312,43 @@ def test_a_template_group_reads_messages_in_order_by_one_comparison_and_others_t
     damaged = matrix.copy()
     damaged.view(np.uint8).reshape(m, -1)[500, templates[2].value_at + 1] = ord("x")
     assert group.decode(damaged) is None
+
+
+def test_buffer_offsets_and_lengths_that_overflow_when_added_are_refused_by_the_bulk_path():
+    # offset 8 and length 2**63 - 1 wrap below zero when added: each must be compared with
+    # the body on its own, or the bulk path gathers what the lengths merely claim
+    import struct
+    import tracemalloc
+
+    from quiver.ipc.statistics import decode as S
+
+    stream = _stream_bytes(_footer_value(_write_stats(_many_batches_table(), 1)))
+    S._bulk_columns(stream)  # (the plan, with its templates, is cached by the schema)
+    size, group = min(next(iter(S._PLANS.values()))[5].items())
+    tm = group.first
+    words = np.frombuffer(stream, "<i8")
+    prefix = struct.unpack("<q", struct.pack("<Ii", 0xFFFFFFFF, size - 8))[0]
+    first = int(np.flatnonzero(words == prefix)[0])
+    message = words[first : first + size // 8].copy()
+    body, count = 65536, 40
+    rows = body // 4 - 4
+    message[tm.length_at] = rows
+    message[tm.nodes_at : tm.nodes_at + 2 * tm.num_nodes] = 0
+    message[tm.nodes_at] = message[tm.nodes_at + 2] = rows
+    buffers = message[tm.buffers_at : tm.buffers_at + 2 * tm.num_buffers]
+    buffers[:] = 0
+    buffers[2:4] = buffers[6:8] = (8, 2**63 - 1)
+    parts = [stream[: first * 8]]
+    for k in range(count):  # all but the last without a body: they read the ones after
+        message[tm.body_at] = body if k == count - 1 else 0
+        parts.append(message.tobytes())
+    crafted = b"".join([*parts, b"\0" * body, b"\xff\xff\xff\xff\0\0\0\0"])
+    tracemalloc.start()
+    try:
+        assert S._bulk_columns(crafted) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(crafted)  # (it gathered count x rows x 4 bytes, 10 MB, before)
+    with pytest.raises(E.ArrowError):
+        decode_statistics(base64.b64encode(crafted))

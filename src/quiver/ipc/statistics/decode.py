@@ -508,7 +508,9 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     if (lengths != rows).any() or (nodes < 0).any() or (
             buffers < 0).any():
         return None
-    if ((buffers[:, :, 0] + buffers[:, :, 1]) > body_lengths[:, None]).any():
+    # (offset + length may overflow: each is compared with the body on its own)
+    if ((buffers[:, :, 1] > body_lengths[:, None])
+            | (buffers[:, :, 0] > body_lengths[:, None] - buffers[:, :, 1])).any():
         return None
     e = nodes[:, 2, 0]
     if ((nodes[:, 1, 0] != rows) | (nodes[:, 0, 0] != rows) | (nodes[:, 3, 0] != e)
