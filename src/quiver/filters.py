@@ -634,13 +634,16 @@ def filter_mask(batch: Any, dnf: DNF) -> np.ndarray:
 
 def filter_batch(batch: Any, dnf: DNF) -> Any:
     """The rows of ``batch`` the filter keeps.  Without a copy when they are one run of
-    rows (a range filter on sorted data, or a batch whose statistics could not rule the
-    filter out and that matches throughout): the batch itself, or a slice of it."""
+    at least half the rows (a range filter on sorted data, or a batch whose statistics
+    could not rule the filter out and that matches throughout): the batch itself, or a
+    slice of it.  A shorter run is copied, so that a few rows kept do not hold a whole
+    decompressed batch in memory."""
     mask = filter_mask(batch, dnf)
     count = int(np.count_nonzero(mask))
     if count == len(mask):
         return batch
-    first = int(mask.argmax()) if count else 0
-    if mask[first : first + count].all():
-        return batch.slice(first, count)
+    if 2 * count >= len(mask):
+        first = int(mask.argmax())
+        if mask[first : first + count].all():
+            return batch.slice(first, count)
     return batch.filter(mask)

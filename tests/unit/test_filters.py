@@ -153,22 +153,25 @@ def test_selective_filter_reads_fewer_batches():
 
 
 
-def test_rows_kept_in_one_run_are_a_slice_of_the_batch_not_a_copy():
+def test_rows_kept_in_one_run_of_half_the_batch_or_more_are_a_slice_of_it_not_a_copy():
     from quiver.filters import filter_batch, normalize
 
     batch = ipc.open_file(_write_stats(pa.table({
         "a": pa.array(np.arange(1_000)), "s": pa.array([str(i) for i in range(1_000)])}),
         1_000)).get_batch(0)
     source = [batch.column(0).to_numpy(), batch.column(1).buffers[2]]
-    cases = {(("a", ">=", 990),): (990, 10), (("a", "<", 3),): (0, 3),
-             (("a", ">", 400), ("a", "<=", 420)): (401, 20), (("a", "<", 0),): (0, 0)}
-    for predicates, (first, count) in cases.items():
+    cases = {(("a", ">=", 500),): (500, 500, True), (("a", "<", 600),): (0, 600, True),
+             (("a", ">", 100), ("a", "<=", 900)): (101, 800, True),
+             # a short run is a copy: it must not hold the whole batch's memory
+             (("a", ">=", 990),): (990, 10, False), (("a", "<", 499),): (0, 499, False),
+             (("a", "<", 0),): (0, 0, False)}
+    for predicates, (first, count, shared) in cases.items():
         kept = filter_batch(batch, normalize(list(predicates)))
         assert kept.column(0).to_pylist() == list(range(first, first + count))
         assert kept.column(1).to_pylist() == [str(i) for i in range(first, first + count)]
         if count:
-            assert np.shares_memory(kept.column(0).to_numpy(), source[0])
-            assert np.shares_memory(kept.column(1).buffers[2], source[1])
+            assert np.shares_memory(kept.column(0).to_numpy(), source[0]) == shared
+            assert np.shares_memory(kept.column(1).buffers[2], source[1]) == shared
     assert filter_batch(batch, normalize([("a", ">=", 0)])) is batch
     apart = filter_batch(batch, normalize([("a", "in", [3, 5])]))  # two runs: a copy
     assert apart.column(0).to_pylist() == [3, 5]
