@@ -9,8 +9,9 @@ drops the row; ``in`` matches a null only when ``None`` is among the values, and
 matches NaN; ``not in`` is its negation, so it keeps nulls unless ``None`` is listed.
 
 :func:`batches_may_match` decides from a file's statistics which batches may hold a
-matching row (a reader skips the others unread); :func:`filter_mask` evaluates the filter
-on a batch's rows with numpy.
+matching row (a reader skips the others unread), :func:`batches_all_match` which ones
+match in every row (a reader keeps those as read); :func:`filter_mask` evaluates the
+filter on a batch's rows with numpy.
 
 >>> import quiver as qv
 >>> batch = qv.record_batch({"a": qv.array([1, 5, None, 9]), "s": qv.array(["x", "y", "z", "x"])})
@@ -97,6 +98,15 @@ def normalize(filters: Any) -> DNF:
 
 def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and value != value
+
+
+def _holds_floats(dtype: t.DataType) -> bool:
+    """Whether a column's values are floating-point (a dictionary's, an extension's
+    storage's): values that may be NaN."""
+    dtype = t.storage_of(dtype)
+    if isinstance(dtype, t.DictionaryType):
+        dtype = t.storage_of(dtype.value_type)
+    return isinstance(dtype, t.FloatingPointType)
 
 
 def _bound_compare(arr: Array, op: str, value: Any) -> np.ndarray | None:
@@ -190,11 +200,10 @@ def batches_may_match(dnf: DNF, stats: Any, schema: t.Schema, *,
                 continue
             c = names.index(p.path[0])
             if c < len(stats.null_counts):
-                is_float = isinstance(t.storage_of(schema.field(c).type), t.FloatingPointType)
+                is_float = _holds_floats(schema.field(c).type)
                 possible &= _column_may_hold(p, stats, c, nan_is_largest, is_float)
         keep |= possible
     return keep
-
 
 
 def _column_holds_throughout(p: Predicate, stats: Any, c: int, is_float: bool
@@ -220,12 +229,16 @@ def _column_holds_throughout(p: Predicate, stats: Any, c: int, is_float: bool
         low, high = _bound_compare(mins, "==", p.value), _bound_compare(maxs, "==", p.value)
         proven = None if low is None or high is None else (
             low & high & stats.min_exact[c] & stats.max_exact[c])
-    elif p.op in (">", ">="):  # the least value satisfies it: all do
-        found = _bound_compare(mins, p.op, p.value)
-        proven = None if found is None else found & stats.min_exact[c]
-    else:  # the greatest value satisfies it: all do
-        found = _bound_compare(maxs, p.op, p.value)
-        proven = None if found is None else found & stats.max_exact[c]
+    else:
+        # both sides must compare (an int64 bound past 2**53 against a float refuses, as
+        # the rows would: such a batch is evaluated, and raises as pyarrow does)
+        low, high = _bound_compare(mins, p.op, p.value), _bound_compare(maxs, p.op, p.value)
+        if low is None or high is None:
+            proven = None
+        elif p.op in (">", ">="):  # the least value satisfies it: all do
+            proven = low & stats.min_exact[c]
+        else:  # the greatest value satisfies it: all do
+            proven = high & stats.max_exact[c]
     return np.zeros(n, bool) if proven is None else clean & proven
 
 
@@ -246,10 +259,10 @@ def batches_all_match(dnf: DNF, stats: Any, schema: t.Schema) -> np.ndarray:
                 proven[:] = False
                 break
             c = names.index(p.path[0])
-            is_float = isinstance(t.storage_of(schema.field(c).type), t.FloatingPointType)
-            proven &= _column_holds_throughout(p, stats, c, is_float)
+            proven &= _column_holds_throughout(p, stats, c, _holds_floats(schema.field(c).type))
         every |= proven
     return every
+
 
 # -- evaluating on rows ----------------------------------------------------------------
 

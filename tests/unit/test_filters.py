@@ -464,3 +464,54 @@ def test_batches_the_statistics_prove_to_match_throughout_are_kept_whole_unevalu
                                                       list(range(20, 30)),
                                                       list(range(30, 40))]
     assert evaluated == [10] and filtered.batches_skipped == 1
+
+
+@pytest.mark.parametrize("row_count, null_count, filters, expected", [
+    (1, 1, [("a", "is null", None)], [None]),  # "every row is null", by a wrong count
+    (5, 0, [("a", "is not null", None)], [0, 2, 3, 4]),  # "no nulls", wrongly
+    (5, 0, [("a", ">=", 0)], [0, 2, 3, 4]),
+])
+def test_a_batch_whose_stated_counts_disagree_with_it_is_filtered_not_kept_whole(
+        row_count, null_count, filters, expected):
+    # bounds cannot be checked without a pass over the values, counts can: a batch is
+    # kept whole only when its row count and null counts are the ones stated
+    names = pa.array(["ARROW:row_count:exact", "ARROW:null_count:exact",
+                      "ARROW:min_value:exact", "ARROW:max_value:exact"])
+    values = pa.UnionArray.from_dense(
+        pa.array([0, 0, 1, 1], pa.int8()), pa.array([0, 1, 0, 1], pa.int32()),
+        [pa.array([row_count, null_count], pa.int64()), pa.array([0, 4], pa.int64())])
+    stats = pa.MapArray.from_arrays(
+        pa.array([0, 1, 4], pa.int32()),
+        pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 3], pa.int32()), names), values)
+    sink = pa.BufferOutputStream()
+    batch = pa.record_batch({"column": pa.array([None, 0], pa.int32()), "statistics": stats})
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    value = base64.b64encode(sink.getvalue().to_pybytes()).decode()
+    table = pa.table({"a": pa.array([0, None, 2, 3, 4], pa.int64())})
+    data = _with_footer_value(table, value)
+    assert ipc.read_table(data, filters=filters).column("a").to_pylist() == expected
+
+
+def test_int64_past_2_53_against_a_float_raises_as_pyarrow_even_when_bounds_prove_a_match():
+    table = pa.table({"a": pa.array([1, 2**60], pa.int64())})
+    with pytest.raises(pa.ArrowInvalid):
+        table.filter(pc.field("a") > 0.5)
+    with pytest.raises(E.ArrowInvalid, match="beyond 2\\*\\*53"):
+        ipc.read_table(_write_stats(table, 2), filters=[("a", ">", 0.5)])
+
+
+def test_a_dictionary_of_floats_is_a_float_column_for_nan_in_both_decisions():
+    from quiver.filters import Predicate, batches_all_match, batches_may_match
+    from quiver.ipc.statistics import decode_statistics
+
+    stats = decode_statistics(_foreign_statistics([(0.0, 4.0)], rows=True, nulls=True,
+                                                  value_type=pa.float64()))
+    stats.null_counts[0][:] = 0  # (no nulls: only NaN could keep a row out)
+    table = pa.table({"v": pa.array([1.0]).dictionary_encode()})
+    schema = ipc.open_file(_write_stats(table, 1)).schema
+    above = [[Predicate(("v",), ">", 100.0)]]
+    assert batches_may_match(above, stats, schema, nan_is_largest=True).tolist() == [True]
+    # NaN fails a comparison: an unstated NaN count proves nothing
+    assert batches_all_match([[Predicate(("v",), ">=", 0.0)]], stats, schema).tolist() == [
+        False]

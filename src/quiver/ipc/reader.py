@@ -386,6 +386,7 @@ class RecordBatchFileReader(RecordBatchReader):
         self._statistics: Any = None
         self._keep: np.ndarray | None = None  # per batch: may match the filters
         self._whole: np.ndarray | None = None  # per batch: proven to match throughout
+        self._skip_stats: Any = None  # the statistics those two came from
         self.batches_skipped = 0  # batches the filters' statistics ruled out unread
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
@@ -551,13 +552,32 @@ class RecordBatchFileReader(RecordBatchReader):
                           else batches_may_match(dnf, stats, file_schema))
             self._whole = (np.zeros(n, bool) if stats is None
                            else batches_all_match(dnf, stats, file_schema))
+            self._skip_stats = stats
         passed = start  # batches from here on not yet passed over
         for i in (np.flatnonzero(self._keep[start:]) + start).tolist():
             self.batches_skipped += i - passed
             passed = i + 1
             batch = self.get_batch(i)
-            yield i, batch if self._whole[i] else filter_batch(batch, dnf)
+            if self._whole[i] and self._counts_agree(batch, i):
+                yield i, batch
+            else:
+                yield i, filter_batch(batch, dnf)
         self.batches_skipped += self.num_record_batches - passed
+
+    def _counts_agree(self, batch: RecordBatch, i: int) -> bool:
+        """Whether batch ``i``'s row count and its filter columns' null counts are those
+        its statistics state (a batch the statistics prove to match throughout is kept
+        whole only then: counts are cheap to check, unlike bounds)."""
+        stats = self._skip_stats
+        if stats.row_known[i] and batch.num_rows != int(stats.row_counts[i]):
+            return False
+        names = self._footer.schema.schema.names
+        for name in {p.path[0] for group in self._filters for p in group}:
+            c = names.index(name)
+            if c < len(stats.null_counts) and stats.null_known[c][i] and (
+                    batch.column(name).null_count != int(stats.null_counts[c][i])):
+                return False
+        return True
 
     def _check_filter_columns(self) -> None:
         names = self.schema.names
