@@ -302,3 +302,17 @@ def test_progress_bar_on_a_terminal_for_long_work(tmp_path: Path) -> None:
     assert b"convert" in shown and b"MB" in shown and b"\x1b[" in shown
     quiet = _on_a_terminal(["convert", "-q", str(src), str(tmp_path / "o.arrows")])
     assert quiet == b""
+
+
+def test_an_output_that_cannot_replace_its_target_leaves_nothing_and_names_the_target(
+        tmp_path: Path, capsys) -> None:
+    from .conftest import batches_of, write_ipc
+
+    src = tmp_path / "in.arrows"
+    src.write_bytes(write_ipc(batches_of(2), stream=True))
+    target = tmp_path / "out.arrow"
+    target.mkdir()  # a directory: the finished temporary file cannot replace it
+    assert main(["convert", str(src), str(target), "-q"]) != 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.arrows", "out.arrow"]
+    said = capsys.readouterr().err
+    assert "out.arrow" in said and ".tmp" not in said

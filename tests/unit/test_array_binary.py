@@ -39,3 +39,22 @@ def test_from_buffers_accepts_bytes_and_numpy() -> None:
     b = qv.Array.from_buffers(qv.int16(), 2, [b"\x02", b"\x01\x00\x02\x00"])
     assert b.to_pylist() == [None, 2]
     assert b.null_count == 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 32, 33, 40])  # (at most 32 values: sliced one by one)
+def test_to_pylist_is_the_same_on_both_sides_of_the_small_array_path(n):
+    from quiver.array.binary import _SPLIT_FROM
+
+    assert _SPLIT_FROM == 32
+    texts = [("ключ-" if i % 3 else "key-") + str(i) for i in range(n)]
+    for typ, values in ((qv.string(), texts), (qv.binary(), [v.encode() for v in texts])):
+        with_nulls = [None if i % 5 == 4 else v for i, v in enumerate(values)]
+        for given in (values, with_nulls):
+            arr = qv.array(given, typ)
+            assert arr.to_pylist() == given
+            assert arr.slice(1).to_pylist() == given[1:]
+    # invalid UTF-8 says so on both paths
+    raw = make_array(t.string(), n, [None, np.arange(n + 1, dtype="<i4").view(np.uint8),
+                                     np.full(n, 0xFF, np.uint8)], (), 0)
+    with pytest.raises(ArrowInvalid, match="UTF-8"):
+        raw.to_pylist()

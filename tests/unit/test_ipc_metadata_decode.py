@@ -543,6 +543,12 @@ def test_decoded_footer_blocks_behave_as_the_tuple_they_were_encoded_from():
     assert footer.dictionaries + found == blocks[:1] + blocks
     assert blocks[:1] + found == blocks[:1] + blocks
     assert found.offsets == [b.offset for b in blocks]
+    assert found != list(blocks)  # (as a tuple is not equal to a list)
+    for other in ([1], "x"):
+        with pytest.raises(TypeError):
+            found + other
+        with pytest.raises(TypeError):
+            other + found
     with pytest.raises(IndexError):
         found[5]
     assert footer == md.Footer(md.V5, sm, blocks[:1], blocks)

@@ -320,11 +320,12 @@ def test_buffer_offsets_and_lengths_that_overflow_when_added_are_refused_by_the_
     import struct
     import tracemalloc
 
+    from quiver.ipc.framing import read_frame
     from quiver.ipc.statistics import decode as S
 
     stream = _stream_bytes(_footer_value(_write_stats(_many_batches_table(), 1)))
-    S._bulk_columns(stream)  # (the plan, with its templates, is cached by the schema)
-    size, group = min(next(iter(S._PLANS.values()))[5].items())
+    meta, schema_end, _ = read_frame(stream, 0)
+    size, group = min(S._stream_plan(stream, bytes(meta), schema_end)[5].items())
     tm = group.first
     words = np.frombuffer(stream, "<i8")
     prefix = struct.unpack("<q", struct.pack("<Ii", 0xFFFFFFFF, size - 8))[0]
@@ -352,3 +353,24 @@ def test_buffer_offsets_and_lengths_that_overflow_when_added_are_refused_by_the_
     assert peak < 4 * len(crafted)  # (it gathered count x rows x 4 bytes, 10 MB, before)
     with pytest.raises(E.ArrowError):
         decode_statistics(base64.b64encode(crafted))
+
+
+def test_windows_are_rows_of_the_flat_array_and_never_reach_outside_it():
+    from quiver.ipc.statistics.templates import _windows
+
+    flat = np.arange(10, dtype=np.int64)
+    assert _windows(flat, np.array([0, 3, 7]), 3).tolist() == [[0, 1, 2], [3, 4, 5],
+                                                               [7, 8, 9]]
+    assert _windows(flat, np.array([], np.int64), 4).shape == (0, 4)
+    for starts, width in (([8], 3), ([-1], 3), ([0], 11)):
+        with pytest.raises(IndexError):
+            _windows(flat, np.array(starts), width)
+
+
+def test_a_template_group_of_other_digit_counts_has_no_order_from_zero():
+    from quiver.ipc import metadata as md
+    from quiver.ipc.statistics.templates import _template, _TemplateGroup
+
+    wide = [_template(md.V5, 12, 30, d) for d in (8, 9)]  # indices from 10,000,000 on
+    assert len({tm.size for tm in wide}) == 1
+    assert _TemplateGroup(wide).in_order(5) is None

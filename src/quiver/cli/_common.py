@@ -210,13 +210,14 @@ def output_path(path: str) -> Iterator[Any]:
     try:
         with open(tmp, "wb") as f:
             yield f
+        os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename == tmp:
+        if isinstance(exc, OSError) and tmp in (exc.filename, exc.filename2):
             exc.filename = path  # name the output the user gave, not the temporary file
+            exc.filename2 = None
         raise
-    os.replace(tmp, path)
 
 
 class Progress:

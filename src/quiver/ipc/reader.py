@@ -729,10 +729,14 @@ def read_table(
         finally:
             os.close(fd)
     else:
-        whole, f, _ = _as_memory(source, False)
-        head = bytes(whole[: len(MAGIC)]) if whole is not None else f.read(len(MAGIC))
-        if whole is None and hasattr(f, "seek"):
-            f.seek(0)
+        whole, f, owns = _as_memory(source, False)
+        try:
+            head = bytes(whole[: len(MAGIC)]) if whole is not None else f.read(len(MAGIC))
+            if whole is None and hasattr(f, "seek"):
+                f.seek(0)
+        finally:
+            if owns and f is not None:  # (a path, where os.pread is missing)
+                f.close()
     kw = _read_keywords(columns=columns, validate=validate)
     if head == MAGIC:
         with open_file(source, memory_map=memory_map, filters=filters, **kw) as reader:

@@ -272,7 +272,7 @@ _block = unchecked_maker(Block, ("offset", "meta_data_length", "body_length"))
 class Blocks(Sequence[Block]):
     """A footer's Blocks as a read-only sequence, each :class:`Block` made when asked for
     (a file of many batches has many, and a reader usually wants a few).  It equals the
-    tuple of the same Blocks, and added to a sequence of Blocks gives a tuple;
+    tuple of the same Blocks, and added to a tuple (or Blocks) gives a tuple;
     ``offsets``, ``meta_data_lengths`` and ``body_lengths`` hold the fields as lists."""
 
     __slots__ = ("body_lengths", "meta_data_lengths", "offsets")
@@ -302,14 +302,18 @@ class Blocks(Sequence[Block]):
         if isinstance(other, Blocks):
             return (self.offsets, self.meta_data_lengths, self.body_lengths) == (
                 other.offsets, other.meta_data_lengths, other.body_lengths)
-        if isinstance(other, (tuple, list)):
-            return tuple(self) == tuple(other)
+        if isinstance(other, tuple):  # (as a tuple: never equal to a list)
+            return tuple(self) == other
         return NotImplemented
 
-    def __add__(self, other: Sequence[Block]) -> tuple[Block, ...]:
+    def __add__(self, other: object) -> tuple[Block, ...]:
+        if not isinstance(other, (tuple, Blocks)):
+            return NotImplemented
         return (*self, *other)
 
-    def __radd__(self, other: Sequence[Block]) -> tuple[Block, ...]:
+    def __radd__(self, other: object) -> tuple[Block, ...]:
+        if not isinstance(other, tuple):
+            return NotImplemented
         return (*other, *self)
 
     def __hash__(self) -> int:

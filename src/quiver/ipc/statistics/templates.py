@@ -34,9 +34,11 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 def _windows(flat: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     """``flat[s : s + width]`` for each of ``starts``, as the rows of a new matrix (rows of
     a read-only window view, several times faster than indexing by a matrix); IndexError
-    for a window that would pass the end."""
+    for a window that would start before 0 or pass the end."""
     if width > len(flat):
         raise IndexError(f"expected windows of at most {len(flat)} items, found {width}")
+    if len(starts) and starts.min() < 0:
+        raise IndexError(f"expected windows starting at 0 or later, found {starts.min()}")
     windows = np.lib.stride_tricks.as_strided(
         flat, (len(flat) - width + 1, width), (flat.strides[0], flat.strides[0]),
         writeable=False)
