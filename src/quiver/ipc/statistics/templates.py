@@ -154,8 +154,9 @@ def _template(version: int, num_nodes: int, num_buffers: int, digits: int) -> _T
     return _TEMPLATES[key]
 
 
-#: the messages in order whose own words a template group keeps (56 bytes a message)
-IN_ORDER_ROWS = 1 << 16
+#: the messages in order whose own words a template group keeps (8 bytes a word, 7 words
+#: a message in quiver's layout: 0.9 MB; groups are cached with at most 64 stream plans)
+IN_ORDER_ROWS = 1 << 14
 
 
 class _TemplateGroup:
