@@ -23,7 +23,7 @@ filter on a batch's rows with numpy.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -184,26 +184,37 @@ def _proven_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> 
     return (some & np.where(bounded, cond, True)) | null_ok
 
 
-def batches_may_match(dnf: DNF, stats: Any, schema: t.Schema, *,
-                      nan_is_largest: bool = False) -> np.ndarray:
-    """Per batch of a file, whether it may hold a row the filter keeps, from its
-    statistics (a :class:`~quiver.ipc.statistics.FileStatistics`), vectorized."""
+def _over_groups(dnf: DNF, stats: Any, schema: t.Schema,
+                 decide: Callable[[Predicate, int, bool], np.ndarray], uncovered: bool
+                 ) -> np.ndarray:
+    """Per batch: any group whose predicates all hold by ``decide(p, column index,
+    whether the column holds floats)``; a predicate on a column the statistics do not
+    cover (a dotted path, another file's columns) holds as ``uncovered`` says."""
     n = len(stats.row_counts)
     if not dnf:
         return np.ones(n, bool)
     names = schema.names
-    keep = np.zeros(n, bool)
+    out = np.zeros(n, bool)
     for group in dnf:
-        possible = np.ones(n, bool)
+        holds = np.ones(n, bool)
         for p in group:
-            if len(p.path) != 1 or p.path[0] not in names:
-                continue
-            c = names.index(p.path[0])
-            if c < len(stats.null_counts):
-                is_float = _holds_floats(schema.field(c).type)
-                possible &= _column_may_hold(p, stats, c, nan_is_largest, is_float)
-        keep |= possible
-    return keep
+            c = names.index(p.path[0]) if len(p.path) == 1 and p.path[0] in names else -1
+            if not 0 <= c < len(stats.null_counts):
+                if uncovered:
+                    continue
+                holds[:] = False
+                break
+            holds &= decide(p, c, _holds_floats(schema.field(c).type))
+        out |= holds
+    return out
+
+
+def batches_may_match(dnf: DNF, stats: Any, schema: t.Schema, *,
+                      nan_is_largest: bool = False) -> np.ndarray:
+    """Per batch of a file, whether it may hold a row the filter keeps, from its
+    statistics (a :class:`~quiver.ipc.statistics.FileStatistics`), vectorized."""
+    return _over_groups(dnf, stats, schema, lambda p, c, is_float: _column_may_hold(
+        p, stats, c, nan_is_largest, is_float), uncovered=True)
 
 
 def _column_holds_throughout(p: Predicate, stats: Any, c: int, is_float: bool
@@ -246,22 +257,8 @@ def batches_all_match(dnf: DNF, stats: Any, schema: t.Schema) -> np.ndarray:
     """Per batch of a file, whether its statistics prove that the filter keeps every one
     of its rows (then it need not be evaluated row by row), vectorized; pyarrow's
     semantics (NaN fails every comparison), dotted paths never proven."""
-    n = len(stats.row_counts)
-    if not dnf:
-        return np.ones(n, bool)
-    names = schema.names
-    every = np.zeros(n, bool)
-    for group in dnf:
-        proven = np.ones(n, bool)
-        for p in group:
-            if len(p.path) != 1 or p.path[0] not in names or (
-                    names.index(p.path[0]) >= len(stats.null_counts)):
-                proven[:] = False
-                break
-            c = names.index(p.path[0])
-            proven &= _column_holds_throughout(p, stats, c, _holds_floats(schema.field(c).type))
-        every |= proven
-    return every
+    return _over_groups(dnf, stats, schema, lambda p, c, is_float: _column_holds_throughout(
+        p, stats, c, is_float), uncovered=False)
 
 
 # -- evaluating on rows ----------------------------------------------------------------
