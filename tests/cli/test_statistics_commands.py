@@ -84,3 +84,35 @@ def test_gold_files_with_statistics_inspect_and_validate(tmp_path, capsys):
         assert main(["validate", "--level", "full", str(out)]) == 0, path.name
         assert main(["inspect", str(out)]) == 0, path.name
         capsys.readouterr()
+
+
+def test_counts_another_writer_leaves_out_are_shown_as_unknown_and_not_checked(
+        tmp_path, capsys):
+    import base64
+
+    from quiver.ipc.statistics import STATISTICS_KEY
+
+    # one batch of [1, None, 3]: bounds 1..3 stated, row and null counts left out
+    names = pa.array(["ARROW:min_value:exact", "ARROW:max_value:exact"])
+    values = pa.UnionArray.from_dense(
+        pa.array([0, 0], pa.int8()), pa.array([0, 1], pa.int32()), [pa.array([1, 3])])
+    stats = pa.MapArray.from_arrays(
+        pa.array([0, 0, 2], pa.int32()),
+        pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), names), values)
+    batch = pa.record_batch({"column": pa.array([None, 0], pa.int32()), "statistics": stats})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    value = base64.b64encode(sink.getvalue().to_pybytes()).decode()
+    table = pa.table({"a": pa.array([1, None, 3], pa.int64())})
+    path = tmp_path / "foreign.arrow"
+    with pa.OSFile(str(path), "wb") as f, pa.ipc.new_file(
+            f, table.schema, metadata={STATISTICS_KEY: value}) as writer:
+        writer.write_table(table)
+    got = ipc.open_file(str(path)).statistics[0]
+    assert got.row_count is None and got.columns[0].null_count is None
+    assert (got.columns[0].min, got.columns[0].max) == (1, 3)
+    assert main(["validate", "--level", "full", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(path)]) == 0
+    assert "statistics a: nulls not stated, min 1, max 3" in capsys.readouterr().out

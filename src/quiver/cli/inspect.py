@@ -252,8 +252,9 @@ def layout_text(lay: dict[str, Any]) -> str:
                         f", min {c['min']!r}, max {c['max']!r}"
                         + ("" if c["exact"] else " (bounds, not exact)"))
                     nans = f", {c['nan_count']} NaN" if c.get("nan_count") else ""
-                    lines.append(f"      statistics {c['column']}: {c['null_count']} null"
-                                 f"{nans}{bounds}")
+                    nulls = ("nulls not stated" if c["null_count"] is None
+                             else f"{c['null_count']} null")
+                    lines.append(f"      statistics {c['column']}: {nulls}{nans}{bounds}")
             batch_number += 1
         for k, v in m["custom_metadata"] or ():
             lines.append(f"      custom metadata: {k} = {v!r}")

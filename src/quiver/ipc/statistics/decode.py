@@ -92,7 +92,7 @@ class FileStatistics(Sequence[BatchStatistics]):
                 except (ArrowError, ValueError, OverflowError):
                     bounded = False  # bounds Python cannot hold (years past 9999, ...)
             columns.append(ColumnStatistics(
-                int(self.null_counts[c][i]),
+                int(self.null_counts[c][i]) if self.null_known[c][i] else None,
                 low,
                 high,
                 bool(self.min_exact[c][i]) or not bounded,
@@ -100,7 +100,9 @@ class FileStatistics(Sequence[BatchStatistics]):
                 int(self.nan_counts[c][i]),
                 bounded,
             ))
-        return BatchStatistics(int(self.indices[i]), int(self.row_counts[i]), tuple(columns))
+        return BatchStatistics(int(self.indices[i]),
+                               int(self.row_counts[i]) if self.row_known[i] else None,
+                               tuple(columns))
 
 
 def _item(seq: Any, i: Any, what: str) -> Any:

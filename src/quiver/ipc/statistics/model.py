@@ -24,9 +24,10 @@ MAX_EXACT, MAX_APPROX = "ARROW:max_value:exact", "ARROW:max_value:approximate"
 
 @dataclass(frozen=True, slots=True)
 class ColumnStatistics:
-    """What one batch's column holds: null and NaN counts and bounds (None: unknown)."""
+    """What one batch's column holds: null and NaN counts and bounds (None: unknown; a
+    null count the statistics do not state is None, an unstated NaN count 0)."""
 
-    null_count: int
+    null_count: int | None
     min: Any = None
     max: Any = None
     min_exact: bool = True
@@ -37,12 +38,12 @@ class ColumnStatistics:
 
 @dataclass(frozen=True, slots=True)
 class BatchStatistics:
-    """The statistics of one record batch: its index, rows and columns."""
+    """The statistics of one record batch: its index, rows (None when the statistics do
+    not state them) and columns."""
 
     index: int
-    row_count: int
+    row_count: int | None
     columns: tuple[ColumnStatistics, ...]
-
 
 
 # -- the statistics array and its IPC encoding -----------------------------------------
