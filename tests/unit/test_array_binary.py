@@ -47,7 +47,9 @@ def test_to_pylist_is_the_same_on_both_sides_of_the_small_array_path(n):
 
     assert _SPLIT_FROM == 32
     texts = [("ключ-" if i % 3 else "key-") + str(i) for i in range(n)]
-    for typ, values in ((qv.string(), texts), (qv.binary(), [v.encode() for v in texts])):
+    raws = [v.encode() for v in texts]
+    for typ, values in ((qv.string(), texts), (qv.binary(), raws),
+                        (qv.string_view(), texts), (qv.binary_view(), raws)):
         with_nulls = [None if i % 5 == 4 else v for i, v in enumerate(values)]
         for given in (values, with_nulls):
             arr = qv.array(given, typ)

@@ -225,7 +225,7 @@ class _ViewBinaryArray(_BinaryValues):
         # gather every value's bytes into one contiguous run, then split it once
         src = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
         gathered = pieces[src]
-        if n > 1:
+        if n > _SPLIT_FROM:
             split = _split_at(gathered, np.cumsum(lens)[:-1], self._is_string)
             if split is not None:
                 return split, mask
