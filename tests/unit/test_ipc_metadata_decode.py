@@ -552,3 +552,5 @@ def test_decoded_footer_blocks_behave_as_the_tuple_they_were_encoded_from():
     with pytest.raises(IndexError):
         found[5]
     assert footer == md.Footer(md.V5, sm, blocks[:1], blocks)
+    none = decode_footer(md.encode_footer(md.Footer(md.V5, sm, (), blocks))).dictionaries
+    assert isinstance(none, md.Blocks) and none == () and none.offsets == []

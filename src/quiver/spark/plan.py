@@ -115,8 +115,9 @@ def _file_layout(data_file: DataFile, fd: int) -> Layout:
     trailer = os.pread(fd, TRAILER_SIZE, size - TRAILER_SIZE) if size >= TRAILER_SIZE else b""
     start, length = dec.footer_range(trailer, size)
     footer = dec.read_footer(os.pread(fd, length, start), start)
-    blocks = tuple((b.offset, b.offset + b.meta_data_length + b.body_length)
-                   for b in footer.record_batches)
+    found = footer.record_batches  # (decoded: Blocks, read here by its columns)
+    blocks = tuple((offset, offset + meta + body) for offset, meta, body in zip(
+        found.offsets, found.meta_data_lengths, found.body_lengths))
     stats, why = statistics_for_skipping(footer_value(footer.custom_metadata), dec.schema,
                                          len(blocks))
     if why is not None:  # statistics only spare reads: this file's batches are all read

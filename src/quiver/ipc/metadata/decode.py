@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ...errors import ArrowError, CompressionError, LimitExceeded, MetadataError, NotSupported
@@ -58,7 +58,6 @@ from .model import (
     _SUPPORTED_VERSIONS,
     V4,
     V5,
-    Block,
     Blocks,
     Buffer,
     DictionaryBatch,
@@ -412,10 +411,10 @@ def _block_columns(region: memoryview) -> tuple[list[int], list[int], list[int]]
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
-def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> Sequence[Block]:
+def _blocks(tbl: Table, i: int, limits: MetadataLimits) -> Blocks:
     v = tbl.vector(i, _BLOCK.size)
     if v is None or not v[1]:
-        return ()
+        return Blocks([], [], [])
     start, n = v
     if n > limits.max_blocks:
         raise LimitExceeded(
@@ -440,6 +439,7 @@ def decode_footer(
 
     >>> from quiver import types as t
     >>> sm = SchemaMessage(t.schema([("a", t.int64())]), {})
+    >>> from quiver.ipc.metadata import Block
     >>> from quiver.ipc.metadata.encode import encode_footer
     >>> f = decode_footer(encode_footer(Footer(V5, sm, (), (Block(8, 136, 64),))))
     >>> f.record_batches
