@@ -387,6 +387,7 @@ class RecordBatchFileReader(RecordBatchReader):
         self._keep: np.ndarray | None = None  # per batch: may match the filters
         self._whole: np.ndarray | None = None  # per batch: proven to match throughout
         self._skip_stats: Any = None  # the statistics those two came from
+        self._counted: list[tuple[str, int]] = []  # filter columns whose counts are checked
         self.batches_skipped = 0  # batches the filters' statistics ruled out unread
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
@@ -553,6 +554,8 @@ class RecordBatchFileReader(RecordBatchReader):
             self._whole = (np.zeros(n, bool) if stats is None
                            else batches_all_match(dnf, stats, file_schema))
             self._skip_stats = stats
+            self._counted = [(name, names.index(name))  # the filter's columns, by index
+                             for name in {p.path[0] for g in dnf for p in g}]
         passed = start  # batches from here on not yet passed over
         for i in (np.flatnonzero(self._keep[start:]) + start).tolist():
             self.batches_skipped += i - passed
@@ -571,9 +574,7 @@ class RecordBatchFileReader(RecordBatchReader):
         stats = self._skip_stats
         if stats.row_known[i] and batch.num_rows != int(stats.row_counts[i]):
             return False
-        names = self._footer.schema.schema.names
-        for name in {p.path[0] for group in self._filters for p in group}:
-            c = names.index(name)
+        for name, c in self._counted:
             if c < len(stats.null_counts) and stats.null_known[c][i] and (
                     batch.column(name).null_count != int(stats.null_counts[c][i])):
                 return False
