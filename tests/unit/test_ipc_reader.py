@@ -9,6 +9,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -302,6 +303,43 @@ def test_help_shows_real_keywords_and_return_types() -> None:
     for fn, annotation in returns.items():
         assert inspect.signature(fn).return_annotation == annotation, fn
     assert "An Arrow array from Python values" in pydoc.render_doc(qv.array)
+
+
+def test_keyword_sets_hold_in_step_with_the_options() -> None:
+    import dataclasses
+
+    from quiver.ipc.encoder import WriteKeywords
+    from quiver.ipc.reader import ReadKeywords
+
+    read = {f.name for f in dataclasses.fields(ipc.IpcReadOptions)}
+    assert set(ReadKeywords.__annotations__) == read | {"memory_map", "options"}
+    write = {f.name for f in dataclasses.fields(ipc.IpcWriteOptions)}
+    assert set(WriteKeywords.__annotations__) == write | {"options"}
+
+
+@pytest.mark.parametrize("opener", [ipc.open_stream, ipc.open_file, ipc.RecordBatchFileReader])
+def test_misspelt_read_keyword_is_named(opener: Any) -> None:
+    with pytest.raises(qv.ArrowTypeError, match=r"expected a read keyword among .*'validate'.*"
+                                                r"found 'validat'"):
+        opener(b"", validat="full")
+
+
+@pytest.mark.parametrize("opener", [ipc.new_stream, ipc.new_file, ipc.RecordBatchStreamWriter])
+def test_misspelt_write_keyword_is_named(opener: Any) -> None:
+    with pytest.raises(qv.ArrowTypeError, match=r"expected a write keyword among "
+                                                r".*'compression'.*found 'compresion'"):
+        opener(ipc.BufferOutputStream(), qv.schema([("a", qv.int8())]), compresion="zstd")
+
+
+def test_none_keywords_mean_the_default_for_readers_and_writers_too() -> None:
+    sink = ipc.BufferOutputStream()
+    schema = qv.schema([("a", qv.int8())])
+    with ipc.RecordBatchFileWriter(sink, schema, options=ipc.IpcWriteOptions(),
+                                   compression=None) as w:
+        w.write_batch(qv.record_batch({"a": qv.array([1], qv.int8())}))
+    reader = ipc.RecordBatchFileReader(sink.getvalue(), validate=None, columns=None)
+    assert reader.options == ipc.IpcReadOptions()
+    assert reader.read_all().to_pydict() == {"a": [1]}
 
 
 def test_projection_never_decompresses_a_skipped_column() -> None:

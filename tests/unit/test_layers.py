@@ -5,7 +5,8 @@ Cross-module on purpose: it reads every module of the package.
 Layers, bottom to top (README, "Architecture"); a module may import its own layer and the
 ones below, never one above:
 
-0. errors      ``errors``, ``_version``, ``_readonly``, ``cdata.capsule`` (ctypes structs, capsules)
+0. errors      ``errors``, ``_version``, ``_readonly``, ``_keywords``, ``cdata.capsule``
+               (ctypes structs, capsules)
 1. types       ``types/*``, ``cdata.schema`` (format strings and schema capsules -> types)
 2. layout      ``layout``, ``buffers``
 3. array       ``array/*``, ``cdata.array`` and ``cdata.import_array`` (arrays to and from
@@ -47,6 +48,7 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.errors", "errors"),
     ("quiver._version", "errors"),
     ("quiver._readonly", "errors"),
+    ("quiver._keywords", "errors"),
     ("quiver._lazy", "errors"),
     ("quiver.cdata", "errors"),  # the package: a docstring only
     ("quiver.cdata.capsule", "errors"),

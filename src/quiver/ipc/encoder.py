@@ -40,12 +40,13 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from .. import errors as E
 from .. import types as t
+from .._keywords import check_keywords
 from ..batch import RecordBatch
 from . import metadata as md
 from .body import V4, V5, Assembled, assemble, assemble_body, compile_write_plan, layout_body
@@ -98,8 +99,25 @@ class IpcWriteOptions:
             )
 
 
+class WriteKeywords(TypedDict, total=False):
+    """The keywords of ``new_stream``, ``new_file``, the writers and the encoders: each
+    field of :class:`IpcWriteOptions` on its own (None: its default) or all of them as
+    ``options`` (not both)."""
+
+    compression: str | None
+    compression_level: int | None
+    emit_dictionary_deltas: bool | None
+    unify_dictionaries: bool | None
+    use_threads: bool | None
+    metadata_version: str | None
+    options: IpcWriteOptions | None
+
+
 def write_options(options: IpcWriteOptions | None, kw: dict[str, Any]) -> IpcWriteOptions:
-    """``options``, or options made of the keywords ``kw`` (not both)."""
+    """``options``, or options made of the keywords ``kw`` (not both; None values are
+    left out, as not given)."""
+    check_keywords(kw, WriteKeywords, "a write keyword")
+    kw = {k: v for k, v in kw.items() if v is not None}
     if options is not None and kw:
         raise E.ArrowInvalidArgument(
             f"expected either options= or keyword options, found both ({sorted(kw)})"

@@ -21,12 +21,13 @@ import os
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
 from .. import errors as E
 from .. import types as t
+from .._keywords import check_keywords, spell_out
 from ..batch import RecordBatch, RecordBatchReader, Table
 from ..filters import (
     batches_all_match,
@@ -61,7 +62,23 @@ _DEFERRED_BODY = 1 << 20
 _DEFERRED_BUFFER = 64 << 10
 
 
+class ReadKeywords(TypedDict, total=False):
+    """The keywords of :func:`open_stream`, :func:`open_file` and the two readers: each
+    field of :class:`IpcReadOptions` on its own (None: its default) or all of them as
+    ``options`` (not both), and ``memory_map``: map a path instead of reading it."""
+
+    columns: Sequence[int | str] | None
+    validate: str | None
+    limits: IpcLimits | None
+    ensure_native_endian: bool | None
+    use_threads: bool | None
+    memory_map: bool
+    options: IpcReadOptions | None
+
+
 def _options(options: IpcReadOptions | None, kwargs: dict[str, Any]) -> IpcReadOptions:
+    check_keywords(kwargs, ReadKeywords, "a read keyword")
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
     if options is not None and kwargs:
         raise E.ArrowInvalidArgument(
             f"expected either options= or keyword options, found both ({sorted(kwargs)})"
@@ -631,22 +648,8 @@ class RecordBatchFileReader(RecordBatchReader):
         self.close()
 
 
-def _read_keywords(**kw: Any) -> dict[str, Any]:
-    """The IpcReadOptions keywords a caller gave (None means "not given")."""
-    return {k: v for k, v in kw.items() if v is not None}
-
-
-def open_stream(
-    source: Any,
-    *,
-    columns: Sequence[int | str] | None = None,
-    validate: str | None = None,
-    limits: IpcLimits | None = None,
-    memory_map: bool = False,
-    ensure_native_endian: bool | None = None,
-    use_threads: bool | None = None,
-    options: IpcReadOptions | None = None,
-) -> RecordBatchStreamReader:
+@spell_out(ReadKeywords, memory_map=False)
+def open_stream(source: Any, **kw: Unpack[ReadKeywords]) -> RecordBatchStreamReader:
     """Open an IPC stream from a path, a bytes-like object or a binary file object.
 
     ``columns``: names or indices to read, in that order (others are skipped undecoded);
@@ -663,22 +666,12 @@ def open_stream(
     >>> open_stream(sink.getvalue(), columns=["b", "a"]).read_all().to_pydict()
     {'b': ['x'], 'a': [1]}
     """
-    kw = _read_keywords(columns=columns, validate=validate, limits=limits,
-                        ensure_native_endian=ensure_native_endian, use_threads=use_threads)
-    return RecordBatchStreamReader(source, options=options, memory_map=memory_map, **kw)
+    return RecordBatchStreamReader(source, **kw)
 
 
+@spell_out(ReadKeywords, memory_map=False)
 def open_file(
-    source: Any,
-    *,
-    columns: Sequence[int | str] | None = None,
-    validate: str | None = None,
-    limits: IpcLimits | None = None,
-    memory_map: bool = False,
-    ensure_native_endian: bool | None = None,
-    use_threads: bool | None = None,
-    options: IpcReadOptions | None = None,
-    filters: Any = None,
+    source: Any, *, filters: Any = None, **kw: Unpack[ReadKeywords]
 ) -> RecordBatchFileReader:
     """Open an IPC file from a path (optionally memory-mapped), bytes or a seekable file
     object; the keywords are those of :func:`open_stream`.  ``filters`` (as in
@@ -695,11 +688,7 @@ def open_file(
     >>> len(reader), reader.get_batch(0).num_rows
     (1, 2)
     """
-    kw = _read_keywords(columns=columns, validate=validate, limits=limits,
-                        ensure_native_endian=ensure_native_endian, use_threads=use_threads)
-    return RecordBatchFileReader(
-        source, options=options, memory_map=memory_map, filters=filters, **kw
-    )
+    return RecordBatchFileReader(source, filters=filters, **kw)
 
 
 def read_table(
@@ -738,12 +727,12 @@ def read_table(
         finally:
             if owns and f is not None:  # (a path, where os.pread is missing)
                 f.close()
-    kw = _read_keywords(columns=columns, validate=validate)
+    kw: ReadKeywords = {"columns": columns, "validate": validate, "memory_map": memory_map}
     if head == MAGIC:
-        with open_file(source, memory_map=memory_map, filters=filters, **kw) as reader:
+        with open_file(source, filters=filters, **kw) as reader:
             return reader.read_all()
     dnf = normalize(filters)
-    with open_stream(source, memory_map=memory_map, **kw) as reader:
+    with open_stream(source, **kw) as reader:
         if dnf:
             check_filters(dnf, reader.schema)
         batches = [filter_batch(b, dnf) if dnf else b for b in reader]

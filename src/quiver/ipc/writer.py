@@ -16,16 +16,18 @@ import io
 import mmap
 import os
 import sys
-from typing import Any
+from typing import Any, Unpack
 
 from .. import errors as E
 from .. import types as t
+from .._keywords import spell_out
 from ..batch import RecordBatch
 from ..buffers import nbytes_of
 from .encoder import (
     IpcWriteOptions,
     PipelinedBatch,
     StreamEncoder,
+    WriteKeywords,
     is_arrow_data,
     write_options,
 )
@@ -439,29 +441,8 @@ class RecordBatchFileWriter(_Writer):
         super().__init__(sink, encoder)
 
 
-# the IpcWriteOptions keywords new_stream and new_file spell out (for help())
-_OPTION_KEYWORDS = ("compression", "compression_level", "emit_dictionary_deltas",
-                    "unify_dictionaries", "use_threads", "metadata_version")
-
-
-def _given(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The IpcWriteOptions keywords among a call's ``arguments`` that the caller gave
-    (None means "not given")."""
-    return {k: arguments[k] for k in _OPTION_KEYWORDS if arguments[k] is not None}
-
-
-def new_stream(
-    sink: Any,
-    schema: Any,
-    *,
-    options: IpcWriteOptions | None = None,
-    compression: str | None = None,
-    compression_level: int | None = None,
-    emit_dictionary_deltas: bool | None = None,
-    unify_dictionaries: bool | None = None,
-    use_threads: bool | None = None,
-    metadata_version: str | None = None,
-) -> RecordBatchStreamWriter:
+@spell_out(WriteKeywords)
+def new_stream(sink: Any, schema: Any, **kw: Unpack[WriteKeywords]) -> RecordBatchStreamWriter:
     """A stream writer to a path or binary file object.
 
     ``schema`` is a quiver Schema or any object with ``__arrow_c_schema__`` (a pyarrow
@@ -475,23 +456,17 @@ def new_stream(
     >>> pa.ipc.open_stream(sink.getvalue()).read_all().column("a").to_pylist()
     [1, 2]
     """
-    kw = _given(locals())
-    return RecordBatchStreamWriter(sink, schema, options=options, **kw)
+    return RecordBatchStreamWriter(sink, schema, **kw)
 
 
+@spell_out(WriteKeywords)
 def new_file(
     sink: Any,
     schema: Any,
     *,
-    options: IpcWriteOptions | None = None,
     metadata: Any = None,
-    compression: str | None = None,
-    compression_level: int | None = None,
-    emit_dictionary_deltas: bool | None = None,
-    unify_dictionaries: bool | None = None,
-    use_threads: bool | None = None,
-    metadata_version: str | None = None,
     statistics: bool = True,
+    **kw: Unpack[WriteKeywords],
 ) -> RecordBatchFileWriter:
     """A file writer to a path or binary file object; ``metadata`` becomes the footer's
     custom metadata.  ``schema`` and the other keywords are as for :func:`new_stream`;
@@ -507,7 +482,4 @@ def new_file(
     >>> pa.ipc.open_file(sink.getvalue()).read_all().num_rows
     2
     """
-    kw = _given(locals())
-    return RecordBatchFileWriter(
-        sink, schema, options=options, metadata=metadata, statistics=statistics, **kw
-    )
+    return RecordBatchFileWriter(sink, schema, metadata=metadata, statistics=statistics, **kw)
