@@ -2,9 +2,10 @@
 File.fbs, Tensor.fbs, SparseTensor.fbs), and the enum numbers of the ``.fbs`` files.
 
 :class:`Message`, :class:`SchemaMessage`, :class:`RecordBatch`, :class:`DictionaryBatch`,
-:class:`Footer`, :class:`Block`, :class:`Tensor` and :class:`SparseTensor` are frozen
-dataclasses of quiver's own types (:mod:`quiver.types`); :mod:`.decode` and :mod:`.fast`
-build them from flatbuffers, :mod:`.encode` writes them back.  ``RecordBatch.nodes`` and
+:class:`Footer`, :class:`Block`, :class:`Tensor` and :class:`SparseTensor` (both a
+:class:`TensorHead`: type, shape, dimension names) are frozen dataclasses of quiver's own
+types (:mod:`quiver.types`); :mod:`.decode` and :mod:`.fast` build them from
+flatbuffers, :mod:`.encode` writes them back.  ``RecordBatch.nodes`` and
 ``RecordBatch.buffers`` are ``(n, 2)`` int64 numpy arrays, but this module does not import
 numpy, so that reading a schema or a footer runs without it.
 
@@ -171,12 +172,19 @@ class Buffer(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class Tensor:
-    """A dense tensor's metadata (Tensor.fbs); the data is ``data_length`` body bytes."""
+class TensorHead:
+    """What the Tensor and SparseTensor tables (Tensor.fbs, SparseTensor.fbs) both begin
+    with: the value type, and the shape as each dimension's size and optional name."""
 
     type: DataType
     shape: tuple[int, ...]
     dim_names: tuple[str | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tensor(TensorHead):
+    """A dense tensor's metadata (Tensor.fbs); the data is ``data_length`` body bytes."""
+
     strides: tuple[int, ...]
     data_offset: int
     data_length: int
@@ -218,12 +226,9 @@ SparseIndex = SparseTensorIndexCOO | SparseMatrixIndexCSX | SparseTensorIndexCSF
 
 
 @dataclass(frozen=True, slots=True)
-class SparseTensor:
+class SparseTensor(TensorHead):
     """A sparse tensor's metadata (SparseTensor.fbs)."""
 
-    type: DataType
-    shape: tuple[int, ...]
-    dim_names: tuple[str | None, ...]
     non_zero_length: int
     sparse_index: SparseIndex
     data: Buffer
@@ -359,6 +364,7 @@ __all__ = [
     "SparseTensorIndexCOO",
     "SparseTensorIndexCSF",
     "Tensor",
+    "TensorHead",
     "header_name",
     "version_name",
 ]
