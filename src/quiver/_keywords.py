@@ -11,7 +11,7 @@ two in step).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ForwardRef, TypeVar
 
 from .errors import ArrowTypeError
@@ -55,7 +55,7 @@ def spell_out(keywords: type, **defaults: Any) -> Callable[[_F], _F]:
     return apply
 
 
-def check_keywords(given: dict[str, Any], keywords: type, what: str) -> None:
+def check_keywords(given: Mapping[str, Any], keywords: type, what: str) -> None:
     """Refuse a key of ``given`` that the ``TypedDict`` ``keywords`` lacks (a misspelt
     keyword), with an error that lists the ones there are; ``what`` names them."""
     unknown = given.keys() - keywords.__annotations__.keys()

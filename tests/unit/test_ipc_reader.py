@@ -308,13 +308,28 @@ def test_help_shows_real_keywords_and_return_types() -> None:
 def test_keyword_sets_hold_in_step_with_the_options() -> None:
     import dataclasses
 
-    from quiver.ipc.encoder import WriteKeywords
+    from quiver.ipc.encoder import WriteKeywords, WriteOptionKeywords
     from quiver.ipc.reader import ReadKeywords
+    from quiver.ipc.stream_decoder import ReadOptionKeywords
 
     read = {f.name for f in dataclasses.fields(ipc.IpcReadOptions)}
+    assert set(ReadOptionKeywords.__annotations__) == read
     assert set(ReadKeywords.__annotations__) == read | {"memory_map", "options"}
     write = {f.name for f in dataclasses.fields(ipc.IpcWriteOptions)}
+    assert set(WriteOptionKeywords.__annotations__) == write
     assert set(WriteKeywords.__annotations__) == write | {"options"}
+
+
+@pytest.mark.parametrize("decoder", [ipc.StreamDecoder, ipc.FileDecoder])
+def test_decoders_take_options_or_keywords_not_both(decoder: Any) -> None:
+    with pytest.raises(qv.ArrowInvalidArgument, match=r"either options= or keyword options, "
+                                                      r"found both \(\['validate'\]\)"):
+        decoder(ipc.IpcReadOptions(), validate="full")
+    with pytest.raises(qv.ArrowTypeError, match=r"expected a read keyword among .*'columns'.*"
+                                                r"found 'colums'"):
+        decoder(colums=["a"])
+    assert decoder(validate=None, columns=None).options == ipc.IpcReadOptions()  # not given
+    assert decoder(validate="full").options.validate == "full"
 
 
 @pytest.mark.parametrize("opener", [ipc.open_stream, ipc.open_file, ipc.RecordBatchFileReader])

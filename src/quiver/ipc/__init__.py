@@ -19,7 +19,7 @@ from .._lazy import lazy_attributes
 _WHERE = {
     "END": "decoder", "NEED_DATA": "decoder", "IpcLimits": "decoder",
     "MessageDecoder": "decoder",
-    "FileEncoder": "file_encoder", "StreamEncoder": "encoder",
+    "FileDecoder": "file_decoder", "FileEncoder": "file_encoder", "StreamEncoder": "encoder",
     "MetadataLimits": "metadata",
     "RecordBatchFileReader": "reader", "RecordBatchStreamReader": "reader",
     "open_file": "reader", "open_stream": "reader", "read_schema": "reader",
@@ -40,6 +40,7 @@ __all__ = [
     "END",
     "NEED_DATA",
     "BufferOutputStream",
+    "FileDecoder",
     "FileEncoder",
     "IpcLimits",
     "IpcReadOptions",

@@ -38,9 +38,9 @@ builder, which give the same bytes.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -99,10 +99,9 @@ class IpcWriteOptions:
             )
 
 
-class WriteKeywords(TypedDict, total=False):
-    """The keywords of ``new_stream``, ``new_file``, the writers and the encoders: each
-    field of :class:`IpcWriteOptions` on its own (None: its default) or all of them as
-    ``options`` (not both)."""
+class WriteOptionKeywords(TypedDict, total=False):
+    """The fields of :class:`IpcWriteOptions` as keywords (None: the field's default),
+    which the encoders, the writers, ``new_stream`` and ``new_file`` take."""
 
     compression: str | None
     compression_level: int | None
@@ -110,10 +109,16 @@ class WriteKeywords(TypedDict, total=False):
     unify_dictionaries: bool | None
     use_threads: bool | None
     metadata_version: str | None
+
+
+class WriteKeywords(WriteOptionKeywords, total=False):
+    """The keywords of ``new_stream`` and ``new_file``: each field of
+    :class:`IpcWriteOptions` on its own or all of them as ``options`` (not both)."""
+
     options: IpcWriteOptions | None
 
 
-def write_options(options: IpcWriteOptions | None, kw: dict[str, Any]) -> IpcWriteOptions:
+def write_options(options: IpcWriteOptions | None, kw: Mapping[str, Any]) -> IpcWriteOptions:
     """``options``, or options made of the keywords ``kw`` (not both; None values are
     left out, as not given)."""
     check_keywords(kw, WriteKeywords, "a write keyword")
@@ -489,7 +494,11 @@ class StreamEncoder(_Encoder):
     """
 
     def __init__(
-        self, schema: Any, *, options: IpcWriteOptions | None = None, **kw: Any
+        self,
+        schema: Any,
+        *,
+        options: IpcWriteOptions | None = None,
+        **kw: Unpack[WriteOptionKeywords],
     ) -> None:
         super().__init__(schema, write_options(options, kw))
 

@@ -41,7 +41,7 @@ header and the footer), and every error names the byte offset and the block.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from .. import errors as E
 from . import metadata as md
@@ -56,7 +56,7 @@ from .framing import (
 
 if TYPE_CHECKING:
     from .. import types as t
-    from .stream_decoder import BatchLoader, IpcReadOptions
+    from .stream_decoder import BatchLoader, IpcReadOptions, ReadOptionKeywords
 
 #: bytes at the end of a file that locate the footer: its int32 length and ``ARROW1``
 TRAILER_SIZE = FILE_TRAILER_SIZE
@@ -69,11 +69,13 @@ _I32 = struct.Struct("<i")
 class FileDecoder:
     """Footer, blocks and messages of an IPC file, from bytes the caller reads."""
 
-    def __init__(self, options: IpcReadOptions | None = None, **kwargs: Any) -> None:
-        if options is None and kwargs:
-            from .stream_decoder import IpcReadOptions
+    def __init__(
+        self, options: IpcReadOptions | None = None, **kwargs: Unpack[ReadOptionKeywords]
+    ) -> None:
+        if kwargs:
+            from .stream_decoder import read_options
 
-            options = IpcReadOptions(**kwargs)
+            options = read_options(options, kwargs)
         # the options, the loader and the modules they need come when a batch is read: the
         # footer alone (``quiver schema``) needs only the metadata decoder
         self._options = options

@@ -14,11 +14,11 @@ leaves them out).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from .. import types as t
 from . import metadata as md
-from .encoder import _I32, IpcWriteOptions, _Encoder, write_options
+from .encoder import _I32, IpcWriteOptions, WriteOptionKeywords, _Encoder, write_options
 from .framing import MAGIC
 from .statistics.encode import StatisticsCollector
 from .statistics.model import STATISTICS_KEY
@@ -39,7 +39,7 @@ class FileEncoder(_Encoder):
         options: IpcWriteOptions | None = None,
         metadata: Any = None,
         statistics: bool = True,
-        **kw: Any,
+        **kw: Unpack[WriteOptionKeywords],
     ) -> None:
         super().__init__(schema, write_options(options, kw), metadata)
         if statistics:

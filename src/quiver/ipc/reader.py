@@ -21,13 +21,13 @@ import os
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import errors as E
 from .. import types as t
-from .._keywords import check_keywords, spell_out
+from .._keywords import spell_out
 from ..batch import RecordBatch, RecordBatchReader, Table
 from ..filters import (
     batches_all_match,
@@ -39,7 +39,7 @@ from ..filters import (
 from . import metadata as md
 from .body import DeferredBody
 from .compression import run_pooled
-from .decoder import END, NEED_DATA, IpcLimits, RawMessage
+from .decoder import END, NEED_DATA, RawMessage
 from .file_decoder import TRAILER_SIZE, FileDecoder
 from .fileobj import text_mode_error
 from .framing import MAGIC
@@ -49,7 +49,7 @@ from .statistics.decode import (
     statistics_for_skipping,
     statistics_stream,
 )
-from .stream_decoder import IpcReadOptions, StreamDecoder
+from .stream_decoder import IpcReadOptions, ReadOptionKeywords, StreamDecoder, read_options
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
 _BIG_READ = 1 << 20  # positional reads at least this large go into a numpy allocation
@@ -62,33 +62,13 @@ _DEFERRED_BODY = 1 << 20
 _DEFERRED_BUFFER = 64 << 10
 
 
-class ReadKeywords(TypedDict, total=False):
-    """The keywords of :func:`open_stream`, :func:`open_file` and the two readers: each
-    field of :class:`IpcReadOptions` on its own (None: its default) or all of them as
+class ReadKeywords(ReadOptionKeywords, total=False):
+    """The keywords of :func:`open_stream` and :func:`open_file`: each field of
+    :class:`IpcReadOptions` on its own (:class:`ReadOptionKeywords`) or all of them as
     ``options`` (not both), and ``memory_map``: map a path instead of reading it."""
 
-    columns: Sequence[int | str] | None
-    validate: str | None
-    limits: IpcLimits | None
-    ensure_native_endian: bool | None
-    use_threads: bool | None
     memory_map: bool
     options: IpcReadOptions | None
-
-
-def _options(options: IpcReadOptions | None, kwargs: dict[str, Any]) -> IpcReadOptions:
-    check_keywords(kwargs, ReadKeywords, "a read keyword")
-    kwargs = {k: v for k, v in kwargs.items() if v is not None}
-    if options is not None and kwargs:
-        raise E.ArrowInvalidArgument(
-            f"expected either options= or keyword options, found both ({sorted(kwargs)})"
-        )
-    if options is not None:
-        return options
-    return IpcReadOptions(**kwargs) if kwargs else _DEFAULT_OPTIONS
-
-
-_DEFAULT_OPTIONS = IpcReadOptions()  # frozen: one instance serves every default reader
 
 
 def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, bool]:
@@ -163,9 +143,9 @@ class RecordBatchStreamReader(RecordBatchReader):
         *,
         options: IpcReadOptions | None = None,
         memory_map: bool = False,
-        **kwargs: Any,
+        **kwargs: Unpack[ReadOptionKeywords],
     ) -> None:
-        self._decoder = StreamDecoder(_options(options, kwargs))
+        self._decoder = StreamDecoder(read_options(options, kwargs, ReadKeywords))
         self._whole, self._file, self._owns = _as_memory(source, memory_map)
         self._left = self._bytes_left()
         if self._whole is not None:
@@ -395,9 +375,9 @@ class RecordBatchFileReader(RecordBatchReader):
         options: IpcReadOptions | None = None,
         memory_map: bool = False,
         filters: Any = None,
-        **kwargs: Any,
+        **kwargs: Unpack[ReadOptionKeywords],
     ) -> None:
-        self.options = _options(options, kwargs)
+        self.options = read_options(options, kwargs, ReadKeywords)
         self._closed = False
         self._filters = normalize(filters)
         self._statistics: Any = None
@@ -680,7 +660,7 @@ def open_file(
     statistics rule them out.
 
     >>> import quiver as qv
-    >>> from quiver.ipc import BufferOutputStream, new_file
+    >>> from quiver.ipc import BufferOutputStream, IpcLimits, new_file
     >>> sink = BufferOutputStream()
     >>> with new_file(sink, qv.schema([("a", qv.int64())])) as w:
     ...     w.write_batch(qv.record_batch({"a": [1, 2]}))

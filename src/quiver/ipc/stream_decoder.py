@@ -25,12 +25,13 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from .. import errors as E
 from .. import types as t
+from .._keywords import check_keywords
 from ..array import Array
 from ..array.validate import validate_array
 from ..batch import RecordBatch
@@ -80,6 +81,37 @@ class IpcReadOptions:
             raise E.ArrowInvalidArgument(
                 f"expected validate in {VALIDATION_LEVELS}, found {self.validate!r}"
             )
+
+
+_DEFAULT_OPTIONS = IpcReadOptions()  # frozen: one instance serves every default reader
+
+
+class ReadOptionKeywords(TypedDict, total=False):
+    """The fields of :class:`IpcReadOptions` as keywords (None: the field's default),
+    which the decoders, the readers, ``open_stream`` and ``open_file`` take."""
+
+    columns: Sequence[int | str] | None
+    validate: str | None
+    ensure_native_endian: bool | None
+    use_threads: bool | None
+    limits: IpcLimits | None
+
+
+def read_options(
+    options: IpcReadOptions | None, kw: Mapping[str, Any], keywords: type = ReadOptionKeywords
+) -> IpcReadOptions:
+    """``options``, or options made of the keywords ``kw`` (not both; None values are
+    left out, as not given).  A key that the ``TypedDict`` ``keywords`` (the caller's
+    whole keyword set) lacks is refused with the list."""
+    check_keywords(kw, keywords, "a read keyword")
+    kw = {k: v for k, v in kw.items() if v is not None}
+    if options is not None and kw:
+        raise E.ArrowInvalidArgument(
+            f"expected either options= or keyword options, found both ({sorted(kw)})"
+        )
+    if options is not None:
+        return options
+    return IpcReadOptions(**kw) if kw else _DEFAULT_OPTIONS
 
 
 def resolve_columns(schema: t.Schema, columns: Sequence[int | str] | None) -> list[int] | None:
@@ -239,8 +271,10 @@ class BatchLoader:
 class StreamDecoder:
     """Feed bytes, get the schema and record batches (see the module docstring)."""
 
-    def __init__(self, options: IpcReadOptions | None = None, **kwargs: Any) -> None:
-        self.options = options if options is not None else IpcReadOptions(**kwargs)
+    def __init__(
+        self, options: IpcReadOptions | None = None, **kwargs: Unpack[ReadOptionKeywords]
+    ) -> None:
+        self.options = read_options(options, kwargs)
         self._messages = MessageDecoder(limits=self.options.limits)
         self._loader: BatchLoader | None = None
         self.custom_metadata: t.KeyValueMetadata | None = None

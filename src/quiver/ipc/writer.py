@@ -28,6 +28,7 @@ from .encoder import (
     PipelinedBatch,
     StreamEncoder,
     WriteKeywords,
+    WriteOptionKeywords,
     is_arrow_data,
     write_options,
 )
@@ -415,7 +416,12 @@ class RecordBatchStreamWriter(_Writer):
     """Writes the IPC stream format (a loop over :class:`~quiver.ipc.encoder.StreamEncoder`)."""
 
     def __init__(
-        self, sink: Any, schema: Any, *, options: IpcWriteOptions | None = None, **kw: Any
+        self,
+        sink: Any,
+        schema: Any,
+        *,
+        options: IpcWriteOptions | None = None,
+        **kw: Unpack[WriteOptionKeywords],
     ) -> None:
         super().__init__(sink, StreamEncoder(schema, options=write_options(options, kw)))
 
@@ -433,7 +439,7 @@ class RecordBatchFileWriter(_Writer):
         options: IpcWriteOptions | None = None,
         metadata: Any = None,
         statistics: bool = True,
-        **kw: Any,
+        **kw: Unpack[WriteOptionKeywords],
     ) -> None:
         encoder = FileEncoder(
             schema, options=write_options(options, kw), metadata=metadata, statistics=statistics
