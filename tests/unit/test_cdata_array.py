@@ -234,25 +234,6 @@ def test_missing_trailing_validity_entry_is_exported_as_null():
     assert pa.array(Wrap(q)).to_pylist() == [{"c": 1}, {"c": 2}]
 
 
-def test_export_and_import_cost_does_not_grow_with_rows():
-    import time
-
-    def cost(rows: int) -> float:
-        q = make_array(qv.int64(), rows, [None, np.zeros(rows * 8, np.uint8)], null_count=0)
-        p = pa.array(np.zeros(rows, dtype=np.int64))
-        best = float("inf")
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(50):
-                pa.array(Wrap(q))
-                import_array(p)
-            best = min(best, time.perf_counter() - t0)
-        return best
-
-    small, large = cost(1_000), cost(10_000_000)
-    assert large < 5 * small
-
-
 def test_stream_honours_an_equal_requested_schema_and_refuses_another():
     source = Batches(SCHEMA, [_batch(0, 2)])
     capsule = export_stream(source, export_schema(SCHEMA))
