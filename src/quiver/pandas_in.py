@@ -32,6 +32,7 @@ from . import types as t
 from ._version import __version__
 from .array.base import Array, make_array
 from .array.build import _bitmap, _build_binary, _MixedKinds, array, from_numpy
+from .array.infer import _tz_name
 from .errors import ArrowInvalid, ArrowTypeError
 from .pandas_out import PANDAS_KEY, pandas_module
 
@@ -74,8 +75,9 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
     if isinstance(dtype, pd.DatetimeTZDtype):
         utc = series.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
         unit = np.datetime_data(utc.dtype)[0]
-        arr = from_numpy(utc, t.timestamp(unit, str(dtype.tz)))
-        return arr, _entry("datetimetz", str(utc.dtype), {"timezone": str(dtype.tz)})
+        zone = _zone(dtype.tz)
+        arr = from_numpy(utc, t.timestamp(unit, zone))
+        return arr, _entry("datetimetz", str(utc.dtype), {"timezone": zone})
     if _arrow_backed(pd, dtype) and hasattr(series, "__arrow_c_stream__"):
         # the extension array's own pyarrow data (``__arrow_array__``, pandas' protocol
         # for pyarrow) imports in a third of the time of the Series' C stream, which
@@ -118,6 +120,14 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
     kind = values.dtype.kind
     pandas_type = {"M": "datetime", "m": "timedelta", "b": "bool"}.get(kind, str(values.dtype))
     return arr, _entry(pandas_type, str(values.dtype))
+
+
+def _zone(tz: Any) -> str:
+    """The Arrow time zone string of a pandas zone (pyarrow's): the name of a named zone,
+    ``+HH:MM`` of a fixed offset, ``UTC`` of dateutil's ``tzutc()`` too."""
+    if type(tz).__name__ == "tzutc":  # dateutil's UTC: no key, a zero offset
+        return "UTC"
+    return _tz_name(tz)
 
 
 def _objects_from_pandas(values: np.ndarray) -> Array:

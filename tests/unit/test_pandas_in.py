@@ -113,3 +113,46 @@ def test_object_string_columns_with_nulls_match_pyarrow(values: list) -> None:
     column = qv.record_batch(df).column(0)
     column.validate(full=True)
     assert column.to_pylist() == expected
+
+
+# -- time zones become Arrow zone strings (as pyarrow's from_pandas) ----------------------
+
+
+def test_from_pandas_fixed_offset_time_zone() -> None:
+    tz = datetime.timezone(datetime.timedelta(hours=5, minutes=30))
+    df = pd.DataFrame({"a": pd.Series(pd.to_datetime(["2020-01-01"])).dt.tz_localize(tz)})
+    assert qv.table(df).schema.field("a").type.tz == "+05:30"  # found 'UTC+05:30'
+
+
+def test_from_pandas_dateutil_time_zone_round_trip() -> None:
+    dateutil_tz = pytest.importorskip("dateutil.tz")
+    s = pd.Series(pd.to_datetime(["2020-01-01"])).dt.tz_localize(dateutil_tz.tzutc())
+    back = qv.table(pd.DataFrame({"a": s})).to_pandas()  # ZoneInfoNotFoundError
+    assert back["a"].iloc[0] == s.iloc[0]
+
+
+def _time_zones() -> list[Any]:
+    dateutil_tz = pytest.importorskip("dateutil.tz")
+    import zoneinfo
+
+    return [
+        datetime.timezone(datetime.timedelta(hours=5, minutes=30)),
+        datetime.timezone(datetime.timedelta(hours=-3)),
+        datetime.UTC, "UTC", "Europe/Paris", zoneinfo.ZoneInfo("America/New_York"),
+        dateutil_tz.tzutc(), dateutil_tz.tzoffset(None, 3600),
+        dateutil_tz.gettz("Europe/Paris"),
+    ]
+
+
+@pytest.mark.parametrize("tz", _time_zones(), ids=repr)
+def test_from_pandas_time_zone_as_pyarrow(tz: Any) -> None:
+    s = pd.Series(pd.to_datetime(["2020-01-01 00:00", None, "2021-06-30 12:00"])).dt.tz_localize(tz)
+    df = pd.DataFrame({"a": s})
+    ours, theirs = qv.table(df), pa.Table.from_pandas(df)
+    assert ours.schema.field("a").type.tz == theirs.schema.field("a").type.tz
+    meta = ours.schema.metadata[b"pandas"]
+    assert pa.table(ours).schema.pandas_metadata["columns"][0]["metadata"] == \
+        theirs.schema.pandas_metadata["columns"][0]["metadata"], meta
+    pd.testing.assert_frame_equal(ours.to_pandas(), theirs.to_pandas())
+    pd.testing.assert_frame_equal(pa.table(ours).to_pandas(), theirs.to_pandas())
+    assert qv.array(s).type.tz == theirs.schema.field("a").type.tz
