@@ -163,8 +163,32 @@ def _entry(pandas_type: str, numpy_type: str, metadata: Any = None) -> dict[str,
     return {"pandas_type": pandas_type, "numpy_type": numpy_type, "metadata": metadata}
 
 
-def _label(name: Any) -> str | None:
-    return None if name is None else str(name)
+def _label(name: Any) -> Any:
+    """A column or index label as the metadata stores it (pyarrow's rule): text as it is,
+    bytes decoded, a tuple (a MultiIndex label) as the text of the tuple of its parts'
+    labels, None and NaN as they are, anything else ``str``."""
+    if isinstance(name, str):
+        return name
+    if isinstance(name, bytes):
+        return name.decode("utf-8")
+    if isinstance(name, tuple):
+        return str(tuple(_label(part) for part in name))
+    if name is None or (isinstance(name, float) and name != name):
+        return name
+    return str(name)
+
+
+def _index_field_name(name: Any, level: int, taken: list[Any]) -> str:
+    """The field name of an index level (pyarrow's rule): its label, unless it has none or
+    the label is taken by a column or an earlier level; then ``__index_level_<j>__``, j the
+    first from the level's position that is not taken."""
+    label = _label(name)
+    if label is not None and label not in taken:
+        return str(label)
+    j = level
+    while f"__index_level_{j}__" in taken:
+        j += 1
+    return f"__index_level_{j}__"
 
 
 def frame_parts(
@@ -185,11 +209,14 @@ def frame_parts(
     names: list[str] = []
     columns: list[Array] = []
     entries: list[dict[str, Any]] = []
+    labels: list[Any] = []
     for name, series in df.items():  # by position, duplicate names included
         arr, entry = array_from_pandas(series)
-        names.append(str(name))
+        label = _label(name)
+        labels.append(label)
+        names.append(str(label))
         columns.append(arr)
-        entries.append({"name": _label(name), "field_name": str(name), **entry})
+        entries.append({"name": label, "field_name": str(label), **entry})
     index = df.index
     index_columns: list[Any] = []
     keep_range = preserve_index is None and isinstance(index, pd.RangeIndex)
@@ -200,8 +227,9 @@ def frame_parts(
     elif preserve_index is not False:
         for level in range(index.nlevels):
             values = index.get_level_values(level)
-            field_name = (str(values.name) if values.name is not None
-                          else f"__index_level_{level}__")
+            # (compared with the labels as stored, so that an index named 0 and a column
+            # named 0 get two names; pyarrow compares the raw name and gives both '0')
+            field_name = _index_field_name(values.name, level, labels + index_columns)
             arr, entry = array_from_pandas(values)
             names.append(field_name)
             columns.append(arr)
@@ -212,10 +240,12 @@ def frame_parts(
         values = df.columns.get_level_values(level)
         kind = values.dtype.kind
         textual = kind in "OUS" or isinstance(values.dtype, pd.StringDtype)
+        inferred = pd.api.types.infer_dtype(values) if textual else str(values.dtype)
+        textual = inferred == "string"
         column_indexes.append({
             "name": _label(values.name), "field_name": _label(values.name),
-            "pandas_type": "unicode" if textual else str(values.dtype),
-            "numpy_type": "object" if textual else str(values.dtype),
+            "pandas_type": "unicode" if textual else inferred,
+            "numpy_type": "object" if kind in "OUS" or textual else str(values.dtype),
             "metadata": {"encoding": "UTF-8"} if textual else None,
         })
     meta = {

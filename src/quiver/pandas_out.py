@@ -257,8 +257,9 @@ def _index_from(pd: Any, meta: dict[str, Any], frame: Any, num_rows: int) -> tup
             levels.append(frame[entry])
             used.append(entry)
             name = by_field.get(entry, {}).get("name", entry)
-            names.append(None if name is None or str(name).startswith("__index_level_")
-                         else name)
+            # (an index stored under its default name, by old writers without a name)
+            names.append(None if name is None or (
+                name == entry and entry.startswith("__index_level_")) else name)
         elif isinstance(entry, dict) and entry.get("kind") == "range":
             start, stop, step = entry.get("start", 0), entry.get("stop", 0), entry.get("step", 1)
             rng = pd.RangeIndex(start, stop, step, name=entry.get("name"))
@@ -339,34 +340,52 @@ def batch_to_pandas(
         if used:  # (dropping no columns still costs pandas ~0.5 ms)
             frame = frame.drop(columns=used)
         frame.index = index
-    # the data columns' original names (non-string labels were stored as strings)
-    renames = {fld: c.get("name") for fld, c in col_meta.items()
-               if fld in frame.columns and c.get("name") is not None and c.get("name") != fld}
-    if renames and not any(isinstance(v, (list, dict)) for v in renames.values()):
-        frame = frame.rename(columns=renames)
-    return _with_column_index(pd, frame, meta.get("column_indexes") or [])
+    # the data columns' original labels (stored as text, None as None: pyarrow's rule)
+    labels = [col_meta[fld].get("name", fld) if fld in col_meta else fld
+              for fld in frame.columns]
+    return _with_column_index(pd, frame, labels, meta.get("column_indexes") or [])
 
 
-def _with_column_index(pd: Any, frame: Any, levels: list[Any]) -> Any:
-    """The frame's column labels as they were: a MultiIndex from the tuples pyarrow's
-    convention writes as text, integer labels back to integers, the level names."""
+def _level_values(pd: Any, values: list[Any], level: dict[str, Any]) -> Any:
+    """One level of column labels as it was, by its metadata's ``pandas_type``: integers,
+    floats, booleans, naive datetimes and bytes back from their text."""
+    kind = str(level.get("pandas_type", ""))
+    index = pd.Index(values)
+    if not len(index) or kind in ("unicode", "string", "empty") or "mixed" in kind:
+        return index
+    if kind.startswith(("int", "uint", "float")):
+        return index.astype(str(level.get("numpy_type") or kind))
+    if kind == "bool":
+        return pd.Index([{"True": True, "False": False}[str(v)] for v in values])
+    if kind.startswith("datetime64"):
+        return pd.to_datetime(index).as_unit(np.datetime_data(np.dtype(kind))[0])
+    if kind == "bytes":
+        return pd.Index([v.encode() if isinstance(v, str) else v for v in values],
+                        dtype=object)
+    return index
+
+
+def _with_column_index(pd: Any, frame: Any, labels: list[Any], levels: list[Any]) -> Any:
+    """The frame with its column labels as they were: a MultiIndex from the tuples pyarrow's
+    convention writes as text, each level's labels back to their type, the level names."""
     if not levels or not all(isinstance(level, dict) for level in levels):
+        if labels != list(frame.columns):
+            frame.columns = pd.Index(labels)
         return frame
-    labels = list(frame.columns)
     names = [level.get("name") for level in levels]
     try:
         if len(levels) > 1:
             tuples = [ast.literal_eval(label) for label in labels]
-            frame.columns = pd.MultiIndex.from_tuples(tuples, names=names)
+            parts = [_level_values(pd, [tup[i] for tup in tuples], level)
+                     for i, level in enumerate(levels)]
+            frame.columns = pd.MultiIndex.from_arrays(parts, names=names)
             return frame
-        kind = str(levels[0].get("pandas_type", ""))
-        if kind.startswith(("int", "uint")):
-            frame.columns = pd.Index([int(label) for label in labels],
-                                     dtype=levels[0].get("numpy_type") or "int64")
-        elif kind.startswith("float"):
-            frame.columns = pd.Index([float(label) for label in labels])
-    except (ValueError, SyntaxError, TypeError):
-        return frame  # labels that do not parse stay text, as they were stored
+        columns = _level_values(pd, labels, levels[0])
+    except (ValueError, SyntaxError, TypeError, KeyError, IndexError):
+        columns = pd.Index(labels)  # labels that do not parse stay text, as they were stored
+    current = frame.columns
+    if not columns.equals(current) or columns.dtype != current.dtype:
+        frame.columns = columns
     frame.columns.name = names[0]
     return frame
 
