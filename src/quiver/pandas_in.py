@@ -33,7 +33,7 @@ from ._version import __version__
 from .array.base import Array, make_array
 from .array.build import _bitmap, _build_binary, _MixedKinds, array, from_numpy
 from .array.infer import _tz_name
-from .errors import ArrowInvalid, ArrowTypeError
+from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
 from .pandas_out import PANDAS_KEY, pandas_module
 
 
@@ -192,11 +192,15 @@ def _index_field_name(name: Any, level: int, taken: list[Any]) -> str:
 
 
 def frame_parts(
-    df: Any, *, preserve_index: bool | None = None
+    df: Any, *, preserve_index: bool | None = None, schema: t.Schema | None = None
 ) -> tuple[t.Schema, list[Array], int]:
     """The schema, columns and row count of a record batch of a ``pandas.DataFrame`` (see
     the module rules), the schema with pyarrow's ``pandas`` metadata so that the frame
     comes back as it was.
+
+    A ``schema`` (pyarrow's ``from_pandas(df, schema=...)``) chooses the columns and index
+    levels by its field names, in its order, and their types (each column cast, safely);
+    its fields and metadata are kept, the ``pandas`` key added.
 
     >>> import pandas as pd
     >>> schema, columns, n = frame_parts(pd.DataFrame({"x": [1.5, float("nan")]}))
@@ -206,21 +210,38 @@ def frame_parts(
     pd = pandas_module()
     if not isinstance(df, pd.DataFrame):
         raise ArrowTypeError(f"expected a pandas DataFrame, found {type(df).__name__}")
+    if schema is not None and not isinstance(schema, t.Schema):
+        raise ArrowTypeError(f"expected a quiver Schema, found {type(schema).__name__}")
     names: list[str] = []
     columns: list[Array] = []
     entries: list[dict[str, Any]] = []
     labels: list[Any] = []
-    for name, series in df.items():  # by position, duplicate names included
-        arr, entry = array_from_pandas(series)
-        label = _label(name)
-        labels.append(label)
-        names.append(str(label))
-        columns.append(arr)
-        entries.append({"name": label, "field_name": str(label), **entry})
     index = df.index
     index_columns: list[Any] = []
+    if schema is not None:
+        for f in schema:
+            series, is_index = _by_schema_name(pd, df, f.name, preserve_index)
+            arr, entry = array_from_pandas(series)
+            arr = _as_field(arr, f)
+            label = _label(series.name) if is_index else f.name
+            names.append(f.name)
+            columns.append(arr)
+            entries.append({"name": label, "field_name": f.name, **entry})
+            if is_index:
+                index_columns.append(f.name)
+    else:
+        for name, series in df.items():  # by position, duplicate names included
+            arr, entry = array_from_pandas(series)
+            label = _label(name)
+            labels.append(label)
+            names.append(str(label))
+            columns.append(arr)
+            entries.append({"name": label, "field_name": str(label), **entry})
+    # (with a schema, the index levels kept are those the schema names)
     keep_range = preserve_index is None and isinstance(index, pd.RangeIndex)
-    if keep_range:
+    if schema is not None:
+        pass
+    elif keep_range:
         index_columns.append({"kind": "range", "name": _label(index.name),
                               "start": int(index.start), "stop": int(index.stop),
                               "step": int(index.step)})
@@ -256,11 +277,54 @@ def frame_parts(
         "creator": {"library": "quiver", "version": _version()},
         "pandas_version": pd.__version__,
     }
+    pandas_meta = {PANDAS_KEY: json.dumps(meta).encode()}
+    if schema is not None:
+        return schema.with_metadata({**(schema.metadata or {}), **pandas_meta}), columns, len(df)
     schema = t.schema(
-        [t.field(n, col.type) for n, col in zip(names, columns)],
-        metadata={PANDAS_KEY: json.dumps(meta).encode()},
+        [t.field(n, col.type) for n, col in zip(names, columns)], metadata=pandas_meta
     )
     return schema, columns, len(df)
+
+
+def _by_schema_name(
+    pd: Any, df: Any, name: str, preserve_index: bool | None
+) -> tuple[Any, bool]:
+    """The column, else the index level, a schema's field names (pyarrow's lookup), and
+    whether it is an index level."""
+    if name in df.columns:
+        series = df[name]
+        if isinstance(series, pd.DataFrame):
+            raise ArrowInvalid(f"expected one column named {name!r}, found {series.shape[1]}")
+        return series, False
+    index = df.index
+    if name not in [n for n in index.names if n is not None]:
+        raise ArrowKeyError(
+            f"expected the schema's field {name!r} among the columns or index levels, "
+            "found none"
+        )
+    if preserve_index is False:
+        raise ArrowInvalid(
+            f"expected no index level in the schema with preserve_index=False, found {name!r}"
+        )
+    if preserve_index is None and isinstance(index, pd.RangeIndex):
+        raise ArrowInvalid(
+            f"expected a column or an index stored as a column for the schema's field "
+            f"{name!r}, found a RangeIndex (kept in the metadata only; preserve_index=True "
+            "stores it)"
+        )
+    return index.get_level_values(name), True
+
+
+def _as_field(arr: Array, f: t.Field) -> Array:
+    """``arr`` cast to the field's type, refused when the field is not nullable and
+    ``arr`` has nulls (pyarrow's from_pandas with a schema)."""
+    if arr.type != f.type:
+        arr = arr.cast(f.type)  # type: ignore[attr-defined]
+    if not f.nullable and arr.null_count:
+        raise ArrowInvalid(
+            f"expected no nulls in the non-nullable field {f.name!r}, found {arr.null_count}"
+        )
+    return arr
 
 
 def _version() -> str:
