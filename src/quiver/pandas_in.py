@@ -237,15 +237,14 @@ def frame_parts(
             names.append(str(label))
             columns.append(arr)
             entries.append({"name": label, "field_name": str(label), **entry})
-    # (with a schema, the index levels kept are those the schema names)
+    # (with a schema, the index levels kept are those the schema names, taken above)
     keep_range = preserve_index is None and isinstance(index, pd.RangeIndex)
-    if schema is not None:
-        pass
-    elif keep_range:
+    by_frame = schema is None
+    if by_frame and keep_range:
         index_columns.append({"kind": "range", "name": _label(index.name),
                               "start": int(index.start), "stop": int(index.stop),
                               "step": int(index.step)})
-    elif preserve_index is not False:
+    elif by_frame and preserve_index is not False:
         for level in range(index.nlevels):
             values = index.get_level_values(level)
             # (compared with the labels as stored, so that an index named 0 and a column
