@@ -30,7 +30,7 @@ from . import batch as _batch
 from . import types as t
 from .array import build as _build
 from .array.base import Array
-from .errors import NotSupported
+from .errors import ArrowInvalidArgument, NotSupported
 from .interop import import_array, import_batch, import_schema, import_table
 from .interop.numpy_pandas import array_from_pandas, batch_from_pandas
 
@@ -125,6 +125,21 @@ def _is_arrow_data(data: Any) -> bool:
     )
 
 
+def _frame_batch(
+    df: Any, names: Sequence[str] | None, schema: t.Schema | None, metadata: Any
+) -> _batch.RecordBatch:
+    """The batch of a pandas DataFrame: ``schema`` as pyarrow's ``from_pandas`` takes it;
+    ``names`` and ``metadata`` refused (pyarrow's ``pa.table`` refuses them too: the frame
+    names the columns, a schema carries metadata)."""
+    if names is not None or metadata is not None:
+        given = "names" if names is not None else "metadata"
+        raise ArrowInvalidArgument(
+            f"expected no names= or metadata= with a pandas DataFrame (the frame names the "
+            f"columns; a schema= carries metadata), found {given}="
+        )
+    return batch_from_pandas(df, schema=schema)
+
+
 def record_batch(
     data: Any,
     names: Sequence[str] | None = None,
@@ -139,7 +154,7 @@ def record_batch(
     2
     """
     if _is_pandas_frame(data):
-        return batch_from_pandas(data)
+        return _frame_batch(data, names, schema, metadata)
     if _is_arrow_data(data):
         return import_batch(data)
     return _batch.record_batch(_columns(data), names, schema, metadata)
@@ -159,7 +174,7 @@ def table(
     2
     """
     if _is_pandas_frame(data):
-        return _batch.Table.from_batches([record_batch(data)])
+        return _batch.Table.from_batches([_frame_batch(data, names, schema, metadata)])
     if _is_arrow_data(data):
         return import_table(data)
     return _batch.table(_columns(data), names, schema, metadata)

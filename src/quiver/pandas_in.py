@@ -32,7 +32,8 @@ from . import types as t
 from ._version import __version__
 from .array.base import Array, make_array
 from .array.build import _bitmap, _build_binary, _MixedKinds, array, from_numpy
-from .errors import ArrowInvalid, ArrowTypeError
+from .array.infer import _tz_name
+from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
 from .pandas_out import PANDAS_KEY, pandas_module
 
 
@@ -74,8 +75,9 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
     if isinstance(dtype, pd.DatetimeTZDtype):
         utc = series.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
         unit = np.datetime_data(utc.dtype)[0]
-        arr = from_numpy(utc, t.timestamp(unit, str(dtype.tz)))
-        return arr, _entry("datetimetz", str(utc.dtype), {"timezone": str(dtype.tz)})
+        zone = _zone(dtype.tz)
+        arr = from_numpy(utc, t.timestamp(unit, zone))
+        return arr, _entry("datetimetz", str(utc.dtype), {"timezone": zone})
     if _arrow_backed(pd, dtype) and hasattr(series, "__arrow_c_stream__"):
         # the extension array's own pyarrow data (``__arrow_array__``, pandas' protocol
         # for pyarrow) imports in a third of the time of the Series' C stream, which
@@ -120,6 +122,14 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
     return arr, _entry(pandas_type, str(values.dtype))
 
 
+def _zone(tz: Any) -> str:
+    """The Arrow time zone string of a pandas zone (pyarrow's): the name of a named zone,
+    ``+HH:MM`` of a fixed offset, ``UTC`` of dateutil's ``tzutc()`` too."""
+    if type(tz).__name__ == "tzutc":  # dateutil's UTC: no key, a zero offset
+        return "UTC"
+    return _tz_name(tz)
+
+
 def _objects_from_pandas(values: np.ndarray) -> Array:
     """An object column: NaN and pd.NA are nulls (pyarrow's ``from_pandas``)."""
     pd = pandas_module()
@@ -153,16 +163,44 @@ def _entry(pandas_type: str, numpy_type: str, metadata: Any = None) -> dict[str,
     return {"pandas_type": pandas_type, "numpy_type": numpy_type, "metadata": metadata}
 
 
-def _label(name: Any) -> str | None:
-    return None if name is None else str(name)
+def _label(name: Any) -> Any:
+    """A column or index label as the metadata stores it (pyarrow's rule): text as it is,
+    bytes decoded, a tuple (a MultiIndex label) as the text of the tuple of its parts'
+    labels, None and NaN as they are, anything else ``str``."""
+    if isinstance(name, str):
+        return name
+    if isinstance(name, bytes):
+        return name.decode("utf-8")
+    if isinstance(name, tuple):
+        return str(tuple(_label(part) for part in name))
+    if name is None or (isinstance(name, float) and name != name):
+        return name
+    return str(name)
+
+
+def _index_field_name(name: Any, level: int, taken: list[Any]) -> str:
+    """The field name of an index level (pyarrow's rule): its label, unless it has none or
+    the label is taken by a column or an earlier level; then ``__index_level_<j>__``, j the
+    first from the level's position that is not taken."""
+    label = _label(name)
+    if label is not None and label not in taken:
+        return str(label)
+    j = level
+    while f"__index_level_{j}__" in taken:
+        j += 1
+    return f"__index_level_{j}__"
 
 
 def frame_parts(
-    df: Any, *, preserve_index: bool | None = None
+    df: Any, *, preserve_index: bool | None = None, schema: t.Schema | None = None
 ) -> tuple[t.Schema, list[Array], int]:
     """The schema, columns and row count of a record batch of a ``pandas.DataFrame`` (see
     the module rules), the schema with pyarrow's ``pandas`` metadata so that the frame
     comes back as it was.
+
+    A ``schema`` (pyarrow's ``from_pandas(df, schema=...)``) chooses the columns and index
+    levels by its field names, in its order, and their types (each column cast, safely);
+    its fields and metadata are kept, the ``pandas`` key added.
 
     >>> import pandas as pd
     >>> schema, columns, n = frame_parts(pd.DataFrame({"x": [1.5, float("nan")]}))
@@ -172,26 +210,46 @@ def frame_parts(
     pd = pandas_module()
     if not isinstance(df, pd.DataFrame):
         raise ArrowTypeError(f"expected a pandas DataFrame, found {type(df).__name__}")
+    if schema is not None and not isinstance(schema, t.Schema):
+        raise ArrowTypeError(f"expected a quiver Schema, found {type(schema).__name__}")
     names: list[str] = []
     columns: list[Array] = []
     entries: list[dict[str, Any]] = []
-    for name, series in df.items():  # by position, duplicate names included
-        arr, entry = array_from_pandas(series)
-        names.append(str(name))
-        columns.append(arr)
-        entries.append({"name": _label(name), "field_name": str(name), **entry})
+    labels: list[Any] = []
     index = df.index
     index_columns: list[Any] = []
+    if schema is not None:
+        for f in schema:
+            series, is_index = _by_schema_name(pd, df, f.name, preserve_index)
+            arr, entry = array_from_pandas(series)
+            arr = _as_field(arr, f)
+            label = _label(series.name) if is_index else f.name
+            names.append(f.name)
+            columns.append(arr)
+            entries.append({"name": label, "field_name": f.name, **entry})
+            if is_index:
+                index_columns.append(f.name)
+    else:
+        for name, series in df.items():  # by position, duplicate names included
+            arr, entry = array_from_pandas(series)
+            label = _label(name)
+            labels.append(label)
+            names.append(str(label))
+            columns.append(arr)
+            entries.append({"name": label, "field_name": str(label), **entry})
+    # (with a schema, the index levels kept are those the schema names, taken above)
     keep_range = preserve_index is None and isinstance(index, pd.RangeIndex)
-    if keep_range:
+    by_frame = schema is None
+    if by_frame and keep_range:
         index_columns.append({"kind": "range", "name": _label(index.name),
                               "start": int(index.start), "stop": int(index.stop),
                               "step": int(index.step)})
-    elif preserve_index is not False:
+    elif by_frame and preserve_index is not False:
         for level in range(index.nlevels):
             values = index.get_level_values(level)
-            field_name = (str(values.name) if values.name is not None
-                          else f"__index_level_{level}__")
+            # (compared with the labels as stored, so that an index named 0 and a column
+            # named 0 get two names; pyarrow compares the raw name and gives both '0')
+            field_name = _index_field_name(values.name, level, labels + index_columns)
             arr, entry = array_from_pandas(values)
             names.append(field_name)
             columns.append(arr)
@@ -202,10 +260,12 @@ def frame_parts(
         values = df.columns.get_level_values(level)
         kind = values.dtype.kind
         textual = kind in "OUS" or isinstance(values.dtype, pd.StringDtype)
+        inferred = pd.api.types.infer_dtype(values) if textual else str(values.dtype)
+        textual = inferred == "string"
         column_indexes.append({
             "name": _label(values.name), "field_name": _label(values.name),
-            "pandas_type": "unicode" if textual else str(values.dtype),
-            "numpy_type": "object" if textual else str(values.dtype),
+            "pandas_type": "unicode" if textual else inferred,
+            "numpy_type": "object" if kind in "OUS" or textual else str(values.dtype),
             "metadata": {"encoding": "UTF-8"} if textual else None,
         })
     meta = {
@@ -216,11 +276,54 @@ def frame_parts(
         "creator": {"library": "quiver", "version": _version()},
         "pandas_version": pd.__version__,
     }
+    pandas_meta = {PANDAS_KEY: json.dumps(meta).encode()}
+    if schema is not None:
+        return schema.with_metadata({**(schema.metadata or {}), **pandas_meta}), columns, len(df)
     schema = t.schema(
-        [t.field(n, col.type) for n, col in zip(names, columns)],
-        metadata={PANDAS_KEY: json.dumps(meta).encode()},
+        [t.field(n, col.type) for n, col in zip(names, columns)], metadata=pandas_meta
     )
     return schema, columns, len(df)
+
+
+def _by_schema_name(
+    pd: Any, df: Any, name: str, preserve_index: bool | None
+) -> tuple[Any, bool]:
+    """The column, else the index level, a schema's field names (pyarrow's lookup), and
+    whether it is an index level."""
+    if name in df.columns:
+        series = df[name]
+        if isinstance(series, pd.DataFrame):
+            raise ArrowInvalid(f"expected one column named {name!r}, found {series.shape[1]}")
+        return series, False
+    index = df.index
+    if name not in [n for n in index.names if n is not None]:
+        raise ArrowKeyError(
+            f"expected the schema's field {name!r} among the columns or index levels, "
+            "found none"
+        )
+    if preserve_index is False:
+        raise ArrowInvalid(
+            f"expected no index level in the schema with preserve_index=False, found {name!r}"
+        )
+    if preserve_index is None and isinstance(index, pd.RangeIndex):
+        raise ArrowInvalid(
+            f"expected a column or an index stored as a column for the schema's field "
+            f"{name!r}, found a RangeIndex (kept in the metadata only; preserve_index=True "
+            "stores it)"
+        )
+    return index.get_level_values(name), True
+
+
+def _as_field(arr: Array, f: t.Field) -> Array:
+    """``arr`` cast to the field's type, refused when the field is not nullable and
+    ``arr`` has nulls (pyarrow's from_pandas with a schema)."""
+    if arr.type != f.type:
+        arr = arr.cast(f.type)  # type: ignore[attr-defined]
+    if not f.nullable and arr.null_count:
+        raise ArrowInvalid(
+            f"expected no nulls in the non-nullable field {f.name!r}, found {arr.null_count}"
+        )
+    return arr
 
 
 def _version() -> str:

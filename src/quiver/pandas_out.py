@@ -129,6 +129,105 @@ def _infers_str(pd: Any) -> bool:
     return bool(getattr(pd.options.future, "infer_string", False))
 
 
+# pyarrow's to_pandas options and their defaults; those of _MEMORY only steer memory and
+# threads (quiver's columns are already separate blocks, views are never destroyed)
+_OPTIONS: dict[str, Any] = {
+    "types_mapper": None, "date_as_object": True, "timestamp_as_object": False,
+    "strings_to_categorical": False, "categories": None, "integer_object_nulls": False,
+    "zero_copy_only": False, "coerce_temporal_nanoseconds": False, "safe": True,
+    "ignore_metadata": False, "maps_as_pydicts": None,
+}
+_MEMORY = frozenset({"split_blocks", "self_destruct", "use_threads", "memory_pool",
+                     "deduplicate_objects"})
+
+
+def _options(given: dict[str, Any]) -> dict[str, Any]:
+    """The conversion options of a ``to_pandas`` call: pyarrow's, with their defaults; an
+    unknown name is an error, and so is ``maps_as_pydicts`` (not supported)."""
+    for name in given:
+        if name not in _OPTIONS and name not in _MEMORY:
+            raise ArrowTypeError(
+                f"expected a to_pandas option among {sorted([*_OPTIONS, *_MEMORY])}, "
+                f"found {name!r}"
+            )
+    if given.get("maps_as_pydicts") is not None:
+        raise NotSupported(
+            "maps_as_pydicts is not supported (maps become lists of (key, value) tuples); "
+            f"found maps_as_pydicts={given['maps_as_pydicts']!r}"
+        )
+    options = {name: given.get(name, default) for name, default in _OPTIONS.items()}
+    options["categories"] = frozenset(options["categories"] or ())
+    return options
+
+
+_TEXT = (t.StringType, t.StringViewType, t.BinaryType, t.BinaryViewType)
+_ZERO_COPY = (t.IntegerType, t.FloatingPointType, t.TimestampType, t.DurationType)
+
+
+def _copy_needed(pd: Any, col: ArrayData, meta: dict[str, Any] | None,
+                 options: dict[str, Any], chunks: int) -> str | None:
+    """Why the column cannot reach pandas without a copy (pyarrow's ``zero_copy_only``
+    rules: one chunk, no nulls, a numeric or timestamp/duration type, or strings pandas
+    keeps as Arrow memory), or None."""
+    st = t.storage_of(col.type)
+    numpy_type = meta.get("numpy_type") if meta else None
+    if chunks > 1:
+        return f"{chunks} chunks"
+    if options.get("as_categorical") or (
+        options["types_mapper"] is not None and options["types_mapper"](col.type) is not None
+    ):
+        return "a conversion to another pandas dtype"
+    if isinstance(st, (t.StringType, t.StringViewType)):  # nulls included: Arrow's own
+        target = _string_dtype(pd, numpy_type)
+        if getattr(target, "storage", None) == "pyarrow" and hasattr(pd.Series, "from_arrow"):
+            return None
+        return "strings that pandas keeps as Python objects"
+    if col.null_count:
+        return f"{col.null_count} nulls"
+    if not isinstance(st, _ZERO_COPY) or numpy_type in _MASKED:
+        return f"type {col.type}" + (f" as pandas {numpy_type}" if numpy_type in _MASKED else "")
+    if isinstance(st, t.TimestampType) and options["timestamp_as_object"]:
+        return "timestamps as objects (timestamp_as_object=True)"
+    if options["coerce_temporal_nanoseconds"] and getattr(st, "unit", "ns") != "ns":
+        return "a change of unit to nanoseconds (coerce_temporal_nanoseconds=True)"
+    return None
+
+
+def _as_categorical(pd: Any, col: ArrayData, values: Any) -> Any:
+    """A ``Categorical`` of the column (its categories in order of first appearance, as
+    pyarrow's dictionary encoding), from its converted values; integers with nulls are
+    encoded from their own values, not from the float column pandas would make."""
+    st = t.storage_of(col.type)
+    if isinstance(st, t.IntegerType) and col.null_count:
+        present = ~null_mask(col)
+        dense, uniques = pd.factorize(_filled(col)[present])
+        codes = np.full(len(col), -1, dtype=dense.dtype)
+        codes[present] = dense
+    else:
+        codes, uniques = pd.factorize(values)
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(uniques))
+
+
+def _in_nanoseconds(values: np.ndarray, safe: bool) -> np.ndarray:
+    """datetime64/timedelta64 values in nanoseconds (``coerce_temporal_nanoseconds``);
+    with ``safe``, a value beyond the nanosecond range is an error, not wrapped."""
+    unit = np.datetime_data(values.dtype)[0]
+    if unit == "ns":
+        return values
+    if safe:
+        factor = int(np.timedelta64(1, unit) // np.timedelta64(1, "ns"))
+        ints = values.view(np.int64)
+        bad = (np.abs(ints, where=ints != np.iinfo(np.int64).min, out=np.zeros_like(ints))
+               > np.iinfo(np.int64).max // factor)
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise ArrowInvalid(
+                f"expected values within the nanosecond range, found {values[row]} at row "
+                f"{row} (coerce_temporal_nanoseconds=True; safe=False wraps)"
+            )
+    return values.astype(f"{values.dtype.kind}8[ns]")
+
+
 _MASKED = {"Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
            "Float32", "Float64", "boolean"}
 
@@ -138,8 +237,29 @@ def _column_to_pandas(
     col: ArrayData,
     meta: dict[str, Any] | None,
     options: dict[str, Any],
+    chunks: int = 1,
 ) -> Any:
-    """One column as a numpy array or pandas extension array."""
+    """One column as a numpy array or pandas extension array; ``chunks``: how many chunks
+    it was combined from (``zero_copy_only`` refuses more than one)."""
+    if options.get("zero_copy_only"):
+        why = _copy_needed(pd, col, meta, options, chunks)
+        if why is not None:
+            raise ArrowInvalid(f"expected a zero-copy conversion (zero_copy_only=True), "
+                               f"found a column that needs a copy: {why}")
+    if options.get("as_categorical") and not isinstance(t.storage_of(col.type),
+                                                        t.DictionaryType):
+        values = _converted(pd, col, meta, options)
+        return _as_categorical(pd, col, values)
+    return _converted(pd, col, meta, options)
+
+
+def _converted(
+    pd: Any,
+    col: ArrayData,
+    meta: dict[str, Any] | None,
+    options: dict[str, Any],
+) -> Any:
+    """One column as a numpy array or pandas extension array, by the module rules."""
     dtype = col.type
     mapper: Callable[[t.DataType], Any] | None = options.get("types_mapper")
     if mapper is not None:
@@ -190,23 +310,35 @@ def _column_to_pandas(
             data = _filled(col)
         nulls = np.zeros(len(col), bool) if mask is None else ~mask
         return pd.array(_masked(pd, numpy_type, data, nulls), dtype=numpy_type)
+    coerce = options.get("coerce_temporal_nanoseconds", False)
+    safe = options.get("safe", True)
     if isinstance(st, t.DateType):
         if options.get("date_as_object", True):
             return _objects(col)
-        return col.to_numpy(zero_copy_only=False).astype("M8[ms]")  # pyarrow's unit
+        values = col.to_numpy(zero_copy_only=False).astype("M8[ms]")  # pyarrow's unit
+        return _in_nanoseconds(values, safe) if coerce else values
     if isinstance(st, t.TimestampType):
         if options.get("timestamp_as_object", False):
             return _objects(col)
         values = col.to_numpy(zero_copy_only=False)
+        if coerce:
+            values = _in_nanoseconds(values, safe)
         if st.tz:
             return pd.arrays.DatetimeArray._from_sequence(
-                values, dtype=pd.DatetimeTZDtype(unit=st.unit, tz="UTC")
+                values, dtype=pd.DatetimeTZDtype(unit=np.datetime_data(values.dtype)[0],
+                                                 tz="UTC")
             ).tz_convert(st.tz)
         return values
     if isinstance(st, t.BoolType) and col.null_count:
         return _objects(col)
     if isinstance(st, (t.TimeType, t.DecimalType)):
         return _objects(col)
+    if isinstance(st, t.IntegerType) and col.null_count and options.get("integer_object_nulls"):
+        values = _filled(col).astype(object)  # Python ints, made by numpy
+        values[null_mask(col)] = None
+        return values
+    if isinstance(st, t.DurationType) and coerce:
+        return _in_nanoseconds(col.to_numpy(zero_copy_only=False), safe)
     return col.to_numpy(zero_copy_only=False)
 
 
@@ -257,8 +389,9 @@ def _index_from(pd: Any, meta: dict[str, Any], frame: Any, num_rows: int) -> tup
             levels.append(frame[entry])
             used.append(entry)
             name = by_field.get(entry, {}).get("name", entry)
-            names.append(None if name is None or str(name).startswith("__index_level_")
-                         else name)
+            # (an index stored under its default name, by old writers without a name)
+            names.append(None if name is None or (
+                name == entry and entry.startswith("__index_level_")) else name)
         elif isinstance(entry, dict) and entry.get("kind") == "range":
             start, stop, step = entry.get("start", 0), entry.get("stop", 0), entry.get("step", 1)
             rng = pd.RangeIndex(start, stop, step, name=entry.get("name"))
@@ -283,13 +416,18 @@ def batch_to_pandas(
     date_as_object: bool = True,
     timestamp_as_object: bool = False,
     ignore_metadata: bool = False,
-    **ignored: Any,
+    **more: Any,
 ) -> Any:
     """A ``pandas.DataFrame`` of a quiver RecordBatch or Table (see the module rules).
 
-    ``types_mapper`` maps a quiver DataType to a pandas dtype (or None for the default);
-    ``split_blocks``, ``self_destruct`` and pyarrow's other memory options are accepted and
-    ignored (quiver's columns are already separate, and views are never destroyed).
+    ``types_mapper`` maps a quiver DataType to a pandas dtype (or None for the default).
+    pyarrow's other options act as in pyarrow: ``strings_to_categorical``, ``categories``
+    (field names to make ``Categorical``), ``integer_object_nulls``, ``zero_copy_only``
+    (ArrowInvalid when a column needs a copy), ``coerce_temporal_nanoseconds`` with
+    ``safe``; ``maps_as_pydicts`` is refused (NotSupported); ``split_blocks``,
+    ``self_destruct``, ``use_threads``, ``memory_pool`` and ``deduplicate_objects`` only
+    steer memory and are accepted and ignored (quiver's columns are already separate, and
+    views are never destroyed); any other name is an ArrowTypeError.
 
     >>> import quiver as qv
     >>> from quiver.batch import RecordBatch
@@ -304,24 +442,28 @@ def batch_to_pandas(
         raise ArrowTypeError(
             f"expected a quiver RecordBatch or Table, found {type(data).__name__}"
         )
+    options = _options({"types_mapper": types_mapper, "date_as_object": date_as_object,
+                        "timestamp_as_object": timestamp_as_object,
+                        "ignore_metadata": ignore_metadata, **more})
     meta = None if ignore_metadata else _pandas_metadata(schema)
     col_meta = {}
     if meta is not None:
         col_meta = {c.get("field_name", c.get("name")): c for c in meta.get("columns", [])
                     if isinstance(c, dict)}
-    options = {
-        "types_mapper": types_mapper,
-        "date_as_object": date_as_object,
-        "timestamp_as_object": timestamp_as_object,
-    }
     names = schema.names
     if len(set(names)) != len(names):
         raise NotSupported("duplicate column names cannot become a DataFrame; rename first")
     out = {}
+    categories, to_text = options["categories"], options["strings_to_categorical"]
     for f, col in zip(schema.fields, columns):
+        chunks = 1
         if not isinstance(col, ArrayData):
+            chunks = len(col.chunks)
             col = col.combine_chunks()  # a Table's ChunkedArray
-        values = _column_to_pandas(pd, col, col_meta.get(f.name), options)
+        column_options = options
+        if f.name in categories or (to_text and isinstance(t.storage_of(f.type), _TEXT)):
+            column_options = {**options, "as_categorical": True}
+        values = _column_to_pandas(pd, col, col_meta.get(f.name), column_options, chunks)
         if isinstance(values, np.ndarray) and values.dtype == object:
             # as pyarrow's blocks: pandas must not infer datetimes or str from objects
             values = pd.Series(values, dtype=object, copy=False)
@@ -339,34 +481,52 @@ def batch_to_pandas(
         if used:  # (dropping no columns still costs pandas ~0.5 ms)
             frame = frame.drop(columns=used)
         frame.index = index
-    # the data columns' original names (non-string labels were stored as strings)
-    renames = {fld: c.get("name") for fld, c in col_meta.items()
-               if fld in frame.columns and c.get("name") is not None and c.get("name") != fld}
-    if renames and not any(isinstance(v, (list, dict)) for v in renames.values()):
-        frame = frame.rename(columns=renames)
-    return _with_column_index(pd, frame, meta.get("column_indexes") or [])
+    # the data columns' original labels (stored as text, None as None: pyarrow's rule)
+    labels = [col_meta[fld].get("name", fld) if fld in col_meta else fld
+              for fld in frame.columns]
+    return _with_column_index(pd, frame, labels, meta.get("column_indexes") or [])
 
 
-def _with_column_index(pd: Any, frame: Any, levels: list[Any]) -> Any:
-    """The frame's column labels as they were: a MultiIndex from the tuples pyarrow's
-    convention writes as text, integer labels back to integers, the level names."""
+def _level_values(pd: Any, values: list[Any], level: dict[str, Any]) -> Any:
+    """One level of column labels as it was, by its metadata's ``pandas_type``: integers,
+    floats, booleans, naive datetimes and bytes back from their text."""
+    kind = str(level.get("pandas_type", ""))
+    index = pd.Index(values)
+    if not len(index) or kind in ("unicode", "string", "empty") or "mixed" in kind:
+        return index
+    if kind.startswith(("int", "uint", "float")):
+        return index.astype(str(level.get("numpy_type") or kind))
+    if kind == "bool":
+        return pd.Index([{"True": True, "False": False}[str(v)] for v in values])
+    if kind.startswith("datetime64"):
+        return pd.to_datetime(index).as_unit(np.datetime_data(np.dtype(kind))[0])
+    if kind == "bytes":
+        return pd.Index([v.encode() if isinstance(v, str) else v for v in values],
+                        dtype=object)
+    return index
+
+
+def _with_column_index(pd: Any, frame: Any, labels: list[Any], levels: list[Any]) -> Any:
+    """The frame with its column labels as they were: a MultiIndex from the tuples pyarrow's
+    convention writes as text, each level's labels back to their type, the level names."""
     if not levels or not all(isinstance(level, dict) for level in levels):
+        if labels != list(frame.columns):
+            frame.columns = pd.Index(labels)
         return frame
-    labels = list(frame.columns)
     names = [level.get("name") for level in levels]
     try:
         if len(levels) > 1:
             tuples = [ast.literal_eval(label) for label in labels]
-            frame.columns = pd.MultiIndex.from_tuples(tuples, names=names)
+            parts = [_level_values(pd, [tup[i] for tup in tuples], level)
+                     for i, level in enumerate(levels)]
+            frame.columns = pd.MultiIndex.from_arrays(parts, names=names)
             return frame
-        kind = str(levels[0].get("pandas_type", ""))
-        if kind.startswith(("int", "uint")):
-            frame.columns = pd.Index([int(label) for label in labels],
-                                     dtype=levels[0].get("numpy_type") or "int64")
-        elif kind.startswith("float"):
-            frame.columns = pd.Index([float(label) for label in labels])
-    except (ValueError, SyntaxError, TypeError):
-        return frame  # labels that do not parse stay text, as they were stored
+        columns = _level_values(pd, labels, levels[0])
+    except (ValueError, SyntaxError, TypeError, KeyError, IndexError):
+        columns = pd.Index(labels)  # labels that do not parse stay text, as they were stored
+    current = frame.columns
+    if not columns.equals(current) or columns.dtype != current.dtype:
+        frame.columns = columns
     frame.columns.name = names[0]
     return frame
 
@@ -379,5 +539,8 @@ def array_to_pandas(arr: ArrayData, **options: Any) -> Any:
     ['a', nan]
     """
     pd = pandas_module()
-    values = _column_to_pandas(pd, arr, None, {"date_as_object": True, **options})
+    opts = _options(options)
+    if opts["strings_to_categorical"] and isinstance(t.storage_of(arr.type), _TEXT):
+        opts["as_categorical"] = True
+    values = _column_to_pandas(pd, arr, None, opts)
     return pd.Series(values, copy=False)

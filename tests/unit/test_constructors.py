@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -44,3 +46,57 @@ def test_pandas_frames_both_ways() -> None:
     assert list(back.columns) == ["x", "i"] and back["i"].tolist() == [1, 2]
     assert qv.Table.from_pandas(df).num_rows == 2
     assert qv.table(df).to_pandas()["x"].tolist() == [1.5, 2.5]
+
+
+# -- a pandas DataFrame with schema=, names=, metadata= (as pyarrow) ---------------------
+
+
+def test_table_from_frame_honours_schema() -> None:
+    df = pd.DataFrame({"a": [1, 2]})
+    schema = qv.schema([("a", qv.int32())])
+    assert qv.table(df, schema=schema).schema.field("a").type == qv.int32()  # found int64
+    assert qv.record_batch(df, schema=schema).schema.field("a").type == qv.int32()
+
+
+def _schema_cases() -> list[tuple[str, list[tuple[str, Any]], dict | None]]:
+    return [
+        ("fewer", [("a", "int32")], None),
+        ("same", [("a", "int32"), ("b", "string")], None),
+        ("reordered", [("b", "string"), ("a", "int32")], None),
+        ("with the index", [("i", "int8"), ("a", "int64"), ("b", "string")], None),
+        ("with metadata", [("a", "float64")], {"k": "v"}),
+    ]
+
+
+@pytest.mark.parametrize(("case", "fields", "metadata"), _schema_cases(),
+                         ids=[c[0] for c in _schema_cases()])
+def test_frame_with_schema_as_pyarrow(case: str, fields: list, metadata: dict | None) -> None:
+    df = pd.DataFrame({"a": [1, 2], "b": ["x", None]}, index=pd.Index([5, 6], name="i"))
+    theirs_schema = pa.schema([(n, getattr(pa, ty)()) for n, ty in fields], metadata=metadata)
+    ours_schema = qv.schema(theirs_schema)
+    theirs = pa.table(df, schema=theirs_schema)
+    for ours in (qv.table(df, schema=ours_schema), qv.record_batch(df, schema=ours_schema),
+                 qv.Table.from_pandas(df, schema=ours_schema)):
+        assert pa.schema(ours.schema).remove_metadata() == theirs.schema.remove_metadata()
+        assert ours.to_pydict() == theirs.to_pydict()
+        assert {k for k in ours.schema.metadata} == set(theirs.schema.metadata)
+        pd.testing.assert_frame_equal(ours.to_pandas(), theirs.to_pandas())
+
+
+def test_frame_with_schema_refusals() -> None:
+    df = pd.DataFrame({"a": [1.5, None]})
+    with pytest.raises(qv.ArrowKeyError, match="'c'"):
+        qv.table(df, schema=qv.schema([("c", qv.int64())]))  # pyarrow: KeyError
+    with pytest.raises(qv.ArrowInvalid, match="RangeIndex"):
+        qv.table(df.rename_axis("r"), schema=qv.schema([("r", qv.int64())]))
+    with pytest.raises(qv.ArrowInvalid, match="truncated"):
+        qv.table(df.fillna(0), schema=qv.schema([("a", qv.int64())]))  # 1.5 to int64
+    with pytest.raises(qv.ArrowInvalid, match="non-nullable"):
+        qv.table(df, schema=qv.schema([qv.field("a", qv.float64(), nullable=False)]))
+    with pytest.raises(qv.ArrowInvalid, match="preserve_index=False"):
+        qv.Table.from_pandas(pd.DataFrame({"a": [1]}, index=pd.Index([3], name="i")),
+                             schema=qv.schema([("i", qv.int64())]), preserve_index=False)
+    for kwargs in ({"names": ["x"]}, {"metadata": {"k": "v"}}):
+        for build in (qv.table, qv.record_batch):
+            with pytest.raises(qv.ArrowInvalidArgument, match="names= or metadata="):
+                build(df, **kwargs)

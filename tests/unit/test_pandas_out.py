@@ -328,3 +328,90 @@ def test_pandas_out_imports_first_in_a_fresh_interpreter():
     done = subprocess.run([sys.executable, "-c", "import quiver.pandas_out"],
                           capture_output=True, text=True, env={"PYTHONPATH": str(src)})
     assert done.returncode == 0, done.stderr
+
+
+# -- pyarrow's result options act as in pyarrow (never accepted and ignored) ---------------
+
+
+def test_to_pandas_strings_to_categorical() -> None:
+    t = qv.table(pd.DataFrame({"s": ["a", None, "a"]}))
+    assert isinstance(t.to_pandas(strings_to_categorical=True)["s"].dtype, pd.CategoricalDtype)
+
+
+def _option_table() -> pa.Table:
+    return pa.table({
+        "s": ["b", None, "a", "b"], "i": pa.array([3, None, 1, 3]), "j": [1, 2, 3, 1],
+        "bin": pa.array([b"x", b"y", None, b"x"]),
+        "ls": pa.array(["p", "q", "p", None], pa.large_string()),
+        "f": [1.0, 2.0, None, 1.0],
+        "ts": pa.array([dt.datetime(2020, 1, 1), None, dt.datetime(1970, 1, 2),
+                        dt.datetime(2020, 1, 1)], pa.timestamp("us")),
+        "tz": pa.array([dt.datetime(2020, 1, 1)] * 4, pa.timestamp("ms", "Asia/Tokyo")),
+        "d": pa.array([1, 2, None, 4], pa.duration("s")),
+        "da": pa.array([dt.date(2020, 1, 1), None, dt.date(1969, 12, 31),
+                        dt.date(2020, 1, 1)]),
+        "dict": pa.array(["a", "b", None, "a"]).dictionary_encode(),
+    })
+
+
+@pytest.mark.parametrize("options", [
+    {"strings_to_categorical": True},
+    {"categories": ["j", "f", "i", "ts", "s"]},
+    {"integer_object_nulls": True},
+    {"coerce_temporal_nanoseconds": True},
+    {"coerce_temporal_nanoseconds": True, "date_as_object": False},
+    {"integer_object_nulls": True, "strings_to_categorical": True, "use_threads": False,
+     "split_blocks": True, "deduplicate_objects": False},
+], ids=repr)
+def test_to_pandas_options_as_pyarrow(options: dict) -> None:
+    theirs = _option_table()
+    ours = qv.table(theirs)
+    pd.testing.assert_frame_equal(ours.to_pandas(**options), theirs.to_pandas(**options))
+    for name in ("s", "i", "bin", "ts", "d"):
+        expected = theirs[name].chunk(0).to_pandas(**{k: v for k, v in options.items()
+                                                     if k != "categories"})
+        got = ours[name].chunks[0].to_pandas(**{k: v for k, v in options.items()
+                                                 if k != "categories"})
+        pd.testing.assert_series_equal(got, expected, check_names=False)
+
+
+def test_to_pandas_coerce_nanoseconds_out_of_range() -> None:
+    t = qv.table({"t": qv.array([dt.datetime(3000, 1, 1)], qv.timestamp("us"))})
+    with pytest.raises(qv.ArrowInvalid, match="nanosecond range"):
+        t.to_pandas(coerce_temporal_nanoseconds=True)
+    with pytest.raises(pa.ArrowInvalid):  # pyarrow refuses it as well
+        pa.table(t).to_pandas(coerce_temporal_nanoseconds=True)
+
+
+@pytest.mark.parametrize("name", ["s", "i", "j", "bin", "f", "ts", "tz", "d", "da", "dict",
+                                  "b", "bnn", "jj", "fnn", "lst"])
+def test_to_pandas_zero_copy_only_as_pyarrow(name: str) -> None:
+    table = _option_table().append_column("b", pa.array([True, None, False, True])) \
+        .append_column("bnn", pa.array([True, False, False, True])) \
+        .append_column("jj", pa.chunked_array([[1, 2], [3, 4]])) \
+        .append_column("fnn", pa.array([1.0, 2.0, 3.0, 4.0])) \
+        .append_column("lst", pa.array([[1], [2], [], [3]]))
+    theirs = table.select([name])
+    ours = qv.table(theirs)
+    if name == "jj":
+        assert ours[name].num_chunks == 2
+    for extra in ({}, {"coerce_temporal_nanoseconds": True}):
+        try:
+            expected = theirs.to_pandas(zero_copy_only=True, split_blocks=True, **extra)
+        except pa.ArrowInvalid:
+            with pytest.raises(qv.ArrowInvalid, match="zero_copy_only"):
+                ours.to_pandas(zero_copy_only=True, **extra)
+        else:
+            got = ours.to_pandas(zero_copy_only=True, **extra)
+            pd.testing.assert_frame_equal(got, expected)
+
+
+def test_to_pandas_refuses_unknown_and_unsupported_options() -> None:
+    t = qv.table({"a": [1]})
+    with pytest.raises(qv.ArrowTypeError, match="stings_to_categorical"):
+        t.to_pandas(stings_to_categorical=True)
+    with pytest.raises(NotSupported, match="maps_as_pydicts"):
+        t.to_pandas(maps_as_pydicts="strict")
+    with pytest.raises(qv.ArrowTypeError, match="bogus"):
+        qv.array([1]).to_pandas(bogus=1)
+    assert t.to_pandas(maps_as_pydicts=None, self_destruct=True)["a"].tolist() == [1]

@@ -216,12 +216,15 @@ class _Tabular:
         )
 
     @classmethod
-    def from_pandas(cls, df: pd.DataFrame, *, preserve_index: bool | None = None) -> Self:
+    def from_pandas(
+        cls, df: pd.DataFrame, schema: t.Schema | None = None, *,
+        preserve_index: bool | None = None,
+    ) -> Self:
         """From a pandas DataFrame (numpy-backed columns are viewed, not copied), with
         pyarrow's ``pandas`` metadata; ``preserve_index`` as pyarrow's (None: a RangeIndex
         in the metadata only, another index as columns); see
-        :func:`quiver.pandas_in.frame_parts`."""
-        return cls._of_parts(*frame_parts(df, preserve_index=preserve_index))
+        :func:`quiver.pandas_in.frame_parts`, which also takes a ``schema``."""
+        return cls._of_parts(*frame_parts(df, preserve_index=preserve_index, schema=schema))
 
     # -- the Arrow PyCapsule protocol ----------------------------------------------------
 

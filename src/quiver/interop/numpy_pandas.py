@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import types as t
 from ..batch import RecordBatch
 from ..pandas_in import array_from_pandas, frame_parts
 from ..pandas_out import array_to_pandas, batch_to_pandas
@@ -23,13 +24,17 @@ __all__ = [
 ]
 
 
-def batch_from_pandas(df: Any, *, preserve_index: bool | None = None) -> RecordBatch:
+def batch_from_pandas(
+    df: Any, *, preserve_index: bool | None = None, schema: t.Schema | None = None
+) -> RecordBatch:
     """A quiver RecordBatch from a ``pandas.DataFrame`` (``RecordBatch.from_pandas``), with
-    pyarrow's ``pandas`` schema metadata so that the frame comes back as it was.
+    pyarrow's ``pandas`` schema metadata so that the frame comes back as it was; a
+    ``schema`` chooses the columns and index levels by name and their types (see
+    :func:`quiver.pandas_in.frame_parts`).
 
     >>> import pandas as pd
     >>> b = batch_from_pandas(pd.DataFrame({"x": [1.5, float("nan")], "y": ["a", None]}))
     >>> b.to_pydict()
     {'x': [1.5, None], 'y': ['a', None]}
     """
-    return RecordBatch.from_pandas(df, preserve_index=preserve_index)
+    return RecordBatch.from_pandas(df, schema, preserve_index=preserve_index)
