@@ -6,7 +6,11 @@ Type inference follows pyarrow: int -> int64, float (or ints mixed with floats) 
 str -> string, bytes -> binary, bool -> bool, None only -> null, Decimal -> decimal128 of the
 smallest precision/scale holding every value (decimal256 past 38 digits), date -> date32,
 datetime -> timestamp[us] (with the time zone of tz-aware values), time -> time64[us],
-timedelta -> duration[us], list/tuple -> list_, dict -> struct, uuid.UUID -> arrow.uuid.
+timedelta -> duration[us], list/tuple -> list_, dict (str keys) -> struct, uuid.UUID ->
+arrow.uuid; numpy scalars keep their type (np.float16 -> halffloat, np.datetime64 /
+np.timedelta64 -> timestamp / duration of their unit, NaT among them null).  Temporal values
+are converted exactly (pandas Timestamp/Timedelta keep their nanoseconds) and floored to a
+coarser unit, as pyarrow does; pandas' NaT is null only with ``from_pandas=True``.
 
 With an explicit type every Arrow type can be built.  Dictionary types get their dictionary
 from the distinct values in first-seen order; run-end encoded types get one run per stretch
