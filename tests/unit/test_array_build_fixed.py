@@ -65,7 +65,7 @@ pa = pytest.importorskip("pyarrow")
 def _same_as_pyarrow(values: list, dtype: t.DataType, pa_type: object, **kw: object) -> None:
     try:
         expected = pa.array(values, pa_type, **kw)
-    except (pa.ArrowException, ValueError, TypeError):
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
         with pytest.raises(qv.ArrowError):
             qv.array(values, dtype, **kw)
         return
@@ -92,6 +92,7 @@ EDGE_TIMESTAMPS = [
     pd.Timestamp(-1_001_001),  # before the epoch: pyarrow floors
     pd.Timestamp("2020-01-01 00:00:00.000001001", tz="Europe/Paris"),
     pd.Timestamp.max, pd.Timestamp.min,
+    pd.Timestamp("3000-01-01 00:00:00.000001"),  # past the nanosecond range (pandas unit us)
     datetime.datetime(2020, 1, 1, 0, 0, 0, 1001),
     datetime.datetime(1969, 12, 31, 23, 59, 59, 999),
     datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=2))),
@@ -103,6 +104,7 @@ EDGE_TIMESTAMPS = [
 EDGE_DURATIONS = [
     pd.Timedelta(1_001_001), pd.Timedelta(-1_001_001), pd.Timedelta(-1),
     pd.Timedelta.max, pd.Timedelta.min,
+    pd.Timedelta(np.timedelta64(200_000, "D")),  # past the nanosecond range (pandas unit s)
     datetime.timedelta(microseconds=1001), datetime.timedelta(microseconds=-1001),
     datetime.timedelta(days=106751, seconds=86399), datetime.timedelta(days=106752),
     datetime.timedelta(days=999_999_999), -datetime.timedelta(days=999_999_999),
@@ -128,6 +130,18 @@ def test_build_numpy_scalars_of_the_type_unit_like_pyarrow(unit: str) -> None:
     for v in (7, -7, 1_001_001, -1_001_001):
         _same_as_pyarrow([np.datetime64(v, unit), None], qv.timestamp(unit), pa.timestamp(unit))
         _same_as_pyarrow([np.timedelta64(v, unit), None], qv.duration(unit), pa.duration(unit))
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_build_pandas_values_in_and_past_the_nanosecond_range(unit: str) -> None:
+    ts = [pd.Timestamp("3000-01-01 00:00:00.000001"), pd.Timestamp(-1_001_001),
+          datetime.datetime(2020, 1, 1, 0, 0, 0, 7)]
+    _same_as_pyarrow(ts, qv.timestamp(unit), pa.timestamp(unit))
+    _same_as_pyarrow(ts[1:], qv.timestamp(unit), pa.timestamp(unit))
+    td = [pd.Timedelta(np.timedelta64(200_000, "D")), pd.Timedelta(-1_001_001),
+          datetime.timedelta(microseconds=7)]
+    _same_as_pyarrow(td, qv.duration(unit), pa.duration(unit))
+    _same_as_pyarrow(td[1:], qv.duration(unit), pa.duration(unit))
 
 
 def test_build_numpy_scalars_of_other_units_are_converted_exactly() -> None:

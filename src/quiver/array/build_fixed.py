@@ -184,8 +184,8 @@ _EPOCH_DATE = _EPOCH.date()
 _EPOCH_ORDINAL = _EPOCH_DATE.toordinal()
 _MS_PER_DAY = 86_400_000
 _US = {"s": 1_000_000, "ms": 1_000, "us": 1}
-# what a timedelta is floor-divided by for the ticks of a unit (for ns: microseconds, to which
-# the nanoseconds of pandas values are added by _nanos)
+# what a timedelta is floor-divided by for the ticks of a unit (for ns: microseconds; Python's
+# objects have no nanoseconds, pandas values go by _pandas_ticks)
 _TICK = {"s": _dt.timedelta(seconds=1), "ms": _dt.timedelta(milliseconds=1),
          "us": _dt.timedelta(microseconds=1), "ns": _dt.timedelta(microseconds=1)}
 _INT64 = np.iinfo(np.int64)
@@ -216,17 +216,24 @@ def _scaled(ticks: np.ndarray, factor: int, extra: Any, dtype: t.DataType) -> np
     return ticks * factor + extra  # wraps only in between: the result fits
 
 
-def _nanos(micros: np.ndarray, objs: list[Any], attr: str, dtype: t.DataType) -> np.ndarray:
-    """Nanoseconds from floored microseconds plus the nanoseconds (0..999) that pandas
-    values carry in ``attr`` (``Timestamp.nanosecond``, ``Timedelta.nanoseconds``)."""
-    extra: Any = 0
-    fine = tuple(k for k in set(map(type, objs)) if hasattr(k, attr))
-    if fine:
-        has = np.fromiter(map(isinstance, objs, itertools.repeat(fine)), bool, len(objs))
-        extra = np.zeros(len(objs), np.int64)
-        extra[has] = np.fromiter(map(operator.attrgetter(attr), itertools.compress(objs, has)),
-                                 np.int64, int(np.count_nonzero(has)))
-    return _scaled(micros, 1000, extra, dtype)
+def _pandas_ticks(objs: list[Any], dtype: t.DataType, convert: Any) -> np.ndarray:
+    """Ticks of ``dtype``'s unit of pandas Timestamps / Timedeltas from their exact ``value``
+    (nanoseconds since the epoch, UTC for aware ones), floored to a coarser unit; those past
+    the nanosecond range (of a coarser pandas unit, so without nanoseconds) go by
+    ``convert``."""
+    try:
+        ns = np.fromiter(map(operator.attrgetter("value"), objs), np.int64, len(objs))
+    except (OverflowError, ValueError):
+        return convert(objs)
+    return ns // _per("ns", dtype.unit)  # type: ignore[attr-defined]
+
+
+def _micros_to(ticks: np.ndarray, dtype: t.DataType) -> np.ndarray:
+    """The ticks of :func:`_floor_ticks` in ``dtype``'s unit: microseconds become
+    nanoseconds (checked), other units are so already."""
+    if dtype.unit == "ns":  # type: ignore[attr-defined]
+        return _scaled(ticks, 1000, 0, dtype)
+    return ticks
 
 
 def _numpy_ticks(objs: list[Any], dtype: t.DataType,
@@ -272,31 +279,36 @@ def _raw_temporal(values: list[Any], dtype: t.DataType, npdt: np.dtype,
 
 
 def _split_raw(values: list[Any], dtype: t.DataType, npdt: np.dtype, convert: Any,
-               units: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray | None]:
+               units: tuple[str, ...],
+               exact: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """(int64 raw values, NaT mask or None) of a list without None: plain ints are raw values
     in the type's unit (pyarrow accepts them beside objects), numpy scalars are converted by
-    :func:`_numpy_ticks` through ``units``, the other objects by ``convert`` (a list -> int64
-    array function)."""
+    :func:`_numpy_ticks` through ``units``, with ``exact`` pandas values by
+    :func:`_pandas_ticks`, the other objects by ``convert`` (a list -> int64 array function).
+    """
     kinds = set(map(type, values))
-    ints = tuple(k for k in kinds if _is_int_kind(k))
-    nps = tuple(k for k in kinds if issubclass(k, _NP_TEMPORAL))
-    if not ints and not nps:
+    groups = [
+        (tuple(k for k in kinds if _is_int_kind(k)),
+         lambda objs: (_ints(objs, npdt, dtype)[0], None)),
+        (tuple(k for k in kinds if issubclass(k, _NP_TEMPORAL)),
+         lambda objs: _numpy_ticks(objs, dtype, units)),
+        (tuple(k for k in kinds if exact and hasattr(k, "asm8")),  # pandas' scalars
+         lambda objs: (_pandas_ticks(objs, dtype, convert), None)),
+    ]
+    groups = [(ks, to_raw) for ks, to_raw in groups if ks]
+    if not groups:
         return convert(values), None
     n = len(values)
     raw = np.zeros(n, np.int64)
     rest = np.ones(n, dtype=bool)
     nat = None
-    if ints:
-        is_int = np.fromiter(map(isinstance, values, itertools.repeat(ints)), bool, n)
-        raw[is_int], _ = _ints(list(itertools.compress(values, is_int)), npdt, dtype)
-        rest &= ~is_int
-    if nps:
-        is_np = np.fromiter(map(isinstance, values, itertools.repeat(nps)), bool, n)
-        raw[is_np], nat_np = _numpy_ticks(list(itertools.compress(values, is_np)), dtype, units)
-        if nat_np.any():
-            nat = np.zeros(n, dtype=bool)
-            nat[is_np] = nat_np
-        rest &= ~is_np
+    for ks, to_raw in groups:
+        mine = np.fromiter(map(isinstance, values, itertools.repeat(ks)), bool, n)
+        raw[mine], nat_mine = to_raw(list(itertools.compress(values, mine)))
+        if nat_mine is not None and nat_mine.any():
+            nat = np.zeros(n, dtype=bool) if nat is None else nat
+            nat[mine] = nat_mine
+        rest &= ~mine
     if rest.any():
         raw[rest] = convert(list(itertools.compress(values, rest)))
     return raw, nat
@@ -333,12 +345,10 @@ def _timestamp_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataTyp
             ticks = _floor_ticks(map(operator.sub, objs, itertools.repeat(_EPOCH)), n, dtype)
         except TypeError:  # aware datetimes or dates among them
             ticks = _floor_ticks(map(_since_epoch, objs), n, dtype)
-        if dtype.unit == "ns":  # type: ignore[attr-defined]
-            return _nanos(ticks, objs, "nanosecond", dtype)
-        return ticks
+        return _micros_to(ticks, dtype)
 
     return _split_raw(_fill(values, valid, _EPOCH), dtype, npdt, convert,
-                      (dtype.unit,))  # type: ignore[attr-defined]
+                      (dtype.unit,), exact=True)  # type: ignore[attr-defined]
 
 
 def _time_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
@@ -359,13 +369,10 @@ def _time_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
 def _duration_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
                   npdt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
     def convert(objs: list[Any]) -> np.ndarray:
-        ticks = _floor_ticks(objs, len(objs), dtype)
-        if dtype.unit == "ns":  # type: ignore[attr-defined]
-            return _nanos(ticks, objs, "nanoseconds", dtype)
-        return ticks
+        return _micros_to(_floor_ticks(objs, len(objs), dtype), dtype)
 
     return _split_raw(_fill(values, valid, _dt.timedelta(0)), dtype, npdt, convert,
-                      (dtype.unit,))  # type: ignore[attr-defined]
+                      (dtype.unit,), exact=True)  # type: ignore[attr-defined]
 
 
 # per temporal type class: the Python kinds it takes and the conversion of such objects
