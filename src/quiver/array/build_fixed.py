@@ -206,14 +206,11 @@ def _floor_ticks(deltas: Iterable[Any], n: int, dtype: t.DataType) -> np.ndarray
         raise _range_error(dtype) from None
 
 
-def _scaled(ticks: np.ndarray, factor: int, extra: Any, dtype: t.DataType) -> np.ndarray:
-    """``ticks * factor + extra`` (``0 <= extra < factor``), refusing results past int64."""
-    (qlo, rlo), (qhi, rhi) = divmod(int(_INT64.min), factor), divmod(int(_INT64.max), factor)
-    bad = (ticks < qlo) | (ticks > qhi) | ((ticks == qlo) & (extra < rlo)) \
-        | ((ticks == qhi) & (extra > rhi))
-    if bad.any():
+def _scaled(ticks: np.ndarray, factor: int, dtype: t.DataType) -> np.ndarray:
+    """``ticks * factor``, refusing results past int64 (numpy would wrap them)."""
+    if ((ticks < -(int(_INT64.min) // -factor)) | (ticks > int(_INT64.max) // factor)).any():
         raise _range_error(dtype)
-    return ticks * factor + extra  # wraps only in between: the result fits
+    return ticks * factor
 
 
 def _pandas_ticks(objs: list[Any], dtype: t.DataType, convert: Any) -> np.ndarray:
@@ -223,7 +220,7 @@ def _pandas_ticks(objs: list[Any], dtype: t.DataType, convert: Any) -> np.ndarra
     ``convert``."""
     try:
         ns = np.fromiter(map(operator.attrgetter("value"), objs), np.int64, len(objs))
-    except (OverflowError, ValueError):
+    except OverflowError:
         return convert(objs)
     return ns // _per("ns", dtype.unit)  # type: ignore[attr-defined]
 
@@ -232,7 +229,7 @@ def _micros_to(ticks: np.ndarray, dtype: t.DataType) -> np.ndarray:
     """The ticks of :func:`_floor_ticks` in ``dtype``'s unit: microseconds become
     nanoseconds (checked), other units are so already."""
     if dtype.unit == "ns":  # type: ignore[attr-defined]
-        return _scaled(ticks, 1000, 0, dtype)
+        return _scaled(ticks, 1000, dtype)
     return ticks
 
 
@@ -253,7 +250,7 @@ def _numpy_ticks(objs: list[Any], dtype: t.DataType,
     for unit in units:
         if have not in (unit, "generic"):  # generic: NaT alone
             if np.timedelta64(1, have) > np.timedelta64(1, unit):
-                ticks = _scaled(ticks, _per(unit, have), 0, dtype)
+                ticks = _scaled(ticks, _per(unit, have), dtype)
             else:
                 ticks = ticks // _per(have, unit)
         have = unit
