@@ -370,3 +370,18 @@ def test_long_string_and_binary_lists_match_pyarrow(kind: str) -> None:
     assert got.to_pylist() == expected.to_pylist()
     assert got.buffers[0].tobytes() == expected.buffers()[0].to_pybytes()
     assert got.buffers[2].tobytes() == expected.buffers()[2].to_pybytes()
+
+
+def test_from_pandas_takes_nat_as_null() -> None:
+    pd = pytest.importorskip("pandas")
+    for dtype in (qv.timestamp("us"), qv.timestamp("ns", "UTC"), qv.date32(), qv.date64(),
+                  qv.duration("ns"), qv.duration("s")):
+        got = qv.array([pd.NaT, None], dtype, from_pandas=True)
+        assert got.type == dtype and got.to_pylist() == [None, None]
+    assert qv.array([pd.NaT], from_pandas=True).type == qv.null()
+    ts = pd.Timestamp("2020-01-01 00:00:00.000000001")
+    got = qv.array([pd.NaT, ts, float("nan")], qv.timestamp("ns"), from_pandas=True)
+    assert got.to_pylist() == [None, ts, None]
+    assert qv.array([pd.NaT, ts], from_pandas=True).type == qv.timestamp("us")
+    with pytest.raises(ArrowTypeError, match="found NaT"):
+        qv.array([pd.NaT, ts])

@@ -30,3 +30,16 @@ def test_strict_mode_hands_mixed_kinds_back() -> None:
 def test_fixed_size_binary_checks_the_width() -> None:
     with pytest.raises(qv.ArrowInvalid, match=r"expected values of 2 bytes .* found 3 bytes"):
         qv.array([b"ab", b"abc"], t.binary(2))
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [t.binary(), t.large_binary(), t.binary(2), t.binary(4), t.binary_view(), t.string(),
+     t.string_view(), t.uuid()],
+    ids=str,
+)
+def test_build_invalid_values_raise_quiver_errors(dtype: t.DataType) -> None:
+    np = pytest.importorskip("numpy")
+    for v in (np.float32(1.5), np.int8(1), 1, 2.5):
+        with pytest.raises(qv.ArrowTypeError, match="expected a value convertible"):
+            qv.array([v, None], dtype)

@@ -6,7 +6,11 @@ Type inference follows pyarrow: int -> int64, float (or ints mixed with floats) 
 str -> string, bytes -> binary, bool -> bool, None only -> null, Decimal -> decimal128 of the
 smallest precision/scale holding every value (decimal256 past 38 digits), date -> date32,
 datetime -> timestamp[us] (with the time zone of tz-aware values), time -> time64[us],
-timedelta -> duration[us], list/tuple -> list_, dict -> struct, uuid.UUID -> arrow.uuid.
+timedelta -> duration[us], list/tuple -> list_, dict (str keys) -> struct, uuid.UUID ->
+arrow.uuid; numpy scalars keep their type (np.float16 -> halffloat, np.datetime64 /
+np.timedelta64 -> timestamp / duration of their unit, NaT among them null).  Temporal values
+are converted exactly (pandas Timestamp/Timedelta keep their nanoseconds) and floored to a
+coarser unit, as pyarrow does; pandas' NaT is null only with ``from_pandas=True``.
 
 With an explicit type every Arrow type can be built.  Dictionary types get their dictionary
 from the distinct values in first-seen order; run-end encoded types get one run per stretch
@@ -48,7 +52,7 @@ from . import build_fixed as _build_fixed  # noqa: F401  (registers the fixed-wi
 from . import build_nested as _build_nested  # noqa: F401  (registers the nested builders)
 from .base import Array, make_array
 from .build_binary import _build_binary, _MixedKinds
-from .build_common import _bitmap, _kind_error, build
+from .build_common import _bitmap, _is_nat_kind, _kind_error, build
 from .infer import infer_type
 
 __all__ = ["array", "build", "from_numpy", "infer_type"]
@@ -64,7 +68,8 @@ def array(
     """An Arrow array from Python values or a numpy array (pyarrow's ``pa.array``).
 
     ``type`` is inferred when None.  ``mask`` (True = null) adds nulls; ``from_pandas``
-    makes float NaN null.  See the module docstring for the rules.
+    makes float NaN and pandas' NaT null (numpy NaT scalars are null in any case).  See the
+    module docstring for the rules.
 
     >>> import quiver as qv
     >>> qv.array([1, None, 3], qv.int8()).to_pylist()
@@ -95,7 +100,7 @@ def array(
             raise ArrowInvalid(f"expected a mask of length {len(values)}, found {m.shape}")
         values = [None if mm else v for v, mm in zip(values, m.tolist())]
     if from_pandas:
-        values = [None if isinstance(v, float) and v != v else v for v in values]
+        values = _pandas_nulls(values)
     if type is None:
         first = next((v for v in values if v is not None), None)
         if first.__class__ is str:  # common case: skip inference, the join checks kinds
@@ -106,6 +111,15 @@ def array(
         return build(values, infer_type(values), checked=True)
     return build(values, type)
 
+
+
+def _pandas_nulls(values: list[Any]) -> list[Any]:
+    """The values with pandas' missing markers (float NaN, NaT) as None, as pyarrow's
+    ``from_pandas`` reads them."""
+    kinds = tuple(k for k in set(map(type, values)) if issubclass(k, float) or _is_nat_kind(k))
+    if not kinds:
+        return values
+    return [None if isinstance(v, kinds) and v != v else v for v in values]
 
 
 def _numpy_type(arr: np.ndarray) -> t.DataType | None:

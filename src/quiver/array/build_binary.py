@@ -37,6 +37,15 @@ def _lengths(chunks: list[Any]) -> np.ndarray:
     return np.fromiter(map(len, chunks), np.int64, len(chunks))
 
 
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+
+
+def _only_bytes_like(values: list[Any]) -> bool:
+    """True when every value is None or bytes-like: ``bytes.join`` also takes numpy scalars
+    and arrays (any buffer), whose memory pyarrow does not take as a binary value."""
+    return all(k is type(None) or issubclass(k, _BYTES_LIKE) for k in set(map(type, values)))
+
+
 class _MixedKinds(Exception):
     """Internal: a fast path met values of another kind and must hand over."""
 
@@ -54,8 +63,8 @@ def _join(sep: Any, items: list[Any]) -> Any:
 _JOIN_STEP = 4096
 
 
-def _joined(values: list[Any],
-            is_string: bool) -> tuple[bytes, np.ndarray, np.ndarray | None] | None:
+def _joined(values: list[Any], is_string: bool,
+            checked: bool = False) -> tuple[bytes, np.ndarray, np.ndarray | None] | None:
     """(all bytes joined, the ``len(values) + 1`` offsets, valid mask or None), or
     None where this fast path does not apply and :func:`_encoded` must do the work.
 
@@ -65,10 +74,11 @@ def _joined(values: list[Any],
     A value that is itself ``"\\x01"`` looks like a marker, so the slots of the markers found
     are looked up (C-level, one per marker) to keep only the real Nones.  It does not apply
     to an empty list, values of another kind, values holding NUL bytes, or text that is not
-    valid UTF-8.
+    valid UTF-8, nor to binary values that are not all bytes-like (unless ``checked``: type
+    inference saw them all).
     """
     n = len(values)
-    if n == 0:
+    if n == 0 or (not is_string and not checked and not _only_bytes_like(values)):
         return None
     sep = "\x00" if is_string else b"\x00"
     has_none = False
@@ -154,7 +164,8 @@ def _joined(values: list[Any],
 
 
 def _encoded(values: list[Any], dtype: t.DataType, is_string: bool, strict: bool = False,
-             try_joined: bool = True) -> tuple[Any, np.ndarray, np.ndarray | None]:
+             try_joined: bool = True,
+             checked: bool = False) -> tuple[Any, np.ndarray, np.ndarray | None]:
     """(all bytes joined, byte length of each value, valid mask or None).
 
     One C-level ``join`` does the work when every value is of the expected kind (``str``
@@ -162,7 +173,7 @@ def _encoded(values: list[Any], dtype: t.DataType, is_string: bool, strict: bool
     ``strict``, raise :class:`_MixedKinds`.  :func:`_joined` is tried first unless
     ``try_joined`` is False (the caller tried it already).
     """
-    fast = _joined(values, is_string) if try_joined else None
+    fast = _joined(values, is_string, checked) if try_joined else None
     if fast is not None:
         data, offs, valid = fast
         return data, np.diff(offs).astype(np.int64), valid
@@ -191,6 +202,8 @@ def _encoded(values: list[Any], dtype: t.DataType, is_string: bool, strict: bool
             joined = empty.join(present)
         except TypeError:
             joined = None
+    if joined is not None and not is_string and not checked and not _only_bytes_like(present):
+        joined = None  # numpy scalars or arrays among them: refused one by one below
     try:
         if joined is not None and (not is_string or joined.isascii()):
             # for ASCII text, byte lengths equal character lengths
@@ -239,12 +252,13 @@ def _as_bytes(v: Any, dtype: t.DataType) -> bytes:
 def _build_binary(values: list[Any], dtype: t.DataType, checked: bool = False,
                   strict: bool = False) -> Array:
     is_string = isinstance(dtype, t.StringType)
-    fast = _joined(values, is_string)
+    fast = _joined(values, is_string, checked)
     if fast is not None:
         data, offs, valid = fast
         offs = _narrow_offsets(offs, dtype.large, dtype)  # type: ignore[attr-defined]
     else:
-        data, lengths, valid = _encoded(values, dtype, is_string, strict, try_joined=False)
+        data, lengths, valid = _encoded(values, dtype, is_string, strict, try_joined=False,
+                                        checked=checked)
         offs = _offsets(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
     bitmap, nulls = _bitmap(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(offs), as_buffer(data)), (), nulls)

@@ -52,9 +52,17 @@ def _fill(values: list[Any], valid: np.ndarray | None, filler: Any) -> list[Any]
 
 
 def _kind_error(value: Any, dtype: t.DataType) -> ArrowTypeError:
+    hint = "; pass from_pandas=True to take NaT as null" if _is_nat_kind(type(value)) else ""
     return ArrowTypeError(
-        f"expected a value convertible to {dtype}, found {value!r} of type {type(value).__name__}"
+        f"expected a value convertible to {dtype}, found {value!r} of type "
+        f"{type(value).__name__}{hint}"
     )
+
+
+def _is_nat_kind(k: type) -> bool:
+    """True for the type of pandas' ``NaT`` (a ``datetime`` subclass that is no date: it is
+    recognized by name, so that the array layer needs no pandas)."""
+    return k.__name__ == "NaTType"
 
 
 def _first_bad(values: list[Any], ok: Any) -> Any:
@@ -65,6 +73,14 @@ def _first_bad(values: list[Any], ok: Any) -> Any:
 
 _INT_TYPES = (int, np.integer)
 _FLOAT_TYPES = (float, np.floating)
+# subclasses of int / np.integer that are not integers to Arrow (np.timedelta64 is a
+# np.signedinteger to numpy, a duration to pyarrow)
+_NOT_INTS = (bool, np.bool_, np.timedelta64)
+
+
+def _is_int_kind(k: type) -> bool:
+    """True for the Python and numpy integer types (not bools, not np.timedelta64)."""
+    return issubclass(k, _INT_TYPES) and not issubclass(k, _NOT_INTS)
 
 
 def _check_kinds(values: list[Any], allowed: tuple[type, ...], dtype: t.DataType,
@@ -72,7 +88,7 @@ def _check_kinds(values: list[Any], allowed: tuple[type, ...], dtype: t.DataType
     kinds = set(map(type, values))
     kinds.discard(type(None))
     for k in kinds:
-        if not issubclass(k, allowed) or (forbid and issubclass(k, forbid)):
+        if not issubclass(k, allowed) or (forbid and issubclass(k, forbid)) or _is_nat_kind(k):
             raise _kind_error(next(v for v in values if type(v) is k), dtype)
 
 

@@ -11,6 +11,9 @@ numpy scalars, or plain ints as raw values in the type's unit (as pyarrow does).
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
+import operator
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -25,10 +28,12 @@ from .base import Array, make_array
 from .build_common import (
     _FLOAT_TYPES,
     _INT_TYPES,
+    _NOT_INTS,
     _bitmap,
     _check_kinds,
     _fill,
     _first_bad,
+    _is_int_kind,
     _kind_error,
     _valid_mask,
     _validity,
@@ -59,7 +64,7 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
     if not checked:
         kinds = set(map(type, values)) - {type(None)}
         for k in kinds:
-            if not issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) or issubclass(k, (bool, np.bool_)):
+            if not issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) or issubclass(k, _NOT_INTS):
                 raise _kind_error(next(v for v in values if type(v) is k), dtype)
         has_float = any(issubclass(k, _FLOAT_TYPES) for k in kinds)
     wide = np.dtype(np.uint64) if npdt.kind == "u" and npdt.itemsize == 8 else np.dtype(np.int64)
@@ -116,7 +121,7 @@ def _build_int(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
 def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
     if not checked:
-        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype, forbid=(bool, np.bool_))
+        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype, forbid=_NOT_INTS)
     try:
         raw = np.array(values, dtype=np.float64)  # None becomes NaN
     except OverflowError:
@@ -130,8 +135,14 @@ def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) ->
 
 
 def _unscaled(v: Any, dtype: t.DecimalType) -> int:
-    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
-        return int(v) * 10**dtype.scale if dtype.scale >= 0 else _unscaled(Decimal(int(v)), dtype)
+    if _is_int_kind(type(v)):
+        if dtype.scale < 0:
+            return _unscaled(Decimal(int(v)), dtype)
+        unscaled = int(v) * 10**dtype.scale
+        if abs(unscaled) >= 10**dtype.precision:
+            raise ArrowInvalid(f"expected a value of precision {dtype.precision} for {dtype}, "
+                               f"found {v}")
+        return unscaled
     if not isinstance(v, Decimal):
         raise _kind_error(v, dtype)
     if not v.is_finite():
@@ -166,23 +177,93 @@ def _build_decimal(values: list[Any], dtype: t.DataType, checked: bool = False) 
                       nulls)
 
 
+_NP_TEMPORAL = (np.datetime64, np.timedelta64)
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_UTC = _EPOCH.replace(tzinfo=_dt.UTC)
+_EPOCH_DATE = _EPOCH.date()
+_EPOCH_ORDINAL = _EPOCH_DATE.toordinal()
+_MS_PER_DAY = 86_400_000
 _US = {"s": 1_000_000, "ms": 1_000, "us": 1}
+# what a timedelta is floor-divided by for the ticks of a unit (for ns: microseconds; Python's
+# objects have no nanoseconds, pandas values go by _pandas_ticks)
+_TICK = {"s": _dt.timedelta(seconds=1), "ms": _dt.timedelta(milliseconds=1),
+         "us": _dt.timedelta(microseconds=1), "ns": _dt.timedelta(microseconds=1)}
+_INT64 = np.iinfo(np.int64)
 
 
-def _from_micros(us: np.ndarray, unit: str) -> np.ndarray:
-    if unit == "ns":
-        lim = np.iinfo(np.int64).max // 1000
-        if us.size and (us.max() > lim or us.min() < -lim):
-            raise ArrowInvalid("expected values within the nanosecond range, found one outside")
-        return us * 1000
-    return us // _US[unit]
+def _range_error(dtype: t.DataType) -> ArrowInvalid:
+    return ArrowInvalid(f"expected values that fit {dtype} (64-bit), found one out of range")
+
+
+def _floor_ticks(deltas: Iterable[Any], n: int, dtype: t.DataType) -> np.ndarray:
+    """The ticks of ``dtype``'s unit (microseconds for ns) in ``n`` timedelta-likes, floored
+    as pyarrow does.  The division is exact (Python ints), so a value past int64 raises
+    instead of wrapping."""
+    tick = _TICK[dtype.unit]  # type: ignore[attr-defined]
+    try:
+        return np.fromiter(map(operator.floordiv, deltas, itertools.repeat(tick)), np.int64, n)
+    except OverflowError:
+        raise _range_error(dtype) from None
+
+
+def _scaled(ticks: np.ndarray, factor: int, dtype: t.DataType) -> np.ndarray:
+    """``ticks * factor``, refusing results past int64 (numpy would wrap them)."""
+    if ((ticks < -(int(_INT64.min) // -factor)) | (ticks > int(_INT64.max) // factor)).any():
+        raise _range_error(dtype)
+    return ticks * factor
+
+
+def _pandas_ticks(objs: list[Any], dtype: t.DataType, convert: Any) -> np.ndarray:
+    """Ticks of ``dtype``'s unit of pandas Timestamps / Timedeltas from their exact ``value``
+    (nanoseconds since the epoch, UTC for aware ones), floored to a coarser unit; those past
+    the nanosecond range (of a coarser pandas unit, so without nanoseconds) go by
+    ``convert``."""
+    try:
+        ns = np.fromiter(map(operator.attrgetter("value"), objs), np.int64, len(objs))
+    except OverflowError:
+        return convert(objs)
+    return ns // _per("ns", dtype.unit)  # type: ignore[attr-defined]
+
+
+def _micros_to(ticks: np.ndarray, dtype: t.DataType) -> np.ndarray:
+    """The ticks of :func:`_floor_ticks` in ``dtype``'s unit: microseconds become
+    nanoseconds (checked), other units are so already."""
+    if dtype.unit == "ns":  # type: ignore[attr-defined]
+        return _scaled(ticks, 1000, dtype)
+    return ticks
+
+
+def _numpy_ticks(objs: list[Any], dtype: t.DataType,
+                 units: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 ticks, NaT mask) of numpy datetime64 / timedelta64 scalars, converted through
+    the numpy ``units`` in turn: exact, floored to a coarser unit, refused where a finer unit
+    does not hold them (numpy would wrap).  NaT is null, as in pyarrow."""
+    arr = np.array(objs)  # in the finest unit among them
+    nat = np.isnat(arr)
+    have = np.datetime_data(arr.dtype)[0]
+    if have in ("Y", "M"):  # calendar units: datetime64 goes through days, timedelta64 cannot
+        if arr.dtype.kind == "m" or (np.abs(arr.view(np.int64)[~nat]) >= 2**52).any():
+            raise ArrowInvalid(f"expected numpy {arr.dtype.kind}8 scalars convertible to "
+                               f"{dtype}, found {objs[int(np.argmax(~nat))]!r}")
+        arr, have = arr.astype("M8[D]"), "D"
+    ticks = np.where(nat, 0, arr.view(np.int64))
+    for unit in units:
+        if have not in (unit, "generic"):  # generic: NaT alone
+            if np.timedelta64(1, have) > np.timedelta64(1, unit):
+                ticks = _scaled(ticks, _per(unit, have), dtype)
+            else:
+                ticks = ticks // _per(have, unit)
+        have = unit
+    return ticks, nat
+
+
+def _per(fine: str, coarse: str) -> int:
+    """How many ticks of the numpy unit ``fine`` make one of ``coarse``."""
+    return int(np.timedelta64(1, coarse).astype(f"m8[{fine}]").astype(np.int64))
 
 
 def _all_ints(values: list[Any]) -> bool:
-    return all(
-        issubclass(k, _INT_TYPES) and not issubclass(k, (bool, np.bool_))
-        for k in set(map(type, values)) - {type(None)}
-    )
+    return all(_is_int_kind(k) for k in set(map(type, values)) - {type(None)})
 
 
 def _raw_temporal(values: list[Any], dtype: t.DataType, npdt: np.dtype,
@@ -194,77 +275,106 @@ def _raw_temporal(values: list[Any], dtype: t.DataType, npdt: np.dtype,
     return None
 
 
-def _with_raw_ints(values: list[Any], dtype: t.DataType, npdt: np.dtype, placeholder: Any,
-                   convert: Any) -> np.ndarray:
-    """Temporal objects converted by ``convert`` (a list -> int array function), with any
-    plain ints among them taken as raw values (pyarrow accepts both in one list)."""
-    is_int = np.fromiter(
-        (isinstance(v, _INT_TYPES) and not isinstance(v, (bool, np.bool_)) for v in values),
-        dtype=bool, count=len(values),
-    )
-    if not is_int.any():
-        return convert(values)
-    objs = [placeholder if i else v for v, i in zip(values, is_int.tolist())]
-    raw = convert(objs).astype(npdt)
-    ints, _ = _ints([v for v, i in zip(values, is_int.tolist()) if i], npdt, dtype)
-    raw[is_int] = ints
-    return raw
+def _split_raw(values: list[Any], dtype: t.DataType, npdt: np.dtype, convert: Any,
+               units: tuple[str, ...],
+               exact: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """(int64 raw values, NaT mask or None) of a list without None: plain ints are raw values
+    in the type's unit (pyarrow accepts them beside objects), numpy scalars are converted by
+    :func:`_numpy_ticks` through ``units``, with ``exact`` pandas values by
+    :func:`_pandas_ticks`, the other objects by ``convert`` (a list -> int64 array function).
+    """
+    kinds = set(map(type, values))
+    groups = [
+        (tuple(k for k in kinds if _is_int_kind(k)),
+         lambda objs: (_ints(objs, npdt, dtype)[0], None)),
+        (tuple(k for k in kinds if issubclass(k, _NP_TEMPORAL)),
+         lambda objs: _numpy_ticks(objs, dtype, units)),
+        (tuple(k for k in kinds if exact and hasattr(k, "asm8")),  # pandas' scalars
+         lambda objs: (_pandas_ticks(objs, dtype, convert), None)),
+    ]
+    groups = [(ks, to_raw) for ks, to_raw in groups if ks]
+    if not groups:
+        return convert(values), None
+    n = len(values)
+    raw = np.zeros(n, np.int64)
+    rest = np.ones(n, dtype=bool)
+    nat = None
+    for ks, to_raw in groups:
+        mine = np.fromiter(map(isinstance, values, itertools.repeat(ks)), bool, n)
+        raw[mine], nat_mine = to_raw(list(itertools.compress(values, mine)))
+        if nat_mine is not None and nat_mine.any():
+            nat = np.zeros(n, dtype=bool) if nat is None else nat
+            nat[mine] = nat_mine
+        rest &= ~mine
+    if rest.any():
+        raw[rest] = convert(list(itertools.compress(values, rest)))
+    return raw, nat
 
 
 def _date_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
-              npdt: np.dtype) -> np.ndarray:
-    filled = [v.date() if isinstance(v, _dt.datetime) else v
-              for v in _fill(values, valid, _dt.date(1970, 1, 1))]
-    days = np.array(filled, dtype="M8[D]").view(np.int64)
-    if dtype.unit == "ms":  # type: ignore[attr-defined]
-        return days * 86_400_000
-    raw, _ = _ints(days, npdt, dtype)
-    return raw
+              npdt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+    ms = dtype.unit == "ms"  # type: ignore[attr-defined]
+
+    def convert(objs: list[Any]) -> np.ndarray:
+        # the date (of a datetime: its own, local one) as days since the epoch
+        days = np.fromiter(map(_dt.date.toordinal, objs), np.int64, len(objs)) - _EPOCH_ORDINAL
+        return days * _MS_PER_DAY if ms else days
+
+    raw, nat = _split_raw(_fill(values, valid, _EPOCH_DATE), dtype, npdt, convert,
+                          ("D", "ms") if ms else ("D",))
+    if not ms:  # date32: numpy scalars may be past int32
+        raw, _ = _ints(raw, npdt, dtype, checked=True)
+    return raw, nat
+
+
+def _since_epoch(v: Any) -> Any:
+    """The timedelta from the epoch to a datetime (aware ones: to the UTC epoch) or date."""
+    if isinstance(v, _dt.datetime):
+        return v - (_EPOCH if v.tzinfo is None else _EPOCH_UTC)
+    return v - _EPOCH_DATE
 
 
 def _timestamp_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
-                   npdt: np.dtype) -> np.ndarray:
-    utc = _dt.UTC
-
+                   npdt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
     def convert(objs: list[Any]) -> np.ndarray:
-        naive = [
-            v.astimezone(utc).replace(tzinfo=None)
-            if isinstance(v, _dt.datetime) and v.tzinfo is not None else v
-            for v in objs
-        ]
-        us = np.array(naive, dtype="M8[us]").view(np.int64)
-        return _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
+        n = len(objs)
+        try:  # the common case, naive datetimes, at C speed
+            ticks = _floor_ticks(map(operator.sub, objs, itertools.repeat(_EPOCH)), n, dtype)
+        except TypeError:  # aware datetimes or dates among them
+            ticks = _floor_ticks(map(_since_epoch, objs), n, dtype)
+        return _micros_to(ticks, dtype)
 
-    epoch = _dt.datetime(1970, 1, 1)
-    return _with_raw_ints(_fill(values, valid, epoch), dtype, npdt, epoch, convert)
+    return _split_raw(_fill(values, valid, _EPOCH), dtype, npdt, convert,
+                      (dtype.unit,), exact=True)  # type: ignore[attr-defined]
 
 
 def _time_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
-              npdt: np.dtype) -> np.ndarray:
+              npdt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+    unit = dtype.unit  # type: ignore[attr-defined]
+
     def convert(objs: list[Any]) -> np.ndarray:
         us = np.array(
             [((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
              for v in objs],
             dtype=np.int64,
         )
-        return _from_micros(us, dtype.unit).astype(npdt)  # type: ignore[attr-defined]
+        return us * 1000 if unit == "ns" else us // _US[unit]
 
-    midnight = _dt.time(0)
-    return _with_raw_ints(_fill(values, valid, midnight), dtype, npdt, midnight, convert)
+    return _split_raw(_fill(values, valid, _dt.time(0)), dtype, npdt, convert, (unit,))
 
 
 def _duration_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
-                  npdt: np.dtype) -> np.ndarray:
+                  npdt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
     def convert(objs: list[Any]) -> np.ndarray:
-        us = np.array(objs, dtype="m8[us]").view(np.int64)
-        return _from_micros(us, dtype.unit)  # type: ignore[attr-defined]
+        return _micros_to(_floor_ticks(objs, len(objs), dtype), dtype)
 
-    zero = _dt.timedelta(0)
-    return _with_raw_ints(_fill(values, valid, zero), dtype, npdt, zero, convert)
+    return _split_raw(_fill(values, valid, _dt.timedelta(0)), dtype, npdt, convert,
+                      (dtype.unit,), exact=True)  # type: ignore[attr-defined]
 
 
 # per temporal type class: the Python kinds it takes and the conversion of such objects
-# (None already replaced where ``valid`` is False) to raw integers in the type's unit
+# (None already replaced where ``valid`` is False) to raw integers in the type's unit, with
+# the NaT mask of numpy scalars (or None)
 _TEMPORAL: dict[type, tuple[tuple[type, ...], Any]] = {
     t.DateType: ((_dt.date, np.datetime64), _date_raw),
     t.TimestampType: ((_dt.date, np.datetime64, *_INT_TYPES), _timestamp_raw),
@@ -277,14 +387,20 @@ _TEMPORAL: dict[type, tuple[tuple[type, ...], Any]] = {
 def _build_temporal(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     """Dates, timestamps, times and durations: plain ints are raw values in the type's
     unit (as pyarrow takes them), other values are converted by the type's entry in
-    :data:`_TEMPORAL`."""
+    :data:`_TEMPORAL`; numpy NaT scalars are nulls (as in pyarrow), pandas' NaT is refused
+    (``array(..., from_pandas=True)`` makes it null)."""
     bitmap, nulls, valid = _validity(values)
     npdt = storage_numpy_dtype(dtype)
     raw = _raw_temporal(values, dtype, npdt, valid)
     if raw is None:
         kinds, objects_to_raw = _TEMPORAL[dtype.__class__]
-        _check_kinds(values, kinds, dtype, forbid=(bool, np.bool_))  # bools are ints
-        raw = objects_to_raw(values, valid, dtype, npdt)
+        # bools are ints, np.timedelta64 too (to numpy): only durations take the latter
+        forbid = (bool, np.bool_) if np.timedelta64 in kinds else _NOT_INTS
+        _check_kinds(values, kinds, dtype, forbid=forbid)
+        raw, nat = objects_to_raw(values, valid, dtype, npdt)
+        if nat is not None:
+            valid = ~nat if valid is None else valid & ~nat
+            bitmap, nulls = _bitmap(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
                       nulls)
 

@@ -18,10 +18,12 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
-from ..errors import ArrowInvalid
+from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from .build_common import (
     _FLOAT_TYPES,
     _INT_TYPES,
+    _NOT_INTS,
+    _is_int_kind,
 )
 
 
@@ -65,23 +67,25 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
         return t.null()
     if all(issubclass(k, (bool, np.bool_)) for k in kinds):
         return t.bool_()
-    if all(issubclass(k, _INT_TYPES) and not issubclass(k, (bool, np.bool_)) for k in kinds):
+    if all(_is_int_kind(k) for k in kinds):
         npk = [k for k in kinds if issubclass(k, np.integer)]
         if npk and len(kinds) == 1:
             return t.IntegerType(np.dtype(npk[0]).itemsize * 8,
                                  np.dtype(npk[0]).kind == "i")
         return t.int64()
     if all(
-        issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) and not issubclass(k, (bool, np.bool_))
+        issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) and not issubclass(k, _NOT_INTS)
         for k in kinds
     ):
-        if kinds == {np.float32}:
-            return t.float32()
+        if kinds <= {np.float16, np.float32}:  # numpy floats keep their width, as in pyarrow
+            return t.float16() if kinds == {np.float16} else t.float32()
         return t.float64()
     if all(issubclass(k, str) for k in kinds):
         return t.string()
-    if all(issubclass(k, (bytes, bytearray)) for k in kinds):
+    if all(issubclass(k, (bytes, bytearray, memoryview)) for k in kinds):
         return t.binary()
+    if kinds == {np.datetime64} or kinds == {np.timedelta64}:
+        return _numpy_scalar_type(values)
     if all(issubclass(k, Decimal) for k in kinds):
         shapes = [_decimal_shape(v) for v in values if v is not None]
         scale = max(s for _, s in shapes)
@@ -112,14 +116,45 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
         for v in values:
             if v is not None:
                 names.update(dict.fromkeys(v))
+        _check_field_names(names)
         return t.struct(
-            [t.field(str(n), infer_type([None if v is None else v.get(n) for v in values]))
+            [t.field(n, infer_type([None if v is None else v.get(n) for v in values]))
              for n in names]
         )
     names_found = sorted(k.__name__ for k in kinds)
     raise ArrowInvalid(
         f"expected values of one kind to infer a type, found {', '.join(names_found)}"
     )
+
+
+def _numpy_scalar_type(values: list[Any]) -> t.DataType:
+    """timestamp / duration of the one unit of numpy datetime64 / timedelta64 scalars
+    (pyarrow's rule: one unit of s, ms, us or ns; NaT of no unit beside them is a null)."""
+    kind = "M" if isinstance(next(v for v in values if v is not None), np.datetime64) else "m"
+    dtypes = {v.dtype for v in values if v is not None}
+    units = {np.datetime_data(d)[0] for d in dtypes} - {"generic"}
+    if len(units) != 1:
+        found = ", ".join(sorted(units)) or "NaT of no unit"
+        raise ArrowInvalid(f"expected numpy {kind}8 scalars of one unit, found {found}")
+    unit = units.pop()
+    if unit not in ("s", "ms", "us", "ns"):
+        raise NotSupported(f"numpy {kind}8 unit {unit!r} has no Arrow type; convert the "
+                           f"scalars with .astype('{kind}8[s]') or give the type")
+    return t.timestamp(unit) if kind == "M" else t.duration(unit)
+
+
+def _check_field_names(names: dict[Any, None]) -> None:
+    """Struct field names from dict keys must be text, as in pyarrow (which also decodes
+    bytes keys; quiver's struct builder looks fields up by their text, so it refuses them)."""
+    for n in names:
+        if not isinstance(n, str):
+            if isinstance(n, bytes):
+                raise NotSupported(f"dict keys of type bytes are not supported, found {n!r}; "
+                                   "use str keys")
+            raise ArrowTypeError(
+                f"expected dict keys of type str or bytes, found {n!r} of type "
+                f"{type(n).__name__}"
+            )
 
 
 def _is_mdn(k: type) -> bool:

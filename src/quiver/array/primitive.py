@@ -238,7 +238,16 @@ def _durations(raw: np.ndarray, unit: str) -> Any:
             raise ArrowInvalid(
                 f"expected nanosecond durations that pandas can represent, found ({exc})"
             ) from None
-    us = _to_micros(raw, unit, "duration")
+    try:
+        us = _to_micros(raw, unit, "duration")
+    except ArrowInvalid:
+        if unit not in ("s", "ms"):
+            raise
+        try:  # past int64 microseconds: Python's timedelta holds up to 999999999 days
+            return [_dt.timedelta(microseconds=_US_PER[unit] * v) for v in raw.tolist()]
+        except OverflowError:
+            raise ArrowInvalid(f"expected durations that Python's timedelta holds, found one "
+                               f"past 999999999 days in duration[{unit}]") from None
     out = us.view("m8[us]").astype(object)
     nat = us == np.iinfo(np.int64).min  # numpy reads this value as NaT; it is a real duration
     if nat.any():
