@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -286,3 +288,93 @@ def test_unknown_zone_and_out_of_range_dates_are_errors() -> None:
         qv.array([1], qv.timestamp("s", "Foo/Bar")).cast(qv.date32())
     with pytest.raises(qv.ArrowInvalid, match=r"years 1 to 9999 .* at row 1"):
         qv.array([0, 10**15], qv.timestamp("ms", "America/New_York")).cast(qv.date32())
+
+
+# -- reproducers from the differential review against pyarrow ---------------------------
+
+
+def test_cast_date_to_timestamp_ns() -> None:
+    d = qv.array([dt.date(2020, 1, 1)])
+    assert d.cast(qv.timestamp("ns")).to_pylist() == [pd.Timestamp("2020-01-01")]
+    first = qv.array([dt.date(1, 1, 1)])
+    assert first.cast(qv.timestamp("us")).to_pylist() == [dt.datetime(1, 1, 1)]
+
+
+def test_cast_temporal_to_unsigned_is_checked() -> None:
+    with pytest.raises(qv.ArrowError):
+        qv.array([dt.date(1969, 12, 31)]).cast(qv.uint32())  # gave 4294967295
+    with pytest.raises(qv.ArrowError):
+        qv.array([-1], qv.timestamp("s")).cast(qv.uint8())  # gave 255
+    with pytest.raises(qv.ArrowError):
+        qv.array([2**63], qv.uint64()).cast(qv.duration("us"))  # gave a negative duration
+
+
+def test_cast_string_to_uint64_beyond_int64() -> None:
+    text = qv.array(["18446744073709551615"])
+    assert text.cast(qv.uint64()).to_pylist() == [2**64 - 1]  # raw OverflowError
+    with pytest.raises(qv.ArrowError):
+        qv.array(["9223372036854775808"]).cast(qv.int64())  # raw OverflowError
+
+
+def test_cast_string_to_number_refuses_python_only_syntax() -> None:
+    for text, target in [("1_000", qv.int64()), (" 1", qv.float64()), ("١٢", qv.int32())]:
+        with pytest.raises(qv.ArrowError):
+            qv.array([text]).cast(target)  # pyarrow: ArrowInvalid; quiver parses them
+
+
+TEMPORAL = [pa.date32(), pa.date64(), pa.time32("s"), pa.time32("ms"), pa.time64("us"),
+            pa.time64("ns"), *(pa.timestamp(u) for u in ("s", "ms", "us", "ns")),
+            pa.timestamp("us", "UTC"), *(pa.duration(u) for u in ("s", "ms", "us", "ns"))]
+INTEGERS = [pa.int8(), pa.int32(), pa.int64(), pa.uint32(), pa.uint64()]
+EDGES = [0, 1, -1, 1500, -1500, 86_400_000, -86_400_001, 106_751, -106_752, 106_752,
+         2**31 - 1, -(2**31), 9_223_286_400_000, 2**62, 2**63 - 1, -(2**63), 2**63, 2**64 - 1]
+
+
+def _edge_array(src: pa.DataType, target: pa.DataType) -> pa.Array:
+    """Edge values that fit ``src`` (as storage integers for a temporal type; times within
+    a day, as their type requires)."""
+    if pa.types.is_integer(src):
+        storage = src
+    else:
+        storage = pa.int32() if src.bit_width == 32 else pa.int64()
+    info = np.iinfo(storage.to_pandas_dtype())
+    values = [v for v in EDGES if info.min <= v <= info.max]
+    if pa.types.is_time(src):
+        values = [v for v in values if 0 <= v < 86_400 * {"s": 1, "ms": 10**3, "us": 10**6,
+                                                          "ns": 10**9}[src.unit]]
+    if pa.types.is_timestamp(src) and pa.types.is_date(target):
+        values = [v for v in values if abs(v) < 2**50]  # pyarrow wraps the day's ms beyond
+    values.append(None)
+    return pa.array(values, storage).view(src) if storage != src else pa.array(values, src)
+
+
+def _ints(arr: pa.Array) -> list:
+    """The stored integers of a temporal (or integer) pyarrow array."""
+    if pa.types.is_integer(arr.type):
+        return arr.to_pylist()
+    return arr.view(pa.int32() if arr.type.bit_width == 32 else pa.int64()).to_pylist()
+
+
+@pytest.mark.parametrize("src", TEMPORAL + INTEGERS, ids=str)
+def test_temporal_casts_match_pyarrow_value_by_value(src: pa.DataType) -> None:
+    for target in TEMPORAL + INTEGERS:
+        if pa.types.is_integer(src) and pa.types.is_integer(target):
+            continue
+        if pa.types.is_timestamp(src) and pa.types.is_time(target):
+            continue  # quiver does not cast timestamps to times of day
+        arr = _edge_array(src, target)
+        for safe in (True, False):
+            for one in [arr.slice(i, 1) for i in range(len(arr))] + [arr]:
+                try:
+                    expected: Any = _ints(pc.cast(one, target, safe=safe))
+                except pa.ArrowNotImplementedError:
+                    expected = qv.NotSupported
+                except pa.ArrowInvalid:
+                    expected = qv.ArrowInvalid
+                if isinstance(expected, list):
+                    ours = import_array(one).cast(import_type(target), safe=safe)
+                    ours.validate(full=True)
+                    assert _ints(pa.array(ours)) == expected, (src, target, safe, one)
+                else:
+                    with pytest.raises(expected):
+                        import_array(one).cast(import_type(target), safe=safe)
