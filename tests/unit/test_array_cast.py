@@ -378,3 +378,109 @@ def test_temporal_casts_match_pyarrow_value_by_value(src: pa.DataType) -> None:
                 else:
                     with pytest.raises(expected):
                         import_array(one).cast(import_type(target), safe=safe)
+
+
+TEXTS = ["1", "+1", "-1", "-0", "+0", "01", "007", "1_000", " 1", "1 ", "", "+", "-", "1e5",
+         "1.", ".5", "1.5", "-.5", "+.5", "inf", "-inf", "+inf", "INF", "Infinity",
+         "iNfInItY", "infin", "nan", "NaN", "-nan", "+nan", "nana", "1E5", "1e+5", "1e-5",
+         "1e", "e5", "0x10", "0X1f", "0xff", "0xFF", "0x", "-0x10", "0x80", "0x7fff",
+         "0x7fffffffffffffff", "0x8000000000000000", "0xffffffffffffffff",
+         "0x10000000000000000", "0x0000000000000000001", "0xg", "0b1", "0x1p3", "1.5e3",
+         "1,5", "١٢", "１", "1..2", "--1", "+-1", "1d", ".", ".e1", "1.e1", "-0.0", "1e5.5",
+         "1e+-1", "1-1", "9" * 30, "1e400", "1e-400", "4.9e-324", "1e999999999999999999999",
+         "0." + "0" * 400 + "1", "1" + "0" * 400, "0" * 40 + "1", "127", "128", "-128",
+         "-129", "255", "256", "32767", "32768", "65535", "2147483647", "2147483648",
+         "-2147483648", "-2147483649", "4294967295", "4294967296", "9223372036854775807",
+         "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+         "18446744073709551615", "18446744073709551616", "99999999999999999999",
+         "-18446744073709551615", "\t1", "1\n", "65504", "65520", "6.1e-5", "0.1",
+         "3.14159", "2.2250738585072011e-308",
+         "1.00000000000000011102230246251565404236316680908203125"]
+NUMBERS = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(),
+           pa.uint32(), pa.uint64(), pa.float16(), pa.float32(), pa.float64()]
+
+
+def _same_numbers(ours: list, theirs: list) -> bool:
+    return all(a == b or (a != a and b != b) for a, b in zip(ours, theirs, strict=True))
+
+
+@pytest.mark.parametrize("target", NUMBERS, ids=str)
+def test_text_parses_as_numbers_as_pyarrow(target: pa.DataType) -> None:
+    for text_type in (pa.string(), pa.large_string(), pa.string_view()):
+        for safe in (True, False):
+            good = []
+            for text in TEXTS:
+                one = pa.array([text], text_type)
+                try:  # as pa.string(): pyarrow does not parse string_view as halffloat
+                    expected = pc.cast(one.cast(pa.string()), target, safe=safe).to_pylist()
+                except pa.ArrowInvalid:
+                    with pytest.raises(qv.ArrowInvalid, match="at row 0"):
+                        import_array(one).cast(import_type(target), safe=safe)
+                    continue
+                ours = import_array(one).cast(import_type(target), safe=safe).to_pylist()
+                assert _same_numbers(ours, expected), (text, target)
+                good.append(text)
+            # the good ones together, with nulls holding any text, and a slice
+            texts = [None, *good, None]
+            arr = pa.array(texts, text_type)
+            for source in (arr, arr.slice(2, len(good) // 2)):
+                ours = import_array(source).cast(import_type(target), safe=safe)
+                ours.validate(full=True)
+                assert _same_numbers(ours.to_pylist(), pc.cast(
+                    source.cast(pa.string()), target, safe=safe).to_pylist())
+
+
+def test_a_bad_text_is_named_with_its_row() -> None:
+    texts = ["1"] * 5 + [None, "3", "2", "1_0", "x"]
+    with pytest.raises(qv.ArrowInvalid, match=r"parses as int32, found '1_0' at row 8"):
+        qv.array(texts).cast(qv.int32())
+    with pytest.raises(qv.ArrowInvalid, match=r"fit int8, found '300' at row 1"):
+        qv.array(["1", "300"]).cast(qv.int8(), safe=False)  # out of range even unsafe
+    with pytest.raises(qv.ArrowInvalid, match=r"parses as double, found ' 1' at row 2"):
+        qv.array(["1", "2", " 1"]).cast(qv.float64())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text("0123456789+-.eExXafinINty _", max_size=8)),
+                max_size=20),
+       st.sampled_from(NUMBERS))
+def test_any_text_parses_as_pyarrow_does(texts: list, target: pa.DataType) -> None:
+    arr = pa.array(texts, pa.string())
+    try:
+        expected = pc.cast(arr, target).to_pylist()
+    except pa.ArrowInvalid:
+        with pytest.raises(qv.ArrowInvalid):
+            import_array(arr).cast(import_type(target))
+        return
+    assert _same_numbers(import_array(arr).cast(import_type(target)).to_pylist(), expected)
+
+
+def _with_hidden_text(texts: list, nulls: list[int]) -> pa.Array:
+    """A string array of ``texts`` whose rows ``nulls`` are null but keep their text."""
+    full = pa.array(texts, pa.string())
+    validity = pa.array([i not in nulls for i in range(len(texts))]).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), len(texts), [validity, *full.buffers()[1:]])
+
+
+@pytest.mark.parametrize("target", [pa.int16(), pa.uint64(), pa.float64(), pa.float32()],
+                         ids=str)
+def test_null_rows_holding_any_text_parse_as_nulls(target: pa.DataType) -> None:
+    arr = _with_hidden_text(["12", "x y", "00", "1_0", "7", ""], nulls=[1, 3, 5])
+    ours = import_array(arr).cast(import_type(target))
+    assert ours.to_pylist() == pc.cast(arr, target).to_pylist()
+
+
+@pytest.mark.parametrize("target", [qv.int64(), qv.uint8(), qv.float64()], ids=str)
+def test_text_parses_in_pieces(monkeypatch: pytest.MonkeyPatch, target: qv.DataType) -> None:
+    from quiver.array import parse
+
+    monkeypatch.setattr(parse, "_PIECE", 8)
+    texts = [None if i % 7 == 3 else str(i % 200) for i in range(300)]
+    arr = qv.array(texts)
+    expected = [None if v is None else (float(v) if target == qv.float64() else int(v))
+                for v in texts]
+    assert arr.cast(target).to_pylist() == expected
+    assert arr.slice(5, 100).cast(target).to_pylist() == expected[5:105]
+    texts[250] = "1e"
+    with pytest.raises(qv.ArrowInvalid, match="found '1e' at row 250"):
+        qv.array(texts).cast(target)

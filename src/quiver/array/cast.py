@@ -13,9 +13,9 @@ Arrow's layout).  A dictionary array is decoded first.
 
 Safe (the default) means a value that does not fit (overflow) or would lose digits
 (truncation) is an error that names the row; ``safe=False`` wraps or truncates as numpy
-(and pyarrow) does.  One difference from pyarrow: a float cast to a decimal whose scale cannot hold the
-float's digits (123.456 to scale 2) is an error when safe, where pyarrow's safe cast
-rounds it silently; ``safe=False`` rounds as pyarrow does.
+(and pyarrow) does.  One difference from pyarrow: a float cast to a decimal whose scale
+cannot hold the float's digits (123.456 to scale 2) is an error when safe, where
+pyarrow's safe cast rounds it silently; ``safe=False`` rounds as pyarrow does.
 
 >>> import quiver as qv
 >>> cast(qv.array([1, None, 300]), qv.int16()).to_pylist()
@@ -43,6 +43,7 @@ from .base import Array, make_array, typed_view
 from .data import null_mask
 from .data import offsets_and_data as _offsets_and_data
 from .data import ranges as _ranges
+from .parse import parse_floats, parse_integers
 from .take import _take
 
 __all__ = ["cast"]
@@ -512,25 +513,13 @@ def _binary_like(arr: Array, src: t.DataType, target: t.DataType) -> Array:
 
 
 def _parse_numbers(arr: Array, target: t.DataType, safe: bool) -> Array:
+    """Text as ``target`` numbers, in pyarrow's syntax (:mod:`quiver.array.parse`)."""
+    offsets, data = _offsets_and_data(arr)
     valid = arr.is_valid_mask()
-    texts = np.empty(len(arr), dtype=object)
-    texts[:] = arr.to_pylist()
-    if valid is not None:
-        texts[~valid] = "0"
-    kind = float if isinstance(target, t.FloatingPointType) else int
-    try:
-        values = np.array(texts.astype(str), dtype=np.float64 if kind is float else np.int64)
-    except (ValueError, OverflowError):
-        for row, text in enumerate(texts.tolist()):
-            try:
-                kind(text)
-            except (ValueError, OverflowError):
-                if valid is None or valid[row]:
-                    raise ArrowInvalid(
-                        f"expected text that parses as {target}, found {text!r} at row {row}"
-                    ) from None
-        raise
-    return _to_numeric(arr, values, target, safe)
+    if isinstance(target, t.FloatingPointType):
+        return _to_numeric(arr, parse_floats(offsets, data, valid, str(target)), target, safe)
+    return _result(target, arr, parse_integers(offsets, data, valid,
+                                               storage_numpy_dtype(target), str(target)))
 
 
 # -- the entry point ----------------------------------------------------------------------
