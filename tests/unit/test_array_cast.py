@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -286,3 +288,199 @@ def test_unknown_zone_and_out_of_range_dates_are_errors() -> None:
         qv.array([1], qv.timestamp("s", "Foo/Bar")).cast(qv.date32())
     with pytest.raises(qv.ArrowInvalid, match=r"years 1 to 9999 .* at row 1"):
         qv.array([0, 10**15], qv.timestamp("ms", "America/New_York")).cast(qv.date32())
+
+
+# -- reproducers from the differential review against pyarrow ---------------------------
+
+
+def test_cast_date_to_timestamp_ns() -> None:
+    d = qv.array([dt.date(2020, 1, 1)])
+    assert d.cast(qv.timestamp("ns")).to_pylist() == [pd.Timestamp("2020-01-01")]
+    first = qv.array([dt.date(1, 1, 1)])
+    assert first.cast(qv.timestamp("us")).to_pylist() == [dt.datetime(1, 1, 1)]
+
+
+def test_cast_temporal_to_unsigned_is_checked() -> None:
+    with pytest.raises(qv.ArrowError):
+        qv.array([dt.date(1969, 12, 31)]).cast(qv.uint32())  # gave 4294967295
+    with pytest.raises(qv.ArrowError):
+        qv.array([-1], qv.timestamp("s")).cast(qv.uint8())  # gave 255
+    with pytest.raises(qv.ArrowError):
+        qv.array([2**63], qv.uint64()).cast(qv.duration("us"))  # gave a negative duration
+
+
+def test_cast_string_to_uint64_beyond_int64() -> None:
+    text = qv.array(["18446744073709551615"])
+    assert text.cast(qv.uint64()).to_pylist() == [2**64 - 1]  # raw OverflowError
+    with pytest.raises(qv.ArrowError):
+        qv.array(["9223372036854775808"]).cast(qv.int64())  # raw OverflowError
+
+
+def test_cast_string_to_number_refuses_python_only_syntax() -> None:
+    for text, target in [("1_000", qv.int64()), (" 1", qv.float64()), ("١٢", qv.int32())]:
+        with pytest.raises(qv.ArrowError):
+            qv.array([text]).cast(target)  # pyarrow: ArrowInvalid; quiver parses them
+
+
+TEMPORAL = [pa.date32(), pa.date64(), pa.time32("s"), pa.time32("ms"), pa.time64("us"),
+            pa.time64("ns"), *(pa.timestamp(u) for u in ("s", "ms", "us", "ns")),
+            pa.timestamp("us", "UTC"), *(pa.duration(u) for u in ("s", "ms", "us", "ns"))]
+INTEGERS = [pa.int8(), pa.int32(), pa.int64(), pa.uint32(), pa.uint64()]
+EDGES = [0, 1, -1, 1500, -1500, 86_400_000, -86_400_001, 106_751, -106_752, 106_752,
+         2**31 - 1, -(2**31), 9_223_286_400_000, 2**62, 2**63 - 1, -(2**63), 2**63, 2**64 - 1]
+
+
+def _edge_array(src: pa.DataType, target: pa.DataType) -> pa.Array:
+    """Edge values that fit ``src`` (as storage integers for a temporal type; times within
+    a day, as their type requires)."""
+    if pa.types.is_integer(src):
+        storage = src
+    else:
+        storage = pa.int32() if src.bit_width == 32 else pa.int64()
+    info = np.iinfo(storage.to_pandas_dtype())
+    values = [v for v in EDGES if info.min <= v <= info.max]
+    if pa.types.is_time(src):
+        values = [v for v in values if 0 <= v < 86_400 * {"s": 1, "ms": 10**3, "us": 10**6,
+                                                          "ns": 10**9}[src.unit]]
+    if pa.types.is_timestamp(src) and pa.types.is_date(target):
+        values = [v for v in values if abs(v) < 2**50]  # pyarrow wraps the day's ms beyond
+    values.append(None)
+    return pa.array(values, storage).view(src) if storage != src else pa.array(values, src)
+
+
+def _ints(arr: pa.Array) -> list:
+    """The stored integers of a temporal (or integer) pyarrow array."""
+    if pa.types.is_integer(arr.type):
+        return arr.to_pylist()
+    return arr.view(pa.int32() if arr.type.bit_width == 32 else pa.int64()).to_pylist()
+
+
+@pytest.mark.parametrize("src", TEMPORAL + INTEGERS, ids=str)
+def test_temporal_casts_match_pyarrow_value_by_value(src: pa.DataType) -> None:
+    for target in TEMPORAL + INTEGERS:
+        if pa.types.is_integer(src) and pa.types.is_integer(target):
+            continue
+        if pa.types.is_timestamp(src) and pa.types.is_time(target):
+            continue  # quiver does not cast timestamps to times of day
+        arr = _edge_array(src, target)
+        for safe in (True, False):
+            for one in [arr.slice(i, 1) for i in range(len(arr))] + [arr]:
+                try:
+                    expected: Any = _ints(pc.cast(one, target, safe=safe))
+                except pa.ArrowNotImplementedError:
+                    expected = qv.NotSupported
+                except pa.ArrowInvalid:
+                    expected = qv.ArrowInvalid
+                if isinstance(expected, list):
+                    ours = import_array(one).cast(import_type(target), safe=safe)
+                    ours.validate(full=True)
+                    assert _ints(pa.array(ours)) == expected, (src, target, safe, one)
+                else:
+                    with pytest.raises(expected):
+                        import_array(one).cast(import_type(target), safe=safe)
+
+
+TEXTS = ["1", "+1", "-1", "-0", "+0", "01", "007", "1_000", " 1", "1 ", "", "+", "-", "1e5",
+         "1.", ".5", "1.5", "-.5", "+.5", "inf", "-inf", "+inf", "INF", "Infinity",
+         "iNfInItY", "infin", "nan", "NaN", "-nan", "+nan", "nana", "1E5", "1e+5", "1e-5",
+         "1e", "e5", "0x10", "0X1f", "0xff", "0xFF", "0x", "-0x10", "0x80", "0x7fff",
+         "0x7fffffffffffffff", "0x8000000000000000", "0xffffffffffffffff",
+         "0x10000000000000000", "0x0000000000000000001", "0xg", "0b1", "0x1p3", "1.5e3",
+         "1,5", "١٢", "１", "1..2", "--1", "+-1", "1d", ".", ".e1", "1.e1", "-0.0", "1e5.5",
+         "1e+-1", "1-1", "9" * 30, "1e400", "1e-400", "4.9e-324", "1e999999999999999999999",
+         "0." + "0" * 400 + "1", "1" + "0" * 400, "0" * 40 + "1", "127", "128", "-128",
+         "-129", "255", "256", "32767", "32768", "65535", "2147483647", "2147483648",
+         "-2147483648", "-2147483649", "4294967295", "4294967296", "9223372036854775807",
+         "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+         "18446744073709551615", "18446744073709551616", "99999999999999999999",
+         "-18446744073709551615", "\t1", "1\n", "65504", "65520", "6.1e-5", "0.1",
+         "3.14159", "2.2250738585072011e-308",
+         "1.00000000000000011102230246251565404236316680908203125"]
+NUMBERS = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(),
+           pa.uint32(), pa.uint64(), pa.float16(), pa.float32(), pa.float64()]
+
+
+def _same_numbers(ours: list, theirs: list) -> bool:
+    return all(a == b or (a != a and b != b) for a, b in zip(ours, theirs, strict=True))
+
+
+@pytest.mark.parametrize("target", NUMBERS, ids=str)
+def test_text_parses_as_numbers_as_pyarrow(target: pa.DataType) -> None:
+    for text_type in (pa.string(), pa.large_string(), pa.string_view()):
+        for safe in (True, False):
+            good = []
+            for text in TEXTS:
+                one = pa.array([text], text_type)
+                try:  # as pa.string(): pyarrow does not parse string_view as halffloat
+                    expected = pc.cast(one.cast(pa.string()), target, safe=safe).to_pylist()
+                except pa.ArrowInvalid:
+                    with pytest.raises(qv.ArrowInvalid, match="at row 0"):
+                        import_array(one).cast(import_type(target), safe=safe)
+                    continue
+                ours = import_array(one).cast(import_type(target), safe=safe).to_pylist()
+                assert _same_numbers(ours, expected), (text, target)
+                good.append(text)
+            # the good ones together, with nulls holding any text, and a slice
+            texts = [None, *good, None]
+            arr = pa.array(texts, text_type)
+            for source in (arr, arr.slice(2, len(good) // 2)):
+                ours = import_array(source).cast(import_type(target), safe=safe)
+                ours.validate(full=True)
+                assert _same_numbers(ours.to_pylist(), pc.cast(
+                    source.cast(pa.string()), target, safe=safe).to_pylist())
+
+
+def test_a_bad_text_is_named_with_its_row() -> None:
+    texts = ["1"] * 5 + [None, "3", "2", "1_0", "x"]
+    with pytest.raises(qv.ArrowInvalid, match=r"parses as int32, found '1_0' at row 8"):
+        qv.array(texts).cast(qv.int32())
+    with pytest.raises(qv.ArrowInvalid, match=r"fit int8, found '300' at row 1"):
+        qv.array(["1", "300"]).cast(qv.int8(), safe=False)  # out of range even unsafe
+    with pytest.raises(qv.ArrowInvalid, match=r"parses as double, found ' 1' at row 2"):
+        qv.array(["1", "2", " 1"]).cast(qv.float64())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text("0123456789+-.eExXafinINty _", max_size=8)),
+                max_size=20),
+       st.sampled_from(NUMBERS))
+def test_any_text_parses_as_pyarrow_does(texts: list, target: pa.DataType) -> None:
+    arr = pa.array(texts, pa.string())
+    try:
+        expected = pc.cast(arr, target).to_pylist()
+    except pa.ArrowInvalid:
+        with pytest.raises(qv.ArrowInvalid):
+            import_array(arr).cast(import_type(target))
+        return
+    assert _same_numbers(import_array(arr).cast(import_type(target)).to_pylist(), expected)
+
+
+def _with_hidden_text(texts: list, nulls: list[int]) -> pa.Array:
+    """A string array of ``texts`` whose rows ``nulls`` are null but keep their text."""
+    full = pa.array(texts, pa.string())
+    validity = pa.array([i not in nulls for i in range(len(texts))]).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), len(texts), [validity, *full.buffers()[1:]])
+
+
+@pytest.mark.parametrize("target", [pa.int16(), pa.uint64(), pa.float64(), pa.float32()],
+                         ids=str)
+def test_null_rows_holding_any_text_parse_as_nulls(target: pa.DataType) -> None:
+    arr = _with_hidden_text(["12", "x y", "00", "1_0", "7", ""], nulls=[1, 3, 5])
+    ours = import_array(arr).cast(import_type(target))
+    assert ours.to_pylist() == pc.cast(arr, target).to_pylist()
+
+
+@pytest.mark.parametrize("target", [qv.int64(), qv.uint8(), qv.float64()], ids=str)
+def test_text_parses_in_pieces(monkeypatch: pytest.MonkeyPatch, target: qv.DataType) -> None:
+    from quiver.array import parse
+
+    monkeypatch.setattr(parse, "_PIECE", 8)
+    texts = [None if i % 7 == 3 else str(i % 200) for i in range(300)]
+    arr = qv.array(texts)
+    expected = [None if v is None else (float(v) if target == qv.float64() else int(v))
+                for v in texts]
+    assert arr.cast(target).to_pylist() == expected
+    assert arr.slice(5, 100).cast(target).to_pylist() == expected[5:105]
+    texts[250] = "1e"
+    with pytest.raises(qv.ArrowInvalid, match="found '1e' at row 250"):
+        qv.array(texts).cast(target)

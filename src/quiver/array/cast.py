@@ -4,17 +4,18 @@ Not an Arrow spec section; follows ``pyarrow.compute.cast``.  Supported: between
 floating point and boolean types; decimals (rescaling) and between decimals, integers and
 floats, and floats to decimals (the exact binary value rounded half to even, as pyarrow);
 the temporal types (units of timestamps, durations and times, date32 <-> date64,
-timestamps <-> dates, a zoned timestamp giving its local date in that zone, and the
-integer storage they reinterpret); between string, large_string and string_view and their
+timestamps <-> dates, a zoned timestamp giving its local date in that zone, and each
+one's own storage integer, int32 or int64, which it reinterprets: pyarrow refuses the
+other integer types); between string, large_string and string_view and their
 binary counterparts (binary to string checks UTF-8); strings parsed as numbers; integers,
 booleans and floats written as text (floats with the shortest digits that read back, in
 Arrow's layout).  A dictionary array is decoded first.
 
 Safe (the default) means a value that does not fit (overflow) or would lose digits
 (truncation) is an error that names the row; ``safe=False`` wraps or truncates as numpy
-does.  One difference from pyarrow: a float cast to a decimal whose scale cannot hold the
-float's digits (123.456 to scale 2) is an error when safe, where pyarrow's safe cast
-rounds it silently; ``safe=False`` rounds as pyarrow does.
+(and pyarrow) does.  One difference from pyarrow: a float cast to a decimal whose scale
+cannot hold the float's digits (123.456 to scale 2) is an error when safe, where
+pyarrow's safe cast rounds it silently; ``safe=False`` rounds as pyarrow does.
 
 >>> import quiver as qv
 >>> cast(qv.array([1, None, 300]), qv.int16()).to_pylist()
@@ -42,6 +43,7 @@ from .base import Array, make_array, typed_view
 from .data import null_mask
 from .data import offsets_and_data as _offsets_and_data
 from .data import ranges as _ranges
+from .parse import parse_floats, parse_integers
 from .take import _take
 
 __all__ = ["cast"]
@@ -148,11 +150,13 @@ def _bool_result(arr: Array, out: np.ndarray) -> Array:
 
 
 def _unit_of(dtype: t.DataType) -> tuple[str, int]:
-    """(kind, ticks per second) of a temporal type; dates count days or milliseconds."""
+    """(kind, ticks per day) of a temporal type: date32 counts days, date64 milliseconds.
+
+    Every ratio of two of these is a whole number or its inverse (1 and 86400 x 10**k)."""
     if isinstance(dtype, t.DateType):
-        return "date", 1 if dtype.unit == "day" else 1000
+        return "date", 1 if dtype.unit == "day" else _MS_PER_DAY
     kind = {t.TimeType: "time", t.TimestampType: "timestamp", t.DurationType: "duration"}
-    return kind[type(dtype)], _PER_SECOND[dtype.unit]  # type: ignore[attr-defined]
+    return kind[type(dtype)], 86_400 * _PER_SECOND[dtype.unit]  # type: ignore[attr-defined]
 
 
 def _rescale(arr: Array, values: np.ndarray, num: int, den: int, target: t.DataType,
@@ -161,16 +165,18 @@ def _rescale(arr: Array, values: np.ndarray, num: int, den: int, target: t.DataT
     valid = arr.is_valid_mask()
     v = values.astype(np.int64)
     if num > 1:
-        limit = np.iinfo(np.int64).max // num
-        row = _bad_row(np.abs(v) > limit, valid)
-        if row is not None:
-            raise ArrowInvalid(
-                f"expected values that fit {target} after scaling by {num}, found "
-                f"{int(v[row])} at row {row}"
-            )
-        v = v * num
+        if safe:
+            limit = np.iinfo(np.int64).max // num
+            row = _bad_row((v > limit) | (v < -limit), valid)
+            if row is not None:
+                raise ArrowInvalid(
+                    f"expected values that fit {target} after scaling by {num}, found "
+                    f"{int(v[row])} at row {row} (safe=False wraps)"
+                )
+        v = v * num  # wraps when unsafe, as pyarrow
     if den > 1:
-        q = np.where(v < 0, -((-v) // den), v // den)  # toward zero, as pyarrow
+        q = v // den
+        q += (v < 0) & (q * den != v)  # toward zero, as pyarrow
         if safe:
             row = _bad_row(q * den != v, valid)
             if row is not None:
@@ -180,7 +186,7 @@ def _rescale(arr: Array, values: np.ndarray, num: int, den: int, target: t.DataT
                 )
         v = q
     npdt = storage_numpy_dtype(target)
-    if npdt is not None and npdt.itemsize < 8:
+    if npdt is not None and npdt.itemsize < 8 and safe:
         lo, hi = _int_range(t.int32())
         row = _bad_row((v < lo) | (v > hi), valid)
         if row is not None:
@@ -196,29 +202,20 @@ def _temporal(arr: Array, src: t.DataType, target: t.DataType, safe: bool) -> Ar
     tkind, tper = _unit_of(target)
     if skind == "timestamp" and tkind == "date":
         tz = src.tz  # type: ignore[attr-defined]
-        per_day = 86_400 * sper
         ticks = values.astype(np.int64)
         if tz not in (None, "UTC", "utc", "+00:00", "Z"):
             valid = arr.is_valid_mask()
-            seconds = np.floor_divide(ticks, sper)
+            seconds = np.floor_divide(ticks, sper // 86_400)
             if valid is not None:
                 seconds = np.where(valid, seconds, 0)
-            ticks = ticks + _utc_offsets(seconds, tz) * sper  # the local wall clock
-        days = np.floor_divide(ticks, per_day)  # dates floor, as pyarrow
+            ticks = ticks + _utc_offsets(seconds, tz) * (sper // 86_400)  # the local wall clock
+        days = np.floor_divide(ticks, sper)  # dates floor, as pyarrow
         if target.unit == "day":  # type: ignore[attr-defined]
             return _result(target, arr, days.astype("<i4"))
         return _result(target, arr, (days * _MS_PER_DAY).astype("<i8"))
-    if skind == "date" and tkind == "timestamp":
-        ms = values.astype(np.int64) * (_MS_PER_DAY if src.unit == "day" else 1)  # type: ignore[attr-defined]
-        return _rescale(arr, ms, tper, 1000, target, safe) if tper >= 1000 else _rescale(
-            arr, ms, 1, 1000 // tper, target, safe
-        )
-    if skind == "date" and tkind == "date":
-        if src.unit == "day":  # type: ignore[attr-defined]
-            return _rescale(arr, values, _MS_PER_DAY, 1, target, safe)
-        return _rescale(arr, values, 1, _MS_PER_DAY, target, safe)
-    if skind != tkind:
+    if skind != tkind and {skind, tkind} != {"date", "timestamp"}:
         raise NotSupported(f"casting {src} to {target} is not supported")
+    # a date counts days (or ms) from the epoch as a timestamp does: one exact ratio of units
     if tper >= sper:
         return _rescale(arr, values, tper // sper, 1, target, safe)
     return _rescale(arr, values, 1, sper // tper, target, safe)
@@ -516,25 +513,13 @@ def _binary_like(arr: Array, src: t.DataType, target: t.DataType) -> Array:
 
 
 def _parse_numbers(arr: Array, target: t.DataType, safe: bool) -> Array:
+    """Text as ``target`` numbers, in pyarrow's syntax (:mod:`quiver.array.parse`)."""
+    offsets, data = _offsets_and_data(arr)
     valid = arr.is_valid_mask()
-    texts = np.empty(len(arr), dtype=object)
-    texts[:] = arr.to_pylist()
-    if valid is not None:
-        texts[~valid] = "0"
-    kind = float if isinstance(target, t.FloatingPointType) else int
-    try:
-        values = np.array(texts.astype(str), dtype=np.float64 if kind is float else np.int64)
-    except (ValueError, OverflowError):
-        for row, text in enumerate(texts.tolist()):
-            try:
-                kind(text)
-            except (ValueError, OverflowError):
-                if valid is None or valid[row]:
-                    raise ArrowInvalid(
-                        f"expected text that parses as {target}, found {text!r} at row {row}"
-                    ) from None
-        raise
-    return _to_numeric(arr, values, target, safe)
+    if isinstance(target, t.FloatingPointType):
+        return _to_numeric(arr, parse_floats(offsets, data, valid, str(target)), target, safe)
+    return _result(target, arr, parse_integers(offsets, data, valid,
+                                               storage_numpy_dtype(target), str(target)))
 
 
 # -- the entry point ----------------------------------------------------------------------
@@ -592,11 +577,17 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
     if (isinstance(src, _TEMPORAL) and isinstance(dst, t.IntegerType)) or (isinstance(
         src, t.IntegerType
     ) and isinstance(dst, _TEMPORAL)):
-        raw = _raw(arr)
-        npdt = storage_numpy_dtype(dst)
-        if raw.dtype.itemsize == npdt.itemsize:  # type: ignore[union-attr]
-            return _result(dst, arr, raw.view(npdt))  # reinterpret, as pyarrow
-        return _reinterpret_wide(arr, raw, dst, safe)
+        # pyarrow reinterprets a temporal type's storage integer (int32 or int64) and
+        # refuses every other integer type
+        storage = storage_numpy_dtype(src if isinstance(src, _TEMPORAL) else dst)
+        if storage_numpy_dtype(src if isinstance(dst, _TEMPORAL) else dst) != storage:
+            temporal = arr.type if isinstance(src, _TEMPORAL) else target
+            raise NotSupported(
+                f"casting {arr.type} to {target} is not supported: expected "
+                f"{np.dtype(storage).name} (the storage of {temporal}), found "  # type: ignore[arg-type]
+                f"{target if isinstance(src, _TEMPORAL) else arr.type}"
+            )
+        return _result(dst, arr, _raw(arr))
     if isinstance(src, _BINARY) and isinstance(dst, _BINARY):
         return _binary_like(arr, src, dst)
     if isinstance(src, (t.StringType, t.StringViewType)) and isinstance(
@@ -742,11 +733,3 @@ def _float_text(values: np.ndarray) -> np.ndarray:
     out = raw.astype(f"S{raw.dtype.itemsize + 8}")
     out[need] = _relayout(raw[need], np.signbit(values[need]))
     return out
-
-
-def _reinterpret_wide(arr: Array, raw: np.ndarray, dst: t.DataType, safe: bool) -> Array:
-    """Integer <-> temporal storage of another width: through a checked integer cast."""
-    npdt = storage_numpy_dtype(dst)
-    as_int = t.IntegerType(npdt.itemsize * 8, True)  # type: ignore[union-attr]
-    tmp = _to_numeric(arr, raw.astype(np.int64) if raw.dtype.kind != "i" else raw, as_int, safe)
-    return make_array(dst, len(tmp), tmp.buffers, (), tmp.null_count, 0)
