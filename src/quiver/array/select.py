@@ -165,7 +165,8 @@ def is_valid(arr: Array) -> Array:
 
 def fill_null(arr: Array, fill_value: Any) -> Array:
     """``arr`` with its nulls replaced by ``fill_value`` (a Python value of the array's
-    type, or a one-value quiver Array).
+    type, or a one-value quiver Array).  A dictionary array fills its null indices (a
+    null value inside its dictionary stays), its dictionary extended by the fill value.
 
     >>> import quiver as qv
     >>> fill_null(qv.array(["a", None]), "z").to_pylist()
@@ -179,7 +180,13 @@ def fill_null(arr: Array, fill_value: Any) -> Array:
         fill = array([fill_value], type=arr.type)
     if len(fill) != 1:
         raise ArrowInvalidArgument(f"expected one fill value, found {len(fill)}")
-    nulls = _null_mask(arr)
+    if isinstance(t.storage_of(arr.type), t.DictionaryType):
+        # only null indices, as pyarrow: a null value inside the dictionary stays null;
+        # the fill value's dictionary is unified with the array's by the concatenation
+        valid = arr.is_valid_mask()
+        nulls = np.zeros(len(arr), dtype=bool) if valid is None else ~valid
+    else:
+        nulls = _null_mask(arr)
     if not nulls.any():
         return arr
     idx = np.where(nulls, len(arr), np.arange(len(arr)))
