@@ -211,3 +211,29 @@ def test_fill_null_dictionary_beyond_the_index_type() -> None:
     with pytest.raises(qv.ArrowInvalid, match="index type int8"):
         full.fill_null("new")
     assert full.fill_null("3").to_pylist()[-1] == "3"
+
+
+def test_sort_indices_dictionary_of_floats_with_nan() -> None:
+    arr = qv.array(pa.array([1.0, float("nan"), 0.5, None]).dictionary_encode())
+    assert qc.sort_indices(arr).to_pylist() == [2, 0, 1, 3]  # pyarrow's order
+
+
+@pytest.mark.parametrize(
+    "theirs",
+    [
+        pa.array([1.0, float("nan"), 0.5, None]).dictionary_encode(),
+        _dictionary([0, 1, None, 2, 3, 0, 1, 2, 4], [2.0, None, float("nan"), -0.0, 0.0]),
+        _dictionary([0, 1, None, 2, 3, 0, 1, 2], ["b", None, "a", "b"], "uint32"),
+        _dictionary([3, 2, 1, 0, None], [5, -1, 5, 2**40], "int16"),
+        _dictionary([1, 0, 1, None], [True, False]),
+        _dictionary([None, None], ["x"]).slice(1),
+        pa.DictionaryArray.from_arrays(pa.array([None, None], "int8"), pa.array([], "int64")),
+        pa.array([b"q", b"", None, b"\x00", b"q"]).dictionary_encode().slice(1),
+    ],
+)
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_sort_indices_dictionary_matches_pyarrow(theirs: pa.Array, order: str) -> None:
+    # pyarrow ranks a dictionary's values (NaN after the numbers) and sorts the ranks, so
+    # NaN comes first in descending order, unlike a plain float column
+    expected = pc.sort_indices(theirs, sort_keys=[("", order)]).to_pylist()
+    assert qc.sort_indices(_q(theirs), order=order).to_pylist() == expected

@@ -208,10 +208,7 @@ def sort_keys(arr: Array, order: str = "ascending") -> list[np.ndarray]:
     st = t.storage_of(arr.type)
     nulls = _null_mask(arr)
     if isinstance(st, t.DictionaryType):
-        values = arr.dictionary.to_pylist()  # type: ignore[union-attr]
-        codes = arr.indices.to_numpy(zero_copy_only=False)  # type: ignore[attr-defined]
-        codes = np.where(nulls, 0, np.nan_to_num(codes)).astype(np.int64)
-        rank = _rank(np.array([*values, None], dtype=object)[codes], nulls)
+        rank = _dictionary_rank(arr, st, nulls)
         nan = np.zeros(len(arr), dtype=bool)
     else:
         numeric = storage_numpy_dtype(st) if t.is_fixed_width(st) and not isinstance(
@@ -231,6 +228,26 @@ def sort_keys(arr: Array, order: str = "ascending") -> list[np.ndarray]:
         rank = ~rank if rank.dtype.kind in "iu" else -rank
     # pyarrow: nulls last, NaN just before them, whatever the order
     return [rank, nan, nulls]
+
+
+def _dictionary_rank(arr: Array, st: t.DictionaryType, nulls: np.ndarray) -> np.ndarray:
+    """Each slot's dense rank among its dictionary's values sorted ascending (NaN after the
+    numbers, as pyarrow ranks a dictionary: in descending order NaN then comes first), 0
+    where null (index or value; those sort by the null key)."""
+    dictionary: Array = arr.dictionary  # type: ignore[assignment]
+    if len(dictionary) == 0 or len(arr) == 0:
+        return np.zeros(len(arr), dtype=np.int64)
+    keys = sort_keys(dictionary)
+    order = np.lexsort(keys)
+    change = np.zeros(len(order), dtype=bool)
+    for k in keys:  # a new rank where any key differs from the entry sorted before
+        ranked = k[order]
+        change[1:] |= ranked[1:] != ranked[:-1]
+    dense = np.empty(len(order), dtype=np.int64)
+    dense[order] = np.cumsum(change)
+    codes = arr._fixed_values_view(storage_numpy_dtype(st.index_type)).astype(np.int64)  # type: ignore[arg-type]
+    codes = np.clip(codes, 0, len(dictionary) - 1)  # a null index may hold any value
+    return np.where(nulls, 0, dense[codes])
 
 
 def _rank(objects: np.ndarray, nulls: np.ndarray) -> np.ndarray:
