@@ -237,3 +237,45 @@ def test_sort_indices_dictionary_matches_pyarrow(theirs: pa.Array, order: str) -
     # NaN comes first in descending order, unlike a plain float column
     expected = pc.sort_indices(theirs, sort_keys=[("", order)]).to_pylist()
     assert qc.sort_indices(_q(theirs), order=order).to_pylist() == expected
+
+
+# -- foreign indices and masks -------------------------------------------------------------
+
+
+def test_take_with_pyarrow_indices_holding_nulls() -> None:
+    arr = qv.array([10, 20, 30])
+    assert arr.take(pa.array([2, None, 0])).to_pylist() == [30, None, 10]
+
+
+@pytest.mark.parametrize(
+    "indices",
+    [
+        pa.array([2, None, 0], pa.uint8()),
+        pa.array([None, None], pa.int64()),
+        pa.array([1, None, 2, None]).slice(1),
+        pa.chunked_array([[2], [None, 0]]),
+    ],
+)
+def test_take_with_foreign_indices_matches_pyarrow(indices: Any) -> None:
+    values = pa.array(["a", None, "c"])
+    expected = pc.take(values, indices).to_pylist()
+    assert _q(values).take(indices).to_pylist() == expected
+
+
+def test_take_with_null_typed_foreign_indices() -> None:
+    # pyarrow has no take kernel for null-typed indices; quiver reads them as all null
+    assert qv.array(["a"]).take(pa.array([None, None])).to_pylist() == [None, None]
+
+
+def test_filter_with_a_pyarrow_mask_holding_nulls() -> None:
+    values = pa.array([10, 20, 30, 40])
+    for mask in (pa.array([True, None, True, None]),
+                 pa.chunked_array([[None], [True, False, True]], pa.bool_())):
+        assert _q(values).filter(mask).to_pylist() == pc.filter(values, mask).to_pylist()
+
+
+def test_foreign_indices_of_other_types_are_refused() -> None:
+    with pytest.raises(qv.ArrowTypeError, match="found double"):
+        qv.array([1, 2]).take(pa.array([1.0, None]))
+    with pytest.raises(qv.ArrowIndexError, match="found 5 at position 1"):
+        qv.array([1, 2]).take(pa.array([None, 5]))

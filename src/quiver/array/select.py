@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
+from ..cdata.import_array import import_array
 from ..errors import (
     ArrowIndexError,
     ArrowInvalidArgument,
@@ -49,8 +50,10 @@ def _mask_of(values: Any, what: str) -> tuple[np.ndarray, np.ndarray | None]:
     ``__arrow_c_array__`` object) as (numpy values, valid mask or None)."""
     if hasattr(values, "combine_chunks") and not isinstance(values, Array):
         values = values.combine_chunks()
-    if not isinstance(values, Array) and hasattr(values, "__arrow_c_array__"):
-        values = array(values)
+    if not isinstance(values, Array) and (
+        hasattr(values, "__arrow_c_array__") or hasattr(values, "__arrow_c_stream__")
+    ):
+        values = import_array(values)  # as is: its nulls stay nulls (no trip through numpy)
     if isinstance(values, Array):
         st = t.storage_of(values.type)
         valid = values.is_valid_mask()
