@@ -5,6 +5,9 @@ id) and for combining chunks.  Each input is first flattened with the IPC assemb
 normalisation (offset 0, rebased offsets), then buffers are joined with numpy: bitmaps
 via unpack/pack, offsets shifted by the running data length, view buffer indices shifted
 by the number of variadic buffers before them, dense union offsets by the child lengths.
+Dictionary arrays sharing one dictionary keep it; others get one unified dictionary (the
+distinct values in order of first appearance, compared bit for bit by
+:func:`quiver.array.keys.first_seen`) and their indices remapped onto it, as pyarrow does.
 
 >>> import quiver as qv
 >>> concat_arrays([qv.array([1, 2]), qv.array([3])]).to_pylist()
