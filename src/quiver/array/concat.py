@@ -25,6 +25,7 @@ from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowInvalidArgument, NotSupported
 from ..layout import layout_of, storage_numpy_dtype
 from .base import Array, make_array, typed_view
+from .equal import _has_floats, array_equals
 from .keys import first_seen
 
 
@@ -107,6 +108,10 @@ def _unify_dictionaries(
     dicts = [a.dictionary for a in arrays]
     if any(d is None for d in dicts):
         raise ArrowInvalid(f"expected a dictionary with every {storage} array, found None")
+    if not _has_floats(storage.value_type) and all(
+        array_equals(d, dicts[0]) for d in dicts[1:]  # type: ignore[arg-type]
+    ):  # the common case (each chunk imported with its own copy): a vectorized check
+        return dicts[0], vals  # type: ignore[return-value]
     sizes = np.array([len(d) for d in dicts], dtype=np.int64)  # type: ignore[arg-type]
     bases = np.concatenate([[0], np.cumsum(sizes)])
     groups, firsts = first_seen(concat_arrays(dicts))  # type: ignore[arg-type]
@@ -118,7 +123,7 @@ def _unify_dictionaries(
         )
     if (sizes == sizes[0]).all() and (
         groups.reshape(len(dicts), -1) == groups[: sizes[0]]
-    ).all():  # every dictionary holds the same values (bit for bit): the first one serves
+    ).all():  # the same values bit for bit (floats: -0.0 is not 0.0): the first one serves
         return dicts[0], vals  # type: ignore[return-value]
     parts = []
     for a, base, size in zip(arrays, bases.tolist(), sizes.tolist()):
