@@ -165,3 +165,117 @@ def test_take_filter_and_is_null_on_unions_agree_with_list_indexing(case: Any, d
     assert _normal(arr.filter(mask).to_pylist()) == _normal(
         [v for v, m in zip(expected, mask) if m])
     assert arr.is_null().to_pylist() == [v is None for v in expected]
+
+
+# -- dictionaries --------------------------------------------------------------------------
+
+
+def _dictionary(indices: list[int | None], values: list, index_type: str = "int8") -> pa.Array:
+    return pa.DictionaryArray.from_arrays(pa.array(indices, index_type), pa.array(values))
+
+
+def test_fill_null_dictionary() -> None:
+    arr = qv.array(pa.array(["a", None, "b"]).dictionary_encode())
+    assert arr.fill_null("b").to_pylist() == ["a", "b", "b"]  # raised ArrowInvalid
+    nulls_in_values = qv.array(_dictionary([0, 1], ["x", None]))
+    # pyarrow keeps ['x', None]; quiver gave ['y', 'y']
+    assert nulls_in_values.fill_null("y").to_pylist()[0] == "x"
+
+
+@pytest.mark.parametrize(
+    ("theirs", "fill"),
+    [
+        (pa.array(["a", None, "b"]).dictionary_encode(), "z"),  # a value not in the dictionary
+        (pa.array(["a", None, "b"]).dictionary_encode().slice(1), "a"),
+        (_dictionary([0, 1, None], ["x", None]), "y"),  # a null value and a null index
+        (_dictionary([None, 0, None], [1.0], "uint16"), -0.0),
+        (pa.DictionaryArray.from_arrays(pa.array([None, None], "int64"), pa.array([], "int64")),
+         5),  # an empty dictionary
+        (_dictionary([0, 1], [b"p", b"q"]), b"r"),  # no null: unchanged
+    ],
+)
+def test_fill_null_dictionary_matches_pyarrow(theirs: pa.Array, fill: Any) -> None:
+    expected = pc.fill_null(theirs, pa.scalar(fill, theirs.type.value_type))
+    ours = _q(theirs).fill_null(fill)
+    ours.validate(full=True)
+    assert ours.type == _q(expected).type
+    assert [repr(v) for v in ours.to_pylist()] == [repr(v) for v in expected.to_pylist()]
+    one = qv.array([fill], ours.type)  # a one-value dictionary array as the fill
+    assert _q(theirs).fill_null(one).to_pylist() == ours.to_pylist()
+
+
+def test_fill_null_dictionary_beyond_the_index_type() -> None:
+    # the bound of pyarrow's concat_arrays (at most 127 values for int8); pyarrow's
+    # fill_null itself builds a 128-value dictionary here
+    full = qv.array(_dictionary([*range(127), None], [str(i) for i in range(127)]))
+    with pytest.raises(qv.ArrowInvalid, match="index type int8"):
+        full.fill_null("new")
+    assert full.fill_null("3").to_pylist()[-1] == "3"
+
+
+def test_sort_indices_dictionary_of_floats_with_nan() -> None:
+    arr = qv.array(pa.array([1.0, float("nan"), 0.5, None]).dictionary_encode())
+    assert qc.sort_indices(arr).to_pylist() == [2, 0, 1, 3]  # pyarrow's order
+
+
+@pytest.mark.parametrize(
+    "theirs",
+    [
+        pa.array([1.0, float("nan"), 0.5, None]).dictionary_encode(),
+        _dictionary([0, 1, None, 2, 3, 0, 1, 2, 4], [2.0, None, float("nan"), -0.0, 0.0]),
+        _dictionary([0, 1, None, 2, 3, 0, 1, 2], ["b", None, "a", "b"], "uint32"),
+        _dictionary([3, 2, 1, 0, None], [5, -1, 5, 2**40], "int16"),
+        _dictionary([1, 0, 1, None], [True, False]),
+        _dictionary([None, None], ["x"]).slice(1),
+        pa.DictionaryArray.from_arrays(pa.array([None, None], "int8"), pa.array([], "int64")),
+        pa.array([b"q", b"", None, b"\x00", b"q"]).dictionary_encode().slice(1),
+    ],
+)
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_sort_indices_dictionary_matches_pyarrow(theirs: pa.Array, order: str) -> None:
+    # pyarrow ranks a dictionary's values (NaN after the numbers) and sorts the ranks, so
+    # NaN comes first in descending order, unlike a plain float column
+    expected = pc.sort_indices(theirs, sort_keys=[("", order)]).to_pylist()
+    assert qc.sort_indices(_q(theirs), order=order).to_pylist() == expected
+
+
+# -- foreign indices and masks -------------------------------------------------------------
+
+
+def test_take_with_pyarrow_indices_holding_nulls() -> None:
+    arr = qv.array([10, 20, 30])
+    assert arr.take(pa.array([2, None, 0])).to_pylist() == [30, None, 10]
+
+
+@pytest.mark.parametrize(
+    "indices",
+    [
+        pa.array([2, None, 0], pa.uint8()),
+        pa.array([None, None], pa.int64()),
+        pa.array([1, None, 2, None]).slice(1),
+        pa.chunked_array([[2], [None, 0]]),
+    ],
+)
+def test_take_with_foreign_indices_matches_pyarrow(indices: Any) -> None:
+    values = pa.array(["a", None, "c"])
+    expected = pc.take(values, indices).to_pylist()
+    assert _q(values).take(indices).to_pylist() == expected
+
+
+def test_take_with_null_typed_foreign_indices() -> None:
+    # pyarrow has no take kernel for null-typed indices; quiver reads them as all null
+    assert qv.array(["a"]).take(pa.array([None, None])).to_pylist() == [None, None]
+
+
+def test_filter_with_a_pyarrow_mask_holding_nulls() -> None:
+    values = pa.array([10, 20, 30, 40])
+    for mask in (pa.array([True, None, True, None]),
+                 pa.chunked_array([[None], [True, False, True]], pa.bool_())):
+        assert _q(values).filter(mask).to_pylist() == pc.filter(values, mask).to_pylist()
+
+
+def test_foreign_indices_of_other_types_are_refused() -> None:
+    with pytest.raises(qv.ArrowTypeError, match="found double"):
+        qv.array([1, 2]).take(pa.array([1.0, None]))
+    with pytest.raises(qv.ArrowIndexError, match="found 5 at position 1"):
+        qv.array([1, 2]).take(pa.array([None, 5]))

@@ -35,6 +35,7 @@ from .build_common import (
     _validity,
     build,
 )
+from .keys import value_key
 
 
 def _build_child(values: list[Any], f: t.Field) -> Array:
@@ -223,14 +224,19 @@ def _build_union(values: list[Any], dtype: t.DataType, checked: bool = False) ->
     return make_array(dtype, n, (as_buffer(type_ids), as_buffer(offsets)), tuple(children), 0)
 
 
-def _freeze(v: Any) -> Any:
-    """A hashable stand-in for a value (lists and dicts become tuples), typed so that
-    1, 1.0 and True stay distinct."""
-    if isinstance(v, Mapping):
-        return ("m", tuple((k, _freeze(x)) for k, x in v.items()))
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return ("l", tuple(_freeze(x) for x in v))
-    return (type(v), v)
+# kinds whose (type, value) pair is the key value_key would give: the fast path
+_PLAIN_KEYS = frozenset({int, str, bytes, bool, type(None), Decimal, _dt.datetime, _dt.date,
+                         _dt.time, _dt.timedelta})
+_FLOATS = frozenset({float, np.float16, np.float32, np.float64})
+
+
+def _key(v: Any) -> Any:
+    """The equality key of a Python value, as Arrow's hash tables compare the stored value
+    (floats by their bits: -0.0 and 0.0 stay apart, a NaN equals a NaN of its bits)."""
+    tv = type(v)
+    if tv in _PLAIN_KEYS or (tv in _FLOATS and v and v == v):  # non-zero, non-NaN floats:
+        return (tv, v)  # equal values have equal bits
+    return value_key(v)
 
 
 @registry.implements("builder", t.DictionaryType)
@@ -244,11 +250,11 @@ def _build_dictionary(values: list[Any], dtype: t.DataType, checked: bool = Fals
         if v is None:
             idx.append(0)
             continue
-        try:
-            key = (type(v), v)
-            hash(key)
-        except TypeError:
-            key = _freeze(v)
+        tv = type(v)
+        if tv is str or tv is int or tv is bytes or (tv is float and v and v == v):
+            key = (tv, v)  # the fast path of _key
+        else:
+            key = _key(v)
         code = codes.get(key)
         if code is None:
             code = codes[key] = len(uniques)
@@ -270,14 +276,24 @@ def _build_ree(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
     rt: t.RunEndEncodedType = dtype  # type: ignore[assignment]
     ends: list[int] = []
     run_values: list[Any] = []
-    sentinel = object()
-    prev: Any = sentinel
+    prev: Any = object()  # its key is no value's: the first value starts a run
+    prev_type: Any = object
+    plain, floats = _PLAIN_KEYS, _FLOATS
     for i, v in enumerate(values):
-        if prev is sentinel or type(v) is not type(prev) or v != prev:
+        tv = type(v)
+        if tv is not prev_type:  # bytearray and bytes, or numpy and Python floats, may match
+            new = _key(v) != _key(prev)
+        elif v != prev:  # a NaN too: equal to a NaN of its bits
+            new = v == v or _key(v) != _key(prev)
+        elif tv is str or (tv is float and v) or tv in plain or (v and tv in floats):
+            new = False  # equal, and the same bits
+        else:  # equal: float zeros and (nested) lists may still differ in their bits
+            new = _key(v) != _key(prev)
+        if new:
             if run_values:
                 ends.append(i)
             run_values.append(v)
-            prev = v
+            prev, prev_type = v, tv
     if values:
         ends.append(len(values))
     npdt = storage_numpy_dtype(rt.run_end_type)

@@ -5,6 +5,9 @@ id) and for combining chunks.  Each input is first flattened with the IPC assemb
 normalisation (offset 0, rebased offsets), then buffers are joined with numpy: bitmaps
 via unpack/pack, offsets shifted by the running data length, view buffer indices shifted
 by the number of variadic buffers before them, dense union offsets by the child lengths.
+Dictionary arrays sharing one dictionary keep it; others get one unified dictionary (the
+distinct values in order of first appearance, compared bit for bit by
+:func:`quiver.array.keys.first_seen`) and their indices remapped onto it, as pyarrow does.
 
 >>> import quiver as qv
 >>> concat_arrays([qv.array([1, 2]), qv.array([3])]).to_pylist()
@@ -22,6 +25,8 @@ from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowInvalidArgument, NotSupported
 from ..layout import layout_of, storage_numpy_dtype
 from .base import Array, make_array, typed_view
+from .equal import _has_floats, array_equals
+from .keys import first_seen
 
 
 def _validity(arrays: Sequence[Array]) -> np.ndarray | None:
@@ -91,6 +96,60 @@ def run_end_window(arr: Array, off: int, n: int) -> list[Array]:
     return [rebased, values.slice(first, len(new_ends))]
 
 
+def _unify_dictionaries(
+    arrays: Sequence[Array], storage: t.DictionaryType, vals: np.ndarray
+) -> tuple[Array, np.ndarray]:
+    """One dictionary for dictionary arrays whose dictionaries differ, and their indices
+    remapped onto it (the index buffer, joined), as pyarrow's ``concat_arrays``: the
+    distinct values in order of first appearance across the dictionaries (unused ones
+    too); a null inside a dictionary stays one value (pyarrow refuses those), a null index
+    stays null.  Dictionaries equal bit for bit keep the first one and ``vals``, the
+    indices as joined."""
+    dicts = [a.dictionary for a in arrays]
+    if any(d is None for d in dicts):
+        raise ArrowInvalid(f"expected a dictionary with every {storage} array, found None")
+    if not _has_floats(storage.value_type) and all(
+        array_equals(d, dicts[0]) for d in dicts[1:]  # type: ignore[arg-type]
+    ):  # the common case (each chunk imported with its own copy): a vectorized check
+        return dicts[0], vals  # type: ignore[return-value]
+    sizes = np.array([len(d) for d in dicts], dtype=np.int64)  # type: ignore[arg-type]
+    bases = np.concatenate([[0], np.cumsum(sizes)])
+    groups, firsts = first_seen(concat_arrays(dicts))  # type: ignore[arg-type]
+    idx_dt = storage_numpy_dtype(storage.index_type)
+    if len(firsts) > np.iinfo(idx_dt).max:  # pyarrow's bound: the largest index, not +1
+        raise ArrowInvalid(
+            f"expected a unified dictionary of at most {np.iinfo(idx_dt).max} values "
+            f"for index type {storage.index_type}, found {len(firsts)}; use a wider index type"
+        )
+    if (sizes == sizes[0]).all() and (
+        groups.reshape(len(dicts), -1) == groups[: sizes[0]]
+    ).all():  # the same values bit for bit (floats: -0.0 is not 0.0): the first one serves
+        return dicts[0], vals  # type: ignore[return-value]
+    parts = []
+    for a, base, size in zip(arrays, bases.tolist(), sizes.tolist()):
+        idx = typed_view(a.buffers[1], idx_dt, a.offset, len(a), "indices")
+        if size == 0:  # every slot must be null: no value to point at
+            parts.append(np.zeros(len(a), dtype=idx_dt))
+            continue
+        # a null slot may hold any index: clipped, its remapped value does not matter
+        at = np.clip(idx.astype(np.int64), 0, size - 1) + base
+        parts.append(groups[at].astype(idx_dt))
+    indices = np.concatenate(parts).view(np.uint8)
+    if len(firsts) == sizes[0] and (firsts == np.arange(sizes[0])).all():
+        return dicts[0], indices  # type: ignore[return-value]  # nothing new: kept zero-copy
+    # the first appearances as runs of consecutive entries of one dictionary, joined
+    owner = np.searchsorted(bases, firsts, side="right") - 1
+    starts = np.flatnonzero(
+        np.concatenate([[True], (np.diff(firsts) != 1) | (np.diff(owner) != 0)])
+    )
+    ends = np.append(starts[1:], len(firsts))
+    runs = [
+        dicts[k].slice(int(firsts[s] - bases[k]), int(e - s))  # type: ignore[union-attr]
+        for k, s, e in zip(owner[starts].tolist(), starts.tolist(), ends.tolist())
+    ]
+    return concat_arrays(runs), indices
+
+
 def concat_arrays(arrays: Sequence[Array]) -> Array:
     """One array holding the values of ``arrays`` in order (all of the same type)."""
     if not arrays:
@@ -119,7 +178,11 @@ def concat_arrays(arrays: Sequence[Array]) -> Array:
         vals = np.concatenate(
             [a.buffers[1][a.offset * w : (a.offset + len(a)) * w] for a in arrays]
         )
-        dictionary = arrays[-1].dictionary
+        dictionary = arrays[0].dictionary
+        if isinstance(storage, t.DictionaryType) and any(
+            a.dictionary is not dictionary for a in arrays[1:]
+        ):
+            dictionary, vals = _unify_dictionaries(arrays, storage, vals)
         return make_array(dtype, total, [validity, vals], (), nulls, 0, dictionary)
     if lay.children == "none" and "offsets" in kinds:  # binary and string
         offsets, ranges = _joined_offsets(arrays, lay.buffers[1].byte_width)

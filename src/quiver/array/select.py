@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
+from ..cdata.import_array import import_array
 from ..errors import (
     ArrowIndexError,
     ArrowInvalidArgument,
@@ -49,8 +50,10 @@ def _mask_of(values: Any, what: str) -> tuple[np.ndarray, np.ndarray | None]:
     ``__arrow_c_array__`` object) as (numpy values, valid mask or None)."""
     if hasattr(values, "combine_chunks") and not isinstance(values, Array):
         values = values.combine_chunks()
-    if not isinstance(values, Array) and hasattr(values, "__arrow_c_array__"):
-        values = array(values)
+    if not isinstance(values, Array) and (
+        hasattr(values, "__arrow_c_array__") or hasattr(values, "__arrow_c_stream__")
+    ):
+        values = import_array(values)  # as is: its nulls stay nulls (no trip through numpy)
     if isinstance(values, Array):
         st = t.storage_of(values.type)
         valid = values.is_valid_mask()
@@ -165,7 +168,8 @@ def is_valid(arr: Array) -> Array:
 
 def fill_null(arr: Array, fill_value: Any) -> Array:
     """``arr`` with its nulls replaced by ``fill_value`` (a Python value of the array's
-    type, or a one-value quiver Array).
+    type, or a one-value quiver Array).  A dictionary array fills its null indices (a
+    null value inside its dictionary stays), its dictionary extended by the fill value.
 
     >>> import quiver as qv
     >>> fill_null(qv.array(["a", None]), "z").to_pylist()
@@ -179,7 +183,13 @@ def fill_null(arr: Array, fill_value: Any) -> Array:
         fill = array([fill_value], type=arr.type)
     if len(fill) != 1:
         raise ArrowInvalidArgument(f"expected one fill value, found {len(fill)}")
-    nulls = _null_mask(arr)
+    if isinstance(t.storage_of(arr.type), t.DictionaryType):
+        # only null indices, as pyarrow: a null value inside the dictionary stays null;
+        # the fill value's dictionary is unified with the array's by the concatenation
+        valid = arr.is_valid_mask()
+        nulls = np.zeros(len(arr), dtype=bool) if valid is None else ~valid
+    else:
+        nulls = _null_mask(arr)
     if not nulls.any():
         return arr
     idx = np.where(nulls, len(arr), np.arange(len(arr)))
@@ -201,10 +211,7 @@ def sort_keys(arr: Array, order: str = "ascending") -> list[np.ndarray]:
     st = t.storage_of(arr.type)
     nulls = _null_mask(arr)
     if isinstance(st, t.DictionaryType):
-        values = arr.dictionary.to_pylist()  # type: ignore[union-attr]
-        codes = arr.indices.to_numpy(zero_copy_only=False)  # type: ignore[attr-defined]
-        codes = np.where(nulls, 0, np.nan_to_num(codes)).astype(np.int64)
-        rank = _rank(np.array([*values, None], dtype=object)[codes], nulls)
+        rank = _dictionary_rank(arr, st, nulls)
         nan = np.zeros(len(arr), dtype=bool)
     else:
         numeric = storage_numpy_dtype(st) if t.is_fixed_width(st) and not isinstance(
@@ -224,6 +231,26 @@ def sort_keys(arr: Array, order: str = "ascending") -> list[np.ndarray]:
         rank = ~rank if rank.dtype.kind in "iu" else -rank
     # pyarrow: nulls last, NaN just before them, whatever the order
     return [rank, nan, nulls]
+
+
+def _dictionary_rank(arr: Array, st: t.DictionaryType, nulls: np.ndarray) -> np.ndarray:
+    """Each slot's dense rank among its dictionary's values sorted ascending (NaN after the
+    numbers, as pyarrow ranks a dictionary: in descending order NaN then comes first), 0
+    where null (index or value; those sort by the null key)."""
+    dictionary: Array = arr.dictionary  # type: ignore[assignment]
+    if len(dictionary) == 0 or len(arr) == 0:
+        return np.zeros(len(arr), dtype=np.int64)
+    keys = sort_keys(dictionary)
+    order = np.lexsort(keys)
+    change = np.zeros(len(order), dtype=bool)
+    for k in keys:  # a new rank where any key differs from the entry sorted before
+        ranked = k[order]
+        change[1:] |= ranked[1:] != ranked[:-1]
+    dense = np.empty(len(order), dtype=np.int64)
+    dense[order] = np.cumsum(change)
+    codes = arr._fixed_values_view(storage_numpy_dtype(st.index_type)).astype(np.int64)  # type: ignore[arg-type]
+    codes = np.clip(codes, 0, len(dictionary) - 1)  # a null index may hold any value
+    return np.where(nulls, 0, dense[codes])
 
 
 def _rank(objects: np.ndarray, nulls: np.ndarray) -> np.ndarray:
