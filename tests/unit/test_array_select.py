@@ -279,3 +279,24 @@ def test_foreign_indices_of_other_types_are_refused() -> None:
         qv.array([1, 2]).take(pa.array([1.0, None]))
     with pytest.raises(qv.ArrowIndexError, match="found 5 at position 1"):
         qv.array([1, 2]).take(pa.array([None, 5]))
+
+
+@pytest.mark.parametrize("indices", [["1"], [1.5], [1, 1.0], [0, "2", None]])
+def test_list_indices_that_are_not_integers_are_refused(indices: list) -> None:
+    # numpy's int64 conversion would have read "1" and 1.5 as 1
+    with pytest.raises(qv.ArrowTypeError, match="expected indices as integers or booleans"):
+        qv.array([10, 20, 30]).take(indices)
+
+
+def test_list_indices_past_64_bits_are_an_index_error() -> None:
+    with pytest.raises(qv.ArrowIndexError, match="within 64 bits, found 18446744073709551616"):
+        qv.array([10, 20, 30]).take([0, 2**64])
+
+
+def test_list_indices_and_masks_of_numpy_scalars_and_nulls() -> None:
+    a = qv.array([10, 20, 30])
+    assert a.take([np.int32(2), None, 0]).to_pylist() == [30, None, 10]
+    assert a.take(range(1, 3)).to_pylist() == [20, 30]
+    assert a.filter([True, None, np.bool_(True)]).to_pylist() == [10, 30]
+    with pytest.raises(qv.ArrowTypeError, match="filter mask as integers or booleans, found str"):
+        a.filter(["x", "y", "z"])

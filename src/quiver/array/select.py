@@ -74,11 +74,24 @@ def _mask_of(values: Any, what: str) -> tuple[np.ndarray, np.ndarray | None]:
     if isinstance(values, (list, tuple, range)):
         items = list(values)
         nulls = [v is None for v in items]
-        if any(nulls):
+        valid = ~np.array(nulls, dtype=bool) if any(nulls) else None
+        if valid is not None:
             fill = False if any(isinstance(v, bool) for v in items) else 0
-            data = np.array([fill if v is None else v for v in items])
-            return data, ~np.array(nulls, dtype=bool)
-        return np.array(items, dtype=np.int64 if not items else None), None
+            items = [fill if v is None else v for v in items]
+        try:
+            # no dtype: numpy would turn "1" and 1.5 into 1
+            data = np.array(items) if items else np.zeros(0, dtype=np.int64)
+        except (OverflowError, ValueError, TypeError):
+            data = np.array(items, dtype=object)
+        if data.dtype == object and all(isinstance(v, int) for v in items):
+            big = next(v for v in items if not -(2**63) <= v < 2**64)
+            raise ArrowIndexError(f"expected {what} within 64 bits, found {big}")
+        if data.dtype.kind not in "biu":
+            kinds = sorted({type(v).__name__ for v in items if v is not None})
+            raise ArrowTypeError(
+                f"expected {what} as integers or booleans, found {', '.join(kinds)} values"
+            )
+        return data, valid
     raise ArrowTypeError(f"expected {what} as an array or a list, found {type(values).__name__}")
 
 
