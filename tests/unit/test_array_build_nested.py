@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import struct
 
@@ -102,3 +103,12 @@ def test_list_values_keep_negative_zero_in_dictionaries_and_runs() -> None:
     assert _bits([v[0] for v in got.dictionary.to_pylist()]) == _bits([0.0, -0.0])  # type: ignore[union-attr]
     runs = qv.array([[0.0], [-0.0], [-0.0]], qv.run_end_encoded(qv.int16(), qv.list_(qv.float64())))
     assert runs.children[0].to_pylist() == [1, 3]
+
+
+def test_union_children_take_numpy_temporal_scalars_by_kind() -> None:
+    # np.timedelta64 is a numpy integer: it went to the int64 child and raised a raw TypeError
+    ut = qv.dense_union([qv.field("i", qv.int64()), qv.field("d", qv.duration("s")),
+                         qv.field("ts", qv.timestamp("s"))])
+    got = qv.array([1, np.timedelta64(5, "s"), np.datetime64("2020-01-01T00:00:00", "s")], ut)
+    assert got.to_pylist() == [1, dt.timedelta(seconds=5), dt.datetime(2020, 1, 1)]
+    assert got.type_codes.to_pylist() == [0, 1, 2]  # each went to its own child

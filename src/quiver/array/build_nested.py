@@ -28,8 +28,8 @@ from ..layout import storage_numpy_dtype
 from .base import Array, make_array
 from .build_common import (
     _FLOAT_TYPES,
-    _INT_TYPES,
     _fill,
+    _is_int_kind,
     _kind_error,
     _offsets,
     _validity,
@@ -149,22 +149,22 @@ def _accepts(dtype: t.DataType, v: Any) -> bool:
     if isinstance(st, t.BoolType):
         return isinstance(v, (bool, np.bool_))
     if isinstance(st, t.IntegerType):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, _INT_TYPES):
+        if not _is_int_kind(type(v)):
             return False
         info = np.iinfo(storage_numpy_dtype(st))
         return info.min <= int(v) <= info.max
     if isinstance(st, t.FloatingPointType):
-        return isinstance(v, (*_INT_TYPES, *_FLOAT_TYPES)) and not isinstance(v, bool)
+        return _is_int_kind(type(v)) or isinstance(v, _FLOAT_TYPES)
     if isinstance(st, t.DecimalType):
         return isinstance(v, Decimal)
     if isinstance(st, t.TimestampType):
-        return isinstance(v, _dt.datetime)
+        return isinstance(v, (_dt.datetime, np.datetime64))
     if isinstance(st, t.DateType):
         return isinstance(v, _dt.date) and not isinstance(v, _dt.datetime)
     if isinstance(st, t.TimeType):
         return isinstance(v, _dt.time)
     if isinstance(st, t.DurationType):
-        return isinstance(v, _dt.timedelta)
+        return isinstance(v, (_dt.timedelta, np.timedelta64))
     if isinstance(st, t.IntervalType):
         return isinstance(v, tuple) if st.unit != "year_month" else isinstance(v, int)
     if isinstance(st, (t.StringType, t.StringViewType)):
