@@ -586,3 +586,17 @@ def test_chunked_array_kernels() -> None:
     assert ca.is_null().to_pylist() == [False, True, False]
     assert ca.fill_null(0).to_pylist() == [1, 0, 3]
     assert ca.cast(qv.float32()).type == qv.float32()
+
+
+def test_an_empty_slice_keeps_one_empty_chunk_as_pyarrow() -> None:
+    # with no chunk left, a dictionary column lost its dictionary (categories in pandas)
+    tbl = qv.table({"c": qv.array(pa.array(["x", "y"]).dictionary_encode())})
+    tbl = qv.concat_tables([tbl, tbl])
+    ptbl = pa.concat_tables([pa.table(tbl), pa.table(tbl)])
+    for offset in (0, 2, 4, 9):
+        got, want = tbl.slice(offset, 0), ptbl.slice(offset, 0)
+        assert got.num_rows == 0
+        assert got.column(0).num_chunks == want.column(0).num_chunks == 1
+        assert list(got.to_pandas()["c"].cat.categories) == ["x", "y"]
+    assert chunked_array([[1, 2], [3]]).slice(1, 0).num_chunks == 1
+    assert chunked_array([], qv.int8()).slice(0, 0).num_chunks == 0

@@ -42,15 +42,23 @@ def _column_index(schema: t.Schema, key: int | str, what: str = "column") -> int
 
 def _window(parts: Sequence[Any], offset: int, length: int) -> list[Any]:
     """The pieces of ``parts`` (chunks or batches) that rows ``offset .. offset+length``
-    of their concatenation cover, each sliced without copying."""
+    of their concatenation cover, each sliced without copying.  No rows covered still
+    gives one empty piece (of the part at ``offset``) when there are parts, as pyarrow
+    keeps one empty chunk: a dictionary column keeps its dictionary."""
     out = []
     start = 0
+    at = None  # the part holding row ``offset``, for an empty window
     for part in parts:
         end = start + len(part)
+        if at is None and offset < end:
+            at = (part, offset - start)
         lo, hi = max(offset, start), min(offset + length, end)
         if hi > lo:
             out.append(part.slice(lo - start, hi - lo))
         start = end
+    if not out and parts:
+        part, lo = at if at is not None else (parts[-1], len(parts[-1]))
+        out.append(part.slice(lo, 0))
     return out
 
 
