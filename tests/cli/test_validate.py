@@ -358,3 +358,37 @@ def test_bad_values_in_an_unused_dictionary_are_found(tmp_path: Path, capsys) ->
     assert code == 1
     [f] = rep["findings"]
     assert (f["rule"], f["message_index"], f["field_path"]) == ("utf8", 1, "<dictionary 0>")
+
+
+# -- found by a review: damage a later message or the footer shows is not a cut ----------
+
+
+@pytest.mark.parametrize("length", [1_000_000, 0])
+@pytest.mark.parametrize("stream", [False, True], ids=["file", "stream"])
+def test_a_length_past_the_end_is_damage_when_readable_messages_follow(
+        tmp_path: Path, capsys, stream: bool, length: int) -> None:
+    data = bytearray(write_ipc(batches_of(5), stream=stream))
+    msgs = list(scan_messages(bytes(data), start=0 if stream else 8))
+    struct.pack_into("<i", data, msgs[2].offset + 4, length)  # the second record batch
+    code, rep = findings(tmp_path, bytes(data), capsys,
+                         name="x.arrows" if stream else "x.arrow")
+    rules = [f["rule"] for f in rep["findings"]]
+    if stream and length == 0:  # a stream ends at its marker, as every reader sees it
+        assert rep["record_batches"] == 1
+        return
+    assert code == 1
+    assert rules[:2] == ["truncated" if length else "eos", "resync"], rules
+    assert rep["record_batches"] == 4
+    # only the damaged block is where no message starts; the statistics of the batches
+    # after it are those of their own blocks
+    footer = [f["what"] for f in rep["findings"] if f["rule"] == "footer"]
+    assert footer == [] if stream else len(footer) == 1 and "block 1 points" in footer[0]
+    assert "statistics" not in rules
+
+
+def test_a_cut_input_is_still_one_truncated_finding(tmp_path: Path, capsys) -> None:
+    data = write_ipc(batches_of(5), stream=True)
+    m = list(scan_messages(data))[3]
+    code, rep = findings(tmp_path, data[: m.offset + 30], capsys)
+    assert code == 1
+    assert [f["rule"] for f in rep["findings"]] == ["truncated"]

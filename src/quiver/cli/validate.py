@@ -42,7 +42,7 @@ from ..ipc.index import MessageInfo
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
 from ._common import Input, open_input, progress
 from ._read import kind_of, open_file_decoder
-from ._resync import continuation_markers, resync
+from ._resync import resync
 
 _I32 = struct.Struct("<i")
 
@@ -147,6 +147,7 @@ class Checker:
         self.options = options
         self.loader: BatchLoader | None = None
         self.statistics: Any = None  # the footer's per-batch statistics (full level)
+        self.statistics_index: dict[int, int] = {}  # record batch offset -> footer block
         self.footer_at = 0
 
     def add(self, finding: Finding) -> None:
@@ -215,14 +216,18 @@ class Checker:
                              f"{len(self.statistics)}", at, fix=FIX_STATISTICS))
             self.statistics = None
         self.footer_at = at
+        blocks = footer.record_batches
+        offsets = getattr(blocks, "offsets", None) or [b.offset for b in blocks]
+        # by the footer's block, not by count: a lost batch does not shift the others
+        self.statistics_index = {o: k for k, o in enumerate(offsets)}
 
     def _check_statistics(self, columns: list[Any], num_rows: int, raw: RawMessage,
                           index: int) -> None:
         """The footer's statistics of this batch against its data (full level)."""
         from ..ipc.statistics import columns_statistics
 
-        k = self.record_batches - 1
-        if self.statistics is None or k >= len(self.statistics):
+        k = self.statistics_index.get(raw.offset, -1)
+        if self.statistics is None or not 0 <= k < len(self.statistics):
             return
         from ..ipc.statistics import compare_values
 
@@ -318,6 +323,14 @@ class Checker:
             if length == 0:
                 self.position = meta
                 tail = end - meta
+                if tail and self.inp.format == "file" and resync(data, pos, end) is not None:
+                    # the file's data goes on to its footer: a zeroed length, not the end
+                    self.add(Finding("eos", "expected the end-of-stream marker at the end of "
+                                     f"the file's data (byte {end - 8}), found one at byte "
+                                     f"{pos} with messages after it", pos, index,
+                                     fix=FIX_RECOVER))
+                    self.lost_at = pos
+                    return
                 if tail and self.inp.format == "stream":
                     self.add(Finding("eos", f"expected nothing after the end-of-stream marker, "
                                      f"found {tail} bytes", meta, fix=FIX_CONVERT,
@@ -328,8 +341,8 @@ class Checker:
                 what = (f"expected a non-negative metadata length, found {length}" if length < 0
                         else f"expected {length} bytes of metadata, found {end - meta}")
                 self.add(finding_of(cls(what), offset=meta - 4, message_index=index))
-                if length < 0 or first != -1:  # a damaged prefix rather than a cut
-                    self.lost_at = pos
+                # a damaged prefix, or a cut: resynchronising tells them apart
+                self.lost_at = pos
                 return
             if (meta + length) % 8:
                 self.add(Finding("alignment", f"expected the metadata length to end on an 8-byte "
@@ -340,7 +353,6 @@ class Checker:
             index += 1
 
     def _stream(self, start: int, end: int, *, file_format: bool) -> None:
-        markers = None
         with progress(self.ns, len(self.data), "validate") as bar:
             pos: int | None = start
             while pos is not None:
@@ -348,9 +360,7 @@ class Checker:
                 self._walk(pos, end, file_format, bar)
                 if self.lost_at is None:
                     return
-                if markers is None:
-                    markers = continuation_markers(self.data)
-                pos = resync(self.data, self.lost_at, end, markers)
+                pos = resync(self.data, self.lost_at, end)
                 if pos is not None:
                     self.add(Finding("resync", f"skipped bytes {self.lost_at}..{pos} to the "
                                      "next message that reads", self.lost_at,
@@ -377,6 +387,7 @@ class Checker:
                 self.add(Finding("truncated", f"expected a body of {message.body_length} "
                                  f"bytes, found {end - body_start}", body_start, index,
                                  fix=FIX_RECOVER))
+                self.lost_at = pos  # a cut, unless a readable message follows
                 return
             if message.body_length % 8:
                 self.add(Finding("padding", "expected a body length that is a multiple of "
