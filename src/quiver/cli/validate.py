@@ -19,8 +19,10 @@ a batch that fails is checked again column by column, so one bad column does not
 others.  Each finding carries its byte offset, message index and field path, the words
 "expected X, found Y", and what would fix it; a finding about values points at the field's
 buffer that holds them (the offsets for an offsets finding, else the data, values, indices
-or type ids), found by a dry walk of the body loader.  Exit status 0 when nothing was found (notes
-such as an old framing do not count), 1 otherwise.
+or type ids), found by a dry walk of the body loader.  A part quiver cannot check (an
+unknown metadata version, a feature it does not read) is ``unchecked``: the input is then
+not shown valid.  Exit status 0 when nothing was found (notes such as an old framing do not
+count), 1 otherwise (an error, or a part that could not be checked).
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ FIX_WRITER = ("the writer produced invalid data here; fix the writer, or leave t
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One broken rule: where (byte offset, message index, field path), what (expected X,
-    found Y), which rule, and what would fix it.  ``severity`` is ``error`` or ``note``."""
+    found Y), which rule, and what would fix it.  ``severity`` is ``error``, ``unchecked``
+    (quiver could not check this part, so the input is not shown valid) or ``note``
+    (informational: it does not make the input invalid)."""
 
     rule: str
     what: str
@@ -118,7 +122,7 @@ def finding_of(exc: E.ArrowError, *, offset: int | None = None,
         exc.message_index if exc.message_index is not None else message_index,
         exc.field_path or field_path,
         fix,
-        "note" if rule == "unsupported" else "error",
+        "unchecked" if rule == "unsupported" else "error",
     )
 
 
@@ -162,8 +166,8 @@ class Checker:
 
     @property
     def valid(self) -> bool:
-        """No error was found."""
-        return not any(f.severity == "error" for f in self.findings)
+        """No error was found and every part could be checked."""
+        return not any(f.severity != "note" for f in self.findings)
 
     # -- the whole input ------------------------------------------------------------------
 
@@ -174,6 +178,11 @@ class Checker:
                 self._file()
             else:
                 self._stream(0, len(self.data), file_format=False)
+            if self.loader is None and not any(f.rule == "order" for f in self.findings):
+                start = len(FILE_HEADER) if self.inp.format == "file" else 0
+                self.add(Finding("order", "expected a Schema message first, found "
+                                 + ("no readable message" if self.findings
+                                    else "the end of the stream"), start, 0, fix=FIX_WRITER))
         except _Limit:
             pass
 
@@ -570,8 +579,13 @@ def report_text(checker: Checker, level: str) -> str:
     summary = (f"{len(checker.messages)} messages, {checker.record_batches} record batches, "
                f"{checker.rows} rows; level {level}")
     errors = sum(f.severity == "error" for f in checker.findings)
+    unchecked = sum(f.severity == "unchecked" for f in checker.findings)
     if checker.valid:
         lines.append(f"{name}: valid Arrow IPC {checker.inp.format} ({summary})")
+    elif not errors:
+        lines.append(f"{name}: NOT SHOWN VALID: {unchecked} part"
+                     f"{' was' if unchecked == 1 else 's were'} not checked, nothing else found "
+                     f"({summary})")
     else:
         more = f", stopped at --limit {checker.limit}" if checker.limited else ""
         lines.append(f"{name}: INVALID Arrow IPC {checker.inp.format}: {errors} error"
