@@ -146,6 +146,7 @@ class Batches:
     compression: str | None = None
     footer_metadata: Any = None
     position: int = 0  # the input offset read up to, for progress bars
+    message_index: int | None = None  # that of the last batch read, for errors
     warning: str | None = None  # a file read without its footer says so here
 
     def __iter__(self) -> Iterator[Any]:
@@ -207,6 +208,7 @@ def _file_batches(dec: FileDecoder, data: Any, out: Batches) -> Iterator[Any]:
         dec.read_dictionary(i, block_bytes(dec, data, block, i, "dictionary"))
     for i, block in enumerate(dec.record_batches):
         out.position = block.offset + block.meta_data_length + block.body_length
+        out.message_index = dec.message_index(block.offset)
         # yielded without a local name, so that this frame does not hold the batch while
         # the next one is read
         yield dec.read_record_batch(i, block_bytes(dec, data, block, i, "record batch"))
@@ -223,6 +225,7 @@ def _stream_batches(messages: Iterator[RawMessage], loader: Any, out: Batches) -
                 seen_batch = True
                 out.compression = None if header.compression is None else header.compression.codec
             out.position = raw.body_offset + len(raw.body)
+            out.message_index = raw.index
             yield loader.record_batch(raw)  # no local name: see _file_batches
         else:
             raise E.FormatError(
