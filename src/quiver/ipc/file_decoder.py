@@ -89,6 +89,7 @@ class FileDecoder:
         self.data_end = 0
         self._batch_loader: BatchLoader | None = None
         self._block_order: list[int] | None = None  # every block's offset, sorted
+        self._numbers: dict[int, int] | None = None  # block offset -> message index
 
     @property
     def options(self) -> IpcReadOptions:
@@ -190,7 +191,7 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         self.footer = footer
         self.data_end = offset
         self._batch_loader = None
-        self._block_order = None
+        self._block_order = self._numbers = None
         return footer
 
     def message_index(self, offset: int) -> int:
@@ -205,6 +206,7 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 order += [b.offset for b in blocks] if offsets is None else offsets
             order.sort()
             self._block_order = order
+            self._numbers = {o: i for i, o in enumerate(order, 1)}
         return 1 + bisect_left(order, offset)
 
     def _ready(self) -> md.Footer:
@@ -326,7 +328,10 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 f"found {message.body_length}",
                 offset=meta_start,
             )
-        number = self.message_index(start)
+        numbers = self._numbers  # (a dict lookup per message: this is the read path)
+        number = numbers.get(start) if numbers is not None else None
+        if number is None:
+            number = self.message_index(start)
         if not body:
             # metadata.decode_message has already refused versions other than V4 and V5
             return RawMessage(number, start, message, _EMPTY, start + meta_end, meta)
