@@ -14,7 +14,7 @@ import pytest
 from quiver.cli import main
 from quiver.cli.cat import cell_text, to_json
 
-from .conftest import batches_of, gold, write_ipc
+from .conftest import batches_of, gold, pa_write, write_ipc
 
 
 def _jsonl(capsys) -> list[dict]:
@@ -166,16 +166,6 @@ def test_a_file_without_footer_is_read_through_its_stream_with_a_warning(
     assert "quiver recover IN OUT saves every complete record batch" in capsys.readouterr().err
 
 
-def _pa_write(batches: list, *, stream: bool, **options) -> bytes:
-    pa = pytest.importorskip("pyarrow")
-    sink = pa.BufferOutputStream()
-    opener = pa.ipc.new_stream if stream else pa.ipc.new_file
-    with opener(sink, batches[0].schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
-        for b in batches:
-            w.write_batch(b)
-    return sink.getvalue().to_pybytes()
-
-
 @pytest.mark.parametrize("dictionary", [False, True])
 def test_file_read_errors_use_the_message_index_inspect_shows(tmp_path: Path, capsys,
                                                              dictionary: bool) -> None:
@@ -186,7 +176,7 @@ def test_file_read_errors_use_the_message_index_inspect_shows(tmp_path: Path, ca
     if dictionary:
         columns["d"] = pa.array(["x", "y", "x", "y"]).dictionary_encode()
     batches = [pa.record_batch(columns)] * 2
-    data = bytearray(_pa_write(batches, stream=False, compression="lz4"))
+    data = bytearray(pa_write(batches, stream=False, compression="lz4"))
     msgs = list(scan_messages(bytes(data), start=8))
     first = next(m for m in msgs if m.kind == "record_batch")
     body = data.find(b"\x04\x22\x4d\x18", first.body_offset)  # its first lz4 frame
@@ -206,7 +196,7 @@ def test_cat_names_where_a_bad_value_is(tmp_path: Path, capsys, fmt: str) -> Non
     pa = pytest.importorskip("pyarrow")
     batch = pa.record_batch({"x": pa.array([1, 2], pa.int64()),
                              "s": pa.array(["hello", "world"])})
-    data = bytearray(_pa_write([batch, batch], stream=True))
+    data = bytearray(pa_write([batch, batch], stream=True))
     data[data.rfind(b"hello")] = 0xFF  # in the second batch: message 2
     src = tmp_path / "bad.arrows"
     src.write_bytes(bytes(data))
@@ -219,7 +209,7 @@ def test_cat_names_where_a_bad_dictionary_index_is(tmp_path: Path, capsys) -> No
     pa = pytest.importorskip("pyarrow")
     d = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2], pa.int8()), pa.array(["p", "q", "r"]))
     batch = pa.record_batch({"d": d})
-    data = bytearray(_pa_write([batch], stream=True, compression=None))
+    data = bytearray(pa_write([batch], stream=True, compression=None))
     from quiver.ipc.index import scan_messages
 
     rb = next(m for m in scan_messages(bytes(data)) if m.kind == "record_batch")

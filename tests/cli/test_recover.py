@@ -13,7 +13,7 @@ import pytest
 from quiver.cli import main
 from quiver.ipc.index import scan_messages
 
-from .conftest import batches_of, dictionary_stream, run_module, write_ipc
+from .conftest import batches_of, dictionary_stream, pa_write, run_module, write_ipc
 
 
 def _recovered(path: Path) -> list:
@@ -227,16 +227,6 @@ def _pa_batches(n: int = 5) -> list:
             for i in range(n)]
 
 
-def _pa_write(batches: list, *, stream: bool, **options) -> bytes:
-    pa = pytest.importorskip("pyarrow")
-    sink = pa.BufferOutputStream()
-    opener = pa.ipc.new_stream if stream else pa.ipc.new_file
-    with opener(sink, batches[0].schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
-        for b in batches:
-            w.write_batch(b)
-    return sink.getvalue().to_pybytes()
-
-
 def _offsets(data: bytes, start: int) -> list[int]:
     """Offsets of the messages of an intact input (before it is damaged)."""
     return [m.offset for m in scan_messages(data, start=start)]
@@ -258,7 +248,7 @@ def test_recover_uses_the_footer_schema_when_the_schema_message_is_damaged(
         tmp_path: Path, capsys, span: tuple[int, int]) -> None:
     pa = pytest.importorskip("pyarrow")
     batches = _pa_batches()
-    data = bytearray(_pa_write(batches, stream=False))
+    data = bytearray(pa_write(batches, stream=False))
     for i in range(*span):  # inside the Schema message, footer untouched
         data[i] ^= 0xA5
     assert pa.ipc.open_file(pa.BufferReader(bytes(data))).num_record_batches == 5
@@ -273,7 +263,7 @@ def test_recover_uses_the_footer_schema_when_the_schema_message_is_damaged(
 def test_recover_resyncs_after_a_length_that_claims_past_the_end(
         tmp_path: Path, capsys, stream: bool, length: int) -> None:
     batches = _pa_batches()
-    data = bytearray(_pa_write(batches, stream=stream))
+    data = bytearray(pa_write(batches, stream=stream))
     offsets = _offsets(bytes(data), 0 if stream else 8)
     struct.pack_into("<i", data, offsets[2] + 4, length)  # the second record batch
     code, got, report = _recover(tmp_path, bytes(data), capsys)
@@ -284,7 +274,7 @@ def test_recover_resyncs_after_a_length_that_claims_past_the_end(
 
 def test_recover_still_stops_where_the_input_really_ends(tmp_path: Path, capsys) -> None:
     batches = _pa_batches()
-    data = _pa_write(batches, stream=True)
+    data = pa_write(batches, stream=True)
     offsets = _offsets(data, 0)
     code, got, report = _recover(tmp_path, data[: offsets[3] + 30], capsys)
     assert code == 1
@@ -296,7 +286,7 @@ def test_recover_still_stops_where_the_input_really_ends(tmp_path: Path, capsys)
 def test_recover_does_not_stop_at_a_false_end_of_stream_inside_a_file(tmp_path: Path,
                                                                       capsys) -> None:
     batches = _pa_batches()
-    data = bytearray(_pa_write(batches, stream=False))
+    data = bytearray(pa_write(batches, stream=False))
     offsets = _offsets(bytes(data), 8)
     struct.pack_into("<i", data, offsets[2] + 4, 0)  # looks like 0xFFFFFFFF 00000000
     code, got, report = _recover(tmp_path, bytes(data), capsys)
@@ -308,7 +298,7 @@ def test_recover_does_not_stop_at_a_false_end_of_stream_inside_a_file(tmp_path: 
 def test_recover_of_a_stream_stops_at_its_end_of_stream_marker(tmp_path: Path, capsys) -> None:
     # a stream has no footer to say more follows: the marker ends it (as every reader does)
     batches = _pa_batches()
-    data = bytearray(_pa_write(batches, stream=True))
+    data = bytearray(pa_write(batches, stream=True))
     offsets = _offsets(bytes(data), 0)
     struct.pack_into("<i", data, offsets[2] + 4, 0)
     _, got, _ = _recover(tmp_path, bytes(data), capsys)
@@ -322,7 +312,7 @@ def _dictionary_file(n: int = 4) -> tuple[list, bytes]:
         "d": pa.DictionaryArray.from_arrays(pa.array([i % 3, (i + 1) % 3], pa.int32()),
                                             dictionary),
         "x": pa.array([i, i], pa.int64())}) for i in range(n)]
-    return batches, _pa_write(batches, stream=False)
+    return batches, pa_write(batches, stream=False)
 
 
 @pytest.mark.parametrize("prefix", [-3, 1_000_000])
@@ -352,7 +342,7 @@ def test_recover_of_a_file_without_eos_whose_footer_agrees_loses_nothing(tmp_pat
                                                                          capsys) -> None:
     pa = pytest.importorskip("pyarrow")
     batches = _pa_batches()
-    data = _pa_write(batches, stream=False)
+    data = pa_write(batches, stream=False)
     eos = data.rindex(b"\xff\xff\xff\xff\x00\x00\x00\x00")
     data = data[:eos] + data[eos + 8 :]  # footer length and Blocks need no change
     assert pa.ipc.open_file(pa.BufferReader(data)).read_all().num_rows == 20
@@ -363,7 +353,7 @@ def test_recover_of_a_file_without_eos_whose_footer_agrees_loses_nothing(tmp_pat
 
 
 def test_recover_json_to_stdout_is_refused(tmp_path: Path) -> None:
-    data = bytearray(_pa_write(_pa_batches(), stream=False))
+    data = bytearray(pa_write(_pa_batches(), stream=False))
     struct.pack_into("<i", data, _offsets(bytes(data), 8)[2] + 4, -5)
     src = tmp_path / "damaged.arrow"
     src.write_bytes(bytes(data))
@@ -376,7 +366,7 @@ def test_recover_json_to_stdout_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("how", ["same", "link", "relative"])
 def test_recover_refuses_to_write_over_its_input(tmp_path: Path, capsys, how: str,
                                                  monkeypatch) -> None:
-    data = bytearray(_pa_write(_pa_batches(), stream=False))
+    data = bytearray(pa_write(_pa_batches(), stream=False))
     struct.pack_into("<i", data, _offsets(bytes(data), 8)[2] + 4, -5)
     src = tmp_path / "damaged.arrow"
     src.write_bytes(bytes(data))

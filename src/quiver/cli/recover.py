@@ -153,24 +153,24 @@ class _Walk:
                 self.index += 1
                 last_end = info.end
                 bar.update(last_end)
-        except E.TruncatedError as exc:
-            # a real cut only when nothing readable follows: else a damaged length
+        except E.ArrowError as exc:
+            # a message claiming more bytes than remain is a real cut only when nothing
+            # readable follows it: else a damaged length, skipped like other damage
+            cut = isinstance(exc, E.TruncatedError)
             nxt = self._resync(last_end)
-            if nxt is None:
+            if nxt is not None:
+                return self._skip(last_end, nxt, (
+                    "it claims more bytes than come before the next readable message" if cut
+                    else "it cannot be read") + f" ({exc.reason})")
+            if cut:
                 self._lost_at(last_end, f"the input ends inside this message ({exc.reason})")
                 self._stop(last_end, f"the input ends inside message {self.index} "
                            f"({exc.reason})")
-                return None
-            return self._skip(last_end, nxt, "it claims more bytes than come before the next "
-                              f"readable message ({exc.reason})")
-        except E.ArrowError as exc:
-            nxt = self._resync(last_end)
-            if nxt is None:
+            else:
                 self._lost_at(last_end, f"it cannot be read ({exc.reason})")
                 self._stop(last_end, f"message {self.index} at offset {last_end} cannot be "
                            f"read ({exc.reason}) and no later message could be found")
-                return None
-            return self._skip(last_end, nxt, f"it cannot be read ({exc.reason})")
+            return None
         # scan_messages stops at end of stream or at the end of the data
         tail = bytes(self.data[last_end : last_end + 8])
         if last_end < self.end and (tail == EOS or tail[:4] == LEGACY_EOS):
