@@ -203,15 +203,30 @@ def _stream_open(reader: MessageReader, options: Any) -> Batches:
     return out
 
 
+def _renumbered(exc: E.ArrowError, block: int, message_index: int) -> E.ArrowError:
+    """``exc`` with the message index the stream inside the file gives (as inspect,
+    validate and recover say), where the decoder gave the block's index or none."""
+    if exc.message_index in (None, block):
+        exc.message_index = None
+        exc.locate(message_index=message_index)
+    return exc
+
+
 def _file_batches(dec: FileDecoder, data: Any, out: Batches) -> Iterator[Any]:
     for i, block in enumerate(dec.dictionaries):
-        dec.read_dictionary(i, block_bytes(dec, data, block, i, "dictionary"))
+        try:
+            dec.read_dictionary(i, block_bytes(dec, data, block, i, "dictionary"))
+        except E.ArrowError as exc:
+            raise _renumbered(exc, i, dec.message_index(block.offset)) from None
     for i, block in enumerate(dec.record_batches):
         out.position = block.offset + block.meta_data_length + block.body_length
         out.message_index = dec.message_index(block.offset)
-        # yielded without a local name, so that this frame does not hold the batch while
-        # the next one is read
-        yield dec.read_record_batch(i, block_bytes(dec, data, block, i, "record batch"))
+        try:
+            # yielded without a local name, so that this frame does not hold the batch
+            # while the next one is read
+            yield dec.read_record_batch(i, block_bytes(dec, data, block, i, "record batch"))
+        except E.ArrowError as exc:
+            raise _renumbered(exc, i, out.message_index) from None
 
 
 def _stream_batches(messages: Iterator[RawMessage], loader: Any, out: Batches) -> Iterator[Any]:

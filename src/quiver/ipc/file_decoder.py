@@ -21,10 +21,11 @@ caller reads the bytes it asks for and hands them over::
     batch = dec.read_record_batch(i, read_at(*dec.block_range(dec.record_batches[i], i)))
 
 Every range it gives out has been checked to lie inside the file's data (between the
-header and the footer), and every error names the byte offset and the block.  Messages are
-numbered as the stream inside the file numbers them (as ``quiver inspect``, ``validate``
-and ``recover`` do): the Schema message is 0, and a block's message comes after the
-Schema and every footer block before it in file order.
+header and the footer), and every error names the byte offset and the block.  A block's
+:class:`RawMessage` carries its block index; :meth:`FileDecoder.message_index` gives the
+index the stream inside the file numbers its message with (as ``quiver inspect``,
+``validate`` and ``recover`` do): the Schema message is 0, and a block's message comes
+after the Schema and every footer block before it in file order.
 
 >>> import quiver as qv, quiver.ipc as ipc
 >>> sink = ipc.BufferOutputStream()
@@ -89,7 +90,6 @@ class FileDecoder:
         self.data_end = 0
         self._batch_loader: BatchLoader | None = None
         self._block_order: list[int] | None = None  # every block's offset, sorted
-        self._numbers: dict[int, int] | None = None  # block offset -> message index
 
     @property
     def options(self) -> IpcReadOptions:
@@ -191,7 +191,7 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         self.footer = footer
         self.data_end = offset
         self._batch_loader = None
-        self._block_order = self._numbers = None
+        self._block_order = None
         return footer
 
     def message_index(self, offset: int) -> int:
@@ -206,7 +206,6 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 order += [b.offset for b in blocks] if offsets is None else offsets
             order.sort()
             self._block_order = order
-            self._numbers = {o: i for i, o in enumerate(order, 1)}
         return 1 + bisect_left(order, offset)
 
     def _ready(self) -> md.Footer:
@@ -328,13 +327,9 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 f"found {message.body_length}",
                 offset=meta_start,
             )
-        numbers = self._numbers  # (a dict lookup per message: this is the read path)
-        number = numbers.get(start) if numbers is not None else None
-        if number is None:
-            number = self.message_index(start)
         if not body:
             # metadata.decode_message has already refused versions other than V4 and V5
-            return RawMessage(number, start, message, _EMPTY, start + meta_end, meta)
+            return RawMessage(index, start, message, _EMPTY, start + meta_end, meta)
         if meta_end + message.body_length > size:
             raise E.TruncatedError(
                 f"expected a body of {message.body_length} bytes in {what} block {index}, "
@@ -342,7 +337,7 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
                 offset=start + meta_end,
             )
         data = buf[meta_end : meta_end + message.body_length]
-        return RawMessage(number, start, message, data, start + meta_end, meta)
+        return RawMessage(index, start, message, data, start + meta_end, meta)
 
     @staticmethod
     def _framing(exc: E.ArrowError, meta_end: int, what: str, index: int,
@@ -358,7 +353,7 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         block = self._ready().dictionaries[index]
         raw = self.message(buf, block, index, "dictionary")
         if not isinstance(raw.message.header, md.DictionaryBatch):
-            raise _wrong_kind(raw, "dictionary", index)
+            raise _wrong_kind(raw, "dictionary")
         self._loader.dictionary(raw)
 
     def record_batch_message(self, index: int, buf: Any, *, body: bool = True) -> RawMessage:
@@ -369,7 +364,7 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
             footer = self._ready()
         raw = self.message(buf, footer.record_batches[index], index, "record batch", body=body)
         if not isinstance(raw.message.header, md.RecordBatch):
-            raise _wrong_kind(raw, "record batch", index)
+            raise _wrong_kind(raw, "record batch")
         return raw
 
     def load_record_batch(self, raw: RawMessage) -> Any:
@@ -383,12 +378,12 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         return self._loader.record_batch(self.record_batch_message(index, buf))
 
 
-def _wrong_kind(raw: RawMessage, what: str, index: int) -> E.FormatError:
+def _wrong_kind(raw: RawMessage, what: str) -> E.FormatError:
     kind = "DictionaryBatch" if what == "dictionary" else "RecordBatch"
     return E.FormatError(
-        f"expected a {kind} message at {what} block {index}, "
+        f"expected a {kind} message at {what} block {raw.index}, "
         f"found {type(raw.message.header).__name__}",
-        offset=raw.offset, message_index=raw.index,
+        offset=raw.offset,
     )
 
 
