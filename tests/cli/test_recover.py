@@ -301,8 +301,11 @@ def test_recover_of_a_stream_stops_at_its_end_of_stream_marker(tmp_path: Path, c
     data = bytearray(pa_write(batches, stream=True))
     offsets = _offsets(bytes(data), 0)
     struct.pack_into("<i", data, offsets[2] + 4, 0)
-    _, got, _ = _recover(tmp_path, bytes(data), capsys)
+    code, got, report = _recover(tmp_path, bytes(data), capsys)
     assert got == [batches[0].to_pylist()]
+    # but what follows the marker is not called nothing
+    assert code == 1 and report["lost"][0]["offset"] == offsets[3]
+    assert "follow the end-of-stream marker" in report["lost"][0]["reason"]
 
 
 def _dictionary_file(n: int = 4) -> tuple[list, bytes]:

@@ -183,6 +183,15 @@ class _Walk:
             if nxt is not None:
                 return self._skip(last_end, nxt, "an end-of-stream marker where the file's "
                                   f"data goes on to byte {self.end} (a zeroed length?)")
+            if self.dictionary_offsets is None and last_end + size < self.end:
+                # a stream ends at its marker (two streams may follow each other), but
+                # readable messages after it are not called nothing
+                later = self._resync(last_end)
+                if later is not None:
+                    self.out.losses.append(Loss(later, None, "message", "readable messages "
+                                                f"follow the end-of-stream marker at byte "
+                                                f"{last_end}; a stream ends at its marker, "
+                                                "so they were not recovered"))
             self.out.reached_eos = True
             self._stop(last_end, "end of stream")
         elif self.dictionary_offsets is not None and last_end == self.end:
