@@ -74,6 +74,17 @@ def write_ipc(batches: list, *, stream: bool, compression: str | None = None,
     return bytes(sink.getvalue())
 
 
+def pa_write(batches: list, *, stream: bool, **options) -> bytes:
+    """Bytes of a file (or stream) of pyarrow ``batches``, written by pyarrow."""
+    pa = pytest.importorskip("pyarrow")
+    sink = pa.BufferOutputStream()
+    opener = pa.ipc.new_stream if stream else pa.ipc.new_file
+    with opener(sink, batches[0].schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
+        for b in batches:
+            w.write_batch(b)
+    return sink.getvalue().to_pybytes()
+
+
 DICT = qv.dictionary(qv.int32(), qv.string())
 
 

@@ -14,7 +14,7 @@ import pytest
 from quiver.cli import main
 from quiver.cli.cat import cell_text, to_json
 
-from .conftest import batches_of, gold, write_ipc
+from .conftest import batches_of, gold, pa_write, write_ipc
 
 
 def _jsonl(capsys) -> list[dict]:
@@ -164,3 +164,59 @@ def test_a_file_without_footer_is_read_through_its_stream_with_a_warning(
     # convert stays strict: it names recover instead of writing from a damaged input
     assert main(["convert", str(p), str(tmp_path / "o.arrow")]) == 1
     assert "quiver recover IN OUT saves every complete record batch" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_file_read_errors_use_the_message_index_inspect_shows(tmp_path: Path, capsys,
+                                                             dictionary: bool) -> None:
+    from quiver.ipc.index import scan_messages
+
+    pa = pytest.importorskip("pyarrow")
+    columns = {"a": pa.array([1, 2, 3, 4], pa.int64())}
+    if dictionary:
+        columns["d"] = pa.array(["x", "y", "x", "y"]).dictionary_encode()
+    batches = [pa.record_batch(columns)] * 2
+    data = bytearray(pa_write(batches, stream=False, compression="lz4"))
+    msgs = list(scan_messages(bytes(data), start=8))
+    first = next(m for m in msgs if m.kind == "record_batch")
+    body = data.find(b"\x04\x22\x4d\x18", first.body_offset)  # its first lz4 frame
+    data[body + 4] ^= 0xFF  # the frame descriptor
+    src = tmp_path / "bad.arrow"
+    src.write_bytes(bytes(data))
+    assert main(["cat", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert f"message {first.index}" in err, err
+    main(["validate", "--json", str(src)])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert found[0]["message_index"] == first.index
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "table"])
+def test_cat_names_where_a_bad_value_is(tmp_path: Path, capsys, fmt: str) -> None:
+    pa = pytest.importorskip("pyarrow")
+    batch = pa.record_batch({"x": pa.array([1, 2], pa.int64()),
+                             "s": pa.array(["hello", "world"])})
+    data = bytearray(pa_write([batch, batch], stream=True))
+    data[data.rfind(b"hello")] = 0xFF  # in the second batch: message 2
+    src = tmp_path / "bad.arrows"
+    src.write_bytes(bytes(data))
+    assert main(["cat", "--format", fmt, str(src)]) == 1
+    err = capsys.readouterr().err
+    assert "message 2" in err and "'s'" in err and "UTF-8" in err, err
+
+
+def test_cat_names_where_a_bad_dictionary_index_is(tmp_path: Path, capsys) -> None:
+    pa = pytest.importorskip("pyarrow")
+    d = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2], pa.int8()), pa.array(["p", "q", "r"]))
+    batch = pa.record_batch({"d": d})
+    data = bytearray(pa_write([batch], stream=True, compression=None))
+    from quiver.ipc.index import scan_messages
+
+    rb = next(m for m in scan_messages(bytes(data)) if m.kind == "record_batch")
+    at = data.find(b"\x00\x01\x02", rb.body_offset)
+    data[at + 2] = 100
+    src = tmp_path / "bad.arrows"
+    src.write_bytes(bytes(data))
+    assert main(["head", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert f"message {rb.index}" in err and "'d'" in err and "below 3" in err, err

@@ -193,3 +193,32 @@ def test_peak_memory_is_a_few_batches_on_an_input_of_forty_eight(tmp_path: Path)
     with_statistics = _peak(["convert", str(zsrc), str(tmp_path / "o6.arrow"), "-q"])
     assert with_statistics < 5 * batch_bytes and with_statistics < size // 10
     assert _read(tmp_path / "o2.arrow").num_rows == rows * count
+
+
+@pytest.mark.parametrize("bad", [7, -1])
+@pytest.mark.parametrize("to", ["file", "stream"])
+def test_convert_reports_dense_union_offsets_past_the_child(tmp_path: Path, capsys,
+                                                            bad: int, to: str) -> None:
+    import struct
+
+    pa = pytest.importorskip("pyarrow")
+    union = pa.UnionArray.from_dense(pa.array([0, 1, 0], pa.int8()),
+                                     pa.array([0, 0, 1], pa.int32()),
+                                     [pa.array([5, 6], pa.int64()), pa.array(["a"])])
+    sink = pa.BufferOutputStream()
+    batch = pa.record_batch({"u": union})
+    with pa.ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue().to_pybytes())
+    at = data.find(struct.pack("<iii", 0, 0, 1), list(scan_messages(bytes(data)))[1].body_offset)
+    struct.pack_into("<iii", data, at, 0, 0, bad)  # slot 2 -> child 0's value 7 (of 2)
+    src, out = tmp_path / "union.arrows", tmp_path / f"out.{to}"
+    src.write_bytes(bytes(data))
+    code = main(["convert", "-q", "--to", to, str(src), str(out)])
+    if to == "stream":  # a stream keeps no statistics: the values are copied as they are
+        assert code == 0
+        return
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "message 1" in err and "'u'" in err and "dense union offset" in err, err
+    assert not out.exists()

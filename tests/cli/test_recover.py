@@ -5,6 +5,7 @@ complete ones, read back with pyarrow."""
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from quiver.cli import main
 from quiver.ipc.index import scan_messages
 
-from .conftest import batches_of, dictionary_stream, run_module, write_ipc
+from .conftest import batches_of, dictionary_stream, pa_write, run_module, write_ipc
 
 
 def _recovered(path: Path) -> list:
@@ -214,3 +215,171 @@ def test_recover_from_stdin_to_stdout(tmp_path: Path) -> None:
     table = pa.ipc.open_file(pa.py_buffer(got.stdout)).read_all()
     assert table.num_rows == 40
     assert b"recovered 4 record batches" in got.stderr
+
+
+# -- damage a footer or a later message can see past (found by a review) -----------------
+
+
+def _pa_batches(n: int = 5) -> list:
+    pa = pytest.importorskip("pyarrow")
+    return [pa.record_batch({"a": pa.array([i * 10 + j for j in range(4)], pa.int64()),
+                             "s": pa.array([f"v{i}{j}" for j in range(4)])})
+            for i in range(n)]
+
+
+def _offsets(data: bytes, start: int) -> list[int]:
+    """Offsets of the messages of an intact input (before it is damaged)."""
+    return [m.offset for m in scan_messages(data, start=start)]
+
+
+def _recover(tmp_path: Path, data: bytes, capsys) -> tuple[int, list, dict]:
+    src, out = tmp_path / "damaged", tmp_path / "saved.arrow"
+    src.write_bytes(data)
+    code = main(["recover", "--json", str(src), str(out)])
+    report = json.loads(capsys.readouterr().out)
+    got = _recovered(out)
+    assert report["record_batches"] == len(got)
+    return code, got, report
+
+
+@pytest.mark.parametrize("span", [(16, 76), (8, 12), (12, 16)],
+                         ids=["flatbuffer", "prefix", "length"])
+def test_recover_uses_the_footer_schema_when_the_schema_message_is_damaged(
+        tmp_path: Path, capsys, span: tuple[int, int]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    batches = _pa_batches()
+    data = bytearray(pa_write(batches, stream=False))
+    for i in range(*span):  # inside the Schema message, footer untouched
+        data[i] ^= 0xA5
+    assert pa.ipc.open_file(pa.BufferReader(bytes(data))).num_record_batches == 5
+    code, got, report = _recover(tmp_path, bytes(data), capsys)
+    assert code == 1
+    assert got == [b.to_pylist() for b in batches]
+    assert report["lost"][0]["message_index"] == 0
+
+
+@pytest.mark.parametrize("length", [1_000_000, 0x7FFF0000, 2_000])
+@pytest.mark.parametrize("stream", [False, True], ids=["file", "stream"])
+def test_recover_resyncs_after_a_length_that_claims_past_the_end(
+        tmp_path: Path, capsys, stream: bool, length: int) -> None:
+    batches = _pa_batches()
+    data = bytearray(pa_write(batches, stream=stream))
+    offsets = _offsets(bytes(data), 0 if stream else 8)
+    struct.pack_into("<i", data, offsets[2] + 4, length)  # the second record batch
+    code, got, report = _recover(tmp_path, bytes(data), capsys)
+    assert code == 1
+    assert got == [b.to_pylist() for i, b in enumerate(batches) if i != 1]
+    assert report["skipped"] == [[offsets[2], offsets[3]]]
+
+
+def test_recover_still_stops_where_the_input_really_ends(tmp_path: Path, capsys) -> None:
+    batches = _pa_batches()
+    data = pa_write(batches, stream=True)
+    offsets = _offsets(data, 0)
+    code, got, report = _recover(tmp_path, data[: offsets[3] + 30], capsys)
+    assert code == 1
+    assert got == [b.to_pylist() for b in batches[:2]]
+    assert report["skipped"] == []
+    assert "ends inside" in report["stop"]["reason"]
+
+
+def test_recover_does_not_stop_at_a_false_end_of_stream_inside_a_file(tmp_path: Path,
+                                                                      capsys) -> None:
+    batches = _pa_batches()
+    data = bytearray(pa_write(batches, stream=False))
+    offsets = _offsets(bytes(data), 8)
+    struct.pack_into("<i", data, offsets[2] + 4, 0)  # looks like 0xFFFFFFFF 00000000
+    code, got, report = _recover(tmp_path, bytes(data), capsys)
+    assert code == 1
+    assert got == [b.to_pylist() for i, b in enumerate(batches) if i != 1]
+    assert report["stop"]["end_of_stream"] is True
+
+
+def test_recover_of_a_stream_stops_at_its_end_of_stream_marker(tmp_path: Path, capsys) -> None:
+    # a stream has no footer to say more follows: the marker ends it (as every reader does)
+    batches = _pa_batches()
+    data = bytearray(pa_write(batches, stream=True))
+    offsets = _offsets(bytes(data), 0)
+    struct.pack_into("<i", data, offsets[2] + 4, 0)
+    code, got, report = _recover(tmp_path, bytes(data), capsys)
+    assert got == [batches[0].to_pylist()]
+    # but what follows the marker is not called nothing
+    assert code == 1 and report["lost"][0]["offset"] == offsets[3]
+    assert "follow the end-of-stream marker" in report["lost"][0]["reason"]
+
+
+def _dictionary_file(n: int = 4) -> tuple[list, bytes]:
+    pa = pytest.importorskip("pyarrow")
+    dictionary = pa.array(["a", "b", "c"])
+    batches = [pa.record_batch({
+        "d": pa.DictionaryArray.from_arrays(pa.array([i % 3, (i + 1) % 3], pa.int32()),
+                                            dictionary),
+        "x": pa.array([i, i], pa.int64())}) for i in range(n)]
+    return batches, pa_write(batches, stream=False)
+
+
+@pytest.mark.parametrize("prefix", [-3, 1_000_000])
+def test_recover_keeps_dictionary_batches_when_the_footer_shows_no_dictionary_was_skipped(
+        tmp_path: Path, capsys, prefix: int) -> None:
+    batches, data = _dictionary_file()
+    data = bytearray(data)
+    offsets = _offsets(bytes(data), 8)  # schema, dictionary, 4 record batches
+    struct.pack_into("<i", data, offsets[3] + 4, prefix)  # record batch 1's prefix
+    code, got, _ = _recover(tmp_path, bytes(data), capsys)
+    assert code == 1
+    assert got == [b.to_pylist() for i, b in enumerate(batches) if i != 1]
+
+
+def test_recover_still_waits_for_a_dictionary_the_footer_shows_was_skipped(
+        tmp_path: Path, capsys) -> None:
+    _, data = _dictionary_file()
+    data = bytearray(data)
+    offsets = _offsets(bytes(data), 8)
+    struct.pack_into("<i", data, offsets[1] + 4, -3)  # the dictionary's prefix
+    code, got, report = _recover(tmp_path, bytes(data), capsys)
+    assert code == 1 and got == []
+    assert any("dictionaries [0]" in x["reason"] for x in report["lost"])
+
+
+def test_recover_of_a_file_without_eos_whose_footer_agrees_loses_nothing(tmp_path: Path,
+                                                                         capsys) -> None:
+    pa = pytest.importorskip("pyarrow")
+    batches = _pa_batches()
+    data = pa_write(batches, stream=False)
+    eos = data.rindex(b"\xff\xff\xff\xff\x00\x00\x00\x00")
+    data = data[:eos] + data[eos + 8 :]  # footer length and Blocks need no change
+    assert pa.ipc.open_file(pa.BufferReader(data)).read_all().num_rows == 20
+    code, got, report = _recover(tmp_path, data, capsys)
+    assert got == [b.to_pylist() for b in batches]
+    assert code == 0 and report["complete"] is True
+    assert "lost" not in report["stop"]["reason"]
+
+
+def test_recover_json_to_stdout_is_refused(tmp_path: Path) -> None:
+    data = bytearray(pa_write(_pa_batches(), stream=False))
+    struct.pack_into("<i", data, _offsets(bytes(data), 8)[2] + 4, -5)
+    src = tmp_path / "damaged.arrow"
+    src.write_bytes(bytes(data))
+    done = run_module(["recover", "--json", str(src), "-"])
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == b""
+    assert b"--json" in done.stderr
+
+
+@pytest.mark.parametrize("how", ["same", "link", "relative"])
+def test_recover_refuses_to_write_over_its_input(tmp_path: Path, capsys, how: str,
+                                                 monkeypatch) -> None:
+    data = bytearray(pa_write(_pa_batches(), stream=False))
+    struct.pack_into("<i", data, _offsets(bytes(data), 8)[2] + 4, -5)
+    src = tmp_path / "damaged.arrow"
+    src.write_bytes(bytes(data))
+    out = str(src)
+    if how == "link":
+        (tmp_path / "link.arrow").symlink_to(src)
+        out = str(tmp_path / "link.arrow")
+    elif how == "relative":
+        monkeypatch.chdir(tmp_path)
+        out = "./damaged.arrow"
+    assert main(["recover", str(src), out]) == 2
+    assert "same file" in capsys.readouterr().err
+    assert src.read_bytes() == bytes(data)

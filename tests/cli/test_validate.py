@@ -358,3 +358,94 @@ def test_bad_values_in_an_unused_dictionary_are_found(tmp_path: Path, capsys) ->
     assert code == 1
     [f] = rep["findings"]
     assert (f["rule"], f["message_index"], f["field_path"]) == ("utf8", 1, "<dictionary 0>")
+
+
+# -- found by a review: damage a later message or the footer shows is not a cut ----------
+
+
+@pytest.mark.parametrize("length", [1_000_000, 0])
+@pytest.mark.parametrize("stream", [False, True], ids=["file", "stream"])
+def test_a_length_past_the_end_is_damage_when_readable_messages_follow(
+        tmp_path: Path, capsys, stream: bool, length: int) -> None:
+    data = bytearray(write_ipc(batches_of(5), stream=stream))
+    msgs = list(scan_messages(bytes(data), start=0 if stream else 8))
+    struct.pack_into("<i", data, msgs[2].offset + 4, length)  # the second record batch
+    code, rep = findings(tmp_path, bytes(data), capsys,
+                         name="x.arrows" if stream else "x.arrow")
+    rules = [f["rule"] for f in rep["findings"]]
+    if stream and length == 0:  # a stream ends at its marker, as every reader sees it
+        assert rep["record_batches"] == 1
+        return
+    assert code == 1
+    assert rules[:2] == ["truncated" if length else "eos", "resync"], rules
+    assert rep["record_batches"] == 4
+    # only the damaged block is where no message starts; the statistics of the batches
+    # after it are those of their own blocks
+    footer = [f["what"] for f in rep["findings"] if f["rule"] == "footer"]
+    assert footer == [] if stream else len(footer) == 1 and "block 1 points" in footer[0]
+    assert "statistics" not in rules
+
+
+def test_a_cut_input_is_still_one_truncated_finding(tmp_path: Path, capsys) -> None:
+    data = write_ipc(batches_of(5), stream=True)
+    m = list(scan_messages(data))[3]
+    code, rep = findings(tmp_path, data[: m.offset + 30], capsys)
+    assert code == 1
+    assert [f["rule"] for f in rep["findings"]] == ["truncated"]
+
+
+def _unknown_version(data: bytearray, m: MessageInfo) -> None:
+    """Flip the byte of ``m``'s metadata version (V5 = 4) that makes it unknown (V252)."""
+    from quiver.errors import ArrowError, NotSupported
+
+    for i in range(m.offset + 8, m.offset + 64):
+        if data[i] != 4:
+            continue
+        data[i] = 4 ^ 0xFF
+        try:
+            md.decode_message(bytes(data[m.offset + 8 : m.body_offset]))
+        except NotSupported:
+            return
+        except ArrowError:
+            pass
+        data[i] = 4
+    raise AssertionError(f"no version byte found in message {m.index}")
+
+
+@pytest.mark.parametrize("which", ["one", "all", "schema"])
+def test_validate_fails_when_a_message_could_not_be_read(tmp_path: Path, capsys,
+                                                         which: str) -> None:
+    data = bytearray(write_ipc(batches_of(5), stream=True))
+    msgs = messages(bytes(data))
+    chosen = {"one": msgs[2:3], "all": msgs, "schema": msgs[:1]}[which]
+    for m in chosen:
+        _unknown_version(data, m)
+    p = tmp_path / "future.arrows"
+    p.write_bytes(bytes(data))
+    code = main(["validate", str(p)])
+    out = capsys.readouterr().out
+    assert "not supported" in out and "unchecked [unsupported]" in out
+    assert code == 1, out
+    assert "valid Arrow IPC" not in out.replace("INVALID", "")
+    code, rep = findings(tmp_path, bytes(data), capsys)
+    assert code == 1 and rep["valid"] is False
+
+
+def test_unchecked_parts_alone_say_not_shown_valid(tmp_path: Path, capsys) -> None:
+    data = bytearray(write_ipc(batches_of(3), stream=True))
+    _unknown_version(data, messages(bytes(data))[2])
+    p = tmp_path / "future.arrows"
+    p.write_bytes(bytes(data))
+    assert main(["validate", str(p)]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert "NOT SHOWN VALID: 1 part was not checked" in last, last
+
+
+@pytest.mark.parametrize("level", ["full", "structure"])
+def test_validate_refuses_a_stream_without_a_schema(tmp_path: Path, capsys,
+                                                    level: str) -> None:
+    code, rep = findings(tmp_path, EOS, capsys, "--level", level)
+    assert code == 1
+    order = [f for f in rep["findings"] if f["rule"] == "order"]
+    assert len(order) == 1 and "expected a Schema message first" in order[0]["what"]
+

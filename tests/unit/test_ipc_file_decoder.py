@@ -188,3 +188,26 @@ def test_the_reader_hints_at_the_stream_reader_and_foreign_bytes() -> None:
 def test_stream_given_to_file_reader_is_explained() -> None:
     with pytest.raises(qv.FramingError, match="open_stream"):
         ipc.open_file(_stream(TABLE))
+
+
+def test_messages_are_numbered_as_the_stream_inside_the_file_numbers_them() -> None:
+    from quiver.ipc.index import scan_messages
+
+    pa = pytest.importorskip("pyarrow")
+    from quiver.interop import import_batch
+
+    batch = import_batch(pa.record_batch({"a": [1, 2],
+                                          "d": pa.array(["x", "y"]).dictionary_encode()}))
+    sink = ipc.BufferOutputStream()
+    with ipc.new_file(sink, batch.schema) as w:
+        for _ in range(3):
+            w.write_batch(batch)
+    data = bytes(sink.getvalue())
+    stream = {m.offset: m.index for m in scan_messages(data, start=8)}
+    dec = FileDecoder()
+    dec.check_header(data[:8])
+    start, length = dec.footer_range(data[-TRAILER_SIZE:], len(data))
+    footer = dec.read_footer(data[start : start + length], start)
+    blocks = [*footer.dictionaries, *footer.record_batches]
+    assert [dec.message_index(b.offset) for b in blocks] == [stream[b.offset] for b in blocks]
+    assert [dec.message_index(b.offset) for b in footer.record_batches] == [2, 3, 4]

@@ -294,3 +294,68 @@ def test_string_offsets_outside_the_data_are_refused(large, offsets):
                                          data], (), 0).slice(1, n)):
         with pytest.raises(E.ArrowInvalid, match="do not decrease"):
             C.column_raw(arr)
+
+
+# -- union slots outside their children (a review's fuzzing found ~110 such inputs) --------
+
+
+def _dense_union(offsets: list[int], codes: list[int] | None = None) -> pa.Array:
+    return pa.UnionArray.from_dense(pa.array(codes or [0, 1, 0], pa.int8()),
+                                    pa.array([0, 0, 1], pa.int32()),
+                                    [pa.array([5, 6], pa.int64()), pa.array(["a"])])
+
+
+def _with_offsets(arr, offsets: list[int], children=None):
+    """A quiver dense union like ``arr`` with other offsets (and children)."""
+    raw = np.array(offsets, np.int32).view(np.uint8)
+    return make_array(arr.type, len(arr), [arr.buffers[0], raw],
+                      arr.children if children is None else children, 0, 0)
+
+
+def _batch(column) -> object:
+    from quiver.batch import RecordBatch
+
+    return RecordBatch(qt.schema([qt.field("u", column.type)]), [column], len(column))
+
+
+@pytest.mark.parametrize("bad", [[0, 0, 7], [0, 0, -1], [0, 1, 1], [-2**31, 0, 1],
+                                 [0, 0, 2]])
+def test_dense_union_offsets_outside_the_child_are_refused_not_an_index_error(bad):
+    good = import_batch(pa.record_batch({"u": _dense_union([0, 0, 1])})).column(0)
+    batch = _batch(_with_offsets(good, bad))
+    with pytest.raises(E.ArrowInvalid, match="dense union offset out of range"):
+        batch_statistics(batch, 0)
+    # the writer (statistics on) refuses it with the column's name, before writing it
+    sink = ipc.BufferOutputStream()
+    with pytest.raises(E.ArrowInvalid, match="dense union offset") as info:
+        ipc.new_file(sink, batch.schema).write_batch(batch)
+    assert info.value.field_path == "u"
+
+
+@pytest.mark.parametrize("where", ["union", "dictionary"])
+def test_union_offsets_inside_a_nested_union_or_a_dictionary_are_checked(where):
+    good = import_batch(pa.record_batch({"u": _dense_union([0, 0, 1])})).column(0)
+    bad = _with_offsets(good, [0, 0, 9])
+    if where == "union":
+        outer = pa.UnionArray.from_dense(pa.array([0, 0, 0], pa.int8()),
+                                         pa.array([0, 1, 2], pa.int32()),
+                                         [_dense_union([0, 0, 1])], ["in"])
+        outer = import_batch(pa.record_batch({"u": outer})).column(0)
+        column, path = _with_offsets(outer, [0, 1, 2], [bad]), "u.in"
+    else:
+        column = qt.DictionaryType(qt.int8(), good.type)
+        column = make_array(column, 2, [None, np.array([0, 2], np.int8).view(np.uint8)],
+                            (), 0, 0, bad)
+        path = "u.<dictionary>"
+    sink = ipc.BufferOutputStream()
+    with pytest.raises(E.ArrowInvalid, match="dense union offset") as info:
+        ipc.new_file(sink, _batch(column).schema).write_batch(_batch(column))
+    assert info.value.field_path == path
+
+
+def test_valid_unions_keep_their_logical_null_counts():
+    column = pa.UnionArray.from_dense(pa.array([0, 1, 0, 1], pa.int8()),
+                                      pa.array([0, 0, 1, 1], pa.int32()),
+                                      [pa.array([5, None], pa.int64()), pa.array(["a", None])])
+    batch = import_batch(pa.record_batch({"u": column}))
+    assert batch_statistics(batch, 0).columns[0].null_count == 2

@@ -150,8 +150,11 @@ def _file_to_stream_args(p: argparse.ArgumentParser) -> None:
 
 
 def _recover_args(p: argparse.ArgumentParser) -> None:
-    _out(p)
-    _json(p)
+    p.add_argument("input", metavar="IN", help="damaged input file or stream ('-' for stdin)")
+    p.add_argument("output", metavar="OUT", help="output path ('-' for stdout), never IN: "
+                   "the damaged original is kept")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on standard "
+                   "output (so OUT cannot be '-')")
     _quiet(p)
 
 

@@ -146,6 +146,7 @@ class Batches:
     compression: str | None = None
     footer_metadata: Any = None
     position: int = 0  # the input offset read up to, for progress bars
+    message_index: int | None = None  # that of the last batch read, for errors
     warning: str | None = None  # a file read without its footer says so here
 
     def __iter__(self) -> Iterator[Any]:
@@ -202,14 +203,30 @@ def _stream_open(reader: MessageReader, options: Any) -> Batches:
     return out
 
 
+def _renumbered(exc: E.ArrowError, block: int, message_index: int) -> E.ArrowError:
+    """``exc`` with the message index the stream inside the file gives (as inspect,
+    validate and recover say), where the decoder gave the block's index or none."""
+    if exc.message_index in (None, block):
+        exc.message_index = None
+        exc.locate(message_index=message_index)
+    return exc
+
+
 def _file_batches(dec: FileDecoder, data: Any, out: Batches) -> Iterator[Any]:
     for i, block in enumerate(dec.dictionaries):
-        dec.read_dictionary(i, block_bytes(dec, data, block, i, "dictionary"))
+        try:
+            dec.read_dictionary(i, block_bytes(dec, data, block, i, "dictionary"))
+        except E.ArrowError as exc:
+            raise _renumbered(exc, i, dec.message_index(block.offset)) from None
     for i, block in enumerate(dec.record_batches):
         out.position = block.offset + block.meta_data_length + block.body_length
-        # yielded without a local name, so that this frame does not hold the batch while
-        # the next one is read
-        yield dec.read_record_batch(i, block_bytes(dec, data, block, i, "record batch"))
+        out.message_index = dec.message_index(block.offset)
+        try:
+            # yielded without a local name, so that this frame does not hold the batch
+            # while the next one is read
+            yield dec.read_record_batch(i, block_bytes(dec, data, block, i, "record batch"))
+        except E.ArrowError as exc:
+            raise _renumbered(exc, i, out.message_index) from None
 
 
 def _stream_batches(messages: Iterator[RawMessage], loader: Any, out: Batches) -> Iterator[Any]:
@@ -223,6 +240,7 @@ def _stream_batches(messages: Iterator[RawMessage], loader: Any, out: Batches) -
                 seen_batch = True
                 out.compression = None if header.compression is None else header.compression.codec
             out.position = raw.body_offset + len(raw.body)
+            out.message_index = raw.index
             yield loader.record_batch(raw)  # no local name: see _file_batches
         else:
             raise E.FormatError(

@@ -21,7 +21,7 @@ import decimal
 import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -147,9 +147,26 @@ def cell_text(value: Any) -> str:
     return out if isinstance(out, str) else str(out)
 
 
-def rows(batches: Iterator[Any], columns: list[str] | None, head: int | None
+def located(exc: ArrowError, message_index: int | None, name: str) -> ArrowError:
+    """``exc`` again, of its class, at ``message_index`` and under the column ``name`` (a
+    field path inside the column is kept below it); the caller raises it from ``exc``.
+
+    >>> str(located(ArrowError("bad", field_path="item"), 3, "s"))
+    "bad (at message 3, field 's.item')"
+    """
+    path = f"{name}.{exc.field_path}" if exc.field_path else name
+    index = exc.message_index if exc.message_index is not None else message_index
+    try:
+        return type(exc)(exc.reason, offset=exc.offset, message_index=index, field_path=path)
+    except TypeError:  # a class made otherwise
+        return ArrowError(exc.reason, offset=exc.offset, message_index=index, field_path=path)
+
+
+def rows(batches: Iterable[Any], columns: list[str] | None, head: int | None
          ) -> Iterator[tuple[list[str], list[list[Any]]]]:
-    """``(names, columns of values)`` per batch, up to ``head`` rows in all."""
+    """``(names, columns of values)`` per batch, up to ``head`` rows in all.  A value that
+    cannot be read raises quiver's error naming the column and, when ``batches`` says
+    (``message_index``, as :class:`~quiver.cli._read.Batches` does), the message."""
     left = head
     for batch in batches:
         if left is not None and left <= 0:
@@ -161,7 +178,14 @@ def rows(batches: Iterator[Any], columns: list[str] | None, head: int | None
         if left is not None:
             left -= batch.num_rows
         names = [f.name for f in batch.schema.fields]
-        yield names, [column_values(c) for c in batch.columns]
+        values = []
+        for name, column in zip(names, batch.columns):
+            try:
+                values.append(column_values(column))
+            except ArrowError as exc:
+                where = getattr(batches, "message_index", None)
+                raise located(exc, where, name) from exc
+        yield names, values
 
 
 def _write_jsonl(chunks: Iterator[tuple[list[str], list[list[Any]]]]) -> None:
@@ -249,7 +273,7 @@ def run(ns: argparse.Namespace) -> int:
         print(f"quiver: {inp.display}: {batches.warning}", file=sys.stderr)
     names = list(ns.columns) if ns.columns else [f.name for f in batches.schema.fields]
     fmt = ns.format or ("table" if sys.stdout.isatty() else "jsonl")
-    chunks = rows(iter(batches), ns.columns, ns.head)
+    chunks = rows(batches, ns.columns, ns.head)
     if fmt == "jsonl":
         _write_jsonl(chunks)
     elif fmt == "csv":
@@ -260,4 +284,4 @@ def run(ns: argparse.Namespace) -> int:
     return 1 if batches.warning else 0
 
 
-__all__ = ["cell_text", "column_values", "rows", "run", "to_json"]
+__all__ = ["cell_text", "column_values", "located", "rows", "run", "to_json"]

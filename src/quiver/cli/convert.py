@@ -16,6 +16,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import ArrowError
 from ..ipc.writer import new_file, new_stream
 from ._common import message, open_input, output_path, progress
 from ._read import open_batches
@@ -102,8 +103,16 @@ def run(ns: argparse.Namespace) -> int:
             writer = new_stream(sink, schema, compression=compression)
         source = it if first is None else _chain(first, it)
         del first  # held by the chain until it is written, then let go
-        for batch in rebatch(source, getattr(ns, "batch_size", None)):
-            writer.write_batch(batch)
+        size = getattr(ns, "batch_size", None)
+        for batch in rebatch(source, size):
+            try:
+                writer.write_batch(batch)
+            except ArrowError as exc:
+                # the writer refuses what reading left to the full level (statistics
+                # follow union offsets): say which input message it came from
+                if not size:
+                    exc.locate(message_index=batches.message_index)
+                raise
             num_batches += 1
             rows += batch.num_rows
             bar.update(batches.position)

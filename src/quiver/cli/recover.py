@@ -10,19 +10,31 @@ that decodes and validates in full, with the dictionaries it needs.
 Where a message cannot be framed or decoded, the walk resynchronises: it looks for the next
 8-byte aligned continuation marker (0xFFFFFFFF) from which a whole message decodes (the
 footer's Blocks, when the footer can be read, point at them directly), and carries on from
-there.  Dictionaries may have been lost in a skipped region, so from then on a batch with
+there.  A message that claims more bytes than remain is a cut only when no readable
+message follows it; otherwise it is damage, skipped like any other.  In a file whose footer
+reads, the footer's schema (and dictionary ids) is used, so a damaged Schema message loses
+nothing else, and an end-of-stream marker before the footer's data end is damage too.
+
+Dictionaries may have been lost in a skipped region, so from then on a batch with
 dictionary-encoded columns is kept only once every dictionary it may use has been sent
-again whole (not as a delta): recovery never pairs indices with the wrong values.
+again whole (not as a delta): recovery never pairs indices with the wrong values.  In a
+file whose footer reads, only a skipped region holding one of the footer's Dictionary
+blocks loses dictionaries (a file cannot replace them, so none is sent again).
 
 The batches go to OUT as a valid IPC file, with the input's compression.  The report says
 what was recovered, what was lost and where, and where and why the data stops.  Exit 0 when
-nothing was lost (the end-of-stream marker was reached and every batch kept), 1 otherwise.
+nothing was lost (the end-of-stream marker was reached, or in a file the data end its
+readable footer gives, and every batch kept), 1 otherwise.
+
+OUT may not be IN (recover never writes over the damaged original), and ``--json`` with
+OUT ``-`` is refused (standard output holds the file), both with exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -35,7 +47,7 @@ from ..ipc.index import MessageInfo, scan_messages
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
 from ._common import CliError, Input, message, open_input, output_path, progress
 from ._read import kind_of, open_file_decoder
-from ._resync import continuation_markers, resync
+from ._resync import resync
 
 _CODEC_OPTION = {"lz4_frame": "lz4", "zstd": "zstd"}
 
@@ -64,16 +76,17 @@ class Salvage:
     stop_offset: int = 0
     stop_reason: str = ""
     reached_eos: bool = False
+    reached_footer: bool = False  # a file's data ended where its readable footer begins
     compression: str | None = None
     footer_metadata: Any = None
     footer_batches: int | None = None
 
     @property
     def complete(self) -> bool:
-        """Nothing lost: end of stream reached, every message kept, and as many batches as
-        a readable footer lists."""
+        """Nothing lost: end of stream (or of a file's data, by its footer) reached, every
+        message kept, and as many batches as a readable footer lists."""
         return (
-            self.reached_eos
+            (self.reached_eos or self.reached_footer)
             and not self.losses
             and not self.skipped
             and (self.footer_batches is None or self.footer_batches == self.num_batches)
@@ -92,7 +105,7 @@ class _Walk:
         self.index = 0
         self.end = len(self.data)
         self.block_offsets: list[int] = []
-        self._markers: Any = None
+        self.dictionary_offsets: list[int] | None = None  # a readable footer's
 
     def read_at(self, offset: int, n: int) -> Any:
         """``n`` bytes from ``offset`` (for :func:`scan_messages`)."""
@@ -113,18 +126,21 @@ class _Walk:
         if footer is not None:
             self.out.footer_metadata = footer.custom_metadata
             self.out.footer_batches = len(footer.record_batches)
+            self.dictionary_offsets = [b.offset for b in footer.dictionaries]
             self.block_offsets = sorted(
-                b.offset for b in (*footer.dictionaries, *footer.record_batches)
-            )
+                self.dictionary_offsets + [b.offset for b in footer.record_batches])
+            # the footer repeats the schema: batches read even when the stream's Schema
+            # message is damaged
+            self._schema(footer.schema)
         with progress(self.ns, self.end, "recover") as bar:
             pos = start
             while pos is not None:
                 pos = self._scan_from(pos, bar)
-        if self.loader is None and footer is not None:
-            # the stream's schema message was lost, but the footer repeats it: nothing
-            # after it could be read without one, so this only names the schema
-            self.out.schema_message = footer.schema
         return self.out
+
+    def _schema(self, schema: md.SchemaMessage) -> None:
+        self.out.schema_message = schema
+        self.loader = BatchLoader(schema, IpcReadOptions(validate="full"), file_format=False)
 
     def _scan_from(self, pos: int, bar: Any) -> int | None:
         """Walk messages from ``pos``; returns where to resynchronise, or None at the end."""
@@ -137,30 +153,65 @@ class _Walk:
                 self.index += 1
                 last_end = info.end
                 bar.update(last_end)
-        except E.TruncatedError as exc:
-            self._lost_at(last_end, f"the input ends inside this message ({exc.reason})")
-            self._stop(last_end, f"the input ends inside message {self.index} ({exc.reason})")
-            return None
         except E.ArrowError as exc:
-            self._lost_at(last_end, f"it cannot be read ({exc.reason})")
+            # a message claiming more bytes than remain is a real cut only when nothing
+            # readable follows it: else a damaged length, skipped like other damage
+            cut = isinstance(exc, E.TruncatedError)
             nxt = self._resync(last_end)
-            if nxt is None:
+            if nxt is not None:
+                return self._skip(last_end, nxt, (
+                    "it claims more bytes than come before the next readable message" if cut
+                    else "it cannot be read") + f" ({exc.reason})")
+            if cut:
+                self._lost_at(last_end, f"the input ends inside this message ({exc.reason})")
+                self._stop(last_end, f"the input ends inside message {self.index} "
+                           f"({exc.reason})")
+            else:
+                self._lost_at(last_end, f"it cannot be read ({exc.reason})")
                 self._stop(last_end, f"message {self.index} at offset {last_end} cannot be "
                            f"read ({exc.reason}) and no later message could be found")
-                return None
-            self.out.skipped.append((last_end, nxt))
-            self.index += 1
-            self.stale.update(self._all_ids())
-            return nxt
+            return None
         # scan_messages stops at end of stream or at the end of the data
         tail = bytes(self.data[last_end : last_end + 8])
         if last_end < self.end and (tail == EOS or tail[:4] == LEGACY_EOS):
+            size = len(EOS) if tail == EOS else len(LEGACY_EOS)
+            nxt = None
+            if self.dictionary_offsets is not None and last_end + size < self.end:
+                # a file's stream ends where its footer begins: a marker before that,
+                # with readable messages after it, is a damaged message
+                nxt = self._resync(last_end)
+            if nxt is not None:
+                return self._skip(last_end, nxt, "an end-of-stream marker where the file's "
+                                  f"data goes on to byte {self.end} (a zeroed length?)")
+            if self.dictionary_offsets is None and last_end + size < self.end:
+                # a stream ends at its marker (two streams may follow each other), but
+                # readable messages after it are not called nothing
+                later = self._resync(last_end)
+                if later is not None:
+                    self.out.losses.append(Loss(later, None, "message", "readable messages "
+                                                f"follow the end-of-stream marker at byte "
+                                                f"{last_end}; a stream ends at its marker, "
+                                                "so they were not recovered"))
             self.out.reached_eos = True
             self._stop(last_end, "end of stream")
+        elif self.dictionary_offsets is not None and last_end == self.end:
+            self.out.reached_footer = True
+            self._stop(last_end, "the file's data ends without the end-of-stream marker, "
+                       "where its readable footer begins")
         else:
             self._stop(last_end, "the input ends without the end-of-stream marker (a writer "
                        "that stopped early?): anything written after this was lost")
         return None
+
+    def _skip(self, start: int, nxt: int, reason: str) -> int:
+        """Lose the message at ``start`` and skip to ``nxt``; returns ``nxt``."""
+        self._lost_at(start, reason)
+        self.out.skipped.append((start, nxt))
+        self.index += 1
+        footer_dicts = self.dictionary_offsets
+        if footer_dicts is None or any(start <= o < nxt for o in footer_dicts):
+            self.stale.update(self._all_ids())
+        return nxt
 
     def _all_ids(self) -> set[int]:
         return set() if self.loader is None else set(self.loader.schema_msg.dictionary_ids.values())
@@ -174,9 +225,7 @@ class _Walk:
 
     def _resync(self, after: int) -> int | None:
         """The offset of the next message that frames and decodes whole."""
-        if self._markers is None:
-            self._markers = continuation_markers(self.data)
-        return resync(self.data, after, self.end, self._markers, self.block_offsets)
+        return resync(self.data, after, self.end, self.block_offsets)
 
     def _message(self, info: MessageInfo) -> None:
         msg = info.message
@@ -187,9 +236,7 @@ class _Walk:
                          self.data[info.offset + prefix : info.body_offset])
         if isinstance(header, md.SchemaMessage):
             if self.loader is None:
-                self.out.schema_message = header
-                self.loader = BatchLoader(header, IpcReadOptions(validate="full"),
-                                          file_format=False)
+                self._schema(header)
             return
         if self.loader is None:
             self.out.losses.append(Loss(info.offset, info.index, kind_of(header),
@@ -283,8 +330,22 @@ def report(out: Salvage, name: str, path: str) -> dict[str, Any]:
     }
 
 
+def _refuse(ns: argparse.Namespace) -> None:
+    """Usage that would lose the report or the original (exit status 2)."""
+    if ns.json and ns.output == "-":
+        raise CliError("--json writes the report to standard output, which OUT '-' holds for "
+                       "the recovered file: name an output file (or leave out --json: the "
+                       "summary goes to standard error)", status=2)
+    if "-" not in (ns.input, ns.output) and os.path.exists(ns.output) and os.path.samefile(
+            ns.input, ns.output):
+        raise CliError(f"OUT {ns.output!r} is the same file as IN: recover never writes over "
+                       "the damaged original; name another output", status=2)
+
+
 def run(ns: argparse.Namespace) -> int:
-    """Recover ``ns.input`` into ``ns.output``: 0 when nothing was lost, else 1."""
+    """Recover ``ns.input`` into ``ns.output``: 0 when nothing was lost, else 1 (2 for
+    usage :func:`_refuse` refuses)."""
+    _refuse(ns)
     inp = open_input(ns.input, whole=True)
     with output_path(ns.output) as f:
         sink = BatchSink(f)

@@ -19,8 +19,10 @@ a batch that fails is checked again column by column, so one bad column does not
 others.  Each finding carries its byte offset, message index and field path, the words
 "expected X, found Y", and what would fix it; a finding about values points at the field's
 buffer that holds them (the offsets for an offsets finding, else the data, values, indices
-or type ids), found by a dry walk of the body loader.  Exit status 0 when nothing was found (notes
-such as an old framing do not count), 1 otherwise.
+or type ids), found by a dry walk of the body loader.  A part quiver cannot check (an
+unknown metadata version, a feature it does not read) is ``unchecked``: the input is then
+not shown valid.  Exit status 0 when nothing was found (notes such as an old framing do not
+count), 1 otherwise (an error, or a part that could not be checked).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from ..ipc.index import MessageInfo
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
 from ._common import Input, open_input, progress
 from ._read import kind_of, open_file_decoder
-from ._resync import continuation_markers, resync
+from ._resync import resync
 
 _I32 = struct.Struct("<i")
 
@@ -57,7 +59,9 @@ FIX_WRITER = ("the writer produced invalid data here; fix the writer, or leave t
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One broken rule: where (byte offset, message index, field path), what (expected X,
-    found Y), which rule, and what would fix it.  ``severity`` is ``error`` or ``note``."""
+    found Y), which rule, and what would fix it.  ``severity`` is ``error``, ``unchecked``
+    (quiver could not check this part, so the input is not shown valid) or ``note``
+    (informational: it does not make the input invalid)."""
 
     rule: str
     what: str
@@ -118,7 +122,7 @@ def finding_of(exc: E.ArrowError, *, offset: int | None = None,
         exc.message_index if exc.message_index is not None else message_index,
         exc.field_path or field_path,
         fix,
-        "note" if rule == "unsupported" else "error",
+        "unchecked" if rule == "unsupported" else "error",
     )
 
 
@@ -147,6 +151,7 @@ class Checker:
         self.options = options
         self.loader: BatchLoader | None = None
         self.statistics: Any = None  # the footer's per-batch statistics (full level)
+        self.statistics_index: dict[int, int] = {}  # record batch offset -> footer block
         self.footer_at = 0
 
     def add(self, finding: Finding) -> None:
@@ -161,8 +166,8 @@ class Checker:
 
     @property
     def valid(self) -> bool:
-        """No error was found."""
-        return not any(f.severity == "error" for f in self.findings)
+        """No error was found and every part could be checked."""
+        return not any(f.severity != "note" for f in self.findings)
 
     # -- the whole input ------------------------------------------------------------------
 
@@ -173,6 +178,11 @@ class Checker:
                 self._file()
             else:
                 self._stream(0, len(self.data), file_format=False)
+            if self.loader is None and not any(f.rule == "order" for f in self.findings):
+                start = len(FILE_HEADER) if self.inp.format == "file" else 0
+                self.add(Finding("order", "expected a Schema message first, found "
+                                 + ("no readable message" if self.findings
+                                    else "the end of the stream"), start, 0, fix=FIX_WRITER))
         except _Limit:
             pass
 
@@ -215,14 +225,18 @@ class Checker:
                              f"{len(self.statistics)}", at, fix=FIX_STATISTICS))
             self.statistics = None
         self.footer_at = at
+        blocks = footer.record_batches
+        offsets = getattr(blocks, "offsets", None) or [b.offset for b in blocks]
+        # by the footer's block, not by count: a lost batch does not shift the others
+        self.statistics_index = {o: k for k, o in enumerate(offsets)}
 
     def _check_statistics(self, columns: list[Any], num_rows: int, raw: RawMessage,
                           index: int) -> None:
         """The footer's statistics of this batch against its data (full level)."""
         from ..ipc.statistics import columns_statistics
 
-        k = self.record_batches - 1
-        if self.statistics is None or k >= len(self.statistics):
+        k = self.statistics_index.get(raw.offset, -1)
+        if self.statistics is None or not 0 <= k < len(self.statistics):
             return
         from ..ipc.statistics import compare_values
 
@@ -318,6 +332,14 @@ class Checker:
             if length == 0:
                 self.position = meta
                 tail = end - meta
+                if tail and self.inp.format == "file" and resync(data, pos, end) is not None:
+                    # the file's data goes on to its footer: a zeroed length, not the end
+                    self.add(Finding("eos", "expected the end-of-stream marker at the end of "
+                                     f"the file's data (byte {end - 8}), found one at byte "
+                                     f"{pos} with messages after it", pos, index,
+                                     fix=FIX_RECOVER))
+                    self.lost_at = pos
+                    return
                 if tail and self.inp.format == "stream":
                     self.add(Finding("eos", f"expected nothing after the end-of-stream marker, "
                                      f"found {tail} bytes", meta, fix=FIX_CONVERT,
@@ -328,8 +350,8 @@ class Checker:
                 what = (f"expected a non-negative metadata length, found {length}" if length < 0
                         else f"expected {length} bytes of metadata, found {end - meta}")
                 self.add(finding_of(cls(what), offset=meta - 4, message_index=index))
-                if length < 0 or first != -1:  # a damaged prefix rather than a cut
-                    self.lost_at = pos
+                # a damaged prefix, or a cut: resynchronising tells them apart
+                self.lost_at = pos
                 return
             if (meta + length) % 8:
                 self.add(Finding("alignment", f"expected the metadata length to end on an 8-byte "
@@ -340,7 +362,6 @@ class Checker:
             index += 1
 
     def _stream(self, start: int, end: int, *, file_format: bool) -> None:
-        markers = None
         with progress(self.ns, len(self.data), "validate") as bar:
             pos: int | None = start
             while pos is not None:
@@ -348,9 +369,7 @@ class Checker:
                 self._walk(pos, end, file_format, bar)
                 if self.lost_at is None:
                     return
-                if markers is None:
-                    markers = continuation_markers(self.data)
-                pos = resync(self.data, self.lost_at, end, markers)
+                pos = resync(self.data, self.lost_at, end)
                 if pos is not None:
                     self.add(Finding("resync", f"skipped bytes {self.lost_at}..{pos} to the "
                                      "next message that reads", self.lost_at,
@@ -377,6 +396,7 @@ class Checker:
                 self.add(Finding("truncated", f"expected a body of {message.body_length} "
                                  f"bytes, found {end - body_start}", body_start, index,
                                  fix=FIX_RECOVER))
+                self.lost_at = pos  # a cut, unless a readable message follows
                 return
             if message.body_length % 8:
                 self.add(Finding("padding", "expected a body length that is a multiple of "
@@ -559,8 +579,13 @@ def report_text(checker: Checker, level: str) -> str:
     summary = (f"{len(checker.messages)} messages, {checker.record_batches} record batches, "
                f"{checker.rows} rows; level {level}")
     errors = sum(f.severity == "error" for f in checker.findings)
+    unchecked = sum(f.severity == "unchecked" for f in checker.findings)
     if checker.valid:
         lines.append(f"{name}: valid Arrow IPC {checker.inp.format} ({summary})")
+    elif not errors:
+        lines.append(f"{name}: NOT SHOWN VALID: {unchecked} part"
+                     f"{' was' if unchecked == 1 else 's were'} not checked, nothing else found "
+                     f"({summary})")
     else:
         more = f", stopped at --limit {checker.limit}" if checker.limited else ""
         lines.append(f"{name}: INVALID Arrow IPC {checker.inp.format}: {errors} error"

@@ -21,7 +21,11 @@ caller reads the bytes it asks for and hands them over::
     batch = dec.read_record_batch(i, read_at(*dec.block_range(dec.record_batches[i], i)))
 
 Every range it gives out has been checked to lie inside the file's data (between the
-header and the footer), and every error names the byte offset and the block.
+header and the footer), and every error names the byte offset and the block.  A block's
+:class:`RawMessage` carries its block index; :meth:`FileDecoder.message_index` gives the
+index the stream inside the file numbers its message with (as ``quiver inspect``,
+``validate`` and ``recover`` do): the Schema message is 0, and a block's message comes
+after the Schema and every footer block before it in file order.
 
 >>> import quiver as qv, quiver.ipc as ipc
 >>> sink = ipc.BufferOutputStream()
@@ -41,6 +45,7 @@ header and the footer), and every error names the byte offset and the block.
 from __future__ import annotations
 
 import struct
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any, Unpack
 
 from .. import errors as E
@@ -84,6 +89,7 @@ class FileDecoder:
         self.footer: md.Footer | None = None
         self.data_end = 0
         self._batch_loader: BatchLoader | None = None
+        self._block_order: list[int] | None = None  # every block's offset, sorted
 
     @property
     def options(self) -> IpcReadOptions:
@@ -185,7 +191,22 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         self.footer = footer
         self.data_end = offset
         self._batch_loader = None
+        self._block_order = None
         return footer
+
+    def message_index(self, offset: int) -> int:
+        """The index of the message of the block at ``offset`` in the stream inside the
+        file: after the Schema message (0) and the footer's blocks before it."""
+        order = self._block_order
+        if order is None:
+            footer = self._ready()
+            order = []
+            for blocks in (footer.dictionaries, footer.record_batches):
+                offsets = getattr(blocks, "offsets", None)
+                order += [b.offset for b in blocks] if offsets is None else offsets
+            order.sort()
+            self._block_order = order
+        return 1 + bisect_left(order, offset)
 
     def _ready(self) -> md.Footer:
         if self.footer is None:

@@ -14,6 +14,7 @@ from ...array.base import Array
 from ...array.concat import concat_arrays
 from ...array.data import typed_view
 from ...array.select import _null_mask
+from ...array.validate_values import full_union, join_path
 from ...buffers import unpack_bits
 from ...errors import ArrowError, ArrowInvalid
 from ...layout import storage_numpy_dtype
@@ -400,12 +401,31 @@ def _bounded(extremes: Any) -> Any:
     return raw
 
 
-def _raw_function(dtype: t.DataType) -> Any:
-    """The function computing a column's :data:`Raw` statistics, chosen once per type."""
+def _check_selected_slots(arr: Array, path: str) -> None:
+    """Check the slots the logical null count follows (union type codes and dense union
+    offsets, in every union it reaches through union children, run-end encoded values
+    and dictionary values) against their children, vectorized: the structural level of
+    reading leaves them to the full one, and a slot outside its child raises
+    :class:`~quiver.errors.ArrowInvalid` naming the field, not an IndexError."""
+    st = t.storage_of(arr.type)
+    if isinstance(st, t.DictionaryType):
+        if arr.dictionary is not None:
+            _check_selected_slots(arr.dictionary, join_path(path, "<dictionary>"))
+    elif isinstance(st, t.RunEndEncodedType):
+        _check_selected_slots(arr.children[1], join_path(path, "values"))
+    elif isinstance(st, t.UnionType):
+        full_union(arr, st, list(arr.buffers), dense=st.mode == "dense", path=path)
+        for f, child in zip(st.fields, arr.children):
+            _check_selected_slots(child, join_path(path, f.name))
+
+
+def _raw_function(dtype: t.DataType, name: str = "") -> Any:
+    """The function computing a column's :data:`Raw` statistics, chosen once per type
+    (``name``: the column's, for errors)."""
     if isinstance(dtype, t.ExtensionType):  # bounds of the storage values
 
         storage = dtype.storage_type
-        inner = _raw_function(storage)
+        inner = _raw_function(storage, name)
 
         def extension(arr: Array) -> Raw:
             return inner(make_array(storage, len(arr), arr.buffers, arr.children,
@@ -419,6 +439,7 @@ def _raw_function(dtype: t.DataType) -> Any:
         def logical(arr: Array) -> Raw:
             # the logical null count (a null dictionary value, run or union child is a
             # null to every reader), which is what a filter's "is null" asks about
+            _check_selected_slots(arr, name)
             nulls = int(np.count_nonzero(_null_mask(arr)))
             if not is_dict or arr.dictionary is None or nulls == len(arr):
                 return (nulls, 0, None, None, True, True)

@@ -52,7 +52,7 @@ class StatisticsCollector:
 
     def __init__(self, schema: t.Schema) -> None:
         self.schema = schema
-        self._functions = [_raw_function(f.type) for f in schema.fields]
+        self._functions = [_raw_function(f.type, f.name) for f in schema.fields]
         self._groups = [group_for(f.type) for f in schema.fields]
         self.row_counts: list[int] = []
         self._raws: list[list[Raw]] = [[] for _ in schema.fields]
