@@ -600,3 +600,18 @@ def test_an_empty_slice_keeps_one_empty_chunk_as_pyarrow() -> None:
         assert list(got.to_pandas()["c"].cat.categories) == ["x", "y"]
     assert chunked_array([[1, 2], [3]]).slice(1, 0).num_chunks == 1
     assert chunked_array([], qv.int8()).slice(0, 0).num_chunks == 0
+
+
+def test_a_table_without_rows_gives_and_writes_no_batches_as_pyarrow() -> None:
+    empty = qv.record_batch({"a": qv.array([], qv.int64())})
+    for tbl in (qv.table({"a": [1, 2, 3]}).slice(3), Table.from_batches([empty])):
+        assert tbl.to_batches() == [] == pa.table(tbl).to_batches()
+        sink = ipc.BufferOutputStream()
+        with ipc.new_file(sink, tbl.schema) as w:
+            w.write_table(tbl)
+        assert ipc.open_file(sink.getvalue()).num_record_batches == 0
+    mixed = Table.from_batches([empty, qv.record_batch({"a": [1]})])
+    assert [b.num_rows for b in mixed.to_batches()] == [0, 1]  # pyarrow keeps it too
+    dict_tbl = qv.table({"c": qv.array(pa.array(["x"]).dictionary_encode())}).slice(1)
+    joined = qv.concat_tables([dict_tbl, dict_tbl])
+    assert list(joined.to_pandas()["c"].cat.categories) == ["x"]  # the dictionary is kept

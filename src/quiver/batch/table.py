@@ -91,7 +91,10 @@ class Table(_Tabular):
         return ChunkedArray([b.column(k) for b in self._batches], self._schema.fields[k].type)
 
     def to_batches(self, max_chunksize: int | None = None) -> list[RecordBatch]:
-        """The batches (split into at most ``max_chunksize`` rows each when given)."""
+        """The batches (split into at most ``max_chunksize`` rows each when given); none
+        for a table without rows, as pyarrow (its columns still keep an empty chunk)."""
+        if self._num_rows == 0:
+            return []
         if max_chunksize is None:
             return list(self._batches)
         if not isinstance(max_chunksize, int) or max_chunksize <= 0:
@@ -280,7 +283,7 @@ def concat_tables(tables: Iterable[Table]) -> Table:
         _check_schema(f"table {i}", tbl.schema, schema, "the schema of table 0")
         batches.extend(
             b if b.schema is schema else RecordBatch._trusted(schema, b.columns, b.num_rows)
-            for b in tbl.to_batches()
+            for b in tbl._batches
         )
     return Table(schema, batches)
 
