@@ -178,7 +178,10 @@ class Checker:
                 self._file()
             else:
                 self._stream(0, len(self.data), file_format=False)
-            if self.loader is None and not any(f.rule == "order" for f in self.findings):
+            # (a message quiver could not check may be the Schema: that is said already)
+            if self.loader is None and not any(
+                f.rule == "order" or f.severity == "unchecked" for f in self.findings
+            ):
                 start = len(FILE_HEADER) if self.inp.format == "file" else 0
                 self.add(Finding("order", "expected a Schema message first, found "
                                  + ("no readable message" if self.findings
