@@ -39,6 +39,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .. import errors as E
 from ..ipc import metadata as md
 from ..ipc.decoder import RawMessage
@@ -242,6 +244,12 @@ class _Walk:
             self.out.losses.append(Loss(info.offset, info.index, kind_of(header),
                                         "no schema message came before it"))
             return
+        misaligned = _misaligned(header)
+        if misaligned is not None:
+            self.out.losses.append(Loss(info.offset, info.index, kind_of(header), misaligned))
+            if isinstance(header, md.DictionaryBatch):
+                self.stale.add(header.id)
+            return
         if isinstance(header, md.DictionaryBatch):
             try:
                 self.loader.dictionary(raw)
@@ -276,6 +284,23 @@ class _Walk:
         self.out.batch_offsets.append(info.offset)
         if self.sink is not None:
             self.sink.write(batch, self.out)
+
+
+def _misaligned(header: Any) -> str | None:
+    """Why a batch whose buffers break the 8-byte alignment rule is not kept (None when
+    they keep it): writers align every buffer, so an offset off the rule is damage, and
+    reading at it would give shifted values that no check catches (validate calls it an
+    alignment error)."""
+    rb = header.data if isinstance(header, md.DictionaryBatch) else header
+    if not isinstance(rb, md.RecordBatch) or not len(rb.buffers):
+        return None
+    buffers = np.asarray(rb.buffers).reshape(-1, 2)
+    bad = np.flatnonzero((buffers[:, 0] % 8 != 0) & (buffers[:, 1] > 0))
+    if not len(bad):
+        return None
+    i = int(bad[0])
+    return (f"its buffer {i} starts at body offset {int(buffers[i, 0])}, off the 8-byte "
+            f"alignment every writer keeps: damage that would shift its values")
 
 
 class BatchSink:
