@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, ForwardRef, TypeVar
 
-from .errors import ArrowTypeError
+from .errors import ArrowInvalidArgument, ArrowTypeError
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -64,3 +64,17 @@ def check_keywords(given: Mapping[str, Any], keywords: type, what: str) -> None:
             f"expected {what} among {sorted(keywords.__annotations__)}, found "
             f"{min(unknown)!r}"
         )
+
+
+def options_from(options: Any, kw: Mapping[str, Any], keywords: type, what: str,
+                 make: Callable[..., Any]) -> Any:
+    """``options`` (an options object), or ``make(**kw)`` of the keywords ``kw`` given one
+    by one, not both.  None values are left out, as not given; a key the ``TypedDict``
+    ``keywords`` lacks is refused by :func:`check_keywords` (``what`` names them)."""
+    check_keywords(kw, keywords, what)
+    given = {k: v for k, v in kw.items() if v is not None}
+    if options is not None and given:
+        raise ArrowInvalidArgument(
+            f"expected either options= or keyword options, found both ({sorted(given)})"
+        )
+    return options if options is not None else make(**given)

@@ -8,7 +8,7 @@ from typing import TypedDict, Unpack
 import pytest
 
 import quiver as qv
-from quiver._keywords import check_keywords, spell_out
+from quiver._keywords import check_keywords, options_from, spell_out
 
 
 class _Knobs(TypedDict, total=False):
@@ -40,3 +40,13 @@ def test_check_keywords_names_the_misspelt_one_and_the_ones_there_are() -> None:
     with pytest.raises(qv.ArrowTypeError, match=r"expected a knob among \['name', 'size'\], "
                                                  r"found 'sise'"):
         check_keywords({"sise": 1}, _Knobs, "a knob")
+
+
+def test_options_from_takes_the_object_or_the_keywords_not_both() -> None:
+    assert options_from("given", {}, _Knobs, "a knob", dict) == "given"
+    assert options_from(None, {"size": 2, "name": None}, _Knobs, "a knob", dict) == {"size": 2}
+    assert options_from("given", {"name": None}, _Knobs, "a knob", dict) == "given"
+    with pytest.raises(qv.ArrowInvalidArgument, match=r"found both \(\['size'\]\)"):
+        options_from("given", {"size": 2}, _Knobs, "a knob", dict)
+    with pytest.raises(qv.ArrowTypeError, match="found 'sise'"):
+        options_from(None, {"sise": 2}, _Knobs, "a knob", dict)

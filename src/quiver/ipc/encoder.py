@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import errors as E
 from .. import types as t
-from .._keywords import check_keywords
+from .._keywords import options_from
 from ..batch import RecordBatch
 from . import metadata as md
 from .body import V4, V5, Assembled, assemble, assemble_body, compile_write_plan, layout_body
@@ -121,13 +121,7 @@ class WriteKeywords(WriteOptionKeywords, total=False):
 def write_options(options: IpcWriteOptions | None, kw: Mapping[str, Any]) -> IpcWriteOptions:
     """``options``, or options made of the keywords ``kw`` (not both; None values are
     left out, as not given)."""
-    check_keywords(kw, WriteKeywords, "a write keyword")
-    kw = {k: v for k, v in kw.items() if v is not None}
-    if options is not None and kw:
-        raise E.ArrowInvalidArgument(
-            f"expected either options= or keyword options, found both ({sorted(kw)})"
-        )
-    return options if options is not None else IpcWriteOptions(**kw)
+    return options_from(options, kw, WriteKeywords, "a write keyword", IpcWriteOptions)
 
 
 def as_schema(schema: Any) -> t.Schema:

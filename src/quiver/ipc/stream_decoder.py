@@ -31,7 +31,7 @@ from typing import Any, TypedDict, Unpack
 
 from .. import errors as E
 from .. import types as t
-from .._keywords import check_keywords
+from .._keywords import options_from
 from ..array import Array
 from ..array.validate import validate_array
 from ..batch import RecordBatch
@@ -103,14 +103,10 @@ def read_options(
     """``options``, or options made of the keywords ``kw`` (not both; None values are
     left out, as not given).  A key that the ``TypedDict`` ``keywords`` (the caller's
     whole keyword set) lacks is refused with the list."""
-    check_keywords(kw, keywords, "a read keyword")
-    kw = {k: v for k, v in kw.items() if v is not None}
-    if options is not None and kw:
-        raise E.ArrowInvalidArgument(
-            f"expected either options= or keyword options, found both ({sorted(kw)})"
-        )
-    if options is not None:
-        return options
+    return options_from(options, kw, keywords, "a read keyword", _read_options)
+
+
+def _read_options(**kw: Any) -> IpcReadOptions:
     return IpcReadOptions(**kw) if kw else _DEFAULT_OPTIONS
 
 
