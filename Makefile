@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,spark]'
+	$(PY) -m pip install --quiet -e '.[test,spark,s3]'
 	touch $@
 
 run: $(VENV)/.installed
