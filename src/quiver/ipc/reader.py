@@ -18,6 +18,7 @@ import contextlib
 import io
 import mmap
 import os
+import stat
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -133,19 +134,38 @@ def _bytes_view(source: Any) -> memoryview:
         raise E.ArrowTypeError(f"expected memory that can be read as bytes, found {exc}") from None
 
 
+def _regular_file(source: Any) -> bool:
+    """Whether ``source`` is a path naming a regular file (not a pipe, a device or
+    ``/dev/stdin``), which a stream reader maps instead of reading."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    try:
+        return stat.S_ISREG(os.stat(source).st_mode)
+    except (OSError, ValueError):
+        return False  # (open() says what is wrong with it)
+
+
 class RecordBatchStreamReader(RecordBatchReader):
     """Reads the IPC stream format one batch at a time; iterable, with ``read_all()`` and
-    ``read_pandas()`` (a :class:`~quiver.batch.RecordBatchReader`)."""
+    ``read_pandas()`` (a :class:`~quiver.batch.RecordBatchReader`).
+
+    A regular file named by path is memory-mapped unless ``memory_map=False`` (as
+    ``open_file(memory_map=True)`` maps one): every batch is a view of the map, with the
+    same checks, and the table ``read_all()`` returns holds no memory beyond the file's
+    pages; reading it into fresh memory batch by batch cost 3x pyarrow's ``OSFile``
+    read in page faults.  Pipes, devices and file objects are read as they come."""
 
     def __init__(
         self,
         source: Any,
         *,
         options: IpcReadOptions | None = None,
-        memory_map: bool = False,
+        memory_map: bool | None = None,
         **kwargs: Unpack[ReadOptionKeywords],
     ) -> None:
         self._decoder = StreamDecoder(read_options(options, kwargs, ReadKeywords))
+        if memory_map is None:
+            memory_map = _regular_file(source)
         self._whole, self._file, self._owns = _as_memory(source, memory_map)
         self._left = self._bytes_left()
         if self._whole is not None:
@@ -628,14 +648,15 @@ class RecordBatchFileReader(RecordBatchReader):
         self.close()
 
 
-@spell_out(ReadKeywords, memory_map=False)
+@spell_out(ReadKeywords, memory_map=None)
 def open_stream(source: Any, **kw: Unpack[ReadKeywords]) -> RecordBatchStreamReader:
     """Open an IPC stream from a path, a bytes-like object or a binary file object.
 
     ``columns``: names or indices to read, in that order (others are skipped undecoded);
     ``validate``: ``"structural"`` (default) or ``"full"``; ``limits``: an
     :class:`IpcLimits` for untrusted input; ``memory_map``: map a path instead of reading
-    it; ``ensure_native_endian`` and ``use_threads`` as in :class:`IpcReadOptions`
+    it (by default a regular file is mapped, anything else read; False reads a file
+    too); ``ensure_native_endian`` and ``use_threads`` as in :class:`IpcReadOptions`
     (or pass ``options``, not both).
 
     >>> import quiver as qv
