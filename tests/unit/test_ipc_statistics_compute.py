@@ -328,7 +328,7 @@ def test_dense_union_offsets_outside_the_child_are_refused_not_an_index_error(ba
     # the writer (statistics on) refuses it with the column's name, before writing it
     sink = ipc.BufferOutputStream()
     with pytest.raises(E.ArrowInvalid, match="dense union offset") as info:
-        ipc.new_file(sink, batch.schema).write_batch(batch)
+        ipc.new_file(sink, batch.schema, statistics=True).write_batch(batch)
     assert info.value.field_path == "u"
 
 
@@ -349,7 +349,7 @@ def test_union_offsets_inside_a_nested_union_or_a_dictionary_are_checked(where):
         path = "u.<dictionary>"
     sink = ipc.BufferOutputStream()
     with pytest.raises(E.ArrowInvalid, match="dense union offset") as info:
-        ipc.new_file(sink, _batch(column).schema).write_batch(_batch(column))
+        ipc.new_file(sink, _batch(column).schema, statistics=True).write_batch(_batch(column))
     assert info.value.field_path == path
 
 

@@ -209,7 +209,7 @@ def test_any_zeroed_byte_decodes_some_columns_or_raises_quivers_error():
 
     schema = qv.schema([("a", qv.int64())])
     sink = io.BytesIO()
-    with ipc.new_file(sink, schema) as writer:
+    with ipc.new_file(sink, schema, statistics=True) as writer:
         writer.write_batch(qv.record_batch({"a": [1, 2, 3]}, schema=schema))
     stream = _stream_bytes(_footer_value(sink.getvalue()))
     outcomes = set()

@@ -165,7 +165,7 @@ def test_a_buffer_reused_after_write_batch_does_not_change_the_statistics():
     buf = np.zeros(100, np.int64)
     schema = pa.schema([("a", pa.int64())])
     sink = ipc.BufferOutputStream()
-    with ipc.new_file(sink, schema) as writer:
+    with ipc.new_file(sink, schema, statistics=True) as writer:
         for k in range(3):  # the caller refills one buffer, which write_batch allows
             buf[:] = np.arange(100) + 1000 * k
             writer.write_batch(pa.record_batch([pa.array(buf)], schema=schema))

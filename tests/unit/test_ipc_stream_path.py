@@ -124,3 +124,57 @@ def test_an_empty_file_by_path_is_the_same_error_as_empty_bytes(tmp_path: Path) 
 def test_a_missing_path_is_still_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         ipc.open_stream(str(tmp_path / "nope.arrows"))
+
+
+_OVERWRITE = """
+import sys
+import numpy as np
+import quiver as qv
+import quiver.ipc as ipc
+path = sys.argv[1]
+for fmt in ("stream", "file"):
+    with (ipc.new_stream if fmt == "stream" else ipc.new_file)(
+            path, qv.schema([("x", qv.int64())])) as w:
+        w.write_batch(qv.record_batch({"x": np.arange(300_000, dtype=np.int64)}))
+    if fmt == "stream":
+        table = ipc.open_stream(path).read_all()  # mapped
+    else:
+        table = ipc.open_file(path, memory_map=True).read_all()
+    with ipc.new_stream(path, qv.schema([("y", qv.int8())])) as w:  # the same path again
+        w.write_batch(qv.record_batch({"y": qv.array([1], qv.int8())}))
+    assert int(np.asarray(table.column("x").chunks[0]).sum()) == 299_999 * 300_000 // 2
+print("ok")
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="unlinking an open file is POSIX")
+def test_writing_a_path_that_is_mapped_leaves_the_mapped_batches_whole(tmp_path: Path) -> None:
+    # the writer replaces the file rather than truncating it: a table mapped from it
+    # keeps its pages (truncated, touching them raised SIGBUS: run in a child process)
+    import subprocess
+    import sys
+
+    path = tmp_path / "same.arrow"
+    done = subprocess.run([sys.executable, "-c", _OVERWRITE, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr)
+    assert ipc.open_stream(str(path)).read_all().column("y").to_pylist() == [1]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes and links are POSIX")
+def test_rewriting_a_path_keeps_its_mode_and_writes_through_links(tmp_path: Path) -> None:
+    path = tmp_path / "m.arrow"
+    schema = qv.schema([("x", qv.int64())])
+    for _ in range(2):
+        with ipc.new_file(path, schema) as w:
+            w.write_batch(qv.record_batch({"x": [1, 2]}))
+        os.chmod(path, 0o640)
+    assert (os.stat(path).st_mode & 0o777) == 0o640
+    target = tmp_path / "target.arrow"
+    link = tmp_path / "link.arrow"
+    target.write_bytes(b"old")
+    link.symlink_to(target)
+    with ipc.new_file(link, schema) as w:
+        w.write_batch(qv.record_batch({"x": [3]}))
+    assert link.is_symlink()
+    assert ipc.open_file(str(target)).read_all().column("x").to_pylist() == [3]

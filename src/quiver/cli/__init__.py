@@ -137,9 +137,20 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--columns", type=_columns, metavar="a,b", help="only these columns")
     p.add_argument("--batch-size", type=_positive, metavar="N",
                    help="rows per output batch (default: as in the input)")
+    _no_statistics(p)
+    _quiet(p)
+
+
+def _no_statistics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-statistics", dest="statistics", action="store_false",
                    help="leave out the per-batch statistics a file output keeps in its footer "
-                   "(a stream has no footer, so it never has them)")
+                   "by default (a stream has no footer, so it never has them)")
+
+
+def _stream_to_file_args(p: argparse.ArgumentParser) -> None:
+    _out(p)
+    _compression(p)
+    _no_statistics(p)
     _quiet(p)
 
 
@@ -204,7 +215,7 @@ COMMANDS: list[Command] = [
             "quiver file-to-stream data.arrow - > data.arrows", _file_to_stream_args,
             "convert"),
     Command("stream-to-file", "rewrite an IPC stream as an IPC file (keeps its compression)",
-            "quiver stream-to-file - data.arrow < data.arrows", _file_to_stream_args,
+            "quiver stream-to-file - data.arrow < data.arrows", _stream_to_file_args,
             "convert"),
 ]
 

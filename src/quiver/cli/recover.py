@@ -323,7 +323,8 @@ class BatchSink:
             assert out.schema_message is not None
             self.writer = new_file(self.target, out.schema_message.schema,
                                    compression=_CODEC_OPTION.get(out.compression or ""),
-                                   unify_dictionaries=True, metadata=out.footer_metadata)
+                                   unify_dictionaries=True, metadata=out.footer_metadata,
+                                   statistics=True)  # as convert: a repaired file filters
 
     def close(self, out: Salvage) -> None:
         """Finish the file (a file with no batches when none could be saved)."""

@@ -1,11 +1,11 @@
 """The sans-IO encoder of the IPC file format: the stream encoder's messages between the
 file magic and the Footer, whose Blocks it counts from the sizes it gives out, and
-each batch's statistics in the footer (:mod:`quiver.ipc.statistics`; ``statistics=False``
-leaves them out).
+with ``statistics=True``, each batch's statistics in the footer
+(:mod:`quiver.ipc.statistics`; off by default, as for :func:`~quiver.ipc.new_file`).
 
 >>> import quiver as qv, quiver.ipc as ipc
 >>> batch = qv.record_batch({"a": qv.array([1, 2, 3])})
->>> enc = FileEncoder(batch.schema)
+>>> enc = FileEncoder(batch.schema, statistics=True)
 >>> data = b"".join(enc.begin() + enc.write_batch(batch) + enc.end())
 >>> reader = ipc.open_file(data)
 >>> reader.get_batch(0).num_rows, reader.statistics[0].columns[0].max
@@ -27,8 +27,8 @@ from .statistics.model import STATISTICS_KEY
 class FileEncoder(_Encoder):
     """Encodes the IPC file format; the Blocks of the footer (``dictionary_blocks``,
     ``record_batch_blocks``) are counted from the sizes given out (``position``).
-    ``metadata`` becomes the footer's custom metadata; each batch's statistics go in the
-    footer (:mod:`quiver.ipc.statistics`) unless ``statistics=False``."""
+    ``metadata`` becomes the footer's custom metadata; with ``statistics=True`` each
+    batch's statistics go in the footer (:mod:`quiver.ipc.statistics`; off by default)."""
 
     file_format = True
 
@@ -38,7 +38,7 @@ class FileEncoder(_Encoder):
         *,
         options: IpcWriteOptions | None = None,
         metadata: Any = None,
-        statistics: bool = True,
+        statistics: bool = False,
         **kw: Unpack[WriteOptionKeywords],
     ) -> None:
         super().__init__(schema, write_options(options, kw), metadata)
