@@ -44,6 +44,48 @@ class FileEncoder(_Encoder):
         super().__init__(schema, write_options(options, kw), metadata)
         if statistics:
             self._statistics = StatisticsCollector(self.schema)
+        self._resumed = False
+
+    @classmethod
+    def resuming(
+        cls,
+        state: Any,
+        *,
+        options: IpcWriteOptions,
+        metadata: Any = None,
+        statistics: bool | None = None,
+    ) -> FileEncoder:
+        """An encoder that carries on a file (:class:`~quiver.ipc.append.AppendState`):
+        its schema, dictionary ids and metadata version; the Blocks and the dictionaries
+        it has; new messages from ``state.end``.  ``begin()`` gives nothing.  Statistics
+        are kept when the state brings them (``state.statistics``), unless
+        ``statistics=False``; ``metadata`` (else the file's) becomes the footer's."""
+        keep = statistics is not False and state.statistics is not None
+        enc = cls(state.schema_message.schema, options=options,
+                  metadata=metadata if metadata is not None else state.metadata,
+                  statistics=keep)
+        enc.version = state.version
+        enc._dicts.ids = dict(state.schema_message.dictionary_ids)
+        enc._dicts.emit_deltas = True  # the only new dictionaries a file allows
+        enc._dicts._last = dict(state.dictionaries)
+        enc.dictionary_blocks = list(state.dictionary_blocks)
+        enc.record_batch_blocks = list(state.record_batch_blocks)
+        enc.position = state.end
+        if keep:
+            rows, raws = state.statistics
+            collector = enc._statistics
+            collector.row_counts.extend(rows)
+            for log, old in zip(collector._raws, raws):
+                log.extend(old)
+        enc._resumed = True
+        return enc
+
+    def begin(self) -> list[Any]:
+        """The file magic and the Schema message (nothing when carrying on a file)."""
+        if self._resumed and self._state == "new":
+            self._state = "open"
+            return []
+        return super().begin()
 
     def end(self) -> list[Any]:
         """End of stream, the Footer, its length and the magic."""

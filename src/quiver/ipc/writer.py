@@ -24,12 +24,14 @@ from .. import types as t
 from .._keywords import spell_out
 from ..batch import RecordBatch
 from ..buffers import nbytes_of
+from .append import lock, read_for_append
 from .encoder import (
     IpcWriteOptions,
     PipelinedBatch,
     StreamEncoder,
     WriteKeywords,
     WriteOptionKeywords,
+    as_schema,
     is_arrow_data,
     write_options,
 )
@@ -188,6 +190,19 @@ def _appends(f: Any) -> bool:
     except ImportError:  # pragma: no cover - Windows: the mode is all there is
         return False
     return bool(fcntl.fcntl(f.fileno(), fcntl.F_GETFL) & os.O_APPEND)
+
+
+def _has_data(path: Any) -> bool:
+    """Whether ``path`` (to append to) names a file with bytes in it: a missing or empty
+    file is written afresh, as ``open(path, "a")`` starts one."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise E.ArrowTypeError(
+            f"expected a path to append to, found {type(path).__name__}"
+        )
+    try:
+        return os.stat(path).st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 def _open_new(path: Any) -> Any:
@@ -455,7 +470,8 @@ class RecordBatchStreamWriter(_Writer):
 class RecordBatchFileWriter(_Writer):
     """Writes the IPC file format (footer with Blocks for random access; a loop over
     :class:`~quiver.ipc.file_encoder.FileEncoder`); with ``statistics=True`` each batch's
-    statistics go in the footer (:mod:`quiver.ipc.statistics`; off by default)."""
+    statistics go in the footer (:mod:`quiver.ipc.statistics`; off by default).  With
+    ``append=True``, carries on the file at the path ``sink`` (see :func:`new_file`)."""
 
     def __init__(
         self,
@@ -464,13 +480,42 @@ class RecordBatchFileWriter(_Writer):
         *,
         options: IpcWriteOptions | None = None,
         metadata: Any = None,
-        statistics: bool = False,
+        statistics: bool | None = None,
+        append: bool = False,
         **kw: Unpack[WriteOptionKeywords],
     ) -> None:
+        if append and _has_data(sink):
+            self._append(sink, schema, options, metadata, statistics, kw)
+            return
         encoder = FileEncoder(
-            schema, options=write_options(options, kw), metadata=metadata, statistics=statistics
+            schema, options=write_options(options, kw), metadata=metadata,
+            statistics=bool(statistics),
         )
         super().__init__(sink, encoder)
+
+    def _append(self, path: Any, schema: Any, options: IpcWriteOptions | None,
+                metadata: Any, statistics: bool | None, kw: dict[str, Any]) -> None:
+        """Open the file at ``path`` to carry it on (:mod:`quiver.ipc.append`): read and
+        check it, cut it at the end of its last block, write from there."""
+        if kw.get("unify_dictionaries") is None and options is None:
+            kw = {**kw, "unify_dictionaries": True}  # against the file's dictionaries
+        opts = write_options(options, kw)
+        where = os.fspath(path)
+        f = open(path, "r+b")  # noqa: SIM115 - owned by the sink, closed in close()
+        try:
+            fd = f.fileno()
+            lock(fd, where)
+            state = read_for_append(fd, as_schema(schema), where, statistics=statistics)
+            encoder = FileEncoder.resuming(state, options=opts, metadata=metadata,
+                                           statistics=statistics)
+            # from here the old footer is gone: a crash leaves a file quiver recover reads
+            f.truncate(state.end)
+            f.seek(state.end)
+        except BaseException:
+            f.close()
+            raise
+        super().__init__(f, encoder)
+        self._sink._owns = True
 
 
 @spell_out(WriteKeywords)
@@ -497,7 +542,8 @@ def new_file(
     schema: Any,
     *,
     metadata: Any = None,
-    statistics: bool = False,
+    statistics: bool | None = None,
+    append: bool = False,
     **kw: Unpack[WriteKeywords],
 ) -> RecordBatchFileWriter:
     """A file writer to a path or binary file object; ``metadata`` becomes the footer's
@@ -509,6 +555,19 @@ def new_file(
     default, as pyarrow writes none: computing them costs 1.5-3x of a plain write.  The
     Spark sink and ``quiver convert`` keep them by default.
 
+    ``append=True`` carries on the IPC file at the path ``sink`` (a missing or empty file
+    is written afresh): ``schema`` must have the file's fields (the error names the first
+    that differs); the new batches go after the file's last block and ``close()`` writes
+    a footer listing the old batches and the new.  Dictionaries grow by deltas, the only
+    kind a file allows: a batch whose dictionary holds other values is re-encoded against
+    the file's (``unify_dictionaries=False`` refuses it instead).  Statistics: a file that
+    has them keeps them, the new batches' added (``statistics=False`` drops them); on a
+    file without them, ``statistics=True`` computes those of the old batches from their
+    data.  ``metadata`` replaces the footer's custom metadata (else it is kept).  The
+    file is locked against a second appender.  Until ``close()`` the file has no footer;
+    a writer killed before then leaves every old batch in place, and ``quiver recover``
+    gives back those and every complete new one (:mod:`quiver.ipc.append`).
+
     >>> import pyarrow as pa
     >>> sink = BufferOutputStream()
     >>> batch = pa.record_batch({"a": [1, 2]})
@@ -517,4 +576,5 @@ def new_file(
     >>> pa.ipc.open_file(sink.getvalue()).read_all().num_rows
     2
     """
-    return RecordBatchFileWriter(sink, schema, metadata=metadata, statistics=statistics, **kw)
+    return RecordBatchFileWriter(sink, schema, metadata=metadata, statistics=statistics,
+                                 append=append, **kw)
