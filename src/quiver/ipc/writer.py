@@ -511,6 +511,11 @@ class RecordBatchFileWriter(_Writer):
             # from here the old footer is gone: a crash leaves a file quiver recover reads
             f.truncate(state.end)
             f.seek(state.end)
+            pad = -state.end % 8  # (every writer ends its blocks aligned; in case not)
+            if pad:
+                f.write(bytes(pad))
+                f.flush()
+                encoder.position += pad
         except BaseException:
             f.close()
             raise
