@@ -229,15 +229,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    ap.add_argument("--only", choices=("writes", "mapped", "stream", "pyarrow"),
+                    help="one group of rows")
     args = ap.parse_args()
     rows3, rows8 = (200_000, 200_000) if args.quick else (4_000_000, 5_000_000)
     print(f"quiver from {os.path.dirname(ipc.__file__)}; pyarrow {pa.__version__}; "
           f"medians of {args.repeat}, sides alternated", flush=True)
+    only = args.only
     with tempfile.TemporaryDirectory() as tmp:
-        path = file_writes(tmp, rows3, rows8, args.repeat)
-        mapped_reads(path, args.repeat)
-        stream_reads(tmp, rows3, args.repeat)
-    pyarrow_batches(200_000 if args.quick else 1_000_000, args.repeat)
+        if only in (None, "writes"):
+            path = file_writes(tmp, rows3, rows8, args.repeat)
+        if only in (None, "mapped"):
+            if only:
+                path = os.path.join(tmp, "pyarrow8.arrow")
+                table = make_table(rows8)
+                with pipc.new_file(path, table.schema) as w:
+                    w.write_table(table)
+            mapped_reads(path, args.repeat)
+        if only in (None, "stream"):
+            stream_reads(tmp, rows3, args.repeat)
+    if only in (None, "pyarrow"):
+        pyarrow_batches(200_000 if args.quick else 1_000_000, args.repeat)
 
 
 if __name__ == "__main__":
