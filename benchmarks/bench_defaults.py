@@ -20,8 +20,36 @@ Rows and targets (issue 26):
   against writing the same data as quiver batches: the floor of the C data import
   (1.34-1.39x when the issue was filed; it must not grow)
 
-Run: ``python benchmarks/bench_defaults.py [--repeat 9] [--quick]``.  For a before/after,
-run it with ``PYTHONPATH`` pointing at another checkout's ``src``.
+Run: ``python benchmarks/bench_defaults.py [--repeat 9] [--quick] [--only GROUP]``.  For
+a before/after, run it with ``PYTHONPATH`` pointing at another checkout's ``src``.
+
+Before (main at 69a7bb4) and after (branch writer-perf), 2026-11-28, each group run
+before then after, medians of 13, on the 2-core machine at a load average of 13-18 (other
+agents): the ratios swing by +-0.3 from run to run at this load, and pyarrow's file writes
+(which go through its own I/O thread) suffered from it more than quiver's:
+
+=======================================================  ======  =====
+row                                                       before  after
+=======================================================  ======  =====
+new_file + write_batch, 4M rows x3 in 40 batches          1.69    0.49
+  the same with statistics=True                           1.78    1.78
+330 MB file to disk (5M rows x8), defaults                1.03*   0.54
+lz4 file write, defaults                                  1.12    0.91
+memory-mapped read + sum one column                       1.37    1.37
+  open, iterate and view one column (no sum)              1.34    1.30
+open_stream(path).read_all(), 4M rows in 40 batches       4.65    0.12
+  iterating without keeping the batches                   1.70    0.08
+write 100 pyarrow batches of 10,000 rows / quiver's       1.59    1.50
+=======================================================  ======  =====
+
+(* statistics were on by default before: that run's 2.15-2.23 in two other runs.)  The
+memory-mapped rows did not move: quiver's map of the file takes the same page faults as
+pyarrow's (counted, 27-31 for the whole read), the sum is the same work on the same
+pages, and what differs is opening the file (footer, schema and read plan decoded in
+Python: ~0.1-0.15 ms more than pyarrow's).  Checked at seven commits from 2026-11-22 to
+69a7bb4 (5M rows, one batch, medians of 41): 1.09, 1.08, 1.00, 1.02, 0.92, 0.99, 1.06;
+the open-and-iterate overhead alone 333, 312, 330 and 356 us against pyarrow's 265-279:
+no commit added work to the plain read, and no commit read at 0.72-0.80.
 """
 
 from __future__ import annotations
