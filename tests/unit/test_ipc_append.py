@@ -391,3 +391,18 @@ def test_a_writer_killed_while_appending_loses_no_old_batch(
         assert len(new_rows) % rows == 0 and len(new_rows) // rows >= seen, attempt
         ids = [r["id"] for r in new_rows]
         assert ids == list(range(1_000_000, 1_000_000 + len(ids))), attempt
+
+
+def test_the_files_schema_metadata_is_kept_and_batches_without_it_accepted(
+        tmp_path: Path) -> None:
+    path = tmp_path / "m.arrow"
+    schema = pa.schema([pa.field("a", pa.int64(), metadata={"k": "v"})], metadata={"top": "1"})
+    with pa.ipc.new_file(str(path), schema) as w:
+        w.write_batch(pa.record_batch({"a": [1]}, schema=schema))
+    plain = pa.schema([("a", pa.int64())])
+    with ipc.new_file(str(path), plain, append=True) as w:
+        w.write_batch(pa.record_batch({"a": [2]}, schema=plain))
+        w.write_batch(qv.record_batch({"a": qv.array([3])}))
+    reader = pa.ipc.open_file(str(path))
+    assert reader.schema.equals(schema, check_metadata=True)
+    assert reader.read_all().column("a").to_pylist() == [1, 2, 3]

@@ -565,7 +565,8 @@ def new_file(
     that differs); the new batches go after the file's last block and ``close()`` writes
     a footer listing the old batches and the new.  Dictionaries grow by deltas, the only
     kind a file allows: a batch whose dictionary holds other values is re-encoded against
-    the file's (``unify_dictionaries=False`` refuses it instead).  Statistics: a file that
+    the file's (``unify_dictionaries`` defaults to True when appending; with False, or an
+    ``options`` object that leaves it False, such a batch is refused).  Statistics: a file that
     has them keeps them, the new batches' added (``statistics=False`` drops them); on a
     file without them, ``statistics=True`` computes those of the old batches from their
     data.  ``metadata`` replaces the footer's custom metadata (else it is kept).  The
