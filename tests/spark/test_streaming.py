@@ -295,19 +295,23 @@ def test_sink_output_is_read_by_other_readers(spark, tmp_path):
     _write(src / "a.arrow", [_batch(0, 30)])
     reader = spark.readStream.format("arrow").schema(SCHEMA_DDL).load(str(src))
     q = (reader.writeStream.format("arrow").option("checkpointLocation", str(ck))
-         .option("format", "stream").option("compression", "zstd")
-         .partitionBy("name").start(str(out)))
+         .option("compression", "zstd")
+         .option("partitionBy", "name").start(str(out)))
     try:
         q.processAllAvailable()
         _write(src / "b.arrow", [_batch(30, 12)])
         q.processAllAvailable()
     finally:
         q.stop()
+    assert sorted(p.name for p in out.glob("name=*")) == [f"name=n{i}" for i in range(7)]
     table = ds.dataset(str(out), format="arrow", partitioning="hive",
                        exclude_invalid_files=False).to_table()
     assert sorted(table.column("id").to_pylist()) == list(range(42))
     assert sorted(r.id for r in spark.read.format("arrow").load(str(out)).collect()) == \
         list(range(42))
+    polars = pytest.importorskip("polars")
+    frame = polars.scan_ipc(str(out / "name=*" / "*.arrow"), hive_partitioning=True).collect()
+    assert sorted(frame["id"].to_list()) == list(range(42))
     entries = [json.loads((out / "_quiver_log" / str(b)).read_text()) for b in _log(out)]
     assert sum(len(e["moves"]) for e in entries) >= 2
 
