@@ -351,3 +351,42 @@ def test_merge_schema_is_refused_for_streams(spark, tmp_path):
         q.awaitTermination(60)
         if q.exception() is not None:
             raise RuntimeError(str(q.exception()))
+
+
+def test_quiver_name_always_names_this_source(spark, tmp_path):
+    """Another package's source registered as ``arrow`` (pyspark-data-sources has one)
+    replaces quiver's ``arrow`` in that session: the last registration wins.  ``quiver``
+    still names this source, and :func:`quiver.spark.register` takes ``arrow`` back."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader
+
+    from quiver.spark import register
+
+    class OtherReader(DataSourceReader):
+        def read(self, partition):
+            yield (-1,)
+
+    class OtherArrow(DataSource):
+        @classmethod
+        def name(cls):
+            return "arrow"
+
+        def schema(self):
+            return "id long"
+
+        def reader(self, schema):
+            return OtherReader()
+
+    src = tmp_path / "in"
+    src.mkdir()
+    _write(src / "a.arrow", [_batch(0, 10)])
+    spark.dataSource.register(OtherArrow)
+    try:
+        assert [r.id for r in spark.read.format("arrow").load(str(src)).collect()] == [-1]
+        assert _ids_of(spark.read.format("quiver").load(str(src))) == list(range(10))
+    finally:
+        register(spark)
+    assert _ids_of(spark.read.format("arrow").load(str(src))) == list(range(10))
+
+
+def _ids_of(df) -> list[int]:
+    return sorted(r.id for r in df.select("id").collect())
