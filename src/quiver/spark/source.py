@@ -182,7 +182,12 @@ class ArrowDataSource(DataSource):
         return "arrow"
 
     def schema(self) -> Any:
-        """The Spark schema of the dataset (first file, or merged with mergeSchema)."""
+        """The Spark schema of the dataset (first file, or merged with mergeSchema); with
+        ``tail=true`` (streams only) the first stream's, read from its first message."""
+        if _flag(self.options, "tail", False):
+            from .streaming import infer_schema
+
+            return to_spark_schema(infer_schema(self.options))
         return to_spark_schema(_Dataset(self.options).schema())
 
     def reader(self, schema: Any) -> DataSourceReader:
@@ -192,6 +197,19 @@ class ArrowDataSource(DataSource):
     def writer(self, schema: Any, overwrite: bool) -> ArrowWriter:
         """A writer for this job (append, or overwrite when ``overwrite``)."""
         return ArrowWriter(self.options, schema, overwrite)
+
+    def streamReader(self, schema: Any) -> Any:
+        """``spark.readStream.format("arrow")``: new files, or growing streams with
+        ``tail=true`` (:mod:`quiver.spark.streaming`)."""
+        from .streaming import ArrowStreamReader
+
+        return ArrowStreamReader(self.options, schema)
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> Any:
+        """``df.writeStream.format("arrow")``: each micro-batch committed exactly once."""
+        from .streaming import ArrowStreamWriter
+
+        return ArrowStreamWriter(self.options, schema, overwrite)
 
 
 class QuiverDataSource(ArrowDataSource):
