@@ -328,7 +328,9 @@ def _entry(local: Any, extra: str) -> Any:
         params.insert(at, inspect.Parameter("storage_options", inspect.Parameter.KEYWORD_ONLY,
                                             default=None, annotation="dict | None"))
         fn.__signature__ = sig.replace(parameters=params)
-        fn.__doc__ = (local.__doc__ or "") + "\n\n" + extra
+        # the local function's text without its examples (they run as its own doctests)
+        text = (local.__doc__ or "").split(">>>")[0].rstrip()
+        fn.__doc__ = f"{text}\n\n{extra}\n\n    (Examples: ``{local.__module__}.{local.__name__}``.)"
         fn.__wrapped_local__ = local
         return fn
     return apply
@@ -337,7 +339,7 @@ def _entry(local: Any, extra: str) -> Any:
 _URL_DOC = """    A URL (``s3://bucket/key``, ``gs://...``, any fsspec filesystem) is opened through
     fsspec with ``storage_options`` (as pandas and polars take them; ``pip install
     'quiver[s3]'`` for S3); local paths are unchanged (memory maps, no fsspec import).
-    """
+"""
 
 
 @_entry(reader.open_file, _URL_DOC + """    A URL's file is read by ranges: the tail in one GET,
