@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import threading
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -234,5 +235,79 @@ class SequentialReader(io.RawIOBase):
         super().close()
 
 
-__all__ = ["HOLE_SIZE", "MAX_CONCURRENCY", "RANGE_SIZE", "RangedObject", "SequentialReader",
-           "coalesce"]
+class RangeCache:
+    """A seekable, read-only file object over a :class:`RangedObject`: reads are views of
+    ranges fetched before (a miss is one ranged GET)."""
+
+    def __init__(self, obj: RangedObject) -> None:
+        self.obj = obj
+        self._chunks: list[tuple[int, int, memoryview]] = []  # sorted by start
+        self._pos = 0
+
+    # -- the file object the reader sees ------------------------------------------------
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = (0, self._pos, self.obj.size)[whence]
+        self._pos = max(base + offset, 0)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, n: int = -1) -> memoryview:
+        end = self.obj.size if n is None or n < 0 else min(self._pos + n, self.obj.size)
+        if end <= self._pos:
+            return memoryview(b"")
+        out = self.view(self._pos, end - self._pos)
+        self._pos = end
+        return out
+
+    # -- the cache ------------------------------------------------------------------------
+    def _find(self, start: int, end: int) -> memoryview | None:
+        k = bisect_right(self._chunks, start, key=lambda c: c[0]) - 1
+        while k >= 0:
+            s, e, data = self._chunks[k]
+            if e >= end:
+                return data[start - s : end - s]
+            k -= 1
+        return None
+
+    def has(self, start: int, end: int) -> bool:
+        """Whether bytes ``start..end`` have been fetched."""
+        return self._find(start, end) is not None
+
+    def view(self, offset: int, n: int) -> memoryview:
+        """Bytes ``offset .. offset + n``: a view of a fetched range, or one GET."""
+        found = self._find(offset, offset + n)
+        if found is None:
+            self._add(self.obj.fetch([(offset, offset + n)]))
+            found = self._find(offset, offset + n)
+            assert found is not None
+        return found
+
+    def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Fetch the ranges not held yet, coalesced and concurrently."""
+        missing = [(s, e) for s, e in ranges if e > s and not self.has(s, e)]
+        if missing:
+            self._add(self.obj.fetch(missing))
+
+    def keep_only(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Let go of fetched ranges that meet none of ``ranges`` (batches already made
+        keep their own views)."""
+        self._chunks = [c for c in self._chunks
+                        if any(s < c[1] and c[0] < e for s, e in ranges)]
+
+    def _add(self, chunks: list[tuple[int, int, memoryview]]) -> None:
+        self._chunks = sorted(self._chunks + chunks, key=lambda c: c[0])
+
+    def close(self) -> None:
+        self._chunks = []
+
+
+__all__ = ["HOLE_SIZE", "MAX_CONCURRENCY", "RANGE_SIZE", "RangeCache", "RangedObject",
+           "SequentialReader", "coalesce"]

@@ -19,20 +19,17 @@ ranged reads (:mod:`quiver.fs.ranged`) instead of a memory map:
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .. import errors as E
 from ..batch import Table
 from ..filters import check_filters, filter_batch, normalize
-from ..fs.errors import retrying, storage_error
-from ..fs.ranged import RangedObject, SequentialReader
-from ..fs.url import filesystem, wants_url
+from ..fs.ranged import RangeCache, RangedObject, SequentialReader
+from ..fs.upload import Upload
+from ..fs.url import wants_url
 from . import metadata as md
 from . import reader, writer
 from .decoder import RawMessage
@@ -47,80 +44,6 @@ TAIL_GUESS = 64 << 10
 HEAD = 64
 #: bytes of record batch blocks fetched ahead in one concurrent round
 WINDOW = 64 << 20
-
-
-class _RangeCache:
-    """A seekable, read-only file object over a :class:`RangedObject`: reads are views of
-    ranges fetched before (a miss is one ranged GET)."""
-
-    def __init__(self, obj: RangedObject) -> None:
-        self.obj = obj
-        self._chunks: list[tuple[int, int, memoryview]] = []  # sorted by start
-        self._pos = 0
-
-    # -- the file object the reader sees ------------------------------------------------
-    def seekable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        base = (0, self._pos, self.obj.size)[whence]
-        self._pos = max(base + offset, 0)
-        return self._pos
-
-    def tell(self) -> int:
-        return self._pos
-
-    def read(self, n: int = -1) -> memoryview:
-        end = self.obj.size if n is None or n < 0 else min(self._pos + n, self.obj.size)
-        if end <= self._pos:
-            return memoryview(b"")
-        out = self.view(self._pos, end - self._pos)
-        self._pos = end
-        return out
-
-    # -- the cache ------------------------------------------------------------------------
-    def _find(self, start: int, end: int) -> memoryview | None:
-        k = bisect_right(self._chunks, start, key=lambda c: c[0]) - 1
-        while k >= 0:
-            s, e, data = self._chunks[k]
-            if e >= end:
-                return data[start - s : end - s]
-            k -= 1
-        return None
-
-    def has(self, start: int, end: int) -> bool:
-        """Whether bytes ``start..end`` have been fetched."""
-        return self._find(start, end) is not None
-
-    def view(self, offset: int, n: int) -> memoryview:
-        """Bytes ``offset .. offset + n``: a view of a fetched range, or one GET."""
-        found = self._find(offset, offset + n)
-        if found is None:
-            self._add(self.obj.fetch([(offset, offset + n)]))
-            found = self._find(offset, offset + n)
-            assert found is not None
-        return found
-
-    def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
-        """Fetch the ranges not held yet, coalesced and concurrently."""
-        missing = [(s, e) for s, e in ranges if e > s and not self.has(s, e)]
-        if missing:
-            self._add(self.obj.fetch(missing))
-
-    def keep_only(self, ranges: Sequence[tuple[int, int]]) -> None:
-        """Let go of fetched ranges that meet none of ``ranges`` (batches already made
-        keep their own views)."""
-        self._chunks = [c for c in self._chunks
-                        if any(s < c[1] and c[0] < e for s, e in ranges)]
-
-    def _add(self, chunks: list[tuple[int, int, memoryview]]) -> None:
-        self._chunks = sorted(self._chunks + chunks, key=lambda c: c[0])
-
-    def close(self) -> None:
-        self._chunks = []
 
 
 def _buffer_count(node: PlanNode, v4: bool, variadic: Any) -> int:
@@ -140,7 +63,7 @@ class RemoteFileReader(RecordBatchFileReader):
 
     def __init__(self, obj: RangedObject, *, filters: Any = None, **kw: Any) -> None:
         self._object = obj
-        self._cache = _RangeCache(obj)
+        self._cache = RangeCache(obj)
         self._metas: dict[int, tuple[RawMessage, list[tuple[int, int]] | None]] = {}
         self._dictionaries_fetched = False
         size = obj.size
@@ -330,7 +253,8 @@ def _entry(local: Any, extra: str) -> Any:
         fn.__signature__ = sig.replace(parameters=params)
         # the local function's text without its examples (they run as its own doctests)
         text = (local.__doc__ or "").split(">>>")[0].rstrip()
-        fn.__doc__ = f"{text}\n\n{extra}\n\n    (Examples: ``{local.__module__}.{local.__name__}``.)"
+        where = f"{local.__module__}.{local.__name__}"
+        fn.__doc__ = f"{text}\n\n{extra}\n\n    (Examples: ``{where}``.)"
         fn.__wrapped_local__ = local
         return fn
     return apply
@@ -404,53 +328,6 @@ def read_schema(source: Any, *, storage_options: Mapping[str, Any] | None = None
             return r.schema
     with RemoteStreamReader(obj) as s:
         return s.schema
-
-
-class Upload:
-    """A write-only sink over the filesystem's file object for ``url`` (a multipart
-    upload on S3): ``commit`` makes the object appear, ``discard`` aborts it.  It has no
-    ``seek``, so the writers take their plain path (nothing rewritten after the fact)."""
-
-    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
-        self.url = url
-        self._options = storage_options
-        fs, path = filesystem(url, storage_options)
-        self._f = retrying(lambda: fs.open(path, "wb"), url, doing="write",
-                           options=storage_options)
-        self.written = 0
-
-    def write(self, data: Any) -> int:
-        """Write ``data`` (parts are uploaded as the filesystem's buffer fills)."""
-        n = memoryview(data).nbytes
-        try:
-            self._f.write(data)
-        except E.ArrowError:
-            raise
-        except Exception as exc:
-            self.discard()
-            raise storage_error(exc, self.url, (self.written, self.written + n),
-                                doing="write", options=self._options) from None
-        self.written += n
-        return n
-
-    def flush(self) -> None:
-        """Nothing: parts go up as the buffer fills, the rest at :meth:`commit`."""
-
-    def commit(self) -> None:
-        """Complete the upload: the object appears whole."""
-        try:
-            self._f.close()
-        except Exception as exc:
-            self.discard()
-            raise storage_error(exc, self.url, doing="write",
-                                options=self._options) from None
-
-    def discard(self) -> None:
-        """Abort the upload: no object appears, no part stays pending."""
-        with contextlib.suppress(Exception):
-            self._f.discard()
-        with contextlib.suppress(Exception):
-            self._f.closed = True
 
 
 class _Uploading:
