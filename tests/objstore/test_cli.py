@@ -53,7 +53,7 @@ def inputs(s3, tmp_path) -> dict[str, tuple[str, Path]]:
 ])
 def test_read_commands_match_a_local_copy(s3, inputs, capsys, fmt, command):
     url, local = inputs[fmt]
-    code_l, out_l, err_l = _run(capsys, [*command, str(local)])
+    code_l, out_l, _err_l = _run(capsys, [*command, str(local)])
     code_r, out_r, err_r = _run(capsys, [*command, url, *_options(s3)])
     assert code_r == code_l == 0, err_r
     assert out_r.replace(url, "X") == out_l.replace(str(local), "X")
@@ -115,7 +115,7 @@ def test_errors_name_the_url_without_secrets(s3, capsys):
     assert url in err and "no such bucket or key" in err and SECRET not in err
     assert err.count("\n") == 1
     shown = url.replace("s3://", f"s3://someone:{SECRET}@")
-    code, out, err = _run(capsys, ["schema", shown, *_options(s3)])
+    code, _out, err = _run(capsys, ["schema", shown, *_options(s3)])
     assert code == 1 and SECRET not in err
 
 
@@ -127,7 +127,7 @@ def test_not_arrow_at_a_url_is_named(s3, capsys):
 
 
 def test_environment_credentials_and_endpoint(s3, inputs, capsys, monkeypatch):
-    url, local = inputs["file"]
+    url, _local = inputs["file"]
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3.options["key"])
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint)
