@@ -113,6 +113,7 @@ def test_errors_name_the_url_without_secrets(s3, capsys):
     code, out, err = _run(capsys, ["inspect", url, *_options(s3)])
     assert code == 1
     assert url in err and "no such bucket or key" in err and SECRET not in err
+    assert out == ""
     assert err.count("\n") == 1
     shown = url.replace("s3://", f"s3://someone:{SECRET}@")
     code, _out, err = _run(capsys, ["schema", shown, *_options(s3)])
