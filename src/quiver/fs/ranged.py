@@ -35,6 +35,10 @@ RANGE_SIZE = 16 << 20
 MAX_CONCURRENCY = 8
 #: the block size of stream read-ahead
 STREAM_BLOCK = 16 << 20
+#: bytes :class:`ReadAheadBytes` fetches at the start and the end before it is read
+READ_HEAD, READ_TAIL = 64, 64 << 10
+#: bytes :class:`ReadAheadBytes` fetches from a block that has not been fetched
+READ_AHEAD = 16 << 20
 
 
 def coalesce(ranges: Sequence[tuple[int, int]], hole: int = HOLE_SIZE,
@@ -309,5 +313,38 @@ class RangeCache:
         self._chunks = []
 
 
+class ReadAheadBytes:
+    """An object's bytes as readers slice them (``data[a:b]``, ``len(data)``), fetched
+    by ranges on demand with read-ahead; slices are read-only memoryviews."""
+
+    def __init__(self, obj: RangedObject) -> None:
+        self._obj = obj
+        self._size = obj.size
+        self._cache = RangeCache(obj)
+        self._tail = (max(0, self._size - READ_TAIL), self._size)
+        self._cache.prefetch([(0, min(self._size, READ_HEAD)), self._tail])
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, where: slice) -> memoryview:
+        if not isinstance(where, slice):
+            raise TypeError("ReadAheadBytes takes slices")
+        start, stop, step = where.indices(self._size)
+        if step != 1:
+            raise TypeError("ReadAheadBytes takes contiguous slices")
+        if stop <= start:
+            return memoryview(b"")
+        if not self._cache.has(start, stop):
+            ahead = (start, min(self._size, max(stop, start + READ_AHEAD)))
+            self._cache.keep_only([ahead, self._tail])
+            self._cache.prefetch([ahead])
+        return self._cache.view(start, stop - start)
+
+    def read_at(self, offset: int, n: int) -> memoryview:
+        """``n`` bytes from ``offset`` (a ``read_at`` callable for index scans)."""
+        return self[offset : offset + n]
+
+
 __all__ = ["HOLE_SIZE", "MAX_CONCURRENCY", "RANGE_SIZE", "RangeCache", "RangedObject",
-           "SequentialReader", "coalesce"]
+           "ReadAheadBytes", "SequentialReader", "coalesce"]
