@@ -172,9 +172,13 @@ def open_input(name: str, *, whole: bool = False) -> Input:
     if name == "-":
         return _pipe_input(name, sys.stdin.buffer, whole=whole)
     if is_url(name):  # object storage (cli/_remote.py)
-        from ._remote import open_url_input
+        from ._remote import open_url
 
-        return open_url_input(name, whole=whole, storage_options=STORAGE_OPTIONS)
+        shown, fmt, data, stream, head = open_url(name, whole=whole,
+                                                  storage_options=STORAGE_OPTIONS)
+        if fmt is None:
+            raise CliError(describe_non_arrow(head), subject=shown)
+        return Input(shown, fmt, data, stream)
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         st = os.fstat(fd)

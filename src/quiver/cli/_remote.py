@@ -20,26 +20,28 @@ from ..fs.ranged import RangedObject, ReadAheadBytes, SequentialReader
 from ..fs.upload import Upload
 from ..fs.url import redact
 from ..ipc.index import detect_format
-from ._common import _SNIFF, CliError, Input, describe_non_arrow
+
+#: bytes read from the start: the format, or what a non-Arrow object looks like
+SNIFF = 512
 
 
-def open_url_input(url: str, *, whole: bool,
-                   storage_options: Mapping[str, Any] | None) -> Input:
-    """The :class:`~quiver.cli._common.Input` of ``url``: its format told by its bytes."""
+def open_url(url: str, *, whole: bool, storage_options: Mapping[str, Any] | None
+             ) -> tuple[str, str | None, Any, Any, bytes]:
+    """``(name shown, format or None, data, stream, first bytes)`` of ``url``: its format
+    told by its bytes; ``data`` all of it (``whole``), or a file's bytes read by ranges;
+    ``stream`` a stream's sequential reader."""
     shown = redact(url)
     obj = RangedObject(url, storage_options)
     size = obj.size
-    head = bytes(obj.get(0, min(size, 8))) if size else b""
-    fmt = detect_format(head)
+    head = bytes(obj.get(0, min(size, SNIFF))) if size else b""
+    fmt = detect_format(head[:8])
     if fmt is None:
-        sniff = bytes(obj.get(0, min(size, _SNIFF))) if size else b""
-        raise CliError(describe_non_arrow(sniff), subject=shown)
+        return shown, None, None, None, head
     if whole:
-        data = obj.fetch([(0, size)])[0][2]
-        return Input(shown, fmt, data)
+        return shown, fmt, obj.fetch([(0, size)])[0][2], None, head
     if fmt == "file":
-        return Input(shown, fmt, ReadAheadBytes(obj))  # type: ignore[arg-type]
-    return Input(shown, fmt, None, SequentialReader(obj))
+        return shown, fmt, ReadAheadBytes(obj), None, head
+    return shown, fmt, None, SequentialReader(obj), head
 
 
 @contextlib.contextmanager
@@ -55,4 +57,4 @@ def url_output(url: str, storage_options: Mapping[str, Any] | None) -> Iterator[
     upload.commit()
 
 
-__all__ = ["open_url_input", "url_output"]
+__all__ = ["SNIFF", "open_url", "url_output"]

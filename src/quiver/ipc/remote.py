@@ -66,6 +66,8 @@ class RemoteFileReader(RecordBatchFileReader):
         self._cache = RangeCache(obj)
         self._metas: dict[int, tuple[RawMessage, list[tuple[int, int]] | None]] = {}
         self._dictionaries_fetched = False
+        #: batches from this index on are never fetched ahead (a Spark split's end)
+        self.window_stop: int | None = None
         size = obj.size
         # the magic and the tail in one concurrent round (one GET when they are near)
         self._cache.prefetch([(0, min(size, HEAD)), (max(0, size - TAIL_GUESS), size)])
@@ -106,8 +108,9 @@ class RemoteFileReader(RecordBatchFileReader):
         """Batch ``i`` and the batches read after it, up to :data:`WINDOW` bytes."""
         blocks = self._footer.record_batches
         keep = self._keep
-        order = (range(i, len(blocks)) if keep is None
-                 else [i, *(np.flatnonzero(keep[i + 1 :]) + i + 1).tolist()])
+        stop = len(blocks) if self.window_stop is None else max(self.window_stop, i + 1)
+        order = (range(i, stop) if keep is None
+                 else [i, *(np.flatnonzero(keep[i + 1 : stop]) + i + 1).tolist()])
         out: list[int] = []
         total = 0
         for j in order:

@@ -39,6 +39,7 @@ from pyspark.sql.datasource import (
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowInvalidArgument
+from . import objstore
 from . import plan as P
 from .paths import list_files, partition_schema, partition_value, paths_from_options
 from .policy import (
@@ -129,7 +130,14 @@ class _Dataset:
 
     def __init__(self, options: Any) -> None:
         self.options = ReadOptions.parse(options)
-        self.files = list_files(paths_from_options(options))
+        paths = paths_from_options(options)
+        self.storage: tuple[list[str], dict[str, Any]] | None = None
+        if objstore.any_url(paths):  # object storage (spark/objstore.py)
+            self.storage = (paths, objstore.storage_options(options))
+            objstore.register(*self.storage)
+            self.files = objstore.list_files(paths, self.storage[1])
+        else:
+            self.files = list_files(paths)
         self.partition_fields = tuple(
             partition_schema(self.files, self.options.infer_partition_types)
         )
@@ -305,6 +313,8 @@ class ArrowReader(DataSourceReader):
         """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule)."""
         import pyarrow as pa
 
+        if self.dataset.storage is not None:  # object storage: the options, on executors
+            objstore.register(*self.dataset.storage)
         for split in partition.splits:
             for batch in P.read_split(split, self.job):
                 yield pa.record_batch(batch)
