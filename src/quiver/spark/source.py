@@ -41,6 +41,7 @@ from .. import types as t
 from ..errors import ArrowInvalid, ArrowInvalidArgument
 from . import objstore
 from . import plan as P
+from .objstore_sink import ObjectStoreWriter
 from .paths import list_files, partition_schema, partition_value, paths_from_options
 from .policy import (
     ReadPolicy,
@@ -197,8 +198,13 @@ class ArrowDataSource(DataSource):
         """A reader for ``schema`` (the inferred one, or the user's)."""
         return ArrowReader(self.options, schema)
 
-    def writer(self, schema: Any, overwrite: bool) -> ArrowWriter:
+    def writer(self, schema: Any, overwrite: bool) -> Any:
         """A writer for this job (append, or overwrite when ``overwrite``)."""
+        paths = paths_from_options(self.options)
+        if len(paths) == 1 and objstore.any_url(paths):  # object storage: no rename
+            return ObjectStoreWriter(paths[0], WriteOptions.parse(self.options),
+                                     from_spark_schema(schema), overwrite,
+                                     objstore.storage_options(self.options))
         return ArrowWriter(self.options, schema, overwrite)
 
 
