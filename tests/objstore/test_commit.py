@@ -13,10 +13,10 @@ import quiver.ipc as ipc
 
 pytest.importorskip("pyspark")
 
-from quiver.spark import objstore  # noqa: E402
-from quiver.spark import objstore_sink as sink_module  # noqa: E402
-from quiver.spark.objstore_sink import ObjectStoreWriter, pending_uploads  # noqa: E402
-from quiver.spark.source import WriteOptions  # noqa: E402
+from quiver.spark import objstore
+from quiver.spark import objstore_sink as sink_module
+from quiver.spark.objstore_sink import ObjectStoreWriter, pending_uploads
+from quiver.spark.source import WriteOptions
 
 
 def _batch(values) -> pa.RecordBatch:
@@ -24,8 +24,8 @@ def _batch(values) -> pa.RecordBatch:
 
 
 def _writer(s3, url: str, overwrite: bool = True) -> ObjectStoreWriter:
-    from quiver.spark.policy import from_spark_schema  # noqa: F401 - (pyspark present)
     import quiver as qv
+    from quiver.spark.policy import from_spark_schema  # noqa: F401 - (pyspark present)
 
     return ObjectStoreWriter(url, WriteOptions(), qv.schema([("v", qv.int64())]), overwrite,
                              s3.options)
@@ -37,10 +37,10 @@ class _Task:
     def __init__(self, task: int, attempt: int = 0) -> None:
         self.task, self.attempt = task, attempt
 
-    def partitionId(self) -> int:  # noqa: N802 - Spark's name
+    def partitionId(self) -> int:
         return self.task
 
-    def attemptNumber(self) -> int:  # noqa: N802 - Spark's name
+    def attemptNumber(self) -> int:
         return self.attempt
 
 
