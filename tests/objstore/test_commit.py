@@ -25,7 +25,6 @@ def _batch(values) -> pa.RecordBatch:
 
 def _writer(s3, url: str, overwrite: bool = True) -> ObjectStoreWriter:
     import quiver as qv
-    from quiver.spark.policy import from_spark_schema  # noqa: F401 - (pyspark present)
 
     return ObjectStoreWriter(url, WriteOptions(), qv.schema([("v", qv.int64())]), overwrite,
                              s3.options)
