@@ -87,12 +87,12 @@ def _proxy(target_port: int, faults: Faults,
                 status, code, msg = _XML[fault]
                 payload = (f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code>"
                            f"<Message>{msg}</Message></Error>").encode()
+                log.append((self.command, ranged, 0))
                 self.send_response(status)
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
-                log.append((self.command, ranged, 0))
                 return
             conn = http.client.HTTPConnection("127.0.0.1", target_port, timeout=60)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
@@ -116,15 +116,16 @@ def _proxy(target_port: int, faults: Faults,
                 self.send_header("Connection", "close")
             self.end_headers()
             if fault == "drop":
+                log.append((self.command, ranged, len(data) // 2))
                 self.wfile.write(data[: len(data) // 2])
                 self.wfile.flush()
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
-                log.append((self.command, ranged, len(data) // 2))
                 return
+            # counted before the bytes go out: the client may go on as soon as they arrive
+            log.append((self.command, ranged, len(sent)))
             if self.command != "HEAD":
                 self.wfile.write(sent)
-            log.append((self.command, ranged, len(sent)))
 
         do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
 

@@ -303,9 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._common import CliError
 
     try:
-        from ..fs.url import parse_storage_options
+        _common.STORAGE_OPTIONS = {}
+        if getattr(ns, "storage_options", None):  # (quiver.fs loads only then)
+            from ..fs.url import parse_storage_options
 
-        _common.STORAGE_OPTIONS = parse_storage_options(getattr(ns, "storage_options", None))
+            _common.STORAGE_OPTIONS = parse_storage_options(ns.storage_options)
         return ns._command.run(ns)
     except BrokenPipeError:
         _quiet_pipe()

@@ -24,7 +24,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from ..fs.url import is_url
 from ..ipc.index import detect_format
 
 #: bytes of a non-Arrow input read to name what it is
@@ -32,6 +31,16 @@ _SNIFF = 512
 
 #: ``--storage-option KEY=VALUE`` of the command running (for URL inputs and outputs)
 STORAGE_OPTIONS: dict[str, Any] = {}
+
+
+def is_url(name: str) -> bool:
+    """Whether a command's input or output is a URL (``s3://...``); quiver.fs loads only
+    then (the start-up budget of local commands)."""
+    if "://" not in name:
+        return False
+    from ..fs.url import is_url as url
+
+    return url(name)
 
 
 class CliError(Exception):

@@ -31,7 +31,7 @@ _WHERE = {
     "write_sparse_tensor": "tensor", "write_tensor": "tensor",
     "BufferOutputStream": "writer", "IpcWriteOptions": "encoder",
     "RecordBatchFileWriter": "writer", "RecordBatchStreamWriter": "writer",
-    "new_file": "remote", "new_stream": "remote",
+    "new_file": "remote_write", "new_stream": "remote_write",
 }
 
 

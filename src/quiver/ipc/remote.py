@@ -12,9 +12,7 @@ ranged reads (:mod:`quiver.fs.ranged`) instead of a memory map:
   batches the footer statistics rule out are never fetched.  Decoding is the file
   reader's, over the :class:`~quiver.ipc.file_decoder.FileDecoder`.
 - A stream: sequential reads in large blocks, the next one in flight.
-- Writers: the object is written through the filesystem's file object (a multipart
-  upload on S3); a writer left by an exception aborts the upload, so that no half
-  object appears.
+- Writers: :mod:`quiver.ipc.remote_write`.
 """
 
 from __future__ import annotations
@@ -28,15 +26,13 @@ import numpy as np
 from ..batch import Table
 from ..filters import check_filters, filter_batch, normalize
 from ..fs.ranged import RangeCache, RangedObject, SequentialReader
-from ..fs.upload import Upload
 from ..fs.url import wants_url
 from . import metadata as md
-from . import reader, writer
+from . import reader
 from .decoder import RawMessage
 from .framing import MAGIC
 from .plan import V5, PlanNode
 from .reader import RecordBatchFileReader, RecordBatchStreamReader
-from .writer import RecordBatchFileWriter, RecordBatchStreamWriter
 
 #: bytes fetched from the end of a file before its footer length is known
 TAIL_GUESS = 64 << 10
@@ -244,7 +240,7 @@ def _no_memory_map(kw: dict[str, Any]) -> dict[str, Any]:
     return kw
 
 
-def _entry(local: Any, extra: str) -> Any:
+def entry(local: Any, extra: str) -> Any:
     """Decorate a URL-aware entry point: ``local``'s docstring with ``extra`` added, and
     its signature with ``storage_options``."""
     def apply(fn: Any) -> Any:
@@ -263,13 +259,13 @@ def _entry(local: Any, extra: str) -> Any:
     return apply
 
 
-_URL_DOC = """    A URL (``s3://bucket/key``, ``gs://...``, any fsspec filesystem) is opened through
+URL_DOC = """    A URL (``s3://bucket/key``, ``gs://...``, any fsspec filesystem) is opened through
     fsspec with ``storage_options`` (as pandas and polars take them; ``pip install
     'quiver[s3]'`` for S3); local paths are unchanged (memory maps, no fsspec import).
 """
 
 
-@_entry(reader.open_file, _URL_DOC + """    A URL's file is read by ranges: the tail in one GET,
+@entry(reader.open_file, URL_DOC + """    A URL's file is read by ranges: the tail in one GET,
     then batches a window at a time, coalesced and concurrent; with ``columns=`` only the
     selected columns' buffers, with ``filters=`` only the batches that can match.""")
 def open_file(source: Any, *, filters: Any = None,
@@ -282,7 +278,7 @@ def open_file(source: Any, *, filters: Any = None,
                             **_no_memory_map(kw))
 
 
-@_entry(reader.open_stream, _URL_DOC + """    A URL's stream is read sequentially in large blocks
+@entry(reader.open_stream, URL_DOC + """    A URL's stream is read sequentially in large blocks
     with read-ahead.""")
 def open_stream(source: Any, *, storage_options: Mapping[str, Any] | None = None,
                 **kw: Any) -> RecordBatchStreamReader:
@@ -292,7 +288,7 @@ def open_stream(source: Any, *, storage_options: Mapping[str, Any] | None = None
     return RemoteStreamReader(_object(source, storage_options), **_no_memory_map(kw))
 
 
-@_entry(reader.read_table, _URL_DOC)
+@entry(reader.read_table, URL_DOC)
 def read_table(source: Any, *, columns: Sequence[int | str] | None = None,
                filters: Any = None, memory_map: bool = True, validate: str | None = None,
                storage_options: Mapping[str, Any] | None = None) -> Table:
@@ -320,7 +316,7 @@ def _is_file(obj: RangedObject) -> bool:
     return size >= len(MAGIC) and bytes(obj.get(0, len(MAGIC))) == MAGIC
 
 
-@_entry(reader.read_schema, _URL_DOC)
+@entry(reader.read_schema, URL_DOC)
 def read_schema(source: Any, *, storage_options: Mapping[str, Any] | None = None) -> Any:
     """The schema of an IPC file or stream, also at a URL."""
     if not wants_url(source, storage_options):
@@ -333,83 +329,6 @@ def read_schema(source: Any, *, storage_options: Mapping[str, Any] | None = None
         return s.schema
 
 
-class _Uploading:
-    """What the URL writers add: complete the upload on close, abort it when the
-    ``with`` block ends by an exception (no half object is left, unlike a local file,
-    which keeps the batches written)."""
-
-    _upload: Upload
-    _closed: bool
-
-    def close(self) -> None:
-        """Finish the stream or file, then complete the upload."""
-        if self._closed:
-            return
-        try:
-            super().close()  # type: ignore[misc]
-        except BaseException:
-            self._upload.discard()
-            raise
-        self._upload.commit()
-
-    def abort(self) -> None:
-        """Drop what was written: the upload is aborted, no object appears."""
-        self._closed = True
-        self._upload.discard()
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
-
-
-class RemoteFileWriter(_Uploading, RecordBatchFileWriter):
-    """A :class:`~quiver.ipc.writer.RecordBatchFileWriter` to a URL."""
-
-    def __init__(self, upload: Upload, schema: Any, **kw: Any) -> None:
-        self._upload = upload
-        super().__init__(upload, schema, **kw)
-
-
-class RemoteStreamWriter(_Uploading, RecordBatchStreamWriter):
-    """A :class:`~quiver.ipc.writer.RecordBatchStreamWriter` to a URL."""
-
-    def __init__(self, upload: Upload, schema: Any, **kw: Any) -> None:
-        self._upload = upload
-        super().__init__(upload, schema, **kw)
-
-
-@_entry(writer.new_file, _URL_DOC + """    A URL's object is written as a multipart upload,
-    completed on ``close`` and aborted when the ``with`` block raises: no half object.""")
-def new_file(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | None = None,
-             **kw: Any) -> RecordBatchFileWriter:
-    """A file writer (see :func:`quiver.ipc.writer.new_file`), also to a URL."""
-    if not wants_url(sink, storage_options):
-        return writer.new_file(sink, schema, **kw)
-    upload = Upload(sink, storage_options)
-    try:
-        return RemoteFileWriter(upload, schema, **kw)
-    except BaseException:
-        upload.discard()
-        raise
-
-
-@_entry(writer.new_stream, _URL_DOC + """    A URL's object is written as a multipart upload,
-    completed on ``close`` and aborted when the ``with`` block raises: no half object.""")
-def new_stream(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | None = None,
-               **kw: Any) -> RecordBatchStreamWriter:
-    """A stream writer (see :func:`quiver.ipc.writer.new_stream`), also to a URL."""
-    if not wants_url(sink, storage_options):
-        return writer.new_stream(sink, schema, **kw)
-    upload = Upload(sink, storage_options)
-    try:
-        return RemoteStreamWriter(upload, schema, **kw)
-    except BaseException:
-        upload.discard()
-        raise
-
-
-__all__ = ["HEAD", "TAIL_GUESS", "WINDOW", "RemoteFileReader", "RemoteFileWriter",
-           "RemoteStreamReader", "RemoteStreamWriter", "Upload", "new_file", "new_stream",
-           "open_file", "open_stream", "read_schema", "read_table"]
+__all__ = ["HEAD", "TAIL_GUESS", "URL_DOC", "WINDOW", "RemoteFileReader",
+           "RemoteStreamReader", "entry", "open_file", "open_stream", "read_schema",
+           "read_table"]
