@@ -37,6 +37,16 @@ def is_url(source: Any) -> bool:
     return isinstance(source, str) and _URL.match(source) is not None
 
 
+def is_remote_url(source: Any) -> bool:
+    """Whether ``source`` is a URL of another filesystem than the local one (``file:``
+    URLs are local paths to Spark's source and sink).
+
+    >>> is_remote_url("s3://b/k"), is_remote_url("file:///tmp/x")
+    (True, False)
+    """
+    return is_url(source) and not source.lower().startswith(("file:", "local:"))
+
+
 def wants_url(source: Any, storage_options: Mapping[str, Any] | None) -> bool:
     """Whether an entry point should open ``source`` through fsspec: a URL.
     ``storage_options`` with anything else (a local path, bytes, a file object) is
@@ -150,5 +160,5 @@ def filesystem(url: str, storage_options: Mapping[str, Any] | None = None) -> tu
     return fs, path
 
 
-__all__ = ["filesystem", "is_url", "parse_storage_options", "redact", "scrub", "secrets_of",
-           "wants_url"]
+__all__ = ["filesystem", "is_remote_url", "is_url", "parse_storage_options", "redact",
+           "scrub", "secrets_of", "wants_url"]

@@ -29,7 +29,7 @@ from urllib.parse import unquote
 from .. import errors as E
 from ..fs.errors import ObjectNotFound, retrying
 from ..fs.ranged import RangedObject, ReadAheadBytes
-from ..fs.url import filesystem, is_url, parse_storage_options, redact
+from ..fs.url import filesystem, is_remote_url, is_url, parse_storage_options, redact
 from ..ipc import index as ipc_index
 from ..ipc.decoder import END
 from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
@@ -79,7 +79,7 @@ def options_for(url: str) -> dict[str, Any]:
 
 def any_url(paths: Sequence[str]) -> bool:
     """Whether the paths are URLs (all of them: a read mixes no local paths in)."""
-    urls = [is_url(p) for p in paths]
+    urls = [is_remote_url(p) for p in paths]
     if any(urls) and not all(urls):
         raise E.ArrowInvalidArgument(
             "expected paths that are all URLs or all local, found both")
