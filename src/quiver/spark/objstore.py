@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .. import errors as E
-from ..fs.errors import ObjectNotFound, retrying
+from ..fs.errors import ObjectNotFound, StorageError, retrying
 from ..fs.ranged import RangedObject, ReadAheadBytes
 from ..fs.url import filesystem, is_remote_url, is_url, parse_storage_options, redact
 from ..ipc import index as ipc_index
@@ -150,6 +150,7 @@ def list_files(paths: Sequence[str], options: Mapping[str, Any]) -> list[DataFil
     for given in paths:
         shown = redact(given)
         fs, path = filesystem(given, options)
+        fs.invalidate_cache()  # a listing cached by an earlier job is stale
         scheme = given.partition("://")[0]
         if any(c in path for c in "*?["):
             matches = sorted(retrying(lambda p=path, f=fs: f.glob(p), shown, options=options))
@@ -242,6 +243,8 @@ def read_layout(data_file: DataFile, layout: Any) -> Any:
                                                dec.schema, len(blocks))
             return layout(data_file, dec.schema, blocks, statistics=stats)
         infos = list(ipc_index.scan_messages(data.read_at, size))
+    except StorageError:
+        raise  # (it names the object and the range already)
     except E.ArrowError as exc:
         raise type(exc)(f"{redact(data_file.path)}: {exc}") from None
     finally:

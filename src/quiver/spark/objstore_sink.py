@@ -97,6 +97,7 @@ class ObjectStoreWriter(DataSourceArrowWriter):
     # -- helpers ----------------------------------------------------------------------------
     def _fs(self) -> tuple[Any, str]:
         fs, root = filesystem(self.url, self.storage_options)
+        fs.invalidate_cache()  # listings cached before this job are stale
         return fs, root.rstrip("/")
 
     def _s3(self, fs: Any, op: str, key: str, **kw: Any) -> Any:
