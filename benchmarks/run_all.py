@@ -21,6 +21,7 @@ SCRIPTS = [
     ("bench_cli.py", ["--repeat", "5"]),
     ("bench_statistics.py", ["--rows", "500000", "--repeat", "3"]),
     ("bench_spark.py", ["--rows", "500000", "--repeat", "1"]),
+    ("bench_s3.py", ["--rows", "1000000", "--repeat", "3"]),
 ]
 
 

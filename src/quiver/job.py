@@ -10,9 +10,11 @@
 5. print a summary: rows, files, bytes and the time of each step.
 
 Local Spark (``local[*]``) is the default; ``--master spark://HOST:PORT`` runs the same job
-on a cluster whose executors can see ``--out`` (a shared filesystem).
+on a cluster whose executors can see ``--out`` (a shared filesystem), or ``--out
+s3://bucket/prefix`` on object storage (credentials from the environment, or
+``--storage-option KEY=VALUE``).
 
-Run: ``python -m quiver.job [--rows N] [--out DIR] [--master URL]``
+Run: ``python -m quiver.job [--rows N] [--out DIR|URL] [--master URL]``
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 JAVA_HINT = (
     "quiver.job: Spark needs Java 17, and no java was found on PATH or in JAVA_HOME; "
@@ -63,21 +66,40 @@ def _files(root: Path) -> list[Path]:
     )
 
 
-def _validate(paths: list[Path]) -> tuple[int, int]:
-    """Read every file fully validated with quiver; (rows, batches)."""
+def _url_files(root: str, storage: dict) -> list:
+    """The data files of a dataset at a URL (as quiver's Spark source lists them)."""
+    from .spark import objstore
+
+    return objstore.list_files([root], storage)
+
+
+def _validate(paths: list, storage: dict | None = None) -> tuple[int, int]:
+    """Read every file fully validated with quiver; (rows, batches).  ``paths`` are
+    local paths, or DataFiles at URLs (read with ``storage`` options)."""
     from . import ipc
     from .ipc.index import detect_format
 
     rows = batches = 0
     for path in paths:
-        with open(path, "rb") as f:
-            kind = detect_format(f.read(8))
+        if storage is not None:  # a DataFile at a URL: its format is known
+            kind, where, kw = path.format, path.path, {"storage_options": storage}
+        else:
+            with open(path, "rb") as f:
+                kind = detect_format(f.read(8))
+            where, kw = str(path), {}
         opener = ipc.open_file if kind == "file" else ipc.open_stream
-        with opener(str(path), validate="full") as reader:
+        with opener(where, validate="full", **kw) as reader:
             for batch in reader:
                 rows += batch.num_rows
                 batches += 1
     return rows, batches
+
+
+def _shown(out: Any) -> str:
+    """The output as printed (a URL without credentials)."""
+    from .fs.url import is_url, redact
+
+    return redact(out) if is_url(str(out)) else str(out)
 
 
 def _step(name: str, times: dict[str, float]):
@@ -97,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m quiver.job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=3_000_000, help="events to generate")
-    ap.add_argument("--out", type=Path, default=Path("out"), help="output directory")
+    ap.add_argument("--out", default="out",
+                    help="output directory, or an s3:// (fsspec) URL")
+    ap.add_argument("--storage-option", action="append", dest="storage_options", default=[],
+                    metavar="KEY=VALUE", help="a storage option for an --out URL (repeat)")
     ap.add_argument("--master", default="local[*]", help="Spark master URL (local[*])")
     args = ap.parse_args(argv)
     if not _java_available():
@@ -110,8 +135,19 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
 
-    out = args.out.resolve()
-    events_dir, countries_dir = out / "events", out / "countries"
+    from .fs.url import is_remote_url, parse_storage_options
+
+    remote = is_remote_url(args.out)
+    storage = parse_storage_options(args.storage_options) if remote else None
+    # the Spark source and sink take storage options as storage.KEY options
+    spark_options = {f"storage.{pair.partition('=')[0]}": pair.partition("=")[2]
+                     for pair in args.storage_options} if remote else {}
+    if remote:
+        out: Any = args.out.rstrip("/")
+        events_dir, countries_dir = f"{out}/events", f"{out}/countries"
+    else:
+        out = Path(args.out).resolve()
+        events_dir, countries_dir = out / "events", out / "countries"
     times: dict[str, float] = {}
     with _step("start Spark", times):
         from .spark import session
@@ -125,18 +161,20 @@ def main(argv: list[str] | None = None) -> int:
             events = spark.range(0, args.rows).selectExpr(
                 *[e.strip() for e in _split_sql(EVENTS_SQL)]
             )
-            (events.write.format("arrow").mode("overwrite").option("compression", "zstd")
+            (events.write.format("arrow").options(**spark_options).mode("overwrite")
+             .option("compression", "zstd")
              .option("partitionBy", "country").save(str(events_dir)))
             countries = spark.createDataFrame(
                 [("DE", "Europe"), ("FR", "Europe"), ("US", "Americas"), ("BR", "Americas"),
                  ("CN", "Asia"), ("IN", "Asia"), ("JP", "Asia"), ("NG", "Africa")],
                 "country string, region string",
             )
-            (countries.coalesce(1).write.format("arrow").mode("overwrite")
+            (countries.coalesce(1).write.format("arrow").options(**spark_options)
+             .mode("overwrite")
              .option("format", "stream").save(str(countries_dir)))
 
         with _step("read back and aggregate by country and kind", times):
-            back = spark.read.format("arrow").load(str(events_dir))
+            back = spark.read.format("arrow").options(**spark_options).load(str(events_dir))
             by_kind = (back.groupBy("country", "kind")
                        .agg(F.count("*").alias("n"), F.sum("amount").alias("amount"),
                             F.avg("price").alias("avg_price"))
@@ -146,17 +184,22 @@ def main(argv: list[str] | None = None) -> int:
                              F.avg("price").alias("avg_price"))
                         .orderBy("country", "kind").collect())
         with _step("join with countries and aggregate by region", times):
-            regions = spark.read.format("arrow").load(str(countries_dir))
+            regions = (spark.read.format("arrow").options(**spark_options)
+                       .load(str(countries_dir)))
             by_region = (back.join(regions, "country").groupBy("region")
                          .agg(F.count("*").alias("n"), F.countDistinct("user_id").alias("users"))
                          .orderBy("region").collect())
         with _step("validate every written file with quiver (full)", times):
-            paths = _files(events_dir) + _files(countries_dir)
-            rows, batches = _validate(paths)
+            if remote:
+                paths: list = (_url_files(events_dir, storage)
+                               + _url_files(countries_dir, storage))
+            else:
+                paths = _files(events_dir) + _files(countries_dir)
+            rows, batches = _validate(paths, storage)
     finally:
         spark.stop()
 
-    nbytes = sum(p.stat().st_size for p in paths)
+    nbytes = sum(p.size if remote else p.stat().st_size for p in paths)
     same = len(by_kind) == len(expected) and all(
         tuple(a)[:4] == tuple(b)[:4] and abs(a["avg_price"] - b["avg_price"]) <= 1e-9 * abs(
             b["avg_price"])
@@ -171,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"rows generated   {args.rows:,}")
     print(f"files written    {len(paths)} ({batches} record batches, {nbytes / 1e6:.1f} MB) "
-          f"under {out}")
+          f"under {_shown(out)}")
     print(f"rows validated   {rows:,} (events + 8 countries)")
     print(f"aggregation      {len(by_kind)} groups, "
           f"{'equal to' if same else 'DIFFERENT FROM'} the query on the generated data")

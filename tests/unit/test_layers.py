@@ -8,7 +8,8 @@ ones below, never one above:
 0. errors      ``errors``, ``_version``, ``_readonly``, ``_keywords``, ``cdata.capsule``
                (ctypes structs, capsules)
 1. types       ``types/*``, ``cdata.schema`` (format strings and schema capsules -> types)
-2. layout      ``layout``, ``buffers``
+2. layout      ``layout``, ``buffers``, ``fs/*`` (URLs through fsspec: errors, retries,
+               ranged reads; below the IPC readers that use them)
 3. array       ``array/*``, ``cdata.array`` and ``cdata.import_array`` (arrays to and from
                the C data interface), ``pandas_out`` (arrays and batches to pandas:
                ``Array.to_pandas`` calls it), ``tensor/*`` (siblings of arrays over buffers)
@@ -57,6 +58,8 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.registry", "types"),
     ("quiver.cdata.schema", "types"),
     ("quiver.layout", "layout"),
+    ("quiver.fs", "layout"),
+    ("quiver.fs.*", "layout"),
     ("quiver.buffers", "layout"),
     ("quiver.array", "array"),
     ("quiver.array.*", "array"),
@@ -113,6 +116,8 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
     ("quiver.ipc.*", "quiver.ipc.compression",
      "the codec libraries (lz4, zstandard, cramjam) load only when a body is compressed or "
      "decompressed: uncompressed reads and writes, and `quiver schema`, never import them"),
+    ("quiver.fs.url", "fsspec*",
+     "fsspec: the optional extra quiver[s3], imported only when a URL is opened"),
     ("quiver.ipc.file_decoder", "quiver.ipc.stream_decoder",
      "FileDecoder reads the footer and the schema without numpy (the `quiver schema` "
      "start-up budget); the batch loader, which needs numpy, loads with the first batch"),

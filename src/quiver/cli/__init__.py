@@ -251,6 +251,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                            epilog=f"example: {cmd.example}")
         if wanted is None or cmd.name == wanted:
             cmd.add_arguments(p)
+            p.add_argument("--storage-option", action="append", dest="storage_options",
+                           metavar="KEY=VALUE", help="an fsspec storage option for s3:// "
+                           "(or other URL) inputs and outputs, e.g. endpoint_url=http://... "
+                           "(repeat for more; a.b=x nests)")
         p.set_defaults(_command=cmd)
     return parser
 
@@ -262,6 +266,10 @@ def _subject(ns: argparse.Namespace, exc: BaseException) -> str:
         name = getattr(ns, "input", None) or getattr(ns, "arrow", None)
     if name is None:
         return ""
+    if isinstance(name, str) and "://" in name:  # a URL: never its credentials
+        from ..fs.url import redact
+
+        name = redact(name)
     return "<stdin>" if name == "-" else os.fspath(name)
 
 
@@ -302,9 +310,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(argv) if argv is not None else sys.argv[1:]
     ns = build_parser(args).parse_args(args)
     from ..errors import ArrowError
+    from . import _common
     from ._common import CliError
 
     try:
+        _common.STORAGE_OPTIONS = {}
+        if getattr(ns, "storage_options", None):  # (quiver.fs loads only then)
+            from ..fs.url import parse_storage_options
+
+            _common.STORAGE_OPTIONS = parse_storage_options(ns.storage_options)
         return ns._command.run(ns)
     except BrokenPipeError:
         _quiet_pipe()

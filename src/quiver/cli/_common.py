@@ -29,6 +29,19 @@ from ..ipc.index import detect_format
 #: bytes of a non-Arrow input read to name what it is
 _SNIFF = 512
 
+#: ``--storage-option KEY=VALUE`` of the command running (for URL inputs and outputs)
+STORAGE_OPTIONS: dict[str, Any] = {}
+
+
+def is_url(name: str) -> bool:
+    """Whether a command's input or output is a URL (``s3://...``); quiver.fs loads only
+    then (the start-up budget of local commands)."""
+    if "://" not in name:
+        return False
+    from ..fs.url import is_url as url
+
+    return url(name)
+
 
 class CliError(Exception):
     """A failure the command reports in one line (``quiver: <file>: <what>``)."""
@@ -167,6 +180,14 @@ def open_input(name: str, *, whole: bool = False) -> Input:
     memory-mapped; a pipe is read as it comes unless ``whole`` (or it is a file)."""
     if name == "-":
         return _pipe_input(name, sys.stdin.buffer, whole=whole)
+    if is_url(name):  # object storage (cli/_remote.py)
+        from ._remote import open_url
+
+        shown, fmt, data, stream, head = open_url(name, whole=whole,
+                                                  storage_options=STORAGE_OPTIONS)
+        if fmt is None:
+            raise CliError(describe_non_arrow(head), subject=shown)
+        return Input(shown, fmt, data, stream)
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         st = os.fstat(fd)
@@ -204,6 +225,12 @@ def output_path(path: str) -> Iterator[Any]:
             )
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
+        return
+    if is_url(path):  # object storage (cli/_remote.py): an upload, completed on success
+        from ._remote import url_output
+
+        with url_output(path, STORAGE_OPTIONS) as upload:
+            yield upload
         return
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".{os.path.basename(path)}.quiver-{os.getpid()}.tmp")

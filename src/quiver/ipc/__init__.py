@@ -22,14 +22,16 @@ _WHERE = {
     "FileDecoder": "file_decoder", "FileEncoder": "file_encoder", "StreamEncoder": "encoder",
     "MetadataLimits": "metadata",
     "RecordBatchFileReader": "reader", "RecordBatchStreamReader": "reader",
-    "open_file": "reader", "open_stream": "reader", "read_schema": "reader",
-    "read_table": "reader",
+    # the entry points that take a path take a URL too (quiver.ipc.remote: through fsspec,
+    # loaded only for a URL; a local path goes straight to the reader or writer)
+    "open_file": "remote", "open_stream": "remote", "read_schema": "remote",
+    "read_table": "remote",
     "IpcReadOptions": "stream_decoder", "StreamDecoder": "stream_decoder",
     "get_tensor_size": "tensor", "read_sparse_tensor": "tensor", "read_tensor": "tensor",
     "write_sparse_tensor": "tensor", "write_tensor": "tensor",
     "BufferOutputStream": "writer", "IpcWriteOptions": "encoder",
     "RecordBatchFileWriter": "writer", "RecordBatchStreamWriter": "writer",
-    "new_file": "writer", "new_stream": "writer",
+    "new_file": "remote_write", "new_stream": "remote_write",
 }
 
 

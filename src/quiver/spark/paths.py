@@ -23,6 +23,7 @@ from urllib.parse import unquote
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowInvalidArgument
+from ..fs.url import is_remote_url
 from ..ipc.framing import describe_foreign
 from ..ipc.index import detect_format
 
@@ -64,7 +65,7 @@ def paths_from_options(options: Any) -> list[str]:
         raw = [options["path"]]
     else:
         raise ArrowInvalidArgument("expected a path: spark.read.format('arrow').load(path)")
-    return [local_path(p) for p in raw]
+    return [p if is_remote_url(p) else local_path(p) for p in raw]  # URLs: spark/objstore.py
 
 
 def _hidden(name: str) -> bool:

@@ -38,6 +38,7 @@ from ..array.base import Array
 from ..array.build import array as build
 from ..batch import RecordBatch
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, StatisticsWarning
+from ..fs.url import is_url
 from ..ipc import index as ipc_index
 from ..ipc.decoder import END
 from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
@@ -45,6 +46,7 @@ from ..ipc.framing import EOS
 from ..ipc.reader import open_file
 from ..ipc.statistics import footer_value, statistics_for_skipping
 from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
+from . import objstore
 from .convert import Where, _bitmap, all_null, take, to_spark_array, valid_mask
 from .paths import DataFile, partition_value
 from .policy import ReadPolicy, spark_arrow_schema
@@ -128,6 +130,8 @@ def _file_layout(data_file: DataFile, fd: int) -> Layout:
 
 def read_layout(data_file: DataFile) -> Layout:
     """The schema and record batch positions of one file, without reading its bodies."""
+    if is_url(data_file.path):  # object storage (spark/objstore.py)
+        return objstore.read_layout(data_file, Layout)
     try:
         fd = os.open(data_file.path, os.O_RDONLY)
         try:
@@ -238,6 +242,9 @@ def _map(path: str) -> memoryview:
 
 
 def _raw_batches(split: Split, columns: list[str] | None, validate: str) -> Iterator[Any]:
+    if is_url(split.path):  # object storage (spark/objstore.py): ranged reads
+        yield from objstore.raw_batches(split, columns, validate)
+        return
     if split.format == "file":
         reader = open_file(split.path, memory_map=True, columns=columns, validate=validate)
         try:

@@ -39,7 +39,9 @@ from pyspark.sql.datasource import (
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowInvalidArgument
+from . import objstore
 from . import plan as P
+from .objstore_sink import ObjectStoreWriter
 from .paths import list_files, partition_schema, partition_value, paths_from_options
 from .policy import (
     ReadPolicy,
@@ -129,7 +131,14 @@ class _Dataset:
 
     def __init__(self, options: Any) -> None:
         self.options = ReadOptions.parse(options)
-        self.files = list_files(paths_from_options(options))
+        paths = paths_from_options(options)
+        self.storage: tuple[list[str], dict[str, Any]] | None = None
+        if objstore.any_url(paths):  # object storage (spark/objstore.py)
+            self.storage = (paths, objstore.storage_options(options))
+            objstore.register(*self.storage)
+            self.files = objstore.list_files(paths, self.storage[1])
+        else:
+            self.files = list_files(paths)
         self.partition_fields = tuple(
             partition_schema(self.files, self.options.infer_partition_types)
         )
@@ -194,8 +203,13 @@ class ArrowDataSource(DataSource):
         """A reader for ``schema`` (the inferred one, or the user's)."""
         return ArrowReader(self.options, schema)
 
-    def writer(self, schema: Any, overwrite: bool) -> ArrowWriter:
+    def writer(self, schema: Any, overwrite: bool) -> Any:
         """A writer for this job (append, or overwrite when ``overwrite``)."""
+        paths = paths_from_options(self.options)
+        if len(paths) == 1 and objstore.any_url(paths):  # object storage: no rename
+            return ObjectStoreWriter(paths[0], WriteOptions.parse(self.options),
+                                     from_spark_schema(schema), overwrite,
+                                     objstore.storage_options(self.options))
         return ArrowWriter(self.options, schema, overwrite)
 
     def streamReader(self, schema: Any) -> Any:
@@ -323,6 +337,8 @@ class ArrowReader(DataSourceReader):
         """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule)."""
         import pyarrow as pa
 
+        if self.dataset.storage is not None:  # object storage: the options, on executors
+            objstore.register(*self.dataset.storage)
         for split in partition.splits:
             for batch in P.read_split(split, self.job):
                 yield pa.record_batch(batch)

@@ -1,0 +1,187 @@
+"""Object storage: quiver's ranged reads of IPC files on S3 against pyarrow's, on moto's
+S3 server (``ThreadedMotoServer`` on 127.0.0.1, offline, started here and stopped at the
+end).
+
+1. full read of a file of ``--rows`` rows x (int64, float64) in ``--batches`` batches
+   (5M rows: 80 MB): ``quiver.ipc.read_table("s3://...")`` against
+   ``pyarrow.ipc.open_file(pyarrow.fs.S3FileSystem(...).open_input_file(key)).read_all()``,
+   sides alternating, medians; goal: at most 0.3x;
+2. ``columns=`` 1 of 8 int64 columns: bytes fetched over the file size; goal: at most 20%;
+3. ``filters=`` keeping 1% of the rows of a file with statistics (a sorted key):
+   bytes fetched over the file size; goal: at most 5%.
+
+Bytes and requests are counted by a wrapper around the fsspec filesystem (every
+``cat_file`` and ``info`` call, with the bytes it returned), not by quiver's own counters.
+
+Run: ``python benchmarks/bench_s3.py [--rows N] [--batches B] [--repeat K]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.ipc as pa_ipc
+
+import quiver as qv
+import quiver.ipc as ipc
+from quiver.fs.ranged import RangedObject
+from quiver.ipc.remote import RemoteFileReader
+
+BUCKET = "bench"
+KEY, SECRET = "bench-key", "bench-secret"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class CountingFS:
+    """An fsspec filesystem's ``cat_file`` and ``info``, counted (thread-safe)."""
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+        self.requests = 0
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def cat_file(self, path: str, start: int | None = None, end: int | None = None) -> bytes:
+        data = self.fs.cat_file(path, start=start, end=end)
+        with self._lock:
+            self.requests += 1
+            self.bytes += len(data)
+        return data
+
+    def info(self, path: str) -> dict:
+        with self._lock:
+            self.requests += 1
+        return self.fs.info(path)
+
+
+def _median(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the three measurements and their goals."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=5_000_000)
+    ap.add_argument("--batches", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args(argv)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+
+    from moto.server import ThreadedMotoServer
+
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        options = {"key": KEY, "secret": SECRET, "endpoint_url": endpoint,
+                   "client_kwargs": {"region_name": "us-east-1"}}
+        import fsspec
+
+        fs = fsspec.filesystem("s3", **options)
+        fs.call_s3("create_bucket", Bucket=BUCKET)
+        pa_fs = pafs.S3FileSystem(access_key=KEY, secret_key=SECRET, region="us-east-1",
+                                  endpoint_override=f"127.0.0.1:{port}", scheme="http")
+        rows, nb = args.rows, args.batches
+        rng = np.random.default_rng(0)
+
+        # 1. full read
+        table = pa.table({"i": rng.integers(0, 1 << 60, rows), "f": rng.random(rows)})
+        sink = pa.BufferOutputStream()
+        with pa_ipc.new_file(sink, table.schema) as w:
+            w.write_table(table, max_chunksize=rows // nb)
+        data = sink.getvalue().to_pybytes()
+        fs.pipe_file(f"{BUCKET}/full.arrow", data)
+        url = f"s3://{BUCKET}/full.arrow"
+
+        def ours() -> Any:
+            return ipc.read_table(url, storage_options=options)
+
+        def theirs() -> Any:
+            with pa_fs.open_input_file(f"{BUCKET}/full.arrow") as f:
+                return pa_ipc.open_file(f).read_all()
+
+        assert pa.table(ours()).equals(theirs())
+        qs, ps = [], []
+        for _ in range(args.repeat):
+            for fn, acc in ((ours, qs), (theirs, ps)):
+                t0 = time.perf_counter()
+                fn()
+                acc.append(time.perf_counter() - t0)
+        q, p = _median(qs), _median(ps)
+        counting = CountingFS(fs)
+        with RemoteFileReader(RangedObject(url, options, fs=counting,
+                                           path=f"{BUCKET}/full.arrow")) as reader:
+            reader.read_all()
+        one_get = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            fs.cat_file(f"{BUCKET}/full.arrow")
+            one_get.append(time.perf_counter() - t0)
+        print(f"1. full read, {len(data) / 1e6:.0f} MB, {nb} batches: quiver {q:.3f} s "
+              f"({counting.requests} requests, {counting.bytes / 1e6:.1f} MB), pyarrow "
+              f"S3FileSystem {p:.3f} s: ratio {q / p:.3f}x (goal <= 0.3x); one GET of the "
+              f"whole object {_median(one_get):.3f} s")
+
+        # 2. columns= 1 of 8
+        rows8 = rows // 4
+        table8 = pa.table({f"c{k}": rng.integers(0, 1 << 60, rows8) for k in range(8)})
+        sink = pa.BufferOutputStream()
+        with pa_ipc.new_file(sink, table8.schema) as w:
+            w.write_table(table8, max_chunksize=rows8 // nb)
+        data8 = sink.getvalue().to_pybytes()
+        fs.pipe_file(f"{BUCKET}/wide.arrow", data8)
+        counting = CountingFS(fs)
+        t0 = time.perf_counter()
+        with RemoteFileReader(RangedObject(f"s3://{BUCKET}/wide.arrow", options, fs=counting,
+                                           path=f"{BUCKET}/wide.arrow"),
+                              columns=["c3"]) as reader:
+            got = reader.read_all()
+        took = time.perf_counter() - t0
+        assert pa.table(got).equals(table8.select(["c3"]))
+        share = counting.bytes / len(data8)
+        print(f"2. columns=['c3'] of 8, {len(data8) / 1e6:.0f} MB: {counting.bytes / 1e6:.2f} MB "
+              f"in {counting.requests} requests = {share:.1%} of the file (goal <= 20%), "
+              f"{took:.3f} s")
+
+        # 3. filters= keeping 1%, with footer statistics
+        key = np.arange(rows)
+        qt = qv.table({"k": qv.array(key), "v": qv.array(rng.random(rows))})
+        furl = f"s3://{BUCKET}/stats.arrow"
+        with ipc.new_file(furl, qt.schema, storage_options=options) as w:
+            w.write_table(qt, max_chunksize=rows // 100)
+        size = fs.size(furl)
+        lo = rows // 3
+        hi = lo + rows // 100
+        counting = CountingFS(fs)
+        t0 = time.perf_counter()
+        with RemoteFileReader(RangedObject(furl, options, fs=counting,
+                                           path=f"{BUCKET}/stats.arrow"),
+                              filters=[("k", ">=", lo), ("k", "<", hi)]) as reader:
+            got = reader.read_all()
+        took = time.perf_counter() - t0
+        assert got.num_rows == hi - lo
+        share = counting.bytes / size
+        print(f"3. filters keeping 1% of {rows} rows, {size / 1e6:.0f} MB, 100 batches: "
+              f"{counting.bytes / 1e6:.2f} MB in {counting.requests} requests = {share:.2%} "
+              f"of the file (goal <= 5%), {took:.3f} s")
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,300 @@
+"""The Spark source over object storage (``load("s3://bucket/prefix/")``): listing,
+layouts and reads through fsspec, each executor fetching its own byte ranges.
+
+Options: every Spark option named ``storage.<key>`` is a storage option (fsspec's, as
+pandas and polars take them: ``.option("storage.endpoint_url", "http://...")``; a dotted
+key nests, ``storage.client_kwargs.region_name``); without them the environment's
+standard variables (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...) apply.
+
+Listing follows the local rules (hidden and ``_`` names skipped, ``key=value``
+directories as hive partitions, files recognised by their first bytes), with one
+addition: a directory whose ``_SUCCESS`` object is a manifest written by quiver's
+object-store commit (:mod:`quiver.spark.objstore_sink`) is read as exactly the files it
+lists, so a reader never sees the objects of a job that has not committed, nor old and
+new files mixed during an overwrite.
+
+The storage options of a read reach the executors with the reader; the module keeps
+them per URL root (``scheme://bucket``) for :mod:`quiver.spark.plan`'s hooks.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import unquote
+
+from .. import errors as E
+from ..fs.errors import ObjectNotFound, StorageError, retrying
+from ..fs.ranged import RangedObject, ReadAheadBytes
+from ..fs.url import filesystem, is_remote_url, is_url, parse_storage_options, redact
+from ..ipc import index as ipc_index
+from ..ipc.decoder import END
+from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
+from ..ipc.framing import EOS, describe_foreign
+from ..ipc.index import detect_format
+from ..ipc.remote import RemoteFileReader
+from ..ipc.statistics import footer_value, statistics_for_skipping
+from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
+from .paths import HIVE_NULL, DataFile, _hidden
+
+#: the prefix of the Spark options that are storage options
+PREFIX = "storage."
+#: the manifest version quiver writes in ``_SUCCESS``
+MANIFEST_VERSION = 1
+
+_OPTIONS: dict[str, dict[str, Any]] = {}
+_LOCK = threading.Lock()
+
+
+def storage_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``storage.*`` Spark options as fsspec storage options (Spark lower-cases
+    option keys; values are strings, ``true``/``false`` and numbers converted)."""
+    pairs = [f"{k[len(PREFIX):]}={v}" for k, v in options.items()
+             if str(k).lower().startswith(PREFIX)]
+    return parse_storage_options(pairs)
+
+
+def root_of(url: str) -> str:
+    """``scheme://bucket`` of a URL."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+def register(urls: Sequence[str], options: Mapping[str, Any]) -> None:
+    """Remember ``options`` for the roots of ``urls`` (driver and executors alike)."""
+    with _LOCK:
+        for url in urls:
+            if is_url(url):
+                _OPTIONS[root_of(url)] = dict(options)
+
+
+def options_for(url: str) -> dict[str, Any]:
+    """The storage options registered for ``url``'s root (none: the environment's)."""
+    with _LOCK:
+        return dict(_OPTIONS.get(root_of(url), {}))
+
+
+def any_url(paths: Sequence[str]) -> bool:
+    """Whether the paths are URLs (all of them: a read mixes no local paths in)."""
+    urls = [is_remote_url(p) for p in paths]
+    if any(urls) and not all(urls):
+        raise E.ArrowInvalidArgument(
+            "expected paths that are all URLs or all local, found both")
+    return bool(urls) and all(urls)
+
+
+# -- listing ---------------------------------------------------------------------------
+
+
+def _join(scheme: str, path: str) -> str:
+    return f"{scheme}://{path}"
+
+
+def _relative_parts(root: str, path: str) -> list[str]:
+    rel = path[len(root):].strip("/") if path.startswith(root) else path.rsplit("/", 1)[-1]
+    return rel.split("/") if rel else []
+
+
+def _partition(parts: list[str]) -> tuple[tuple[str, str | None], ...]:
+    out = []
+    for part in parts[:-1]:
+        if "=" in part:
+            key, _, value = part.partition("=")
+            text = unquote(value)
+            out.append((unquote(key), None if text == HIVE_NULL else text))
+    return tuple(out)
+
+
+def _manifest(fs: Any, root: str, shown: str, options: Mapping[str, Any]) -> list[str] | None:
+    """The files ``root/_SUCCESS`` lists, or None (no such object, or Spark's empty
+    marker)."""
+    marker = f"{root.rstrip('/')}/_SUCCESS"
+    try:
+        data = retrying(lambda: fs.cat_file(marker), shown + "/_SUCCESS", options=options)
+    except ObjectNotFound:
+        return None
+    if not data.strip():
+        return None
+    try:
+        manifest = json.loads(data)
+        files = manifest["files"]
+        if manifest.get("version") != MANIFEST_VERSION or not isinstance(files, list):
+            raise ValueError("unknown manifest")
+    except (ValueError, KeyError, TypeError):
+        raise E.ArrowInvalid(
+            f"{shown}/_SUCCESS: expected a manifest of quiver's object-store commit (JSON "
+            "with version and files) or an empty marker, found other bytes") from None
+    return [str(f) for f in files]
+
+
+def _sniff_all(fs: Any, scheme: str, paths: list[str],
+               options: Mapping[str, Any]) -> list[bytes]:
+    def head(path: str) -> bytes:
+        return retrying(lambda: fs.cat_file(path, start=0, end=64), _join(scheme, path),
+                        (0, 64), options=options)
+
+    if len(paths) <= 1:
+        return [head(p) for p in paths]
+    with ThreadPoolExecutor(max_workers=min(16, len(paths))) as pool:
+        return list(pool.map(head, paths))
+
+
+def list_files(paths: Sequence[str], options: Mapping[str, Any]) -> list[DataFile]:
+    """Every Arrow IPC object under the URLs ``paths`` (objects, prefixes or globs), in
+    sorted order per path; a ``_SUCCESS`` manifest limits a prefix to the files it
+    lists."""
+    out: list[DataFile] = []
+    for given in paths:
+        shown = redact(given)
+        fs, path = filesystem(given, options)
+        fs.invalidate_cache()  # a listing cached by an earlier job is stale
+        scheme = given.partition("://")[0]
+        if any(c in path for c in "*?["):
+            matches = sorted(retrying(lambda p=path, f=fs: f.glob(p), shown, options=options))
+            if not matches:
+                raise E.ArrowInvalidArgument(f"{shown}: no such object or prefix")
+        else:
+            matches = [path]
+        for match in matches:
+            info = _info(fs, match, _join(scheme, match), options)
+            if info is None:
+                raise E.ArrowInvalidArgument(f"{redact(_join(scheme, match))}: no such "
+                                             "object or prefix")
+            if info["type"] == "directory":
+                out.extend(_walk(fs, scheme, match.rstrip("/"), options))
+            else:
+                head = _sniff_all(fs, scheme, [match], options)[0]
+                kind = detect_format(head[:8])
+                if kind is None:
+                    raise E.ArrowInvalid(f"{redact(_join(scheme, match))}: "
+                                         f"{_describe(head)}")
+                out.append(DataFile(_join(scheme, match), kind, int(info["size"]), ()))
+    return out
+
+
+def _info(fs: Any, path: str, url: str, options: Mapping[str, Any]) -> dict | None:
+    try:
+        return retrying(lambda: fs.info(path), url, options=options)
+    except ObjectNotFound:
+        return None
+
+
+def _describe(head: bytes) -> str:
+    if not head:
+        return "expected an Arrow IPC file or stream, found an empty object"
+    what = describe_foreign(head) or f"bytes {head[:8].hex(' ')}"
+    return f"expected an Arrow IPC file or stream, found {what}"
+
+
+def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any]) -> list[DataFile]:
+    shown = redact(_join(scheme, root))
+    listed = _manifest(fs, root, shown, options)
+    found = retrying(lambda: fs.find(root, detail=True), shown, options=options)
+    sizes = {p.rstrip("/"): int(i.get("size") or 0) for p, i in found.items()
+             if i.get("type") != "directory"}
+    if listed is not None:
+        names = [f"{root}/{name}" for name in listed]
+        missing = [n for n in names if n not in sizes]
+        if missing:
+            raise E.ArrowInvalid(
+                f"{shown}/_SUCCESS: expected the files it lists, found "
+                f"{redact(_join(scheme, missing[0]))} missing")
+    else:
+        names = sorted(p for p in sizes
+                       if not any(_hidden(part) for part in _relative_parts(root, p)))
+    heads = _sniff_all(fs, scheme, names, options)
+    out = []
+    for name, head in zip(names, heads):
+        kind = detect_format(head[:8])
+        url = _join(scheme, name)
+        if kind is None:
+            if not head or describe_foreign(head) is not None:
+                continue  # something a dataset may hold beside its data
+            raise E.ArrowInvalid(f"{redact(url)}: {_describe(head)}; it is neither an "
+                                 "Arrow IPC file nor a known other format")
+        out.append(DataFile(url, kind, sizes[name], _partition(_relative_parts(root, name))))
+    return out
+
+
+# -- layouts (driver) and reads (executors) --------------------------------------------
+
+
+def read_layout(data_file: DataFile, layout: Any) -> Any:
+    """The :class:`~quiver.spark.plan.Layout` (the class is ``layout``) of one object: a
+    file's head, tail and footer (two GETs, three for a large footer); a stream's message
+    headers, read in large blocks."""
+    obj = RangedObject(data_file.path, options_for(data_file.path))
+    try:
+        data = ReadAheadBytes(obj)
+        size = len(data)
+        if data_file.format == "file":
+            dec = FileDecoder()
+            dec.check_size(size)
+            dec.check_header(data[0:32], hint_reader=True)
+            start, length = dec.footer_range(data[size - TRAILER_SIZE : size], size)
+            footer = dec.read_footer(data[start : start + length], start)
+            found = footer.record_batches
+            blocks = tuple((o, o + m + b) for o, m, b in zip(
+                found.offsets, found.meta_data_lengths, found.body_lengths))
+            stats, _ = statistics_for_skipping(footer_value(footer.custom_metadata),
+                                               dec.schema, len(blocks))
+            return layout(data_file, dec.schema, blocks, statistics=stats)
+        infos = list(ipc_index.scan_messages(data.read_at, size))
+    except StorageError:
+        raise  # (it names the object and the range already)
+    except E.ArrowError as exc:
+        raise type(exc)(f"{redact(data_file.path)}: {exc}") from None
+    finally:
+        obj.close()
+    if not infos or infos[0].kind != "schema":
+        raise E.ArrowInvalid(f"{redact(data_file.path)}: expected a Schema message first")
+    batches: list[tuple[int, int]] = []
+    dictionaries: list[tuple[int, int, int]] = []
+    for info in infos[1:]:
+        if info.kind == "record_batch":
+            batches.append((info.offset, info.end))
+        elif info.kind == "dictionary":
+            dictionaries.append((info.offset, info.end, len(batches)))
+    return layout(data_file, infos[0].message.header.schema, tuple(batches),
+                  tuple(dictionaries), (infos[0].offset, infos[0].end))
+
+
+def raw_batches(split: Any, columns: list[str] | None, validate: str) -> Iterator[Any]:
+    """The record batches of one split, fetched by the executor itself: a file's blocks
+    by coalesced concurrent ranges (only the split's), a stream's prelude and body."""
+    obj = RangedObject(split.path, options_for(split.path))
+    if split.format == "file":
+        reader = RemoteFileReader(obj, columns=columns, validate=validate)
+        reader.window_stop = split.stop
+        try:
+            for i in range(split.start, split.stop):
+                yield reader.get_batch(i)
+        finally:
+            reader.close()
+        return
+    try:
+        ranges = [*split.prelude, split.body]
+        fetched = {(s, e): v for s, e, v in obj.fetch(ranges)}
+        decoder = StreamDecoder(IpcReadOptions(columns=columns, validate=validate))
+        for start, end in ranges:
+            decoder.feed(_slice(fetched, start, end))
+        decoder.feed(EOS)
+        decoder.feed_eof()
+        while (batch := decoder.next_batch()) is not END:
+            yield batch
+    finally:
+        obj.close()
+
+
+def _slice(fetched: dict[tuple[int, int], memoryview], start: int, end: int) -> memoryview:
+    for (s, e), view in fetched.items():
+        if s <= start and end <= e:
+            return view[start - s : end - s]
+    raise AssertionError("a range fetched is not covered")  # pragma: no cover
+
+
+__all__ = ["PREFIX", "any_url", "list_files", "options_for", "raw_batches", "read_layout",
+           "register", "storage_options"]

@@ -1,0 +1,148 @@
+"""The Spark source and sink over S3 only (moto's server; no local output directory):
+round trips, hive partitions and globs, the commit protocol without rename (nothing
+visible and nothing pending after a failed job or a retried attempt), and what other
+readers see."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc as pa_ipc
+import pytest
+
+import quiver.ipc as ipc
+from quiver.spark.objstore_sink import pending_uploads
+from tests.objstore.conftest import KEY_ID, SECRET, s3  # noqa: F401 - the fixture
+
+from .helpers import rows
+
+pytestmark = pytest.mark.xdist_group("spark")
+
+
+def _options(s3) -> dict[str, str]:  # noqa: F811
+    return {"storage.key": KEY_ID, "storage.secret": SECRET,
+            "storage.endpoint_url": s3.endpoint,
+            "storage.client_kwargs.region_name": "us-east-1"}
+
+
+def _root(url: str) -> str:
+    return url[len("s3://"):].rstrip("/")
+
+
+def _visible(s3, url: str) -> list[str]:  # noqa: F811
+    fs = s3.fs()
+    fs.invalidate_cache()
+    root = _root(url)
+    try:
+        return sorted(p[len(root) + 1:] for p in fs.find(root))
+    except FileNotFoundError:
+        return []
+
+
+def test_write_and_read_back_over_s3_only(spark, s3):  # noqa: F811
+    url = s3.url("ds")
+    df = spark.range(0, 5000, numPartitions=3).selectExpr(
+        "id", "cast(id * 0.5 as double) as x", "cast(id % 7 as string) as s")
+    df.write.format("arrow").options(**_options(s3)).mode("overwrite").save(url)
+    names = _visible(s3, url)
+    manifest = json.loads(s3.fs().cat_file(f"{_root(url)}/_SUCCESS"))
+    assert sorted(manifest["files"]) == [n for n in names if n != "_SUCCESS"]
+    assert len(manifest["files"]) == 3
+    assert pending_uploads(s3.fs(), _root(url)) == []
+    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    assert rows(back, "id") == rows(df, "id")
+    # the same objects through pyarrow (another reader) and quiver's Python API
+    for name in manifest["files"]:
+        data = s3.fs().cat_file(f"{_root(url)}/{name}")
+        assert pa_ipc.open_file(data).read_all().equals(
+            pa.table(ipc.read_table(f"{url}/{name}", storage_options=s3.options)))
+    # append keeps the old files in the manifest
+    df.limit(10).write.format("arrow").options(**_options(s3)).mode("append").save(url)
+    manifest = json.loads(s3.fs().cat_file(f"{_root(url)}/_SUCCESS"))
+    assert len(manifest["files"]) >= 4
+    assert spark.read.format("arrow").options(**_options(s3)).load(url).count() == 5010
+
+
+def test_partitions_and_globs(spark, s3):  # noqa: F811
+    url = s3.url("parts")
+    df = spark.range(0, 300).selectExpr("id", "cast(id % 3 as int) as p")
+    df.write.format("arrow").options(**_options(s3)).option("partitionBy", "p") \
+        .mode("overwrite").save(url)
+    assert any(n.startswith("p=1/") for n in _visible(s3, url))
+    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    assert rows(back.select("id", "p"), "id") == rows(df, "id")
+    only = spark.read.format("arrow").options(**_options(s3)).load(f"{url}/p=2/*.arrow")
+    assert sorted(r[0] for r in only.collect()) == list(range(2, 300, 3))
+
+
+def test_a_stream_format_dataset(spark, s3):  # noqa: F811
+    url = s3.url("streams")
+    df = spark.range(0, 1000, numPartitions=2).selectExpr("id", "cast(id as string) as s")
+    df.write.format("arrow").options(**_options(s3)).option("format", "stream") \
+        .mode("overwrite").save(url)
+    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    assert rows(back, "id") == rows(df, "id")
+
+
+def test_a_failed_job_leaves_nothing_visible_and_nothing_pending(spark, s3):  # noqa: F811
+    from pyspark.sql.functions import udf
+
+    @udf("long")
+    def boom(x):
+        if x == 1777:
+            raise ValueError("injected failure")
+        return x
+
+    url = s3.url("fail")
+    bad = spark.range(0, 2000, numPartitions=4).select(boom("id").alias("id"))
+    with pytest.raises(Exception, match="injected failure"):
+        bad.write.format("arrow").options(**_options(s3)).mode("overwrite").save(url)
+    assert _visible(s3, url) == []
+    assert pending_uploads(s3.fs(), _root(url)) == []
+
+
+def test_a_retried_attempt_leaves_nothing(spark, s3):  # noqa: F811
+    from pyspark import TaskContext
+    from pyspark.sql.functions import udf
+
+    @udf("long")
+    def flaky(x):
+        if x == 1500 and TaskContext.get().attemptNumber() == 0:
+            raise ValueError("first attempt fails")
+        return x
+
+    url = s3.url("retry")
+    spark.range(0, 2000, numPartitions=2).select(flaky("id").alias("id")) \
+        .write.format("arrow").options(**_options(s3)).mode("overwrite").save(url)
+    assert pending_uploads(s3.fs(), _root(url)) == []
+    manifest = json.loads(s3.fs().cat_file(f"{_root(url)}/_SUCCESS"))
+    assert len(manifest["files"]) == 2
+    assert [n for n in _visible(s3, url) if n != "_SUCCESS"] == sorted(manifest["files"])
+    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    assert sorted(r[0] for r in back.collect()) == list(range(2000))
+
+
+@pytest.mark.slow
+def test_the_main_job_writes_to_s3(s3):  # noqa: F811
+    """``python -m quiver.job --out s3://...``: written, read back, aggregated and
+    validated over S3 only (a fresh Spark in a subprocess)."""
+    import os
+    import subprocess
+    import sys
+
+    url = s3.url("job")
+    opts = [a for k, v in _options(s3).items()
+            for a in ("--storage-option", f"{k[len('storage.'):]}={v}")]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
+                                           os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "-m", "quiver.job", "--rows", "4000",
+                          "--master", "local[2]", "--out", url, *opts],
+                         env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "all outputs verified" in run.stdout
+    assert SECRET not in run.stdout + run.stderr
+    names = _visible(s3, f"{url}/events")
+    assert any(n.startswith("country=DE/") for n in names) and "_SUCCESS" in names
