@@ -1,5 +1,6 @@
 """The main job on a standalone Spark cluster (one master, one worker, on 127.0.0.1),
-started from the installed pyspark and stopped by process id."""
+started from the installed pyspark and stopped by process id: once to a local directory,
+once to S3 (moto's server on 127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,39 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(timeout=20)
 
 
+def _job_over_s3(port: int, env: dict[str, str], tmp_path: Path) -> None:
+    """The same job with ``--out s3://...`` against moto's S3 server on 127.0.0.1: the
+    executors in the worker reach it through the storage options the job passes on."""
+    moto_server = pytest.importorskip("moto.server")
+    s3fs = pytest.importorskip("s3fs")
+    s3_port = _free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=s3_port)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{s3_port}"
+        options = {"key": "cluster-key", "secret": "cluster-secret-Xy7",
+                   "endpoint_url": endpoint}
+        fs = s3fs.S3FileSystem(**options, client_kwargs={"region_name": "us-east-1"})
+        fs.mkdir("cluster-bucket")
+        args = [a for k, v in options.items() for a in ("--storage-option", f"{k}={v}")]
+        args += ["--storage-option", "client_kwargs.region_name=us-east-1"]
+        job = subprocess.run(
+            [sys.executable, "-m", "quiver.job", "--master", f"spark://127.0.0.1:{port}",
+             "--rows", "40000", "--out", "s3://cluster-bucket/job", *args],
+            env=env, capture_output=True, text=True, timeout=600,
+        )
+        assert job.returncode == 0, job.stdout[-3000:] + job.stderr[-3000:]
+        assert "job finished: all outputs verified" in job.stdout
+        assert "cluster-secret-Xy7" not in job.stdout + job.stderr
+        fs.invalidate_cache()
+        written = fs.find("cluster-bucket/job")
+        assert any("/country=" in p for p in written)
+        assert any(p.endswith("_SUCCESS") for p in written)
+        assert not [p for p in written if "_temporary" in p]
+    finally:
+        server.stop()
+
+
 def test_job_runs_on_a_standalone_master_and_worker(tmp_path):
     pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed")
     import shutil
@@ -118,6 +152,7 @@ def test_job_runs_on_a_standalone_master_and_worker(tmp_path):
         assert "rows validated   40,008" in job.stdout
         # the executor ran in the worker, not in the driver
         assert list((tmp_path / "work").glob("app-*")), "no application ran on the worker"
+        _job_over_s3(port, env, tmp_path)
     finally:
         for process in reversed(started):
             _stop(process)

@@ -6,7 +6,6 @@ readers see."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.ipc as pa_ipc
@@ -122,27 +121,3 @@ def test_a_retried_attempt_leaves_nothing(spark, s3):  # noqa: F811
     assert [n for n in _visible(s3, url) if n != "_SUCCESS"] == sorted(manifest["files"])
     back = spark.read.format("arrow").options(**_options(s3)).load(url)
     assert sorted(r[0] for r in back.collect()) == list(range(2000))
-
-
-@pytest.mark.slow
-def test_the_main_job_writes_to_s3(s3):  # noqa: F811
-    """``python -m quiver.job --out s3://...``: written, read back, aggregated and
-    validated over S3 only (a fresh Spark in a subprocess)."""
-    import os
-    import subprocess
-    import sys
-
-    url = s3.url("job")
-    opts = [a for k, v in _options(s3).items()
-            for a in ("--storage-option", f"{k[len('storage.'):]}={v}")]
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
-               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
-                                           os.environ.get("PYTHONPATH", "")]))
-    run = subprocess.run([sys.executable, "-m", "quiver.job", "--rows", "4000",
-                          "--master", "local[2]", "--out", url, *opts],
-                         env=env, capture_output=True, text=True, timeout=900, check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "all outputs verified" in run.stdout
-    assert SECRET not in run.stdout + run.stderr
-    names = _visible(s3, f"{url}/events")
-    assert any(n.startswith("country=DE/") for n in names) and "_SUCCESS" in names
