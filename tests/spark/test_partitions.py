@@ -400,3 +400,24 @@ def test_partition_by_refuses_a_column_of_no_plain_type(tmp_path):
     with pytest.raises(ArrowInvalidArgument, match="partitionOverwriteMode"):
         ArrowWriter(CaseInsensitiveDict(path=str(tmp_path / "x"),
                                         partitionOverwriteMode="sometimes"), schema, True)
+
+
+def test_max_records_per_file_session_setting_as_parquet(spark, tmp_path):
+    df = spark.range(0, 2500, numPartitions=1).selectExpr("id", "cast(id % 2 as string) as k")
+    spark.conf.set("spark.sql.files.maxRecordsPerFile", "500")
+    try:
+        pq_root, arrow_root = _both(spark, df, tmp_path, "roll", ["k"])
+        # the option wins over the setting
+        pq_opt, arrow_opt = _both(spark, df, tmp_path, "roll-opt", ["k"],
+                                  maxRecordsPerFile="1000")
+    finally:
+        spark.conf.unset("spark.sql.files.maxRecordsPerFile")
+
+    def per_dir(root):
+        return sorted((os.path.dirname(f), 1) for f in data_files(root)
+                      if not f.endswith(".crc"))
+
+    assert per_dir(arrow_root) == per_dir(pq_root)
+    assert len(per_dir(arrow_root)) == 6
+    assert per_dir(arrow_opt) == per_dir(pq_opt)
+    _same_read(spark, pq_root, arrow_root)

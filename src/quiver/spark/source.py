@@ -26,7 +26,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql.datasource import (
@@ -353,7 +353,7 @@ class WriteOptions:
 
     format: str = "file"
     compression: str | None = None
-    max_records_per_file: int = 0
+    max_records_per_file: int | None = None  # None: spark.sql.files.maxRecordsPerFile
     max_bytes_per_file: int = 0
     partition_by: tuple[str, ...] = ()
     statistics: bool = True
@@ -376,7 +376,8 @@ class WriteOptions:
                 f"expected compression=none, lz4 or zstd, found {compression!r}"
             )
         try:
-            max_records = int(options.get("maxrecordsperfile", 0) or 0)
+            given = options.get("maxrecordsperfile")
+            max_records = None if given is None else int(given or 0)
         except ValueError:
             raise ArrowInvalidArgument(
                 f"expected maxRecordsPerFile as a whole number, found "
@@ -385,7 +386,7 @@ class WriteOptions:
         return cls(
             format=fmt,
             compression=None if compression in ("none", "uncompressed") else compression,
-            max_records_per_file=max(max_records, 0),
+            max_records_per_file=None if max_records is None else max(max_records, 0),
             max_bytes_per_file=_size(options, "maxBytesPerFile", 1) if options.get(
                 "maxbytesperfile") else 0,
             partition_by=_names(options, "partitionBy") or (),
@@ -481,7 +482,13 @@ class ArrowWriter(DataSourceArrowWriter):
             raise ArrowInvalid(
                 f"expected a new attempt directory, found {attempt_dir} already written"
             ) from None
-        files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", self.options)
+        options = self.options
+        if options.max_records_per_file is None and ctx is not None:
+            # as Spark's file sources: the session setting when the option is not given
+            setting = ctx.getLocalProperty("spark.sql.files.maxRecordsPerFile")
+            with contextlib.suppress(ValueError):
+                options = replace(options, max_records_per_file=max(int(setting or 0), 0))
+        files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", options)
         try:
             for batch in iterator:
                 files.write(batch)
