@@ -7,7 +7,8 @@ Spark finds the source by itself through the top-level module ``pyspark_quiver``
 registers any ``pyspark_*`` module with a ``DefaultSource``), under the name ``arrow``;
 :func:`register` registers it explicitly, under ``arrow`` and ``quiver``.  The modules:
 ``policy`` (which Arrow type Spark reads for each Arrow type), ``convert`` (arrays into
-those types, with numpy), ``paths`` (files and hive partitions), ``plan`` (splits on the
+those types, with numpy), ``paths`` (files and hive partitions), ``hive`` (partition values
+as Spark spells, parses and infers them; session time zones), ``plan`` (splits on the
 driver, reads on executors), ``pushdown`` (Spark's filters against statistics and
 partition values), ``source`` (the data source, reader, writer and commit protocol),
 ``sink`` (one task's files).

@@ -24,7 +24,6 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import unquote
 
 from .. import errors as E
 from ..fs.errors import ObjectNotFound, StorageError, retrying
@@ -38,7 +37,7 @@ from ..ipc.index import detect_format
 from ..ipc.remote import RemoteFileReader
 from ..ipc.statistics import footer_value, statistics_for_skipping
 from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
-from .paths import HIVE_NULL, DataFile, _hidden
+from .paths import DataFile, hidden_name, partition_of_directories
 
 #: the prefix of the Spark options that are storage options
 PREFIX = "storage."
@@ -98,14 +97,8 @@ def _relative_parts(root: str, path: str) -> list[str]:
     return rel.split("/") if rel else []
 
 
-def _partition(parts: list[str]) -> tuple[tuple[str, str | None], ...]:
-    out = []
-    for part in parts[:-1]:
-        if "=" in part:
-            key, _, value = part.partition("=")
-            text = unquote(value)
-            out.append((unquote(key), None if text == HIVE_NULL else text))
-    return tuple(out)
+def _partition(parts: list[str], where: str) -> tuple[tuple[str, str | None], ...]:
+    return partition_of_directories(parts[:-1], where)
 
 
 def _manifest(fs: Any, root: str, shown: str, options: Mapping[str, Any]) -> list[str] | None:
@@ -204,7 +197,7 @@ def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any]) -> list[D
                 f"{redact(_join(scheme, missing[0]))} missing")
     else:
         names = sorted(p for p in sizes
-                       if not any(_hidden(part) for part in _relative_parts(root, p)))
+                       if not any(hidden_name(part) for part in _relative_parts(root, p)))
     heads = _sniff_all(fs, scheme, names, options)
     out = []
     for name, head in zip(names, heads):
@@ -215,7 +208,7 @@ def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any]) -> list[D
                 continue  # something a dataset may hold beside its data
             raise E.ArrowInvalid(f"{redact(url)}: {_describe(head)}; it is neither an "
                                  "Arrow IPC file nor a known other format")
-        out.append(DataFile(url, kind, sizes[name], _partition(_relative_parts(root, name))))
+        out.append(DataFile(url, kind, sizes[name], _partition(_relative_parts(root, name), url)))
     return out
 
 

@@ -42,7 +42,8 @@ from .. import errors as E
 from ..fs.errors import ObjectNotFound, retrying
 from ..fs.url import filesystem, redact
 from ..ipc.writer import BufferOutputStream, new_file, new_stream
-from .objstore import MANIFEST_VERSION, _hidden
+from .objstore import MANIFEST_VERSION
+from .paths import hidden_name
 from .sink import TaskFiles
 
 #: the size of each uploaded part but the last (S3's minimum is 5 MiB)
@@ -180,7 +181,7 @@ class ObjectStoreWriter(DataSourceArrowWriter):
         out = []
         for path in found:
             rel = path[len(root):].strip("/")
-            if rel and not any(_hidden(p) for p in rel.split("/")):
+            if rel and not any(hidden_name(p) for p in rel.split("/")):
                 out.append(rel)
         return sorted(out)
 

@@ -2,35 +2,38 @@
 
 A path may be a file, a directory (walked recursively), a glob, or a list of these.
 Hidden (``.``) and ``_``-prefixed files and directories are skipped, as Spark does
-(``_SUCCESS``, ``_temporary``).  Files are recognised by their first bytes, not their
-extension.  Directories named ``key=value`` give partition columns; their types are
-inferred as Spark infers them (int, then long, then double, then date, else string;
-``__HIVE_DEFAULT_PARTITION__`` is null), or left as strings when inference is off.
+(``_SUCCESS``, ``_temporary``), also where a glob matches them.  Files are recognised by
+their first bytes, not their extension.  Directories named ``key=value`` give partition
+columns, found as Spark's ``PartitioningUtils`` finds them: from each file's directory
+upwards while the names are ``key=value``, not above the path given (or the
+``basePath`` option); names compare case-insensitively.  Their values are kept as the
+raw (escaped) directory text; :mod:`quiver.spark.hive` holds how Spark spells, parses
+and infers them.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import glob
 import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import unquote
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowInvalidArgument
 from ..fs.url import is_remote_url
 from ..ipc.framing import describe_foreign
 from ..ipc.index import detect_format
-
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-# the characters Spark escapes in partition directory names (ExternalCatalogUtils)
-_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(0x20)}
+from .hive import (
+    HIVE_NULL,
+    escape_partition_text,
+    infer_partition_type,
+    partition_value,
+    unescape_partition_text,
+    wider_partition_type,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,20 +71,47 @@ def paths_from_options(options: Any) -> list[str]:
     return [p if is_remote_url(p) else local_path(p) for p in raw]  # URLs: spark/objstore.py
 
 
-def _hidden(name: str) -> bool:
+def hidden_name(name: str) -> bool:
+    """Whether Spark skips a file or directory of this name when listing a dataset."""
     # Spark's rule: '.' names always, '_' names unless they are key=value directories
     return name.startswith(".") or (name.startswith("_") and "=" not in name)
 
 
-def _partition_of(root: str, path: str) -> tuple[tuple[str, str | None], ...]:
+def partition_of(root: str, path: str) -> tuple[tuple[str, str | None], ...]:
+    """Spark's ``parsePartition`` of a local file below ``root`` (see below)."""
     rel = os.path.relpath(os.path.dirname(path), root)
+    if rel == os.curdir:
+        return ()
+    return partition_of_directories(rel.split(os.sep), path)
+
+
+def partition_of_directories(directories: Sequence[str], where: str
+                             ) -> tuple[tuple[str, str | None], ...]:
+    """Spark's ``parsePartition``: from a file's directory (the last of ``directories``)
+    upwards, the ``key=value`` names met before the first other name (key unescaped,
+    value raw: it is read as its column's type later).  ``where`` names the file in
+    errors."""
     out = []
-    for part in rel.split(os.sep):
-        if "=" in part:
-            key, _, value = part.partition("=")
-            text = unquote(value)
-            out.append((unquote(key), None if text == HIVE_NULL else text))
-    return tuple(out)
+    for part in reversed(directories):
+        if "=" not in part:
+            break
+        key, _, value = part.partition("=")
+        if not key or not value:
+            raise ArrowInvalid(
+                f"{where}: expected a partition directory key=value, found {part!r} "
+                "(an empty column name or value)"
+            )
+        out.append((unescape_partition_text(key), None if value == HIVE_NULL else value))
+    return tuple(reversed(out))
+
+
+def _partition_base(path: str, depth: int) -> str:
+    """The directory where partition discovery stopped for a file (Spark's discovered
+    base path): ``depth`` levels above the file's directory."""
+    directory = os.path.dirname(path)
+    for _ in range(depth):
+        directory = os.path.dirname(directory)
+    return directory
 
 
 def _sniff(path: str) -> tuple[str | None, int]:
@@ -96,41 +126,88 @@ def _sniff(path: str) -> tuple[str | None, int]:
     return detect_format(head), size
 
 
-def list_files(paths: Sequence[str]) -> list[DataFile]:
-    """Every Arrow IPC file under ``paths``, in sorted order per path.
+def base_path_from_options(options: Any) -> str | None:
+    """The ``basePath`` option (partition columns are found below it), if given."""
+    value = options.get("basepath")
+    return local_path(value) if value else None
+
+
+def list_files(paths: Sequence[str], base_path: str | None = None) -> list[DataFile]:
+    """Every Arrow IPC file under ``paths``, in sorted order per path, with the
+    partition values of its directories (found below ``base_path``, else below each
+    path given).
 
     Files under a directory that do not start like an Arrow file or stream are skipped;
     a file named directly that is not Arrow is an error saying what it looks like.
     """
     out: list[DataFile] = []
+    bases: list[tuple[str, str]] = []  # (discovered base, file) of each file
     for given in paths:
-        matches = sorted(glob.glob(given)) if glob.has_magic(given) else [given]
+        if glob.has_magic(given):
+            # a glob's matches are filtered as a directory's entries are (_SUCCESS, .crc)
+            matches = [m for m in sorted(glob.glob(given))
+                       if not hidden_name(os.path.basename(m))]
+        else:
+            matches = [given]
         if not matches:
             raise ArrowInvalidArgument(f"{given}: no such file or directory")
         for match in matches:
+            root = match if base_path is None else base_path
+            if base_path is not None and os.path.relpath(match, base_path).startswith(
+                    os.pardir):
+                raise ArrowInvalidArgument(
+                    f"expected basePath {base_path} to be a parent of every path read, "
+                    f"found {match}"
+                )
             if os.path.isdir(match):
-                out.extend(_walk(match))
+                found = _walk(match, root)
             elif os.path.isfile(match):
                 kind, size = _sniff(match)
                 if kind is None:
                     raise ArrowInvalid(f"{match}: {describe_non_arrow(match)}")
-                out.append(DataFile(match, kind, size, ()))
+                found = [DataFile(match, kind, size, partition_of(root, match))]
             else:
                 raise ArrowInvalidArgument(f"{match}: no such file or directory")
-    return out
+            out.extend(found)
+            bases.extend((_partition_base(f.path, len(f.partition)), f.path)
+                         for f in found)
+    if any(f.partition for f in out):
+        distinct = {base.lower(): (base, path) for base, path in bases}
+        if len(distinct) > 1:
+            (a, pa), (b, pb) = list(distinct.values())[:2]
+            raise ArrowInvalid(
+                f"expected every file's partition directories below one base directory, "
+                f"found {pa} below {a} and {pb} below {b} (read them separately, or set "
+                "the basePath option to the table's root)"
+            )
+    return _canonical_keys(out)
 
 
-def _walk(root: str) -> list[DataFile]:
+def _canonical_keys(files: list[DataFile]) -> list[DataFile]:
+    """Partition keys spelled as the first file spells them (Spark compares them
+    case-insensitively)."""
+    spelling: dict[str, str] = {}
+    for f in files:
+        for key, _ in f.partition:
+            spelling.setdefault(key.lower(), key)
+    return [
+        f if all(spelling[k.lower()] == k for k, _ in f.partition)
+        else replace(f, partition=tuple((spelling[k.lower()], v) for k, v in f.partition))
+        for f in files
+    ]
+
+
+def _walk(directory: str, root: str) -> list[DataFile]:
     found: list[DataFile] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not _hidden(d))
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = sorted(d for d in dirnames if not hidden_name(d))
         for name in sorted(filenames):
-            if _hidden(name):
+            if hidden_name(name):
                 continue
             path = os.path.join(dirpath, name)
             kind, size = _sniff(path)
             if kind is not None:
-                found.append(DataFile(path, kind, size, _partition_of(root, path)))
+                found.append(DataFile(path, kind, size, partition_of(root, path)))
             elif not _known_other(path):
                 # not Arrow and not anything recognisable: a damaged Arrow file, maybe;
                 # skipping it would lose its rows without a word
@@ -169,95 +246,49 @@ def describe_non_arrow(path: str) -> str:
     return f"expected an Arrow IPC file or stream, found {what}"
 
 
-# -- partition values -------------------------------------------------------------------
+# -- partition columns -------------------------------------------------------------------
 
 
-_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
-_FLOAT = re.compile(
-    r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[dDfF]?", re.ASCII
-)
+def partition_schema(files: Sequence[DataFile], infer: bool = True, *,
+                     timestamp_tz: str | None = "UTC") -> list[t.Field]:
+    """The partition columns of ``files`` with Spark's inferred types (strings when
+    ``infer`` is off; ``void`` for a column that is always the default partition).
 
-
-def _infer_one(text: str) -> t.DataType:
-    """Spark's order: int, bigint, double (Java's grammar: no '_', no spaces, ASCII
-    digits), date, else string."""
-    if _INTEGER.fullmatch(text):
-        value = int(text)
-        if -(2**31) <= value < 2**31:
-            return t.int32()
-        return t.int64() if -(2**63) <= value < 2**63 else t.string()
-    if _FLOAT.fullmatch(text):
-        return t.float64()
-    if _DATE.match(text):
-        try:
-            dt.date.fromisoformat(text)
-            return t.date32()
-        except ValueError:
-            pass
-    return t.string()
-
-
-_NUMERIC_ORDER = (t.int32(), t.int64(), t.float64())
-
-
-def _common(a: t.DataType, b: t.DataType) -> t.DataType:
-    if a == b:
-        return a
-    if a in _NUMERIC_ORDER and b in _NUMERIC_ORDER:
-        return max(a, b, key=_NUMERIC_ORDER.index)
-    return t.string()
-
-
-def partition_schema(files: Sequence[DataFile], infer: bool = True) -> list[t.Field]:
-    """The partition columns of ``files`` with their inferred (or string) types.
-
-    Every file must name the same partition keys in the same order.
+    Every file with partition directories must name the same keys in the same order
+    (case-insensitively); files without any (beside them, as an empty job leaves) read
+    the columns as null.
     """
     keys: tuple[str, ...] | None = None
-    types: dict[str, t.DataType | None] = {}
+    first = ""
+    types: list[t.DataType] = []
     for f in files:
+        if not f.partition:
+            continue
         names = tuple(k for k, _ in f.partition)
         if keys is None:
-            keys = names
-            types = dict.fromkeys(names)
-        elif names != keys:
+            keys, first = names, f.path
+            types = [t.null()] * len(names)
+        elif tuple(n.lower() for n in names) != tuple(k.lower() for k in keys):
             raise ArrowInvalid(
-                f"{f.path}: expected partition directories {'/'.join(keys) or '(none)'}, "
-                f"found {'/'.join(names) or '(none)'}"
+                f"{f.path}: expected partition directories {'/'.join(keys)} (as "
+                f"{first}), found {'/'.join(names)}"
             )
-        for key, text in f.partition:
+        for i, (_, text) in enumerate(f.partition):
             if text is None:
                 continue
-            found = _infer_one(text) if infer else t.string()
-            known = types[key]
-            types[key] = found if known is None else _common(known, found)
-    return [t.field(k, types[k] or t.string(), nullable=True) for k in keys or ()]
+            found = (infer_partition_type(text, timestamp_tz=timestamp_tz) if infer
+                     else t.string())
+            types[i] = wider_partition_type(types[i], found)
+    return [t.field(k, types[i], nullable=True) for i, k in enumerate(keys or ())]
 
 
-def partition_value(text: str | None, dtype: t.DataType) -> Any:
-    """The Python value of a partition directory's text under its column type."""
-    if text is None:
-        return None
-    try:
-        if isinstance(dtype, t.IntegerType):
-            return int(text)
-        if isinstance(dtype, t.FloatingPointType):
-            return float(text.rstrip("dDfF"))
-        if isinstance(dtype, t.DateType):
-            return dt.date.fromisoformat(text)
-        if isinstance(dtype, t.BoolType):
-            return {"true": True, "false": False}[text.lower()]
-        if isinstance(dtype, t.DecimalType):
-            return Decimal(text)
-    except (ValueError, KeyError, ArithmeticError):
-        raise ArrowInvalid(
-            f"expected a partition value of type {dtype}, found {text!r}"
-        ) from None
-    if isinstance(dtype, (t.StringType, t.BinaryType)):
-        return text if isinstance(dtype, t.StringType) else text.encode()
-    raise ArrowInvalid(f"expected a partition column of a plain type, found {dtype}")
-
-
-def escape_partition_text(text: str) -> str:
-    """A partition value as Spark writes it in a directory name (``%XX`` escapes)."""
-    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
+__all__ = [
+    "HIVE_NULL",
+    "DataFile",
+    "base_path_from_options",
+    "escape_partition_text",
+    "list_files",
+    "partition_schema",
+    "partition_value",
+    "paths_from_options",
+]

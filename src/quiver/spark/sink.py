@@ -10,12 +10,10 @@ with numpy (each row's values as one fixed-width key, ``numpy.unique`` over the 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
-import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -29,9 +27,12 @@ from ..errors import NotSupported
 from ..interop import import_batch
 from ..ipc.writer import new_file, new_stream
 from .convert import valid_mask
-from .paths import HIVE_NULL, escape_partition_text
+from .hive import escape_partition_text, partition_text
 
 MAX_OPEN_FILES = 64  # open writers per task (partitionBy with many values)
+# maxBytesPerFile never cuts a batch into pieces of fewer rows than this (a limit below
+# one row would otherwise write a file per row)
+MIN_ROWS_PER_PIECE = 1024
 
 
 def _extension(options: Any) -> str:
@@ -114,6 +115,8 @@ class TaskFiles:
     _data_columns: list[int] | None = None
     _pending: dict[str, list[RecordBatch]] = field(default_factory=dict)
     _pending_rows: dict[str, int] = field(default_factory=dict)
+    _warned: bool = False
+    _key_columns: list[int] = field(default_factory=list)
 
     def write(self, pa_batch: Any) -> None:
         """Write one batch (pyarrow, or anything with ``__arrow_c_array__``)."""
@@ -123,7 +126,8 @@ class TaskFiles:
         keys = self.options.partition_by
         if self._schema is None:
             names = batch.schema.names
-            self._data_columns = [i for i, n in enumerate(names) if n not in keys]
+            self._key_columns = [_column_index(names, k) for k in keys]
+            self._data_columns = [i for i in range(len(names)) if i not in self._key_columns]
             self._schema = t.schema([batch.schema.field(i) for i in self._data_columns])
         data = RecordBatch._trusted(
             self._schema, [batch.column(i) for i in self._data_columns], batch.num_rows
@@ -131,7 +135,7 @@ class TaskFiles:
         if not keys:
             self._gather("", data)
             return
-        key_columns = [batch.column(k) for k in keys]
+        key_columns = [batch.column(i) for i in self._key_columns]
         groups, firsts = group_rows(key_columns)
         if len(firsts) == 1:
             self._gather(_partition_dir(keys, key_columns, int(firsts[0])), data)
@@ -186,7 +190,11 @@ class TaskFiles:
                 room = min(room, limit - current.rows)
             cut = False
             if max_bytes:  # rows that fit in what is left of the file, by average row size
-                fit = max(int((max_bytes - current.file.tell()) // max(per_row, 1)), 1)
+                fit = int((max_bytes - current.file.tell()) // max(per_row, 1))
+                floor = min(MIN_ROWS_PER_PIECE, batch.num_rows - start)
+                if fit < floor:
+                    self._warn_small_limit(max_bytes, floor, per_row)
+                    fit = floor if current.rows == 0 else max(fit, 1)
                 cut = fit < room
                 room = min(room, fit)
             piece = batch if room == batch.num_rows else batch.slice(start, room)
@@ -196,6 +204,16 @@ class TaskFiles:
             full = bool(limit) and current.rows >= limit
             if full or cut or (max_bytes and current.file.tell() >= max_bytes):
                 self._finish(directory)
+
+    def _warn_small_limit(self, max_bytes: int, rows: int, per_row: float) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        warnings.warn(
+            f"maxBytesPerFile={max_bytes} is smaller than a batch of {rows} rows "
+            f"(about {int(rows * per_row)} bytes); each file holds at least such a batch",
+            UserWarning, stacklevel=4,
+        )
 
     def _current(self, directory: str) -> _OpenFile:
         current = self._open_files.pop(directory, None)
@@ -236,6 +254,16 @@ class TaskFiles:
             with contextlib.suppress(OSError):
                 current.file.close()
         self._open_files.clear()
+
+
+def _column_index(names: list[str], name: str) -> int:
+    """The column ``name`` names, compared as Spark does (case-insensitively)."""
+    if name in names:
+        return names.index(name)
+    lowered = [n.lower() for n in names]
+    if lowered.count(name.lower()) != 1:
+        raise NotSupported(f"expected one column named {name!r} (any case), found {names}")
+    return lowered.index(name.lower())
 
 
 # -- grouping by partition values ----------------------------------------------------------
@@ -290,29 +318,15 @@ def group_rows(columns: list[Array]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _partition_text(arr: Array, row: int) -> str:
-    value = arr.slice(row, 1).to_pylist()[0]
-    if value is None:
-        return HIVE_NULL
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.datetime):
-        tz = arr.type.tz
-        if tz and value.tzinfo is not None:
-            value = value.astimezone(_zone(tz)).replace(tzinfo=None)
-        return value.isoformat(sep=" ")
-    if isinstance(value, bytes):
-        return value.hex()
-    return str(value)
-
-
-def _zone(name: str) -> dt.tzinfo:
-    """A zone by name, or a fixed offset such as ``+01:00`` (Spark allows both)."""
-    fixed = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", name)
-    if fixed:
-        sign = 1 if fixed.group(1) == "+" else -1
-        minutes = int(fixed.group(2)) * 60 + int(fixed.group(3) or 0)
-        return dt.timezone(sign * dt.timedelta(minutes=minutes))
-    return ZoneInfo(name)
+    """The directory text of one value, as Spark spells it (:func:`partition_text`)."""
+    dtype = arr.type
+    if isinstance(dtype, t.TimestampType):  # ticks: the zone may be one Python lacks
+        mask = valid_mask(arr)
+        if mask is not None and not mask[row]:
+            return partition_text(None, dtype)
+        ticks = int(arr.buffers[1].view("<i8")[arr.offset + row])
+        return partition_text(ticks, dtype)
+    return partition_text(arr.slice(row, 1).to_pylist()[0], dtype)
 
 
 def _partition_dir(keys: tuple[str, ...], columns: list[Array], row: int) -> str:

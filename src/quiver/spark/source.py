@@ -26,7 +26,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql.datasource import (
@@ -42,7 +42,13 @@ from ..errors import ArrowInvalid, ArrowInvalidArgument
 from . import objstore
 from . import plan as P
 from .objstore_sink import ObjectStoreWriter
-from .paths import list_files, partition_schema, partition_value, paths_from_options
+from .paths import (
+    base_path_from_options,
+    list_files,
+    partition_schema,
+    partition_value,
+    paths_from_options,
+)
 from .policy import (
     ReadPolicy,
     from_spark_schema,
@@ -138,7 +144,7 @@ class _Dataset:
             objstore.register(*self.storage)
             self.files = objstore.list_files(paths, self.storage[1])
         else:
-            self.files = list_files(paths)
+            self.files = list_files(paths, base_path_from_options(options))
         self.partition_fields = tuple(
             partition_schema(self.files, self.options.infer_partition_types)
         )
@@ -176,10 +182,13 @@ class _Dataset:
         return P.spark_schema_of(first, opts.policy, opts.columns)
 
     def schema(self) -> t.Schema:
-        """Data columns, then the partition columns not already among them."""
+        """Data columns, then the partition columns not already among them; a partition
+        column also stored in the files keeps the files' position and takes the
+        directory's name, type and values (Spark's ``mergeDataAndPartitionSchema``)."""
         data = self.data_schema()
-        extra = [f for f in self.partition_fields if f.name not in data.names]
-        return t.schema(list(data.fields) + extra)
+        partitions = {f.name.lower(): f for f in self.partition_fields}
+        fields = [partitions.pop(f.name.lower(), f) for f in data.fields]
+        return t.schema(fields + list(partitions.values()))
 
 
 class ArrowDataSource(DataSource):
@@ -266,7 +275,9 @@ class ArrowReader(DataSourceReader):
         """Without mergeSchema every file must give the first file's Spark schema; in
         any case each file's columns must become the types Spark asked for."""
         opts = self.dataset.options
-        wanted = {f.name: f.type for f in target.fields}
+        partitions = {f.name.lower() for f in self.dataset.partition_fields}
+        # a partition column is read from the directories, not from the files
+        wanted = {f.name: f.type for f in target.fields if f.name.lower() not in partitions}
         layouts = self.dataset.layouts()
         reference = None
         if not opts.merge_schema and layouts:
@@ -365,6 +376,9 @@ class ArrowCommitMessage(WriterCommitMessage):
 
     attempt_dir: str
     files: tuple[WrittenFile, ...]
+    # spark.sql.sources.partitionOverwriteMode as the task saw it (Spark passes session
+    # settings to tasks, not to the Python process that plans and commits the write)
+    overwrite_mode: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,15 +387,18 @@ class WriteOptions:
 
     format: str = "file"
     compression: str | None = None
-    max_records_per_file: int = 0
+    max_records_per_file: int | None = None  # None: spark.sql.files.maxRecordsPerFile
     max_bytes_per_file: int = 0
     partition_by: tuple[str, ...] = ()
     statistics: bool = True
     batch_rows: int = 131_072
+    partition_overwrite_mode: str | None = None  # "static" or "dynamic"; None: session's
 
     @classmethod
     def parse(cls, options: Any) -> WriteOptions:
         """Options from Spark's case-insensitive option map."""
+        mode = options.get("partitionoverwritemode")
+        mode = None if mode is None else _overwrite_mode(mode, "option partitionOverwriteMode")
         fmt = str(options.get("format", "file")).lower()
         if fmt not in ("file", "stream"):
             raise ArrowInvalidArgument(f"expected format=file or stream, found {fmt!r}")
@@ -393,7 +410,8 @@ class WriteOptions:
                 f"expected compression=none, lz4 or zstd, found {compression!r}"
             )
         try:
-            max_records = int(options.get("maxrecordsperfile", 0) or 0)
+            given = options.get("maxrecordsperfile")
+            max_records = None if given is None else int(given or 0)
         except ValueError:
             raise ArrowInvalidArgument(
                 f"expected maxRecordsPerFile as a whole number, found "
@@ -402,13 +420,25 @@ class WriteOptions:
         return cls(
             format=fmt,
             compression=None if compression in ("none", "uncompressed") else compression,
-            max_records_per_file=max(max_records, 0),
+            max_records_per_file=None if max_records is None else max(max_records, 0),
             max_bytes_per_file=_size(options, "maxBytesPerFile", 1) if options.get(
                 "maxbytesperfile") else 0,
             partition_by=_names(options, "partitionBy") or (),
             statistics=_flag(options, "statistics", True),
             batch_rows=_size(options, "batchRows", 131_072),
+            partition_overwrite_mode=mode,
         )
+
+
+def _overwrite_mode(value: str, where: str) -> str:
+    mode = str(value).strip().lower()
+    if mode not in ("static", "dynamic"):
+        raise ArrowInvalidArgument(f"expected {where}=static or dynamic, found {value!r}")
+    return mode
+
+
+_PARTITION_TYPES = (t.BoolType, t.IntegerType, t.FloatingPointType, t.DecimalType,
+                    t.StringType, t.BinaryType, t.DateType, t.TimestampType, t.TimeType)
 
 
 def _job_dir(path: str, job: str) -> str:
@@ -439,12 +469,23 @@ class ArrowWriter(DataSourceArrowWriter):
         self.job = uuid.uuid4().hex[:16]
         self.arrow_schema = from_spark_schema(schema)
         names = self.arrow_schema.names
-        missing = [c for c in self.options.partition_by if c not in names]
+        lowered = [n.lower() for n in names]
+        keys = self.options.partition_by
+        missing = [c for c in keys if c.lower() not in lowered]
         if missing:
             raise ArrowInvalidArgument(
                 f"expected partitionBy columns among {names}, found {missing}"
             )
-        if self.options.partition_by and len(self.options.partition_by) == len(names):
+        if len({k.lower() for k in keys}) != len(keys):
+            raise ArrowInvalidArgument(f"expected distinct partitionBy columns, found {keys}")
+        for key in keys:
+            dtype = self.arrow_schema.field(lowered.index(key.lower())).type
+            if not isinstance(dtype, _PARTITION_TYPES):
+                raise ArrowInvalidArgument(
+                    f"expected partitionBy column {key} of a plain type (a number, string, "
+                    f"binary, boolean, date, timestamp or time), found {dtype}"
+                )
+        if keys and len(keys) == len(names):
             raise ArrowInvalidArgument("expected at least one column outside partitionBy")
         # the job's directory is made here, on the driver, before any task runs: tasks
         # only make their attempt directories inside it, so a task still running when
@@ -475,7 +516,13 @@ class ArrowWriter(DataSourceArrowWriter):
             raise ArrowInvalid(
                 f"expected a new attempt directory, found {attempt_dir} already written"
             ) from None
-        files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", self.options)
+        options = self.options
+        if options.max_records_per_file is None and ctx is not None:
+            # as Spark's file sources: the session setting when the option is not given
+            setting = ctx.getLocalProperty("spark.sql.files.maxRecordsPerFile")
+            with contextlib.suppress(ValueError):
+                options = replace(options, max_records_per_file=max(int(setting or 0), 0))
+        files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", options)
         try:
             for batch in iterator:
                 files.write(batch)
@@ -484,29 +531,53 @@ class ArrowWriter(DataSourceArrowWriter):
             files.abort()
             shutil.rmtree(attempt_dir, ignore_errors=True)
             raise
-        return ArrowCommitMessage(attempt_dir, tuple(written))
+        mode = None
+        if ctx is not None:
+            mode = ctx.getLocalProperty("spark.sql.sources.partitionOverwriteMode")
+        return ArrowCommitMessage(attempt_dir, tuple(written), mode)
+
+    def overwrite_mode(self, messages: list[ArrowCommitMessage]) -> str:
+        """``static`` or ``dynamic``: the write option, else the session setting the
+        tasks saw, else ``static`` (Spark's default)."""
+        if self.options.partition_overwrite_mode is not None:
+            return self.options.partition_overwrite_mode
+        seen = {m.overwrite_mode for m in messages if m.overwrite_mode}
+        if seen:
+            return _overwrite_mode(sorted(seen)[0],
+                                   "spark.sql.sources.partitionOverwriteMode")
+        return "static"
 
     # driver side
     def commit(self, messages: list[ArrowCommitMessage | None]) -> None:
-        """Make the reported files visible, replacing the old data on overwrite.
+        """Make the reported files visible, replacing the old data on overwrite: all of
+        it, or with ``partitionOverwriteMode=dynamic`` (the option, else the session
+        setting) and ``partitionBy`` only the partition directories this job writes.
 
         The old entries are first moved aside into the job's directory, then the new files
         are moved in; only when all of that worked is the old data deleted (with the job's
         directory).  If anything fails, the new files are taken out again and the old
-        ones put back, so a failed commit loses nothing.
+        ones put back, so a failed commit loses nothing.  A job without rows leaves a
+        file that carries its schema, unless it is partitioned: as Spark's file sources,
+        it then writes no file (one at the root would sit beside ``key=value``
+        directories).
         """
         reported = [m for m in messages if m is not None]
         os.makedirs(self.path, exist_ok=True)
         aside = os.path.join(_job_dir(self.path, self.job), "_old")
-        moved_aside: list[str] = []
+        moved_aside: list[tuple[str, str]] = []  # (entry, its name in aside)
         placed: list[str] = []
         try:
             if self.overwrite:
                 os.makedirs(aside, exist_ok=True)
-                for name in sorted(os.listdir(self.path)):
-                    if name != "_temporary":
-                        os.replace(os.path.join(self.path, name), os.path.join(aside, name))
-                        moved_aside.append(name)
+                if self.options.partition_by and self.overwrite_mode(reported) == "dynamic":
+                    replaced = sorted({os.path.dirname(w.relative)
+                                       for m in reported for w in m.files})
+                else:
+                    replaced = [n for n in sorted(os.listdir(self.path)) if n != "_temporary"]
+                for i, name in enumerate(replaced):
+                    if os.path.lexists(os.path.join(self.path, name)):
+                        os.replace(os.path.join(self.path, name), os.path.join(aside, str(i)))
+                        moved_aside.append((name, str(i)))
             for message in reported:
                 for written in message.files:
                     source = os.path.join(message.attempt_dir, written.relative)
@@ -514,7 +585,7 @@ class ArrowWriter(DataSourceArrowWriter):
                     os.makedirs(os.path.dirname(target), exist_ok=True)
                     os.replace(source, target)
                     placed.append(target)
-            if not placed:
+            if not placed and not self.options.partition_by:
                 # an empty DataFrame still leaves a file that carries its schema
                 placed.append(write_empty(self.path, f"part-00000-0-{self.job}",
                                           self.arrow_schema, self.options))
@@ -525,7 +596,8 @@ class ArrowWriter(DataSourceArrowWriter):
             raise
         _remove_job_dir(self.path, self.job)
 
-    def _undo(self, placed: list[str], moved_aside: list[str], aside: str) -> None:
+    def _undo(self, placed: list[str], moved_aside: list[tuple[str, str]], aside: str
+              ) -> None:
         """Take the new files out and put the old entries back (a failed commit)."""
         for target in placed:
             with contextlib.suppress(OSError):
@@ -537,9 +609,10 @@ class ArrowWriter(DataSourceArrowWriter):
                 except OSError:
                     break
                 parent = os.path.dirname(parent)
-        for name in moved_aside:
+        for name, kept in moved_aside:
             with contextlib.suppress(OSError):
-                os.replace(os.path.join(aside, name), os.path.join(self.path, name))
+                os.makedirs(os.path.dirname(os.path.join(self.path, name)), exist_ok=True)
+                os.replace(os.path.join(aside, kept), os.path.join(self.path, name))
 
     def abort(self, messages: list[ArrowCommitMessage | None]) -> None:
         """Remove everything this job wrote (reported or not)."""

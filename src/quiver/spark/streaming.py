@@ -66,7 +66,7 @@ from ..ipc import index as ipc_index
 from ..ipc.framing import EOS, LEGACY_EOS
 from ..ipc.index import detect_format
 from . import plan as P
-from .paths import HIVE_NULL, DataFile, partition_schema, paths_from_options
+from .paths import DataFile, partition_of, hidden_name, partition_schema, paths_from_options
 from .policy import from_spark_schema
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
@@ -157,23 +157,6 @@ class Candidate:
         return (self.mtime_ns, self.path)
 
 
-def _hidden(name: str) -> bool:
-    return name.startswith(".") or (name.startswith("_") and "=" not in name)
-
-
-def _partition_of(root: str, path: str) -> tuple[tuple[str, str | None], ...]:
-    from urllib.parse import unquote
-
-    rel = os.path.relpath(os.path.dirname(path), root)
-    out = []
-    for part in rel.split(os.sep):
-        if "=" in part:
-            key, _, value = part.partition("=")
-            text = unquote(value)
-            out.append((unquote(key), None if text == HIVE_NULL else text))
-    return tuple(out)
-
-
 def _candidate(path: str, root: str) -> Candidate | None:
     """The file at ``path`` if it starts like Arrow IPC (files being created may be empty
     or hold a few bytes yet: they are simply not there yet)."""
@@ -186,7 +169,7 @@ def _candidate(path: str, root: str) -> Candidate | None:
     kind = detect_format(head) if len(head) >= 8 else None
     if kind is None:
         return None
-    return Candidate(path, kind, st.st_size, st.st_mtime_ns, _partition_of(root, path))
+    return Candidate(path, kind, st.st_size, st.st_mtime_ns, partition_of(root, path))
 
 
 def list_candidates(paths: Sequence[str]) -> list[Candidate]:
@@ -200,9 +183,9 @@ def list_candidates(paths: Sequence[str]) -> list[Candidate]:
         for match in matches:
             if os.path.isdir(match):
                 for dirpath, dirnames, filenames in os.walk(match):
-                    dirnames[:] = sorted(d for d in dirnames if not _hidden(d))
+                    dirnames[:] = sorted(d for d in dirnames if not hidden_name(d))
                     for name in filenames:
-                        if not _hidden(name):
+                        if not hidden_name(name):
                             c = _candidate(os.path.join(dirpath, name), match)
                             if c is not None:
                                 found[c.path] = c
