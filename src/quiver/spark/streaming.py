@@ -66,7 +66,7 @@ from ..ipc import index as ipc_index
 from ..ipc.framing import EOS, LEGACY_EOS
 from ..ipc.index import detect_format
 from . import plan as P
-from .paths import DataFile, partition_of, hidden_name, partition_schema, paths_from_options
+from .paths import DataFile, hidden_name, partition_of, partition_schema, paths_from_options
 from .policy import from_spark_schema
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
