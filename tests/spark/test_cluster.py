@@ -86,7 +86,7 @@ def _job_over_s3(port: int, env: dict[str, str], tmp_path: Path) -> None:
         options = {"key": "cluster-key", "secret": "cluster-secret-Xy7",
                    "endpoint_url": endpoint}
         fs = s3fs.S3FileSystem(**options, client_kwargs={"region_name": "us-east-1"})
-        fs.mkdir("cluster-bucket")
+        fs.call_s3("create_bucket", Bucket="cluster-bucket")
         args = [a for k, v in options.items() for a in ("--storage-option", f"{k}={v}")]
         args += ["--storage-option", "client_kwargs.region_name=us-east-1"]
         job = subprocess.run(
