@@ -24,6 +24,7 @@ from .build_common import (
     _INT_TYPES,
     _NOT_INTS,
     _is_int_kind,
+    _is_nat_kind,
 )
 
 
@@ -99,6 +100,13 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
         tz = next((v.tzinfo for v in values if v is not None and v.tzinfo is not None), None)
         return t.timestamp("us", None if tz is None else _tz_name(tz))
     if all(issubclass(k, _dt.date) for k in kinds):
+        times = sorted(k.__name__ for k in kinds
+                       if issubclass(k, _dt.datetime) and not _is_nat_kind(k))
+        if times:  # pyarrow refuses [datetime, date] and drops the time of [date, datetime]
+            raise ArrowTypeError(
+                f"expected dates or datetimes to infer a type, found both (date and "
+                f"{', '.join(times)}); a date32 would drop the time of day: give the type"
+            )
         return t.date32()
     if all(issubclass(k, _dt.time) for k in kinds):
         return t.time64("us")
