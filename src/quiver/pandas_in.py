@@ -151,6 +151,9 @@ def _zone(tz: Any) -> str:
     ``+HH:MM`` of a fixed offset, ``UTC`` of dateutil's ``tzutc()`` too."""
     if type(tz).__name__ == "tzutc":  # dateutil's UTC: no key, a zero offset
         return "UTC"
+    filename = getattr(tz, "_filename", None)  # dateutil's zone files: named by their path
+    if type(tz).__name__ == "tzfile" and isinstance(filename, str) and "zoneinfo/" in filename:
+        return filename.rsplit("zoneinfo/", 1)[1]
     return _tz_name(tz)
 
 

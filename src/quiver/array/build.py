@@ -50,9 +50,9 @@ from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import storage_numpy_dtype
 from . import build_fixed as _build_fixed  # noqa: F401  (registers the fixed-width builders)
 from . import build_nested as _build_nested  # noqa: F401  (registers the nested builders)
+from . import build_numpy as _numpy
 from .base import Array, make_array
 from .build_binary import _build_binary, _MixedKinds
-from . import build_numpy as _numpy
 from .build_common import _bitmap, _is_nat_kind, _kind_error, build
 from .infer import infer_type
 

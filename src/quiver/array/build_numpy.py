@@ -12,10 +12,13 @@ datetime64 to a date drops the time of day, both as in pyarrow.
 
 >>> import numpy as np
 >>> from quiver import types as t
+>>> convert_numbers(np.array([2**63], "u8"), None, t.int64(), False).tolist()
+[-9223372036854775808]
 >>> convert_numbers(np.array([2**63], "u8"), None, t.int64(), True)
 Traceback (most recent call last):
 ...
-quiver.errors.ArrowInvalid: expected values that fit int64, found 9223372036854775808 at row 0 (safe=False wraps it)
+quiver.errors.ArrowInvalid: expected values that fit int64, found 9223372036854775808 at row 0 \
+(safe=False wraps it)
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def convert_numbers(arr: np.ndarray, valid: np.ndarray | None, target: t.DataTyp
             row = _first(bad, valid)
             if row is not None:
                 raise ArrowInvalid(
-                    f"expected whole numbers that fit {target}, found {float(arr[row])} at row "
+                    f"expected integral values that fit {target}, found {float(arr[row])} at row "
                     f"{row} (safe=False truncates it)"
                 )
         with np.errstate(invalid="ignore", over="ignore"):

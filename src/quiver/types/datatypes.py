@@ -220,8 +220,12 @@ def _check_unit(unit: str, allowed: tuple[str, ...], what: str) -> None:
 
 
 def _check_size(size: int, what: str) -> None:
-    if not isinstance(size, int) or size < 0:
-        raise ArrowInvalidArgument(f"expected a non-negative {what}, found {size!r}")
+    """Refuse a size the format cannot hold: it stores them as int32."""
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= 2**31 - 1:
+        raise ArrowInvalidArgument(
+            f"expected {what} as an int from 0 to {2**31 - 1} (the format stores it as "
+            f"int32), found {size!r}"
+        )
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -356,7 +360,7 @@ class FixedSizeBinaryType(DataType):
     width: int
 
     def __post_init__(self) -> None:
-        _check_size(self.width, "fixed_size_binary width")
+        _check_size(self.width, "the fixed_size_binary byte_width")
 
     @property
     def bit_width(self) -> int:
@@ -429,7 +433,7 @@ class FixedSizeListType(_ListBase):
     list_size: int
 
     def __post_init__(self) -> None:
-        _check_size(self.list_size, "fixed_size_list size")
+        _check_size(self.list_size, "the fixed_size_list list_size")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with new child fields."""
