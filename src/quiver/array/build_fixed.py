@@ -120,8 +120,9 @@ def _build_int(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
 @registry.implements("builder", t.FloatingPointType)
 def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
-    if not checked:
-        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype, forbid=_NOT_INTS)
+    if not checked:  # Python bools are 0.0 / 1.0, as pyarrow takes them (numpy's are not)
+        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype,
+                     forbid=(np.bool_, np.timedelta64))
     try:
         raw = np.array(values, dtype=np.float64)  # None becomes NaN
     except OverflowError:
@@ -136,8 +137,8 @@ def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) ->
 
 
 # the largest integer magnitude each float width holds exactly; pyarrow refuses Python ints
-# past it (half floats: unchecked, as in pyarrow)
-_EXACT_INT = {64: 2**53, 32: 2**24}
+# past it (half floats: those past double's, as pyarrow converts them through double)
+_EXACT_INT = {64: 2**53, 32: 2**24, 16: 2**53}
 
 
 def _check_exact_ints(values: list[Any], raw: np.ndarray, dtype: t.DataType) -> None:

@@ -4,7 +4,7 @@ type=...)`` rules).
 
 Safe (the default) means a conversion that would change a value raises: an integer that does
 not fit the target integer type, an integer past the range a float holds exactly (2**53 for
-double, 2**24 for float; half floats round, as pyarrow lets them), a float with a fraction,
+double, 2**24 for float; half floats go through double, as in pyarrow), a float with a fraction,
 not finite or out of range for an integer type, and a datetime64 / timedelta64 whose unit
 conversion would overflow int64 or drop ticks.  ``safe=False`` wraps and truncates (toward
 zero) as pyarrow's unsafe conversion does.  Converting to a narrower float rounds, and
@@ -31,9 +31,9 @@ from ..layout import storage_numpy_dtype
 
 __all__ = ["convert_numbers", "convert_ticks", "native"]
 
-# the largest integer magnitude each float width holds exactly (pyarrow checks float and
-# double; its half-float conversion rounds unchecked)
-_EXACT_INT = {64: 2**53, 32: 2**24}
+# the bits of the largest integer magnitude pyarrow lets each float width take: the ones
+# it holds exactly for float and double; half floats go through double (2**53), rounding
+_EXACT_BITS = {64: 53, 32: 24, 16: 53}
 
 
 def native(arr: np.ndarray) -> np.ndarray:
@@ -92,8 +92,9 @@ def convert_numbers(arr: np.ndarray, valid: np.ndarray | None, target: t.DataTyp
                     "(safe=False wraps it)"
                 )
     if npdt.kind == "f" and kind in "iu" and safe:
-        limit = _EXACT_INT.get(npdt.itemsize * 8)
-        if limit is not None and arr.dtype.itemsize * 8 > {64: 53, 32: 24}[npdt.itemsize * 8]:
+        bits = _EXACT_BITS[npdt.itemsize * 8]
+        limit = 2**bits
+        if arr.dtype.itemsize * 8 > bits:
             over = arr > arr.dtype.type(min(limit, int(np.iinfo(arr.dtype).max)))
             if arr.dtype.kind == "i":
                 over |= arr < arr.dtype.type(-limit)
