@@ -33,9 +33,10 @@ its reason):
 4. numpy integers of another width than int64 to a timestamp / duration / date64 / time
    type: pyarrow refuses all but its own storage width; quiver takes the raw values
    (checked for range).
-5. numpy int/float arrays into text or decimal types: pyarrow refuses (or fails oddly);
-   quiver builds decimals from integers exactly, and refuses text with its own error
-   (both "refuse" except decimals, which are exact).
+5. numpy int/float/datetime64 arrays into text or decimal types: pyarrow refuses, fails
+   oddly, or (binary) gives each value's raw bytes, empty for some; quiver builds decimals
+   from integers exactly and refuses text and binary with its own error (an empty array
+   it converts: there is no value to refuse).
 6. Python floats into decimals: pyarrow refuses them, quiver refuses too (same outcome,
    listed for completeness: no special case needed).
 7. ints into bool: pyarrow refuses Python ints for bool; quiver too.  numpy ints and floats
@@ -47,6 +48,21 @@ its reason):
 9. datetimes before 1970 with a time of day into date64: pyarrow rounds toward the epoch
    (1969-01-01T00:00:01 becomes 1969-01-02; its date32 gives 1969-01-01); quiver gives
    each datetime's own date, as both give it for date32.
+11. numpy bools to half floats and half floats to bools: pyarrow has no such cast
+    (NotImplemented); quiver converts them as pyarrow does for float and double.
+14. NaT in a masked datetime64 / timedelta64 array: pyarrow takes the mask alone and
+    keeps an unmasked NaT as the value -2**63 (a valid timestamp 292 billion years ago,
+    which its own to_pylist cannot convert); quiver makes NaT null, mask or not, as
+    pyarrow does for an array without a mask.
+15. datetime64 values past the range of date32 / date64: pyarrow wraps them silently
+    even when safe; quiver refuses them when safe (``safe=False`` wraps, each its own way).
+16. datetime64 values within a day of the int64 minimum to a time of day: pyarrow's
+    arithmetic overflows there (23:59:59.999 becomes 00:00); quiver gives the time of day.
+13. numpy datetime64[D] to a timestamp type: pyarrow gives wrong instants for some arrays
+    (``[0, 1]`` days to ``timestamp[s]`` is two 1970-01-01 instants); quiver gives numpy's
+    own conversion of the days.
+12. empty numpy arrays: pyarrow refuses some conversions by dtype alone (bools to half
+    floats, numbers to decimals); quiver converts the values, so an empty array converts.
 10. temporal objects mixed with numbers, without a type: pyarrow takes the numbers as raw
     counts when a temporal value comes first (``[datetime(2000, 1, 1), 5]`` is a timestamp
     5 microseconds after the epoch) and refuses the other order; quiver refuses to infer
@@ -134,8 +150,14 @@ def _compare(ours: tuple[str, Any], theirs: tuple[str, Any], kept: Any = None) -
         _same_array(ours[1], theirs[1])
     else:
         assert ours[0] == "quiver-error", (
-            f"pyarrow raises {theirs[1]!r}, quiver gives "
-            f"{ours[1].type}: {ours[1].to_pylist()[:5]}")
+            f"pyarrow raises {theirs[1]!r}, quiver gives {ours[1].type}: {_show(ours[1])}")
+
+
+def _show(arr: Any) -> str:
+    try:
+        return repr(arr.to_pylist()[:5])
+    except ArrowError as exc:  # values Python cannot hold: the raw ones
+        return f"(no Python values: {exc})"
 
 
 # -- Python values --------------------------------------------------------------------
@@ -269,6 +291,17 @@ def numpy_arrays(draw: Any) -> tuple[np.ndarray, tuple | None, bool]:
     return arr, draw(st.sampled_from(_TYPES)), draw(st.booleans())
 
 
+def _out_of_dates(arr: np.ndarray, target: str) -> bool:
+    """Whether a valid datetime64 of ``arr`` lies past the dates ``target`` holds."""
+    data = np.ma.getdata(arr)
+    valid = ~np.ma.getmaskarray(arr) & ~np.isnat(data)
+    unit = np.datetime_data(data.dtype)[0]
+    per_day = int(np.timedelta64(1, "D").astype(f"m8[{unit}]").astype(np.int64))
+    days = [int(v) // per_day for v in data.view(np.int64)[valid].tolist()]
+    bound = 2**31 if target == "date32" else 2**63 // 86_400_000
+    return any(not -bound <= d < bound for d in days)
+
+
 def _kept_numpy(arr: np.ndarray, spec: tuple | None, safe: bool):
     def kept(ours: tuple, theirs: tuple) -> bool:
         data = arr.data if isinstance(arr, np.ma.MaskedArray) else arr
@@ -277,14 +310,56 @@ def _kept_numpy(arr: np.ndarray, spec: tuple | None, safe: bool):
             again = _run(lambda: pa.array(native, _types(spec)[1], safe=safe))
             _compare(ours, again, _kept_numpy(native, spec, safe))
             return True
-        if theirs[0] == "ok" or spec is None:
+        if isinstance(arr, np.ma.MaskedArray) and data.dtype.kind in "Mm" and np.isnat(
+                data[~np.ma.getmaskarray(arr)]).any():  # (14): NaT is null, mask or not
+            nulls = np.ma.getmaskarray(arr) | np.isnat(data)
+            again = _run(lambda: pa.array(np.ma.masked_array(data, nulls), _types(spec)[1],
+                                          safe=safe))
+            _compare(ours, again, _kept_numpy(np.ma.masked_array(data, nulls), spec, safe))
+            return True
+        if spec is None and data.dtype == np.dtype("M8[D]") and _out_of_dates(arr, "date32"):
+            return ours[0] == "quiver-error"  # (15)
+        if spec is None:
             return False
         target = spec[0]
+        if target in ("string", "large_string", "binary"):  # (5)
+            return ours[0] == "quiver-error" or (ours[0] == "ok" and ours[1].null_count == len(
+                arr))
+        if data.dtype == np.dtype("M8[D]") and target == "timestamp":  # (13)
+            unit = spec[1]
+            per_day = int(np.timedelta64(1, "D").astype(f"m8[{unit}]").astype(np.int64))
+            valid = ~np.ma.getmaskarray(arr) & ~np.isnat(data)
+            days = data.view(np.int64)[valid].tolist()
+            if ours[0] == "quiver-error":  # only for days past the unit's int64 range
+                return safe and any(abs(d) * per_day >= 2**63 for d in days)
+            want = np.asarray(arr.astype(f"M8[{unit}]")).view(np.int64)
+            got = pa.array(ours[1]).cast(pa.int64()).fill_null(np.iinfo(np.int64).min)
+            return got.to_pylist() == np.where(np.ma.getmaskarray(arr), np.iinfo(
+                np.int64).min, want).tolist()
+        if target in ("date32", "date64") and data.dtype.kind == "M" and _out_of_dates(
+                arr, target):  # (15)
+            return ours[0] == "quiver-error" or not safe
+        if target in ("time32", "time64") and data.dtype.kind == "M" and ours[0] == "ok":
+            unit = np.datetime_data(data.dtype)[0]
+            per_day = int(np.timedelta64(1, "D").astype(f"m8[{unit}]").astype(np.int64))
+            valid = ~np.ma.getmaskarray(arr) & ~np.isnat(data)
+            if (data.view(np.int64)[valid] < np.iinfo(np.int64).min + per_day).any():  # (16)
+                return True
+        if theirs[0] == "ok":
+            return False
         if data.dtype.kind in "iu" and target in ("timestamp", "duration", "date64",
                                                   "time32", "time64", "date32"):  # (4)
             return ours[0] in ("ok", "quiver-error")
-        if data.dtype.kind in "iub" and target == "decimal128":  # (5)
+        if data.dtype.kind in "iubf" and target == "decimal128":  # (5)
             return ours[0] in ("ok", "quiver-error")
+        if len(arr) == 0:  # (12)
+            return ours[0] == "quiver-error" or len(ours[1]) == 0
+        if data.dtype.kind == "b" and target == "float16":  # (11)
+            return ours[0] == "ok" and ours[1].to_pylist() == [
+                None if v is None else float(v) for v in pa.array(arr).to_pylist()]
+        if data.dtype == "f2" and target == "bool_":  # (11)
+            return ours[0] == "ok" and ours[1].to_pylist() == [
+                None if v is None else v != 0 for v in pa.array(arr).to_pylist()]
         return False
     return kept
 

@@ -196,6 +196,10 @@ def from_numpy(
         if nat.any():
             null_mask = nat if null_mask is None else (null_mask | nat)
         arr = _temporal_ticks(arr, null_mask, st, target, safe)
+    elif arr.dtype.kind in "bf" and isinstance(st, _TEMPORAL_TYPES):
+        # counts of a unit are integers: pyarrow has no cast of floats or bools either
+        raise ArrowTypeError(f"expected integers or numpy datetime64/timedelta64 for "
+                             f"{target}, found numpy {arr.dtype} values")
     if arr.dtype.kind == "f" and from_pandas:
         nan = np.isnan(arr)
         if nan.any():
@@ -226,11 +230,38 @@ def _temporal_ticks(arr: np.ndarray, null_mask: np.ndarray | None, st: t.DataTyp
     temporal type ``st`` (checked, see :func:`~quiver.array.build_numpy.convert_ticks`;
     a date keeps the day, as in pyarrow), or its own ticks for other targets."""
     have = np.datetime_data(arr.dtype)[0]
+    kind = arr.dtype.kind
+    allowed = _TEMPORAL_TARGETS[kind if kind == "m" or have != "D" else "D"]
+    if not isinstance(st, allowed[0]) and st != allowed[1]:
+        raise ArrowTypeError(
+            f"expected a type numpy {arr.dtype} values convert to ("
+            f"{', '.join(c.__name__ for c in allowed[0])} or {allowed[1]}), found {target}"
+        )
     ticks = arr.view(np.int64)
     valid = None if null_mask is None else ~null_mask
-    if isinstance(st, t.DateType) and arr.dtype.kind == "M":
-        days = arr.astype("M8[D]").view(np.int64) if have != "D" else ticks
-        return days * np.int64(86_400_000) if st.unit == "ms" else days
-    if isinstance(st, (t.TimestampType, t.DurationType)):
+    if isinstance(st, t.DateType):  # the day (floored), as pyarrow's cast of a timestamp
+        days = ticks // np.int64(_numpy_per(have, "D")) if have != "D" else ticks
+        if st.unit == "ms":
+            return _numpy.convert_ticks(days, "D", "ms", valid, str(arr.dtype), target, safe)
+        return days
+    if isinstance(st, t.TimeType):  # the time of day, as pyarrow's cast of a timestamp
+        ticks = ticks % np.int64(_numpy_per(have, "D"))
+    if isinstance(st, (t.TimestampType, t.DurationType, t.TimeType)):
         return _numpy.convert_ticks(ticks, have, st.unit, valid, str(arr.dtype), target, safe)
     return ticks
+
+
+# what numpy datetime64 ("M"; "D": in days) and timedelta64 ("m") arrays convert to, as in
+# pyarrow: these type classes, or their own storage integer
+_TEMPORAL_TARGETS: dict[str, tuple[tuple[type, ...], t.DataType]] = {
+    "M": ((t.TimestampType, t.DateType, t.TimeType), t.int64()),
+    "D": ((t.TimestampType, t.DateType), t.int32()),
+    "m": ((t.DurationType,), t.int64()),
+}
+
+
+_TEMPORAL_TYPES = (t.TimestampType, t.DateType, t.TimeType, t.DurationType)
+
+
+def _numpy_per(fine: str, coarse: str) -> int:
+    return int(np.timedelta64(1, coarse).astype(f"m8[{fine}]").astype(np.int64))

@@ -4,7 +4,8 @@ type=...)`` rules).
 
 Safe (the default) means a conversion that would change a value raises: an integer that does
 not fit the target integer type, an integer past the range a float holds exactly (2**53 for
-double, 2**24 for float; half floats go through double, as in pyarrow), a float with a fraction,
+double, 2**24 for float; half floats as pyarrow: through float or double), a float with a
+fraction,
 not finite or out of range for an integer type, and a datetime64 / timedelta64 whose unit
 conversion would overflow int64 or drop ticks.  ``safe=False`` wraps and truncates (toward
 zero) as pyarrow's unsafe conversion does.  Converting to a narrower float rounds, and
@@ -32,7 +33,8 @@ from ..layout import storage_numpy_dtype
 __all__ = ["convert_numbers", "convert_ticks", "native"]
 
 # the bits of the largest integer magnitude pyarrow lets each float width take: the ones
-# it holds exactly for float and double; half floats go through double (2**53), rounding
+# it holds exactly for float and double; half floats go through double (2**53) from 64-bit
+# integers, through float (2**24) from narrower ones, rounding
 _EXACT_BITS = {64: 53, 32: 24, 16: 53}
 
 
@@ -93,6 +95,8 @@ def convert_numbers(arr: np.ndarray, valid: np.ndarray | None, target: t.DataTyp
                 )
     if npdt.kind == "f" and kind in "iu" and safe:
         bits = _EXACT_BITS[npdt.itemsize * 8]
+        if npdt.itemsize == 2 and arr.dtype.itemsize <= 4:
+            bits = 24  # (pyarrow takes 32-bit integers to half floats through float)
         limit = 2**bits
         if arr.dtype.itemsize * 8 > bits:
             over = arr > arr.dtype.type(min(limit, int(np.iinfo(arr.dtype).max)))
