@@ -88,9 +88,9 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
 
         arr = import_array(data if hasattr(data, "__arrow_c_stream__") else series)
         is_str = isinstance(dtype, pd.StringDtype)
-        if is_str:
+        if is_str:  # (pyarrow's entry: the logical type of what it holds, large_string)
             numpy_type = "string" if dtype.na_value is pd.NA else "str"
-            return arr, _entry("unicode" if numpy_type == "string" else "object", numpy_type)
+            return arr, _entry(_logical_type(arr.type), numpy_type)
         # an ArrowDtype: pyarrow's entry (the logical type, and the dtype's name, which
         # to_pandas turns back into the ArrowDtype)
         return arr, _entry(_logical_type(arr.type), str(dtype))
@@ -98,7 +98,8 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
         values = series.to_numpy(dtype=object, na_value=None)
         arr = from_numpy(values, t.string())
         numpy_type = "string" if dtype.na_value is pd.NA else "str"
-        return arr, _entry("unicode" if numpy_type == "string" else "object", numpy_type)
+        return arr, _entry(_logical_type(arr.type) if numpy_type == "string" else "object",
+                           numpy_type)
     numpy_dtype = getattr(dtype, "numpy_dtype", None)
     if numpy_dtype is not None and not isinstance(dtype, np.dtype):
         # pandas' masked extension dtypes (Int64, Float64, boolean): values plus mask;
@@ -116,13 +117,12 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
     values = series.to_numpy()
     if values.dtype == object:
         arr = _objects_from_pandas(values)
-        pandas_type = "unicode" if isinstance(t.storage_of(arr.type), t.StringType) else (
-            "bytes" if isinstance(t.storage_of(arr.type), t.BinaryType) else "object")
-        return arr, _entry(pandas_type, "object")
+        st = t.storage_of(arr.type)
+        meta = {"precision": st.precision, "scale": st.scale} if isinstance(
+            st, t.DecimalType) else None
+        return arr, _entry(_logical_type(arr.type), "object", meta)
     arr = from_numpy(values, from_pandas=True)
-    kind = values.dtype.kind
-    pandas_type = {"M": "datetime", "m": "timedelta", "b": "bool"}.get(kind, str(values.dtype))
-    return arr, _entry(pandas_type, str(values.dtype))
+    return arr, _entry(_logical_type(arr.type), str(values.dtype))
 
 
 def _logical_type(dtype: t.DataType) -> str:

@@ -48,8 +48,17 @@ its reason):
 9. datetimes before 1970 with a time of day into date64: pyarrow rounds toward the epoch
    (1969-01-01T00:00:01 becomes 1969-01-02; its date32 gives 1969-01-01); quiver gives
    each datetime's own date, as both give it for date32.
+10. temporal objects mixed with numbers, without a type: pyarrow takes the numbers as raw
+    counts when a temporal value comes first (``[datetime(2000, 1, 1), 5]`` is a timestamp
+    5 microseconds after the epoch) and refuses the other order; quiver refuses to infer
+    a type from values of two kinds.
 11. numpy bools to half floats and half floats to bools: pyarrow has no such cast
     (NotImplemented); quiver converts them as pyarrow does for float and double.
+12. empty numpy arrays: pyarrow refuses some conversions by dtype alone (bools to half
+    floats, numbers to decimals); quiver converts the values, so an empty array converts.
+13. numpy datetime64[D] to a timestamp type: pyarrow gives wrong instants for some arrays
+    (``[0, 1]`` days to ``timestamp[s]`` is two 1970-01-01 instants); quiver gives numpy's
+    own conversion of the days.
 14. NaT in a masked datetime64 / timedelta64 array: pyarrow takes the mask alone and
     keeps an unmasked NaT as the value -2**63 (a valid timestamp 292 billion years ago,
     which its own to_pylist cannot convert); quiver makes NaT null, mask or not, as
@@ -58,15 +67,14 @@ its reason):
     even when safe; quiver refuses them when safe (``safe=False`` wraps, each its own way).
 16. datetime64 values within a day of the int64 minimum to a time of day: pyarrow's
     arithmetic overflows there (23:59:59.999 becomes 00:00); quiver gives the time of day.
-13. numpy datetime64[D] to a timestamp type: pyarrow gives wrong instants for some arrays
-    (``[0, 1]`` days to ``timestamp[s]`` is two 1970-01-01 instants); quiver gives numpy's
-    own conversion of the days.
-12. empty numpy arrays: pyarrow refuses some conversions by dtype alone (bools to half
-    floats, numbers to decimals); quiver converts the values, so an empty array converts.
-10. temporal objects mixed with numbers, without a type: pyarrow takes the numbers as raw
-    counts when a temporal value comes first (``[datetime(2000, 1, 1), 5]`` is a timestamp
-    5 microseconds after the epoch) and refuses the other order; quiver refuses to infer
-    a type from values of two kinds.
+
+What it found (fixed in quiver): numpy integer conversions that wrapped, datetime64 unit
+conversions that overflowed or dropped ticks, big-endian datetime64 read unswapped,
+datetime64 converted to any type (now the ones pyarrow casts to, times of day included),
+floats and bools taken as temporal counts, Python ints rounded by floats (half floats
+included), Python bools refused for floats, str beside bytes not inferred as binary, the
+zone of mixed naive and aware datetimes, ints beside Decimals, and the pandas metadata's
+``pandas_type`` of ArrowDtype, string, timedelta and object columns.
 """
 
 from __future__ import annotations
@@ -389,7 +397,8 @@ def _pandas_columns(draw: Any, n: int) -> dict[str, Any]:
         "int8": lambda: pd.Series(np.array(draw(ints)) % 100, dtype="int8"),
         "uint32": lambda: pd.Series(np.abs(np.array(draw(ints))) % 2**32, dtype="uint32"),
         "float64": lambda: pd.Series(draw(floats), dtype="float64"),
-        "float32": lambda: pd.Series(draw(floats), dtype="float64").astype("float32"),
+        "float32": lambda: pd.Series(draw(st.lists(st.floats(width=32), min_size=n,
+                                                   max_size=n)), dtype="float32"),
         "bool": lambda: pd.Series(draw(st.lists(st.booleans(), min_size=n, max_size=n)),
                                   dtype=bool),
         "Int64": lambda: pd.Series(draw(maybe_ints), dtype="Int64"),
@@ -420,6 +429,16 @@ def _pandas_columns(draw: Any, n: int) -> dict[str, Any]:
         "timedelta64[ns]": lambda: pd.Series(
             np.array([np.iinfo(np.int64).min if v is None else v for v in draw(stamps)],
                      dtype=np.int64).view("m8[ns]")),
+        "category_int": lambda: pd.Series(draw(maybe_ints), dtype="Int64").astype("category"),
+        "timestamp[pyarrow]": lambda: pd.Series(
+            [None if v is None else pd.Timestamp(v // 1000, unit="us") for v in draw(stamps)],
+            dtype=pd.ArrowDtype(pa.timestamp("us", "UTC"))),
+        "date32[pyarrow]": lambda: pd.Series(
+            draw(st.lists(st.one_of(st.none(), st.dates()), min_size=n, max_size=n)),
+            dtype=pd.ArrowDtype(pa.date32())),
+        "bool_object": lambda: pd.Series(
+            draw(st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n)),
+            dtype=object),
         "object_date": lambda: pd.Series(
             draw(st.lists(st.one_of(st.none(), st.dates()), min_size=n, max_size=n)),
             dtype=object),
@@ -438,7 +457,8 @@ def _pandas_columns(draw: Any, n: int) -> dict[str, Any]:
 def frames(draw: Any) -> Any:
     n = draw(st.integers(0, 5))
     df = pd.DataFrame(_pandas_columns(draw, n))
-    index = draw(st.sampled_from(["range", "range_step", "int", "str", "datetime", "named"]))
+    index = draw(st.sampled_from(["range", "range_step", "int", "str", "datetime", "named",
+                                  "multi"]))
     if index == "range_step":
         df.index = pd.RangeIndex(10, 10 + 3 * n, 3)
     elif index == "int":
@@ -450,6 +470,9 @@ def frames(draw: Any) -> Any:
         df.index = pd.date_range("2020-01-01", periods=n, freq="D", name="when")
     elif index == "named":
         df.index = pd.RangeIndex(n, name="idx")
+    elif index == "multi":
+        df.index = pd.MultiIndex.from_arrays([[f"k{i % 2}" for i in range(n)], list(range(n))],
+                                             names=["k", None])
     return df
 
 

@@ -67,9 +67,10 @@ def convert_numbers(arr: np.ndarray, valid: np.ndarray | None, target: t.DataTyp
     if npdt.kind in "iu" and kind == "f":
         if safe:
             info = np.iinfo(npdt)
+            wide = arr.astype(np.float64)  # (the bounds as half floats would be infinite)
             with np.errstate(invalid="ignore"):
-                bad = ~np.isfinite(arr) | (arr != np.trunc(arr)) | (arr < info.min) | (
-                    arr >= float(info.max) + 1)
+                bad = ~np.isfinite(wide) | (wide != np.trunc(wide)) | (wide < info.min) | (
+                    wide >= float(info.max) + 1)
             row = _first(bad, valid)
             if row is not None:
                 raise ArrowInvalid(
