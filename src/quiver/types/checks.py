@@ -61,6 +61,8 @@ def tz_problem(tz: str) -> str | None:
     """Why ``tz`` is no time zone the format allows (an IANA name, or ``[+-]HH:MM`` with
     HH <= 23 and MM <= 59), or None.  A name is looked up when the machine has a time zone
     database; without one, any well-formed name passes."""
+    if tz == "":  # an empty zone is an unset one (Schema.fbs): naive timestamps
+        return None
     m = _OFFSET.fullmatch(tz)
     if m:
         if int(m.group(1)) <= 23 and int(m.group(2)) <= 59:
