@@ -240,6 +240,14 @@ def test_canonical_extension_on_the_wrong_storage_is_refused(
         with pytest.raises(ArrowInvalid, match=f"expected {name} over") as info:
             qv.ipc.open_file(path, validate=level).read_all()
         assert info.value.field_path == "col"
+    # an array built past the factory is not exported either (pyarrow died of it)
+    base = qv.array(values, storage())
+    col = make_array(ExtensionType(name, storage(), meta), len(base), base.buffers,
+                     base.children, base.null_count)
+    with pytest.raises(ArrowInvalid, match=f"expected {name} over"):
+        pa.array(col)
+    with pytest.raises(ArrowInvalid, match=f"expected {name} over"):
+        col.validate()
 
 
 def test_canonical_extensions_on_their_storage_are_taken() -> None:

@@ -28,14 +28,8 @@ from ..errors import ArrowInvalidArgument
 from .datatypes import (
     DataType,
     ExtensionType,
-    FixedSizeBinaryType,
-    FixedSizeListType,
-    IntegerType,
-    ListType,
-    StringType,
-    StringViewType,
-    StructType,
     TimestampType,
+    extension_storage_problem,
     storage_of,
 )
 
@@ -88,52 +82,6 @@ def check_tz(tz: str | None, what: str) -> None:
     problem = tz_problem(tz)
     if problem is not None:
         raise ArrowInvalidArgument(problem.format(what=what))
-
-
-def _is_int8(dt: DataType) -> bool:
-    return isinstance(dt, IntegerType) and dt.bit_width == 8 and dt.signed
-
-
-def _variable_shape_problem(st: DataType) -> str | None:
-    if not isinstance(st, StructType):
-        return f"a struct of data and shape, found {st}"
-    names = [f.name for f in st.fields]
-    if names[:2] != ["data", "shape"] or len(names) > 3 or (
-        len(names) == 3 and names[2] != "uniform_shape"
-    ):
-        return f"a struct of fields data, shape (and uniform_shape), found {st}"
-    data, shape = st.fields[0].type, st.fields[1].type
-    if not isinstance(data, ListType):
-        return f"a list as the data field, found {data}"
-    if not (isinstance(shape, FixedSizeListType) and shape.value_type == IntegerType(32, True)):
-        return f"a fixed_size_list<int32> as the shape field, found {shape}"
-    return None
-
-
-# canonical extension name -> (what its storage must be, the test)
-_CANONICAL: dict[str, tuple[str, object]] = {
-    "arrow.uuid": ("fixed_size_binary(16)",
-                   lambda st: isinstance(st, FixedSizeBinaryType) and st.width == 16),
-    "arrow.bool8": ("int8", _is_int8),
-    "arrow.json": ("string, large_string or string_view",
-                   lambda st: isinstance(st, (StringType, StringViewType))),
-    "arrow.fixed_shape_tensor": ("a fixed_size_list",
-                                 lambda st: isinstance(st, FixedSizeListType)),
-}
-
-
-def extension_storage_problem(ext: ExtensionType) -> str | None:
-    """Why ``ext``'s storage breaks its canonical definition (``arrow.*`` names, see
-    CanonicalExtensions.rst; ``arrow.opaque`` takes any storage), or None."""
-    name = ext.extension_name
-    st = ext.storage_type
-    if name == "arrow.variable_shape_tensor":
-        found = _variable_shape_problem(st)
-        return None if found is None else f"expected arrow.variable_shape_tensor over {found}"
-    rule = _CANONICAL.get(name)
-    if rule is None or rule[1](st):  # type: ignore[operator]
-        return None
-    return f"expected {name} over {rule[0]} storage, found {st}"
 
 
 def type_problems(dtype: DataType, path: str, *, full: bool) -> list[tuple[str, str]]:

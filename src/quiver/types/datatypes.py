@@ -11,6 +11,7 @@ from .. import registry
 from .._readonly import readonly
 from ..errors import (
     ArrowIndexError,
+    ArrowInvalid,
     ArrowInvalidArgument,
     ArrowKeyError,
     ArrowTypeError,
@@ -615,6 +616,56 @@ class ExtensionType(DataType):
 
 
 
+# -- the canonical extension types' storage (CanonicalExtensions.rst) -------------------
+
+
+def _is_int8(dt: DataType) -> bool:
+    return isinstance(dt, IntegerType) and dt.bit_width == 8 and dt.signed
+
+
+def _variable_shape_problem(st: DataType) -> str | None:
+    if not isinstance(st, StructType):
+        return f"a struct of data and shape, found {st}"
+    names = [f.name for f in st.fields]
+    if names[:2] != ["data", "shape"] or len(names) > 3 or (
+        len(names) == 3 and names[2] != "uniform_shape"
+    ):
+        return f"a struct of fields data, shape (and uniform_shape), found {st}"
+    data, shape = st.fields[0].type, st.fields[1].type
+    if not isinstance(data, ListType):
+        return f"a list as the data field, found {data}"
+    if not (isinstance(shape, FixedSizeListType) and shape.value_type == IntegerType(32, True)):
+        return f"a fixed_size_list<int32> as the shape field, found {shape}"
+    return None
+
+
+# canonical extension name -> (what its storage must be, the test)
+_CANONICAL: dict[str, tuple[str, object]] = {
+    "arrow.uuid": ("fixed_size_binary(16)",
+                   lambda st: isinstance(st, FixedSizeBinaryType) and st.width == 16),
+    "arrow.bool8": ("int8", _is_int8),
+    "arrow.json": ("string, large_string or string_view",
+                   lambda st: isinstance(st, (StringType, StringViewType))),
+    "arrow.fixed_shape_tensor": ("a fixed_size_list",
+                                 lambda st: isinstance(st, FixedSizeListType)),
+}
+
+
+def extension_storage_problem(ext: ExtensionType) -> str | None:
+    """Why ``ext``'s storage breaks its canonical definition (``arrow.*`` names, see
+    CanonicalExtensions.rst; ``arrow.opaque`` takes any storage), or None."""
+    name = ext.extension_name
+    st = ext.storage_type
+    if name == "arrow.variable_shape_tensor":
+        found = _variable_shape_problem(st)
+        return None if found is None else f"expected arrow.variable_shape_tensor over {found}"
+    rule = _CANONICAL.get(name)
+    if rule is None or rule[1](st):  # type: ignore[operator]
+        return None
+    return f"expected {name} over {rule[0]} storage, found {st}"
+
+
+
 def storage_of(t: DataType) -> DataType:
     """The storage type of an extension type (recursively); other types unchanged."""
     while isinstance(t, ExtensionType):
@@ -682,6 +733,10 @@ def c_schema_node(
 ) -> tuple[Any, ...]:
     """The plain description :func:`quiver.cdata.capsule.fill_schema` turns into an
     ``ArrowSchema``: ``(format, name, flags, metadata, child nodes, dictionary node)``."""
+    if isinstance(dtype, ExtensionType):  # (a consumer would fail on it: pyarrow crashes)
+        problem = extension_storage_problem(dtype)
+        if problem is not None:
+            raise ArrowInvalid(f"cannot export field {name!r}: {problem}")
     fmt, physical = c_format(dtype)
     flags = C_FLAG_NULLABLE if nullable else 0
     dictionary = None
