@@ -23,7 +23,7 @@ filter on a batch's rows with numpy.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -32,7 +32,6 @@ import numpy as np
 
 from . import types as t
 from .array.base import Array, make_array
-from .array.build import array as build
 from .array.cast import cast
 from .array.data import null_mask
 from .array.select import take
@@ -73,6 +72,10 @@ def _predicate(item: Any) -> Predicate:
     op = _ALIASES.get(op, op)
     if op not in OPS:
         raise ArrowInvalidArgument(f"expected a filter op among {list(OPS)}, found {item[1]!r}")
+    if len(item) == 2 and op not in ("is null", "is not null"):
+        raise ArrowInvalidArgument(
+            f"expected a filter as (column, op, value) for op {op!r}, found {item!r} (no value)"
+        )
     if op in ("in", "not in"):
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
             raise ArrowInvalidArgument(
@@ -320,10 +323,6 @@ def _plain(arr: Array) -> Array:
     return arr
 
 
-def _as_storage(values: Sequence[Any], dtype: t.DataType) -> Array:
-    return build(list(values), dtype)
-
-
 def _compare_numbers(column: np.ndarray, op: str, value: Any) -> np.ndarray:
     if op == "==":
         return column == value
@@ -438,7 +437,8 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in listed):
             column = _numbers(arr, dtype)
             bits = column.dtype.str.replace("f", "u")
-            plain = np.array([v for v in listed if not _is_nan(v)], column.dtype)
+            members = [_float_member(column, v) for v in listed if not _is_nan(v)]
+            plain = np.array([m for m in members if m is not None], column.dtype)
             hits = np.isin(column.view(bits), plain.view(bits))  # -0.0 apart from 0.0
             if any(_is_nan(v) for v in listed):
                 hits |= np.isnan(column)
@@ -448,11 +448,12 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
                 # set membership as pyarrow's is_in: NaN matches NaN, and -0.0 and 0.0
                 # are different members (compared by their bits)
                 column = _numbers(arr, dtype)
+                member = None if _is_nan(v) else _float_member(column, v)
                 if _is_nan(v):
                     hits |= np.isnan(column)
-                else:
+                elif member is not None:
                     bits = column.dtype.str.replace("f", "u")
-                    hits |= column.view(bits) == np.array(v, column.dtype).view(bits)
+                    hits |= column.view(bits) == member.view(bits)
             else:
                 hits |= _compare(arr, dtype, "==", v)
         if valid is not None:
@@ -509,11 +510,70 @@ def _compare_inexact(column: np.ndarray, op: str, floor: Any) -> np.ndarray:
     return column <= floor if op in ("<", "<=") else column > floor
 
 
+# the largest integer magnitude a float column of each width compares with: pyarrow turns
+# the filter's integer into the column's float type, refusing one it would round
+_EXACT_INT = {64: 2**53, 32: 2**24}
+
+
+def _check_exact(dtype: t.DataType, value: Any) -> None:
+    """Refuse an integer filter value that a float column's type would round (pyarrow's
+    rule: the comparison would otherwise match a neighbouring float)."""
+    if not isinstance(dtype, t.FloatingPointType) or isinstance(value, bool) or not isinstance(
+            value, int):
+        return
+    limit = _EXACT_INT.get(dtype.width)
+    if limit is not None and abs(value) > limit:
+        raise ArrowInvalid(
+            f"expected an integer that a {dtype} column holds exactly (-{limit} to {limit}) "
+            f"to compare with, found {value}"
+        )
+
+
+def _float_member(column: np.ndarray, v: Any) -> Any:
+    """``v`` as a member of a float column's set, or None when no float of the column's
+    width equals it (an integer it would round: pyarrow matches nothing then)."""
+    as_float = np.array(v, column.dtype)
+    if isinstance(v, int) and not _is_nan(v) and int(as_float) != v:
+        return None
+    return as_float
+
+
+def _decimal_floor(dtype: t.DecimalType, value: Any) -> tuple[int, bool]:
+    """(the unscaled integer of ``value`` at the column's scale, floored; whether it is
+    exact): a Decimal finer than the scale compares between two column values, as in
+    pyarrow."""
+    scaled = Decimal(value).scaleb(dtype.scale)
+    floor = int(scaled.to_integral_value(rounding="ROUND_FLOOR"))
+    return floor, floor == scaled
+
+
+def _compare_decimal(arr: Array, dtype: t.DecimalType, op: str, value: Any) -> np.ndarray:
+    """``arr op value`` on a decimal column, exact for a value of any scale or size."""
+    if not Decimal(value).is_finite():
+        raise ArrowInvalid(f"expected a finite Decimal to compare with {dtype}, found {value}")
+    floor, exact = _decimal_floor(dtype, value)
+    bound = 1 << (dtype.width - 1)
+    if not -bound <= floor < bound:  # beyond every value the column's width holds
+        below = floor < 0
+        result = {"==": False, "!=": True, "<": not below, "<=": not below,
+                  ">": below, ">=": below}[op]
+        return np.full(len(arr), result)
+    words = np.array([(floor >> s) & ((1 << 64) - 1) for s in range(0, dtype.width, 64)],
+                     dtype=np.uint64).view(np.int64)
+    if dtype.width == 32:
+        words = np.array([floor], np.int64)
+    sign = _sign_of_words(_words(arr), words)
+    if exact:
+        return _compare_numbers(sign, op, 0)
+    return _compare_inexact(sign, op, 0)
+
+
 def _compare(arr: Array, dtype: t.DataType, op: str, value: Any) -> np.ndarray:
     if value is None:
         return np.zeros(len(arr), bool)  # a comparison with null is null: no row kept
     if isinstance(dtype, (t.IntegerType, t.FloatingPointType)):
         column = _numbers(arr, dtype)
+        _check_exact(dtype, value)
         if isinstance(value, float) or isinstance(dtype, t.FloatingPointType):
             # as pyarrow: the column widened to double, compared with the double; an
             # integer column must convert exactly (pyarrow's safe cast refuses otherwise)
@@ -541,9 +601,7 @@ def _compare(arr: Array, dtype: t.DataType, op: str, value: Any) -> np.ndarray:
         bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
         return _compare_numbers(bits.astype(np.int8), op, int(value))
     if isinstance(dtype, t.DecimalType):
-        scalar = _as_storage([value], arr.type)
-        sign = _sign_of_words(_words(arr), _words(scalar)[0])
-        return _compare_numbers(sign, op, 0)
+        return _compare_decimal(arr, dtype, op, value)
     if isinstance(dtype, (t.StringType, t.BinaryType)):
         raw = value.encode() if isinstance(value, str) else bytes(value)
         width = "<i8" if dtype.large else "<i4"
@@ -593,6 +651,12 @@ def check_filters(dnf: DNF, schema: t.Schema) -> None:
             if p.op in ("is null", "is not null"):
                 continue
             values = p.value if p.op in ("in", "not in") else (p.value,)
+            if p.op not in ("in", "not in"):
+                _check_exact(_comparable(dtype), p.value)
+            elif any(isinstance(v, float) for v in values):
+                # pyarrow builds the value set first: ints past 2**53 beside floats fail
+                for v in values:
+                    _check_exact(t.float64(), v)
             for v in values:
                 if _is_nan(v) and isinstance(_comparable(dtype), t.FloatingPointType):
                     continue

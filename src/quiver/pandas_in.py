@@ -88,14 +88,18 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
 
         arr = import_array(data if hasattr(data, "__arrow_c_stream__") else series)
         is_str = isinstance(dtype, pd.StringDtype)
-        numpy_type = "string" if is_str and dtype.na_value is pd.NA else (
-            "str" if is_str else str(dtype))
-        return arr, _entry("unicode" if numpy_type == "string" else "object", numpy_type)
+        if is_str:  # (pyarrow's entry: the logical type of what it holds, large_string)
+            numpy_type = "string" if dtype.na_value is pd.NA else "str"
+            return arr, _entry(_logical_type(arr.type), numpy_type)
+        # an ArrowDtype: pyarrow's entry (the logical type, and the dtype's name, which
+        # to_pandas turns back into the ArrowDtype)
+        return arr, _entry(_logical_type(arr.type), str(dtype))
     if isinstance(dtype, pd.StringDtype):
         values = series.to_numpy(dtype=object, na_value=None)
         arr = from_numpy(values, t.string())
         numpy_type = "string" if dtype.na_value is pd.NA else "str"
-        return arr, _entry("unicode" if numpy_type == "string" else "object", numpy_type)
+        return arr, _entry(_logical_type(arr.type) if numpy_type == "string" else "object",
+                           numpy_type)
     numpy_dtype = getattr(dtype, "numpy_dtype", None)
     if numpy_dtype is not None and not isinstance(dtype, np.dtype):
         # pandas' masked extension dtypes (Int64, Float64, boolean): values plus mask;
@@ -113,13 +117,33 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
     values = series.to_numpy()
     if values.dtype == object:
         arr = _objects_from_pandas(values)
-        pandas_type = "unicode" if isinstance(t.storage_of(arr.type), t.StringType) else (
-            "bytes" if isinstance(t.storage_of(arr.type), t.BinaryType) else "object")
-        return arr, _entry(pandas_type, "object")
+        st = t.storage_of(arr.type)
+        meta = {"precision": st.precision, "scale": st.scale} if isinstance(
+            st, t.DecimalType) else None
+        return arr, _entry(_logical_type(arr.type), "object", meta)
     arr = from_numpy(values, from_pandas=True)
-    kind = values.dtype.kind
-    pandas_type = {"M": "datetime", "m": "timedelta", "b": "bool"}.get(kind, str(values.dtype))
-    return arr, _entry(pandas_type, str(values.dtype))
+    return arr, _entry(_logical_type(arr.type), str(values.dtype))
+
+
+def _logical_type(dtype: t.DataType) -> str:
+    """The ``pandas_type`` pyarrow's metadata gives a column of ``dtype`` that pandas holds
+    as an ArrowDtype (pyarrow's ``get_logical_type``)."""
+    st = t.storage_of(dtype)
+    if isinstance(st, t.FloatingPointType):
+        return f"float{st.width}"
+    if isinstance(st, (t.StringType, t.BinaryType)):
+        return "object" if st.large else ("unicode" if isinstance(st, t.StringType) else "bytes")
+    simple = [(t.NullType, "empty"), (t.BoolType, "bool"), (t.IntegerType, None),
+              (t.DateType, "date"), (t.TimeType, "time"), (t.DecimalType, "decimal"),
+              (t.FixedSizeBinaryType, "bytes"), (t.DictionaryType, "categorical")]
+    for cls, name in simple:
+        if isinstance(st, cls):
+            return name or str(st)
+    if isinstance(st, t.TimestampType):
+        return "datetimetz" if st.tz else "datetime"
+    if isinstance(st, t.ListType):
+        return f"list[{_logical_type(st.value_type)}]"
+    return "object"
 
 
 def _zone(tz: Any) -> str:
@@ -127,6 +151,9 @@ def _zone(tz: Any) -> str:
     ``+HH:MM`` of a fixed offset, ``UTC`` of dateutil's ``tzutc()`` too."""
     if type(tz).__name__ == "tzutc":  # dateutil's UTC: no key, a zero offset
         return "UTC"
+    filename = getattr(tz, "_filename", None)  # dateutil's zone files: named by their path
+    if type(tz).__name__ == "tzfile" and isinstance(filename, str) and "zoneinfo/" in filename:
+        return filename.rsplit("zoneinfo/", 1)[1]
     return _tz_name(tz)
 
 

@@ -109,6 +109,22 @@ def _arrow_strings(pd: Any, col: ArrayData, target: Any) -> Any:
     return handed if handed.dtype == target else None
 
 
+def _arrow_backed(pd: Any, col: ArrayData) -> Any:
+    """The column as a pandas ``ArrowDtype`` array (what the metadata's ``...[pyarrow]``
+    dtype names: pandas held the column as Arrow memory), handed over through the Arrow
+    PyCapsule protocol without a copy; None when this pandas cannot take it."""
+    arrow_array = getattr(getattr(pd, "arrays", None), "ArrowExtensionArray", None)
+    if arrow_array is None:
+        return None
+    try:
+        # an ArrowDtype is pyarrow memory: pandas has pyarrow when it made one
+        import pyarrow
+
+        return arrow_array(pyarrow.chunked_array(col))
+    except (TypeError, ValueError, ImportError, NotImplementedError):
+        return None
+
+
 def _string_dtype(pd: Any, numpy_type: str | None) -> Any:
     """The pandas dtype a string column becomes: the metadata's, else pandas' default."""
     if numpy_type == "string":
@@ -273,6 +289,12 @@ def _converted(
             return pd.array(values, dtype=target)
     numpy_type = meta.get("numpy_type") if meta else None
     st = t.storage_of(dtype)
+    if isinstance(numpy_type, str) and numpy_type.endswith("[pyarrow]") and not isinstance(
+        st, (t.StringType, t.StringViewType)
+    ):
+        handed = _arrow_backed(pd, col)
+        if handed is not None:
+            return handed
     if isinstance(st, t.DictionaryType):
         # the indices are the codes: viewed in their own width (signed, as pandas wants),
         # nulls set to -1 in one pass

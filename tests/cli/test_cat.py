@@ -220,3 +220,21 @@ def test_cat_names_where_a_bad_dictionary_index_is(tmp_path: Path, capsys) -> No
     assert main(["head", str(src)]) == 1
     err = capsys.readouterr().err
     assert f"message {rb.index}" in err and "'d'" in err and "below 3" in err, err
+
+
+def test_csv_quotes_carriage_returns_newlines_quotes_and_commas(tmp_path: Path,
+                                                                capsys) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    texts = ["a\rb", "c\nd", "e\r\nf", 'g"h', "i,j", "plain", "\r", "k;l"]
+    table = pa.table({"t\rx": texts, "n": list(range(len(texts)))})
+    path = tmp_path / "t.arrows"
+    path.write_bytes(pa_write(table.to_batches(), stream=True))
+    assert main(["cat", str(path), "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    rows = list(csv.reader(io.StringIO(out, newline="")))
+    assert rows == [["t\rx", "n"]] + [[s, str(i)] for i, s in enumerate(texts)]
+    back = pa_csv.read_csv(io.BytesIO(out.encode()),
+                           read_options=pa_csv.ReadOptions(use_threads=False))
+    assert back.column_names == ["t\rx", "n"]
+    assert back.column(0).to_pylist() == texts

@@ -158,3 +158,26 @@ def test_inspect_shows_each_message_custom_metadata(tmp_path: Path, capsys) -> N
     p.write_bytes(bytes(sink.getvalue()))
     assert main(["inspect", str(p)]) == 0
     assert "      custom metadata: origin = 'sensor 7'\n" in capsys.readouterr().out
+
+
+def _no_schema_streams() -> list[bytes]:
+    """An end-of-stream marker alone, and a stream whose Schema message was cut out."""
+    import quiver as qv
+    from quiver.ipc.index import scan_messages
+
+    stream = write_ipc([qv.record_batch({"a": [1, 2]})], stream=True)
+    first = next(iter(scan_messages(stream)))
+    return [b"\xff\xff\xff\xff\x00\x00\x00\x00", stream[first.end:]]
+
+
+@pytest.mark.parametrize("data", _no_schema_streams(), ids=["eos", "batch-first"])
+def test_a_stream_without_a_schema_message_exits_1_as_validate(tmp_path: Path, capsys,
+                                                               data: bytes) -> None:
+    path = tmp_path / "no_schema.arrows"
+    path.write_bytes(data)
+    assert main(["validate", str(path)]) == 1
+    capsys.readouterr()
+    assert main(["inspect", str(path)]) == 1
+    assert "expected a Schema message first" in capsys.readouterr().out
+    assert main(["inspect", "--json", str(path)]) == 1
+    assert "Schema message first" in json.loads(capsys.readouterr().out)["schema_error"]

@@ -80,6 +80,7 @@ def test_schema_imports_only_the_schema_readers(tmp_path: Path, sample_file: Pat
         "quiver.registry",  # the type decoders are looked up in the registry rows
         # the types package's modules, and the one-line attributes its classes use
         "quiver.types.metadata", "quiver.types.datatypes", "quiver.types.schema",
+        "quiver.types.checks",  # the time zone and extension storage rules of the factories
         "quiver._readonly",
         "quiver._lazy",  # the PEP 562 hook of quiver.ipc and quiver.ipc.metadata
     }

@@ -460,3 +460,30 @@ def test_a_newer_versions_file_is_not_shown_valid_without_a_false_order_error(ca
     assert "unchecked [unsupported]" in out
     assert "[order]" not in out  # the unreadable message may be the Schema: no second claim
     assert "NOT SHOWN VALID: 1 part was not checked" in out.splitlines()[-1]
+
+
+def _ext_column_file(dtype: qv.DataType, values: list) -> bytes:
+    from quiver.array import make_array
+
+    base = qv.array(values, qv.types.storage_of(dtype))
+    col = make_array(dtype, len(base), base.buffers, base.children, base.null_count)
+    return write_ipc([qv.record_batch({"col": col})], stream=False)
+
+
+@pytest.mark.parametrize(("dtype", "values", "words"), [
+    (qv.types.ExtensionType("arrow.uuid", qv.int64()), [1], "arrow.uuid over"),
+    (qv.types.ExtensionType("arrow.bool8", qv.string()), ["a"], "arrow.bool8 over"),
+    (qv.types.ExtensionType("arrow.json", qv.int32()), [1], "arrow.json over"),
+    (qv.types.TimestampType("s", "+25:00"), [1], "time zone"),
+])
+def test_types_that_cannot_be_valid_are_found_naming_the_field(
+        tmp_path: Path, capsys, dtype: qv.DataType, values: list, words: str) -> None:
+    code, report = findings(tmp_path, _ext_column_file(dtype, values), capsys,
+                            "--level", "full", name="x.arrow")
+    assert code == 1
+    found = [f for f in report["findings"] if f["rule"] == "type"]
+    assert len(found) == 1 and words in found[0]["what"] and found[0]["field_path"] == "col"
+    # the extension storage is a problem at the structure level too; a zone is not
+    code, report = findings(tmp_path, _ext_column_file(dtype, values), capsys,
+                            "--level", "structure", name="x.arrow")
+    assert code == (0 if words == "time zone" else 1)

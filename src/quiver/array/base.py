@@ -245,8 +245,19 @@ class Array(ArrayData):
         >>> view.tolist(), view.flags.writeable
         ([1, 2, 3], False)
         """
+        storage = t.storage_of(self._type)
+        if isinstance(storage, (t.TimeType, t.DateType)):
+            # as pyarrow: times become datetime.time objects, dates datetime64[D] (date64:
+            # [ms]); neither is a view of the stored integers
+            if zero_copy_only:
+                raise ArrowInvalid(
+                    f"expected a type numpy can view for a zero-copy to_numpy, found "
+                    f"{self._type} (it needs a copy; pass zero_copy_only=False)"
+                )
+            if isinstance(storage, t.TimeType):
+                return _object_array(self.to_pylist())
         np_dtype = logical_numpy_dtype(self._type)
-        if np_dtype is not None and not isinstance(t.storage_of(self._type), t.DictionaryType):
+        if np_dtype is not None and not isinstance(storage, t.DictionaryType):
             values = self._fixed_values_view(np_dtype)
             if self.null_count == 0:
                 if writable:

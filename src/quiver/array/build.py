@@ -50,6 +50,7 @@ from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import storage_numpy_dtype
 from . import build_fixed as _build_fixed  # noqa: F401  (registers the fixed-width builders)
 from . import build_nested as _build_nested  # noqa: F401  (registers the nested builders)
+from . import build_numpy as _numpy
 from .base import Array, make_array
 from .build_binary import _build_binary, _MixedKinds
 from .build_common import _bitmap, _is_nat_kind, _kind_error, build
@@ -64,12 +65,15 @@ def array(
     *,
     mask: Any = None,
     from_pandas: bool = False,
+    safe: bool = True,
 ) -> Array:
     """An Arrow array from Python values or a numpy array (pyarrow's ``pa.array``).
 
     ``type`` is inferred when None.  ``mask`` (True = null) adds nulls; ``from_pandas``
-    makes float NaN and pandas' NaT null (numpy NaT scalars are null in any case).  See the
-    module docstring for the rules.
+    makes float NaN and pandas' NaT null (numpy NaT scalars are null in any case).
+    ``safe=False`` lets a numpy array's conversion to ``type`` wrap or truncate values
+    (as in pyarrow, Python values are checked in any case).  See the module docstring for
+    the rules.
 
     >>> import quiver as qv
     >>> qv.array([1, None, 3], qv.int8()).to_pylist()
@@ -85,10 +89,11 @@ def array(
             "build from values with the wanted type instead"
         )
     if isinstance(values, np.ndarray):
-        return from_numpy(values, type, mask=mask, from_pandas=from_pandas)
+        return from_numpy(values, type, mask=mask, from_pandas=from_pandas, safe=safe)
     if hasattr(values, "__array__") and not isinstance(values, (list, tuple)):
         # other array-likes: go through numpy
-        return from_numpy(np.asarray(values), type, mask=mask, from_pandas=from_pandas)
+        return from_numpy(np.asarray(values), type, mask=mask, from_pandas=from_pandas,
+                          safe=safe)
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         raise ArrowTypeError(
             f"expected a sequence or numpy array of values, found {values.__class__.__name__}"
@@ -152,8 +157,14 @@ def from_numpy(
     *,
     mask: Any = None,
     from_pandas: bool = False,
+    safe: bool = True,
 ) -> Array:
-    """An array over a 1-D numpy array; zero-copy for fixed-width numeric and temporal data.
+    """An array over a 1-D numpy array; zero-copy for fixed-width numeric and temporal data
+    in the machine's byte order (swapped arrays are copied into it).
+
+    With an explicit ``type`` the values are converted checked (see
+    :mod:`~quiver.array.build_numpy`): a value the type cannot hold raises, unless
+    ``safe=False``, which wraps or truncates as pyarrow does.
 
     >>> import numpy as np
     >>> a = from_numpy(np.arange(4, dtype=np.int32))
@@ -177,19 +188,18 @@ def from_numpy(
         if null_mask is not None:
             values = [None if mm else v for v, mm in zip(values, null_mask.tolist())]
         return array(values, type, from_pandas=from_pandas)
+    arr = _numpy.native(arr)
     target = natural if type is None else type
     st = t.storage_of(target)
     if arr.dtype.kind in "Mm":
         nat = np.isnat(arr)
         if nat.any():
             null_mask = nat if null_mask is None else (null_mask | nat)
-        if isinstance(st, (t.TimestampType, t.DurationType, t.DateType)) and type is not None:
-            want = np.dtype(f"{arr.dtype.kind}8[{'D' if isinstance(st, t.DateType) else st.unit}]")
-            if isinstance(st, t.DateType) and st.unit == "ms":
-                want = np.dtype("M8[ms]")
-            if arr.dtype != want:
-                arr = arr.astype(want)
-        arr = arr.view(np.int64)
+        arr = _temporal_ticks(arr, null_mask, st, target, safe)
+    elif arr.dtype.kind in "bf" and isinstance(st, _TEMPORAL_TYPES):
+        # counts of a unit are integers: pyarrow has no cast of floats or bools either
+        raise ArrowTypeError(f"expected integers or numpy datetime64/timedelta64 for "
+                             f"{target}, found numpy {arr.dtype} values")
     if arr.dtype.kind == "f" and from_pandas:
         nan = np.isnan(arr)
         if nan.any():
@@ -197,9 +207,10 @@ def from_numpy(
     valid = None if null_mask is None else ~null_mask
     bitmap, nulls = _bitmap(valid)
     if isinstance(st, t.BoolType):
-        if arr.dtype.kind != "b":
+        if arr.dtype.kind not in "biuf":
             raise _kind_error(arr.dtype, target)
-        return make_array(target, len(arr), (bitmap, pack_bits(arr)), (), nulls)
+        bits = _numpy.convert_numbers(arr, valid, st, safe)
+        return make_array(target, len(arr), (bitmap, pack_bits(bits)), (), nulls)
     npdt = None if isinstance(st, t.DictionaryType) else storage_numpy_dtype(st)
     if npdt is None:
         values = arr.tolist()
@@ -207,22 +218,50 @@ def from_numpy(
             values = [v if ok else None for v, ok in zip(values, valid.tolist())]
         return build(values, target)
     if arr.dtype != npdt:
-        if npdt.kind in "iu":
-            check = arr if valid is None else arr[valid]
-            if check.dtype.kind == "f" and not np.all(check == np.trunc(check)):
-                raise ArrowInvalid(f"expected integral values for {target}, found fractions")
-            with np.errstate(invalid="ignore", over="ignore"):
-                converted = arr.astype(npdt)
-            same = converted.astype(arr.dtype) == arr
-            if valid is not None:
-                same |= ~valid
-            if not np.all(same):
-                raise ArrowInvalid(f"expected values that fit {target}, found one out of range")
-            arr = converted
-        else:  # to floats: narrowing rounds, as pyarrow does
-            arr = arr.astype(npdt)
+        arr = _numpy.convert_numbers(arr, valid, st, safe)
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
-    if not arr.dtype.isnative:
-        arr = arr.astype(arr.dtype.newbyteorder("="))
     return make_array(target, len(arr), (bitmap, as_buffer(arr)), (), nulls)
+
+
+def _temporal_ticks(arr: np.ndarray, null_mask: np.ndarray | None, st: t.DataType,
+                    target: t.DataType, safe: bool) -> np.ndarray:
+    """The int64 ticks of a native datetime64 / timedelta64 array in the unit of the
+    temporal type ``st`` (checked, see :func:`~quiver.array.build_numpy.convert_ticks`;
+    a date keeps the day, as in pyarrow), or its own ticks for other targets."""
+    have = np.datetime_data(arr.dtype)[0]
+    kind = arr.dtype.kind
+    allowed = _TEMPORAL_TARGETS[kind if kind == "m" or have != "D" else "D"]
+    if not isinstance(st, allowed[0]) and st != allowed[1]:
+        raise ArrowTypeError(
+            f"expected a type numpy {arr.dtype} values convert to ("
+            f"{', '.join(c.__name__ for c in allowed[0])} or {allowed[1]}), found {target}"
+        )
+    ticks = arr.view(np.int64)
+    valid = None if null_mask is None else ~null_mask
+    if isinstance(st, t.DateType):  # the day (floored), as pyarrow's cast of a timestamp
+        days = ticks // np.int64(_numpy_per(have, "D")) if have != "D" else ticks
+        if st.unit == "ms":
+            return _numpy.convert_ticks(days, "D", "ms", valid, str(arr.dtype), target, safe)
+        return days
+    if isinstance(st, t.TimeType):  # the time of day, as pyarrow's cast of a timestamp
+        ticks = ticks % np.int64(_numpy_per(have, "D"))
+    if isinstance(st, (t.TimestampType, t.DurationType, t.TimeType)):
+        return _numpy.convert_ticks(ticks, have, st.unit, valid, str(arr.dtype), target, safe)
+    return ticks
+
+
+# what numpy datetime64 ("M"; "D": in days) and timedelta64 ("m") arrays convert to, as in
+# pyarrow: these type classes, or their own storage integer
+_TEMPORAL_TARGETS: dict[str, tuple[tuple[type, ...], t.DataType]] = {
+    "M": ((t.TimestampType, t.DateType, t.TimeType), t.int64()),
+    "D": ((t.TimestampType, t.DateType), t.int32()),
+    "m": ((t.DurationType,), t.int64()),
+}
+
+
+_TEMPORAL_TYPES = (t.TimestampType, t.DateType, t.TimeType, t.DurationType)
+
+
+def _numpy_per(fine: str, coarse: str) -> int:
+    return int(np.timedelta64(1, coarse).astype(f"m8[{fine}]").astype(np.int64))

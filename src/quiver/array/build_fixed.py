@@ -120,8 +120,9 @@ def _build_int(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
 @registry.implements("builder", t.FloatingPointType)
 def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
-    if not checked:
-        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype, forbid=_NOT_INTS)
+    if not checked:  # Python bools are 0.0 / 1.0, as pyarrow takes them (numpy's are not)
+        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype,
+                     forbid=(np.bool_, np.timedelta64))
     try:
         raw = np.array(values, dtype=np.float64)  # None becomes NaN
     except OverflowError:
@@ -129,9 +130,30 @@ def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) ->
     valid = None
     if np.isnan(raw).any():
         valid = _valid_mask(values)
+    _check_exact_ints(values, raw, dtype)
     bitmap, nulls = _bitmap(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
                       nulls)
+
+
+# the largest integer magnitude each float width holds exactly; pyarrow refuses Python ints
+# past it (half floats: those past double's, as pyarrow converts them through double)
+_EXACT_INT = {64: 2**53, 32: 2**24, 16: 2**53}
+
+
+def _check_exact_ints(values: list[Any], raw: np.ndarray, dtype: t.DataType) -> None:
+    """Refuse integers (Python or numpy) that ``dtype`` would round, as pyarrow does.  Only
+    the slots whose double is at or past the limit are looked at exactly."""
+    limit = _EXACT_INT.get(dtype.width)  # type: ignore[attr-defined]
+    if limit is None:
+        return
+    for i in np.flatnonzero(np.abs(raw) >= limit).tolist():
+        v = values[i]
+        if _is_int_kind(type(v)) and abs(int(v)) > limit:
+            raise ArrowInvalid(
+                f"expected integers that {dtype} holds exactly (-{limit} to {limit}), found "
+                f"{int(v)} at row {i}"
+            )
 
 
 def _unscaled(v: Any, dtype: t.DecimalType) -> int:

@@ -312,6 +312,8 @@ def _build_extension(values: list[Any], dtype: t.DataType, checked: bool = False
     et: t.ExtensionType = dtype  # type: ignore[assignment]
     if et.extension_name == "arrow.uuid":
         values = [v.bytes if isinstance(v, _uuid.UUID) else v for v in values]
+    elif et.extension_name == "arrow.bool8":  # bools as 0 / 1 (ints are taken as they are)
+        values = [int(v) if isinstance(v, (bool, np.bool_)) else v for v in values]
     storage = build(values, et.storage_type)
     return make_array(dtype, len(storage), storage.buffers, storage.children,
                       storage.null_count, 0, storage.dictionary)

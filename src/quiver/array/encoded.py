@@ -28,6 +28,7 @@ from .base import Array, make_array, register_array_class, typed_view
 from .primitive import finish, uuids
 
 _UUID_STORAGE = t.FixedSizeBinaryType(16)
+_BOOL8_STORAGE = t.IntegerType(8, True)
 
 @register_array_class(t.DictionaryType)
 class DictionaryArray(Array):
@@ -182,4 +183,27 @@ class ExtensionArray(Array):
         ext: t.ExtensionType = self._type  # type: ignore[assignment]
         if ext.extension_name == "arrow.uuid" and ext.storage_type == _UUID_STORAGE:
             return uuids(values)
+        if self._is_bool8():
+            return [None if v is None else v != 0 for v in values]
         return values
+
+    def _is_bool8(self) -> bool:
+        """Whether this is a well-formed ``arrow.bool8`` (int8 storage: 0 false, any other
+        value true), whose values pyarrow gives as bools."""
+        ext: t.ExtensionType = self._type  # type: ignore[assignment]
+        return ext.extension_name == "arrow.bool8" and ext.storage_type == _BOOL8_STORAGE
+
+    def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
+        """The storage's numpy values; an ``arrow.bool8`` gives bools, as pyarrow (a copy:
+        numpy's bools must be 0 or 1), an object array with None when it has nulls."""
+        if not self._is_bool8():
+            return super().to_numpy(zero_copy_only, writable)
+        if self.null_count:
+            if zero_copy_only:
+                raise ArrowInvalid(
+                    f"expected no nulls for a zero-copy to_numpy, found {self.null_count}"
+                )
+            out = np.empty(len(self), dtype=object)
+            out[:] = self.to_pylist()
+            return out
+        return self.storage.to_numpy(zero_copy_only=False) != 0

@@ -24,6 +24,7 @@ from .build_common import (
     _INT_TYPES,
     _NOT_INTS,
     _is_int_kind,
+    _is_nat_kind,
 )
 
 
@@ -82,12 +83,15 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
         return t.float64()
     if all(issubclass(k, str) for k in kinds):
         return t.string()
-    if all(issubclass(k, (bytes, bytearray, memoryview)) for k in kinds):
-        return t.binary()
+    if all(issubclass(k, (str, bytes, bytearray, memoryview)) for k in kinds):
+        return t.binary()  # (text beside bytes: its UTF-8 bytes, as pyarrow infers)
     if kinds == {np.datetime64} or kinds == {np.timedelta64}:
         return _numpy_scalar_type(values)
-    if all(issubclass(k, Decimal) for k in kinds):
-        shapes = [_decimal_shape(v) for v in values if v is not None]
+    if any(issubclass(k, Decimal) for k in kinds) and all(
+            issubclass(k, Decimal) or _is_int_kind(k) for k in kinds):
+        # the Decimals give the precision and scale; ints beside them must fit it (pyarrow's
+        # rule: they do not widen it, and the build refuses one that does not fit)
+        shapes = [_decimal_shape(v) for v in values if isinstance(v, Decimal)]
         scale = max(s for _, s in shapes)
         precision = max(max(i for i, _ in shapes) + scale, 1)
         if precision > 76:
@@ -96,9 +100,18 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
             precision, scale
         )
     if all(issubclass(k, _dt.datetime) for k in kinds):
-        tz = next((v.tzinfo for v in values if v is not None and v.tzinfo is not None), None)
+        # the first datetime's zone, as pyarrow: naive first gives a naive timestamp (the
+        # aware ones kept as their UTC instants), aware first its zone (naive ones as UTC)
+        tz = next(v.tzinfo for v in values if v is not None)
         return t.timestamp("us", None if tz is None else _tz_name(tz))
     if all(issubclass(k, _dt.date) for k in kinds):
+        times = sorted(k.__name__ for k in kinds
+                       if issubclass(k, _dt.datetime) and not _is_nat_kind(k))
+        if times:  # pyarrow refuses [datetime, date] and drops the time of [date, datetime]
+            raise ArrowTypeError(
+                f"expected dates or datetimes to infer a type, found both (date and "
+                f"{', '.join(times)}); a date32 would drop the time of day: give the type"
+            )
         return t.date32()
     if all(issubclass(k, _dt.time) for k in kinds):
         return t.time64("us")

@@ -31,6 +31,7 @@ from .. import types as t
 from ..buffers import unpack_bits
 from ..errors import ArrowInvalid
 from ..layout import storage_numpy_dtype
+from ..types.checks import tz_problem
 from .base import Array, register_array_class, typed_view
 
 
@@ -149,6 +150,9 @@ def _check_range(values: np.ndarray, lo: int, hi: int, what: str) -> None:
 
 def resolve_tz(tz: str) -> _dt.tzinfo:
     """The tzinfo for an Arrow time zone string: a fixed offset or an IANA name."""
+    problem = tz_problem(tz)
+    if problem is not None:
+        raise ArrowInvalid(problem.format(what="the time zone"))
     m = _FIXED_OFFSET.match(tz)
     if m:
         sign = -1 if m.group(1) == "-" else 1

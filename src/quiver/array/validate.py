@@ -50,6 +50,7 @@ from .. import types as t
 from ..buffers import count_set_bits
 from ..errors import ArrowError, ArrowInvalid
 from ..layout import BufferSpec, Layout, children_problem, layout_of, required_bytes
+from ..types.checks import type_problems
 from .data import ArrayData
 from .validate_values import (
     fail,
@@ -135,6 +136,13 @@ class _Walk:
         dtype = array.type
         if not isinstance(dtype, t.DataType):
             raise fail(f"expected a DataType, found {type(dtype).__name__}", path)
+        if isinstance(dtype, t.ExtensionType) or (self.full and isinstance(
+                dtype, t.TimestampType)):
+            # canonical extension storage (every level), time zones (full level): the type
+            # rules that need no data; children report their own
+            problems = type_problems(dtype, path, full=self.full)
+            if problems and problems[0][0] == path:
+                raise fail(problems[0][1], path)
         storage = t.storage_of(dtype)
         lay = layout_of(dtype)
         # the raw attribute: len() itself refuses a negative length

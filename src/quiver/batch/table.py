@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import types as t
 from .._readonly import readonly
 from ..array.base import Array, slice_bounds
@@ -21,6 +23,13 @@ from ._common import (
 from .chunked import ChunkedArray, _build, _chunks_equal
 from .record_batch import RecordBatch, record_batch
 from .tabular import _Tabular
+
+
+def _is_chunk_list(column: Any) -> bool:
+    """Whether ``column`` is a list (or tuple) of chunks: every item an Array or a sequence
+    of values (pyarrow's ``Table.add_column`` takes any list as chunks)."""
+    return isinstance(column, (list, tuple)) and bool(column) and all(
+        isinstance(c, (Array, list, tuple, np.ndarray)) for c in column)
 
 
 class Table(_Tabular):
@@ -146,12 +155,19 @@ class Table(_Tabular):
     def add_column(self, i: int, field_: str | t.Field, column: Any) -> Table:
         """A table with ``column`` (an Array, ChunkedArray or values) inserted at ``i``.
 
+        A list whose items are all arrays or sequences is a list of chunks, as in pyarrow
+        (``[[1], [2]]`` is an int64 column of two chunks); a list of scalars is the values.
         The new column is split to follow the table's batches (zero-copy slices).
         """
-        if isinstance(column, ChunkedArray):
-            column = column.combine_chunks()
         fld_type = field_.type if isinstance(field_, t.Field) else None
         name = field_.name if isinstance(field_, t.Field) else str(field_)
+        if _is_chunk_list(column):
+            chunks = [_build(c, fld_type, name) for c in column]
+            if fld_type is None and chunks:
+                fld_type = chunks[0].type
+            column = ChunkedArray(chunks, fld_type)
+        if isinstance(column, ChunkedArray):
+            column = column.combine_chunks()
         col = _build(column, fld_type, name)
         if len(col) != self._num_rows:
             raise ArrowInvalidArgument(

@@ -198,10 +198,20 @@ def _write_jsonl(chunks: Iterator[tuple[list[str], list[list[Any]]]]) -> None:
 
 
 def _write_csv(chunks: Iterator[tuple[list[str], list[list[Any]]]], names: list[str]) -> None:
+    """A header and the rows by Python's csv rules, lines ended by ``\n``.  The csv module
+    quotes a field holding the delimiter, a quote or a character of the line terminator;
+    a carriage return is none of these with ``\n`` lines, so a row holding one is written
+    with every field quoted (a reader would split the row at a bare ``\r``)."""
     writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(names)
+    quoted = csv.writer(sys.stdout, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def write(row: list[str]) -> None:
+        (quoted if any("\r" in cell for cell in row) else writer).writerow(row)
+
+    write([str(n) for n in names])
     for _, cols in chunks:
-        writer.writerows([cell_text(v) for v in row] for row in zip(*cols))
+        for row in zip(*cols):
+            write([cell_text(v) for v in row])
         sys.stdout.flush()
 
 

@@ -168,6 +168,10 @@ def layout(inp: Input, with_buffers: bool) -> dict[str, Any]:
         "body_bytes": sum(m.body_length for m in messages),
     }
     out["error"] = error
+    if error is None and (not kinds or kinds[0] != "schema"):
+        # as validate: a stream (or file) begins with its Schema message
+        found = f"a {messages[0].kind} message" if messages else "the end of the stream"
+        out["schema_error"] = f"expected a Schema message first, found {found}"
     return out
 
 
@@ -270,6 +274,8 @@ def layout_text(lay: dict[str, Any]) -> str:
         lines.append(f"end of stream at offset {lay['end_of_stream']}")
     else:
         lines.append("no end-of-stream marker")
+    if "schema_error" in lay:
+        lines.append(f"schema: {lay['schema_error']}")
     if "footer_error" in lay:
         lines.append(f"footer: {lay['footer_error']}")
     footer = lay.get("footer")
@@ -296,14 +302,15 @@ def layout_text(lay: dict[str, Any]) -> str:
 
 
 def run(ns: argparse.Namespace) -> int:
-    """Print the layout of ``ns.input``; 1 when the scan stopped on an error, the footer
-    is missing or unreadable, or it disagrees with the messages."""
+    """Print the layout of ``ns.input``; 1 when the scan stopped on an error, there is no
+    Schema message first, the footer is missing or unreadable, or it disagrees with the
+    messages."""
     inp = open_input(ns.input, whole=True)
     lay = layout(inp, ns.buffers)
     if ns.json:
         sys.stdout.write(json.dumps(lay, indent=2) + "\n")
     else:
         sys.stdout.write(layout_text(lay))
-    bad = lay["error"] is not None or "footer_error" in lay or (
+    bad = lay["error"] is not None or "footer_error" in lay or "schema_error" in lay or (
         lay.get("footer") is not None and not lay["footer"]["agrees"])
     return 1 if bad else 0

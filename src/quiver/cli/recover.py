@@ -142,7 +142,10 @@ class _Walk:
 
     def _schema(self, schema: md.SchemaMessage) -> None:
         self.out.schema_message = schema
-        self.loader = BatchLoader(schema, IpcReadOptions(validate="full"), file_format=False)
+        # (the type rules that need no data are validate's to report: recover salvages
+        # damaged bytes and keeps the schema as written)
+        self.loader = BatchLoader(schema, IpcReadOptions(validate="full"), file_format=False,
+                                  check_types=False)
 
     def _scan_from(self, pos: int, bar: Any) -> int | None:
         """Walk messages from ``pos``; returns where to resynchronise, or None at the end."""

@@ -42,6 +42,7 @@ from ..ipc.decoder import DEFAULT_LIMITS, RawMessage
 from ..ipc.framing import FILE_HEADER
 from ..ipc.index import MessageInfo
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
+from ..types.checks import type_problems
 from ._common import Input, open_input, progress
 from ._read import kind_of, open_file_decoder
 from ._resync import resync
@@ -421,7 +422,12 @@ class Checker:
                                  f"{kind_of(header)} message", raw.offset, index,
                                  fix=FIX_WRITER))
                 return
-            self.loader = BatchLoader(header, self.options, file_format=file_format)
+            for f in header.schema.fields:
+                for path, problem in type_problems(f.type, f.name, full=self.full):
+                    self.add(Finding("type", problem, raw.offset, index, field_path=path,
+                                     fix=FIX_WRITER))
+            self.loader = BatchLoader(header, self.options, file_format=file_format,
+                                      check_types=False)
             return
         if isinstance(header, (md.RecordBatch, md.DictionaryBatch)):
             self._buffers(raw, header if isinstance(header, md.RecordBatch) else header.data)

@@ -35,6 +35,7 @@ from .._keywords import options_from
 from ..array import Array
 from ..array.validate import validate_array
 from ..batch import RecordBatch
+from ..types.checks import type_problems
 from . import metadata as md
 from . import steady
 from .body import LoadContext, compile_plan, load_record_batch
@@ -151,13 +152,27 @@ def resolve_columns(schema: t.Schema, columns: Sequence[int | str] | None) -> li
     return out
 
 
+def check_schema_types(schema: t.Schema, *, full: bool) -> None:
+    """Refuse a schema whose types break the format's rules that need no data (see
+    :mod:`quiver.types.checks`: canonical extension storage at every level, time zones at
+    the full one); the error names the field."""
+    for f in schema.fields:
+        problems = type_problems(f.type, f.name, full=full)
+        if problems:
+            path, message = problems[0]
+            raise E.ArrowInvalid(message, field_path=path)
+
+
 class BatchLoader:
     """Schema-aware message handling shared by the stream decoder and the file reader."""
 
-    def __init__(self, schema_msg: md.SchemaMessage, options: IpcReadOptions, *, file_format: bool):
+    def __init__(self, schema_msg: md.SchemaMessage, options: IpcReadOptions, *, file_format: bool,
+                 check_types: bool = True):
         self.schema_msg = schema_msg
         self.full_schema = schema_msg.schema
         self.options = options
+        if check_types:  # (``quiver validate`` reports these itself, as findings)
+            check_schema_types(self.full_schema, full=options.validate == "full")
         self.columns = resolve_columns(self.full_schema, options.columns)
         # the body loader yields projected columns in file order; ``_order`` puts them in
         # the order asked (None when that is file order already)

@@ -28,7 +28,8 @@ from typing import Any
 
 from .. import registry
 from .._lazy import adopt_classes
-from ..errors import ArrowTypeError
+from ..errors import ArrowInvalidArgument, ArrowTypeError
+from .checks import check_tz, extension_storage_problem
 from .datatypes import (
     C_EXTENSION_METADATA_KEY,
     C_EXTENSION_NAME_KEY,
@@ -186,7 +187,9 @@ def time64(unit: str) -> DataType:
 
 
 def timestamp(unit: str, tz: str | None = None) -> DataType:
-    """Timestamps in ``unit`` with an optional time zone."""
+    """Timestamps in ``unit`` with an optional time zone: an IANA name or a ``[+-]HH:MM``
+    offset (Schema.fbs); anything else is refused."""
+    check_tz(tz, "tz")
     return TimestampType(unit, tz)
 
 
@@ -355,7 +358,11 @@ def extension(name: str, storage_type: DataType, serialized: bytes | str = b"") 
     """An extension type: ``name`` and serialized metadata over ``storage_type``."""
     if isinstance(serialized, str):
         serialized = serialized.encode("utf-8")
-    return ExtensionType(name, storage_type, bytes(serialized))
+    ext = ExtensionType(name, storage_type, bytes(serialized))
+    problem = extension_storage_problem(ext)
+    if problem is not None:
+        raise ArrowInvalidArgument(f"storage_type: {problem}")
+    return ext
 
 
 def uuid() -> DataType:

@@ -11,6 +11,7 @@ from .. import registry
 from .._readonly import readonly
 from ..errors import (
     ArrowIndexError,
+    ArrowInvalid,
     ArrowInvalidArgument,
     ArrowKeyError,
     ArrowTypeError,
@@ -220,8 +221,12 @@ def _check_unit(unit: str, allowed: tuple[str, ...], what: str) -> None:
 
 
 def _check_size(size: int, what: str) -> None:
-    if not isinstance(size, int) or size < 0:
-        raise ArrowInvalidArgument(f"expected a non-negative {what}, found {size!r}")
+    """Refuse a size the format cannot hold: it stores them as int32."""
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= 2**31 - 1:
+        raise ArrowInvalidArgument(
+            f"expected {what} as an int from 0 to {2**31 - 1} (the format stores it as "
+            f"int32), found {size!r}"
+        )
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -356,7 +361,7 @@ class FixedSizeBinaryType(DataType):
     width: int
 
     def __post_init__(self) -> None:
-        _check_size(self.width, "fixed_size_binary width")
+        _check_size(self.width, "the fixed_size_binary byte_width")
 
     @property
     def bit_width(self) -> int:
@@ -429,7 +434,7 @@ class FixedSizeListType(_ListBase):
     list_size: int
 
     def __post_init__(self) -> None:
-        _check_size(self.list_size, "fixed_size_list size")
+        _check_size(self.list_size, "the fixed_size_list list_size")
 
     def with_fields(self, fields: tuple[Field, ...]) -> DataType:
         """A copy with new child fields."""
@@ -611,6 +616,56 @@ class ExtensionType(DataType):
 
 
 
+# -- the canonical extension types' storage (CanonicalExtensions.rst) -------------------
+
+
+def _is_int8(dt: DataType) -> bool:
+    return isinstance(dt, IntegerType) and dt.bit_width == 8 and dt.signed
+
+
+def _variable_shape_problem(st: DataType) -> str | None:
+    if not isinstance(st, StructType):
+        return f"a struct of data and shape, found {st}"
+    names = [f.name for f in st.fields]
+    if names[:2] != ["data", "shape"] or len(names) > 3 or (
+        len(names) == 3 and names[2] != "uniform_shape"
+    ):
+        return f"a struct of fields data, shape (and uniform_shape), found {st}"
+    data, shape = st.fields[0].type, st.fields[1].type
+    if not isinstance(data, ListType):
+        return f"a list as the data field, found {data}"
+    if not (isinstance(shape, FixedSizeListType) and shape.value_type == IntegerType(32, True)):
+        return f"a fixed_size_list<int32> as the shape field, found {shape}"
+    return None
+
+
+# canonical extension name -> (what its storage must be, the test)
+_CANONICAL: dict[str, tuple[str, object]] = {
+    "arrow.uuid": ("fixed_size_binary(16)",
+                   lambda st: isinstance(st, FixedSizeBinaryType) and st.width == 16),
+    "arrow.bool8": ("int8", _is_int8),
+    "arrow.json": ("string, large_string or string_view",
+                   lambda st: isinstance(st, (StringType, StringViewType))),
+    "arrow.fixed_shape_tensor": ("a fixed_size_list",
+                                 lambda st: isinstance(st, FixedSizeListType)),
+}
+
+
+def extension_storage_problem(ext: ExtensionType) -> str | None:
+    """Why ``ext``'s storage breaks its canonical definition (``arrow.*`` names, see
+    CanonicalExtensions.rst; ``arrow.opaque`` takes any storage), or None."""
+    name = ext.extension_name
+    st = ext.storage_type
+    if name == "arrow.variable_shape_tensor":
+        found = _variable_shape_problem(st)
+        return None if found is None else f"expected arrow.variable_shape_tensor over {found}"
+    rule = _CANONICAL.get(name)
+    if rule is None or rule[1](st):  # type: ignore[operator]
+        return None
+    return f"expected {name} over {rule[0]} storage, found {st}"
+
+
+
 def storage_of(t: DataType) -> DataType:
     """The storage type of an extension type (recursively); other types unchanged."""
     while isinstance(t, ExtensionType):
@@ -678,6 +733,10 @@ def c_schema_node(
 ) -> tuple[Any, ...]:
     """The plain description :func:`quiver.cdata.capsule.fill_schema` turns into an
     ``ArrowSchema``: ``(format, name, flags, metadata, child nodes, dictionary node)``."""
+    if isinstance(dtype, ExtensionType):  # (a consumer would fail on it: pyarrow crashes)
+        problem = extension_storage_problem(dtype)
+        if problem is not None:
+            raise ArrowInvalid(f"cannot export field {name!r}: {problem}")
     fmt, physical = c_format(dtype)
     flags = C_FLAG_NULLABLE if nullable else 0
     dictionary = None
