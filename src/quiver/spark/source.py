@@ -38,7 +38,7 @@ from pyspark.sql.datasource import (
 )
 
 from .. import types as t
-from ..errors import ArrowInvalid, ArrowInvalidArgument
+from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from . import plan as P
 from .paths import list_files, partition_schema, partition_value, paths_from_options
 from .policy import (
@@ -46,7 +46,8 @@ from .policy import (
     from_spark_schema,
     to_spark_schema,
 )
-from .pushdown import batches_to_read, partition_matches, to_predicate
+from .pushdown import OPTION as FILTERS_OPTION
+from .pushdown import batches_to_read, parse_filters, partition_matches
 from .sink import TaskFiles, WrittenFile, write_empty
 
 MiB = 1024 * 1024
@@ -102,6 +103,8 @@ class ReadOptions:
     infer_partition_types: bool = True
     policy: ReadPolicy = field(default_factory=ReadPolicy)
     validate: str = "structural"
+    filters: str | None = None  # JSON, read against the schema by the reader
+    max_records: int | None = None  # None: the session's setting, else Spark's default
 
     @classmethod
     def parse(cls, options: Any) -> ReadOptions:
@@ -121,7 +124,44 @@ class ReadOptions:
                 invalid_values=str(options.get("invalidvalues", "error")).lower(),
             ),
             validate=validate,
+            filters=options.get(FILTERS_OPTION),
+            max_records=_count(options, "maxRecordsPerBatch"),
         )
+
+
+def _count(options: Any, key: str) -> int | None:
+    value = options.get(key.lower())
+    if value is None:
+        return None
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise ArrowInvalidArgument(f"expected option {key} as a positive whole number, "
+                                   f"found {value!r}")
+    return n
+
+
+SPARK_MAX_RECORDS = 10_000  # spark.sql.execution.arrow.maxRecordsPerBatch's default
+
+
+def _session_max_records() -> int:
+    """``spark.sql.execution.arrow.maxRecordsPerBatch`` of the active session, where the
+    reader is made in one (Spark plans Python reads in a worker without a session: then
+    Spark's default; the read option ``maxRecordsPerBatch`` sets it explicitly)."""
+    try:
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession()
+        if session is not None:
+            value = int(session.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch",
+                                         str(SPARK_MAX_RECORDS)))
+            if value > 0:
+                return value
+    except Exception:  # (no session, no JVM: Spark's default)
+        pass
+    return SPARK_MAX_RECORDS
 
 
 class _Dataset:
@@ -182,8 +222,12 @@ class ArrowDataSource(DataSource):
         return "arrow"
 
     def schema(self) -> Any:
-        """The Spark schema of the dataset (first file, or merged with mergeSchema)."""
-        return to_spark_schema(_Dataset(self.options).schema())
+        """The Spark schema of the dataset (first file, or merged with mergeSchema); a
+        ``filters`` option is checked against it here, when the DataFrame is made."""
+        dataset = _Dataset(self.options)
+        schema = dataset.schema()
+        parse_filters(dataset.options.filters, schema)
+        return to_spark_schema(schema)
 
     def reader(self, schema: Any) -> DataSourceReader:
         """A reader for ``schema`` (the inferred one, or the user's)."""
@@ -212,22 +256,34 @@ class ArrowPartition(InputPartition):
 
 
 class ArrowReader(DataSourceReader):
-    """Plans partitions on the driver; reads them on executors as Arrow batches."""
+    """Plans partitions on the driver; reads them on executors as Arrow batches.
+
+    It takes no filters from Spark (no ``pushFilters``): Spark shares one read plan
+    between the queries of a DataFrame, so a plan made for one query's filters would lose
+    rows in the next (:mod:`quiver.spark.pushdown`).  Skipping comes from the ``filters``
+    option, which every query of the DataFrame sees.
+    """
 
     def __init__(self, options: Any, schema: Any) -> None:
         self.dataset = _Dataset(options)
         opts = self.dataset.options
         target = from_spark_schema(schema)
-        data_names = [f.name for f in target.fields
-                      if f.name not in {p.name for p in self.dataset.partition_fields}]
+        partition_names = {p.name for p in self.dataset.partition_fields}
+        data_names = [f.name for f in target.fields if f.name not in partition_names]
+        # partition columns as Spark reads them: the user's schema's types, if given
+        self.partition_fields = tuple(
+            target.field(p.name) if p.name in target.names else p
+            for p in self.dataset.partition_fields
+        )
         self.job = P.ReadJob(
             schema=target,
             partition_fields=self.dataset.partition_fields,
             columns=tuple(data_names) if opts.columns is not None else None,
             policy=opts.policy,
             validate=opts.validate,
+            filters=parse_filters(opts.filters, target),
+            max_records=opts.max_records or _session_max_records(),
         )
-        self.predicates: list[Any] = []
         self._check_files(target)
 
     def _check_files(self, target: t.Schema) -> None:
@@ -257,69 +313,48 @@ class ArrowReader(DataSourceReader):
                         "convert without loss"
                     )
 
-    # Spark refuses (DATA_SOURCE_PUSHDOWN_DISABLED) a reader whose class overrides
-    # pushFilters while spark.sql.python.filterPushdown.enabled is off.  This reader only
-    # uses filters to skip data and hands every one back to Spark, so its results are the
-    # same with or without them: it offers pushFilters as a callable that Spark's check
-    # sees as the base method, and works with the setting on (skipping) or off (reading
-    # everything).
-    @property
-    def pushFilters(self) -> Any:
-        """Spark's filter pushdown hook (see :meth:`push_filters`)."""
-        return _PushFilters(self)
-
-    def push_filters(self, filters: list[Any]) -> list[Any]:
-        """Keep the filters quiver can use to skip batches and directories; return them
-        all to Spark, which applies every one to the rows read."""
-        self.predicates = [p for p in map(to_predicate, filters) if p is not None]
-        return list(filters)
-
     def partitions(self) -> list[ArrowPartition]:
-        """Batches of every file grouped into splits (only those the pushed filters and
-        the statistics leave), packed into partitions."""
+        """Batches of every file grouped into splits (only those the ``filters`` option
+        may keep, by partition values and footer statistics), packed into partitions."""
         opts = self.dataset.options
+        job = self.job
         layouts = self.dataset.layouts()
-        if self.predicates and self.dataset.partition_fields:
-            types = {f.name: f.type for f in self.dataset.partition_fields}
-            layouts = [
-                layout for layout in layouts
-                if partition_matches(self.predicates, {
-                    k: partition_value(v, types[k]) for k, v in layout.file.partition
-                })
-            ]
+        if job.filters and self.partition_fields:
+            layouts = [layout for layout in layouts if self._directory_may_match(layout)]
         total = sum(layout.file.size for layout in layouts)
         limit = P.max_split_bytes(
             total, len(layouts), opts.max_partition_bytes, opts.open_cost, opts.min_partitions
         )
+        names = {f.name for f in self.partition_fields}
         splits = [
             s for layout in layouts
-            for s in P.splits_of(layout, limit, batches_to_read(self.predicates, layout),
-                                 self.job.columns)
+            for s in P.splits_of(
+                layout, limit,
+                batches_to_read(job.filters, layout, job.schema, names, opts.policy),
+                job.columns)
         ]
         packed = P.pack(splits, limit, opts.open_cost)
         return [ArrowPartition(i, group) for i, group in enumerate(packed)] or [
             ArrowPartition(0, [])
         ]
 
+    def _directory_may_match(self, layout: P.Layout) -> bool:
+        raw = dict(layout.file.partition)
+        try:
+            values = {f.name: partition_value(raw.get(f.name), f.type)
+                      for f in self.partition_fields}
+        except (ArrowError, ValueError, TypeError):
+            return True  # a value that does not read as its type: the executor says so
+        return partition_matches(self.job.filters, values, self.partition_fields)
+
     def read(self, partition: ArrowPartition) -> Iterator[Any]:
-        """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule)."""
+        """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule), only
+        those the ``filters`` option keeps, at most ``maxRecordsPerBatch`` rows each."""
         import pyarrow as pa
 
         for split in partition.splits:
             for batch in P.read_split(split, self.job):
                 yield pa.record_batch(batch)
-
-
-class _PushFilters:
-    """``reader.pushFilters``: calls :meth:`ArrowReader.push_filters`, and carries the
-    base method as ``__func__`` (see the comment at ArrowReader.pushFilters)."""
-
-    def __init__(self, reader: ArrowReader) -> None:
-        self._reader = reader
-        self.__func__ = DataSourceReader.pushFilters  # an instance attribute: not bound
-
-    def __call__(self, filters: list[Any]) -> list[Any]:
-        return self._reader.push_filters(filters)
 
 
 # -- writing ----------------------------------------------------------------------------
