@@ -86,3 +86,50 @@ def test_spark_behaviour_probe_and_quiver_takes_no_pushed_filters(spark):
     assert not (leaks and takes_filters)
     # and quiver never takes them anyway: results must not depend on the setting
     assert not takes_filters
+
+
+# -- the reproduction of issue 24, on a multi-batch dataset with statistics ----------------
+
+N = 200_000
+
+
+@pytest.fixture(scope="module")
+def sunk(spark, tmp_path_factory):
+    """N ids written by quiver's sink in 10,000-row batches, footer statistics on."""
+    out = str(tmp_path_factory.mktemp("sunk") / "ids")
+    (spark.range(0, N, numPartitions=2).withColumn("v", F.col("id") % 7)
+     .write.format("arrow").option("batchRows", "10000").mode("overwrite").save(out))
+    return out
+
+
+@pytest.mark.parametrize("pushdown", ["true", "false"])
+def test_a_dataframe_reused_joined_and_unioned_loses_no_rows(spark, sunk, pushdown):
+    before = spark.conf.get(PUSHDOWN, "false")
+    spark.conf.set(PUSHDOWN, pushdown)
+    try:
+        df = spark.read.format("arrow").load(sunk)
+        assert df.filter(F.col("id") < 1000).count() == 1000
+        assert df.count() == N  # the issue: 10,000 (one batch) after the filtered count
+        a = df.filter(F.col("id") < 1000).select("id")
+        b = df.filter(F.col("id") >= N - 1000).select((F.col("id") - (N - 1000)).alias("id"))
+        assert a.join(b, "id").count() == 1000
+        assert a.union(b).count() == 2000
+        assert df.filter(F.col("id") >= N - 5).count() == 5
+        assert df.agg(F.sum("v")).first()[0] == sum(i % 7 for i in range(N))
+    finally:
+        spark.conf.set(PUSHDOWN, before)
+
+
+def test_register_leaves_the_pushdown_setting_alone(spark):
+    from quiver.spark import register
+
+    before = spark.conf.get(PUSHDOWN, "false")
+    spark.conf.set(PUSHDOWN, "false")
+    try:
+        register(spark)
+        assert spark.conf.get(PUSHDOWN) == "false"
+        with pytest.warns(DeprecationWarning, match="no effect"):
+            register(spark, filter_pushdown=True)
+        assert spark.conf.get(PUSHDOWN) == "false"
+    finally:
+        spark.conf.set(PUSHDOWN, before)
