@@ -133,3 +133,278 @@ def test_register_leaves_the_pushdown_setting_alone(spark):
         assert spark.conf.get(PUSHDOWN) == "false"
     finally:
         spark.conf.set(PUSHDOWN, before)
+
+
+# -- the filters option ------------------------------------------------------------------
+
+
+def _typed_table(n: int = 20_000):
+    import datetime as dt
+    import decimal
+
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.arange(n)
+    f = (ids % 11).astype(float)
+    f[ids % 17 == 0] = np.nan
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "f": pa.array(f, mask=ids % 19 == 0),
+        "s": pa.array([f"a{i % 9}" for i in range(n)], mask=ids % 13 == 0),
+        "d": pa.array([dt.date(1970, 1, 1) + dt.timedelta(days=int(i // 100)) for i in ids]),
+        "ts": pa.array(ids * 1_000_000 + 7, pa.timestamp("us", "UTC")),
+        "dec": pa.array([decimal.Decimal(i % 3000) / 100 for i in range(n)], pa.decimal128(10, 2)),
+        "b": pa.array(ids % 3 == 0),
+    })
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory):
+    """The same rows as a quiver IPC file with statistics (1,000-row batches) and as
+    Parquet."""
+    import pyarrow.parquet as pq
+
+    import quiver.ipc as ipc
+
+    root = tmp_path_factory.mktemp("typed")
+    table = _typed_table()
+    path = str(root / "t.arrow")
+    with ipc.new_file(path, table.schema, statistics=True) as writer:
+        for batch in table.to_batches(max_chunksize=1000):
+            writer.write_batch(batch)
+    parquet = str(root / "t.parquet")
+    pq.write_table(table, parquet)
+    return path, parquet
+
+
+def _filters():
+    import datetime as dt
+    import decimal
+
+    utc = dt.UTC
+    return [
+        [("id", ">=", 100), ("id", "<", 200)],
+        [[("id", "<", 10)], [("id", ">", 19_990)]],
+        [("s", "in", ["a3", "a7"]), ("id", "<", 3000)],
+        [("s", "not in", ["a3"])],  # keeps nulls (pyarrow's semantics)
+        [("s", "!=", "a3"), ("b", "==", True)],
+        [("f", ">", 9.0)],  # NaN fails the comparison (pyarrow's semantics)
+        [("f", "<=", 1.0), ("id", ">", 5000)],
+        [("d", "<", dt.date(1970, 1, 5))],
+        [("d", "==", dt.date(1970, 3, 1))],
+        [("ts", ">=", dt.datetime(1970, 1, 1, 5, 30, tzinfo=utc))],
+        [("ts", "==", dt.datetime(1970, 1, 1, 0, 0, 42, 7, tzinfo=utc))],
+        [("dec", "<=", decimal.Decimal("0.05"))],
+        [("dec", "in", [decimal.Decimal("29.99"), decimal.Decimal("3.5")])],
+        [("id", "in", [1, 5, 19_999, 10**12])],
+        [("id", "not in", list(range(10, 19_990, 3)))],
+    ]
+
+
+def _pyarrow_rows(parquet, filters):
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(parquet, filters=filters)
+    return sorted(tuple(r.values()) for r in table.to_pylist())
+
+
+def _normal(values):
+    """NaN comparable, zoned datetimes as Spark shows them (UTC session: naive UTC)."""
+    import datetime as dt
+
+    def one(v):
+        if isinstance(v, float) and v != v:
+            return "NaN"
+        if isinstance(v, dt.datetime) and v.tzinfo is not None:
+            return v.astimezone(dt.UTC).replace(tzinfo=None)
+        return v
+
+    return sorted((tuple(one(v) for v in r) for r in values), key=repr)
+
+
+@pytest.mark.parametrize("filters", _filters(), ids=lambda f: str(f)[:60])
+def test_filters_keep_exactly_the_rows_pyarrow_keeps(spark, typed, filters):
+    """Differential: quiver's source with the ``filters`` option against
+    pyarrow.parquet.read_table(filters=...) on the same rows."""
+    from quiver.spark import filters_option
+
+    path, parquet = typed
+    df = spark.read.format("arrow").option("filters", filters_option(filters)).load(path)
+    got = sorted(tuple(r) for r in df.collect())
+    assert _normal(got) == _normal(_pyarrow_rows(parquet, filters))
+
+
+@pytest.mark.parametrize(("text", "sql"), [
+    ('[["s", "is null"]]', "s is null"),
+    ('[["f", "is not null"], ["id", "<", 100]]', "f is not null and id < 100"),
+    ('[["ID", "=", 77]]', "id = 77"),
+    ('[["dec", ">", 29.985]]', "dec > 29.985"),
+    ('[["id", "<", 10.5]]', "id < 10.5"),
+    ('[["id", "==", 10.5]]', "id = 10.5"),
+    ('[["ts", ">", "1970-01-01T00:00:10.0000079"]]',
+     "ts > timestamp'1970-01-01 00:00:10.000007'"),
+    ('[["ts", "<=", "1970-01-01 00:00:10.000007Z"]]',
+     "ts <= timestamp'1970-01-01 00:00:10.000007'"),
+])
+def test_filters_against_sparks_own_filter_on_parquet(spark, typed, text, sql):
+    path, parquet = typed
+    df = spark.read.format("arrow").option("filters", text).load(path)
+    expected = spark.read.parquet(parquet).filter(sql)
+    assert _normal(sorted(tuple(r) for r in df.collect())) == _normal(
+        sorted(tuple(r) for r in expected.collect()))
+
+
+def test_filters_are_part_of_the_dataframe_every_query_sees(spark, typed):
+    path, _ = typed
+    df = spark.read.format("arrow").option("filters", '[["id", "<", 100]]').load(path)
+    assert df.count() == 100
+    assert df.filter("id >= 50").count() == 50
+    assert df.count() == 100
+    assert df.alias("a").join(df.alias("b"), "id").count() == 100
+    assert df.union(df).count() == 200
+    assert df.agg(F.max("id")).first()[0] == 99
+
+
+def _reader(options, schema):
+    from pyspark.sql.datasource import CaseInsensitiveDict
+
+    from quiver.spark.source import ArrowReader
+
+    return ArrowReader(CaseInsensitiveDict(**options), schema)
+
+
+def _batches(partitions) -> int:
+    return sum(s.stop - s.start for p in partitions for s in p.splits)
+
+
+def test_filters_skip_batches_by_statistics(spark, typed):
+    path, _ = typed
+    schema = spark.read.format("arrow").load(path).schema
+    assert _batches(_reader({"path": path}, schema).partitions()) == 20
+    for text, batches in (('[["id", ">=", 19500]]', 1),
+                          ('[["id", "<", 10], ["id", ">", 5]]', 1),
+                          ('[[["id", "<", 10]], [["id", ">", 19990]]]', 2),
+                          ('[["id", "in", [5, 7005]]]', 2),
+                          ('[["d", "==", "1970-03-01"]]', 1),
+                          ('[["id", "is null"]]', 0),
+                          ('[["id", "==", 10.5]]', 0),
+                          ('[["s", "==", "zzz"]]', 0)):
+        reader = _reader({"path": path, "filters": text}, schema)
+        assert _batches(reader.partitions()) == batches, text
+
+
+def test_the_filters_option_really_skips_batches(spark, tmp_path):
+    """The first batch's body is destroyed: a read whose filters rule that batch out
+    succeeds only if it is never read; without the option the read fails."""
+    import numpy as np
+    import pyarrow as pa
+
+    import quiver.ipc as ipc
+
+    table = pa.table({"id": np.arange(1000), "s": [f"v{i}" for i in range(1000)]})
+    path = str(tmp_path / "damaged.arrow")
+    with ipc.new_file(path, table.schema, statistics=True) as writer:
+        for batch in table.to_batches(max_chunksize=100):
+            writer.write_batch(batch)
+    block = ipc.open_file(path).footer.record_batches[0]
+    with open(path, "r+b") as f:
+        f.seek(block.offset + block.meta_data_length)
+        f.write(b"\xff" * block.body_length)
+    df = spark.read.format("arrow").option("filters", '[["id", ">=", 900]]').load(path)
+    assert sorted(r[0] for r in df.select("id").collect()) == list(range(900, 1000))
+    with pytest.raises(Exception, match=r"damaged\.arrow"):
+        spark.read.format("arrow").load(path).collect()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[[", "option filters: expected JSON"),
+    ('{"id": 1}', "option filters: expected a JSON list"),
+    ('[["nope", "==", 1]]', "option filters: expected a column among"),
+    ('[["id", "~", 1]]', "option filters: expected a filter op among"),
+    ('[["id", "==", "x"]]', "option filters: expected a number for column id"),
+    ('[["d", "<", "01/02/1970"]]', 'option filters: expected a date "YYYY-MM-DD"'),
+    ('[["id", "in", 3]]', "option filters: expected a list of values for 'in'"),
+])
+def test_bad_filters_name_the_option(spark, typed, text, message):
+    path, _ = typed
+    with pytest.raises(Exception, match=message):
+        spark.read.format("arrow").option("filters", text).load(path).collect()
+    # under a user schema (no schema inference) the reader says the same
+    with pytest.raises(Exception, match=message):
+        spark.read.format("arrow").schema("id long, d date").option("filters", text) \
+            .load(path).collect()
+
+
+def test_filters_option_builds_the_json():
+    import datetime as dt
+    import decimal
+    import json
+
+    from quiver.spark import filters_option
+
+    text = filters_option([[("d", "==", dt.date(2024, 1, 31)), ("x", "in", [1.5, None])],
+                           [("ts", "<", dt.datetime(2024, 1, 1, tzinfo=dt.UTC)),
+                            ("dec", ">", decimal.Decimal("1.10")), ("f", "!=", float("nan")),
+                            ("s", "is null")]])
+    assert json.loads(text) == [
+        [["d", "==", "2024-01-31"], ["x", "in", [1.5, None]]],
+        [["ts", "<", "2024-01-01T00:00:00+00:00"], ["dec", ">", "1.10"], ["f", "!=", "NaN"],
+         ["s", "is null"]],
+    ]
+    assert json.loads(filters_option([("id", ">=", 10)])) == [["id", ">=", 10]]
+    with pytest.raises(Exception, match="option filters"):
+        filters_option([("id", ">=", object())])
+
+
+# -- partition directories -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory):
+    """k=01/, k=1/, k=2/ in Arrow and in Parquet, id 0..9 in each."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .helpers import write_file
+
+    root = tmp_path_factory.mktemp("keyed")
+    for i, k in enumerate(("01", "1", "2")):
+        table = pa.table({"id": pa.array(range(10 * i, 10 * i + 10), pa.int32())})
+        write_file(root / "arrow" / f"k={k}" / "a.arrow", table)
+        (root / "parquet" / f"k={k}").mkdir(parents=True)
+        pq.write_table(table, str(root / "parquet" / f"k={k}" / "a.parquet"))
+    return str(root / "arrow"), str(root / "parquet")
+
+
+@pytest.mark.parametrize(("schema", "filters", "sql"), [
+    ("id int, k string", '[["k", "in", ["01", "2"]]]', "k in ('01', '2')"),
+    ("id int, k string", '[["k", "==", "1"]]', "k = '1'"),
+    ("id int, k string", '[["k", "<", "1"]]', "k < '1'"),
+    ("id int, k string", '[["k", "not in", ["1"]], ["id", ">", 3]]', "k <> '1' and id > 3"),
+    (None, '[["k", "in", [1]]]', "k in (1)"),
+    (None, '[["k", ">", 1]]', "k > 1"),
+    (None, '[[["k", "==", 2]], [["id", "<", 3]]]', "k = 2 or id < 3"),
+])
+def test_partition_values_are_matched_as_the_schema_types_them(spark, keyed, schema, filters,
+                                                                sql):
+    """A user schema's partition type is the type values are compared in, ``in`` is
+    matched as a set, and the rows are those Spark's Parquet source gives."""
+    arrow, parquet = keyed
+    reader = spark.read.format("arrow")
+    expected = spark.read
+    if schema is not None:
+        reader, expected = reader.schema(schema), expected.schema(schema)
+    got = reader.option("filters", filters).load(arrow)
+    want = expected.parquet(parquet).filter(sql)
+    assert sorted(tuple(r) for r in got.collect()) == sorted(tuple(r) for r in want.collect())
+
+
+def test_partition_directories_are_skipped(spark, keyed):
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+    arrow, _ = keyed
+    schema = StructType([StructField("id", IntegerType()), StructField("k", StringType())])
+    reader = _reader({"path": arrow, "filters": '[["k", "in", ["01", "2"]]]'}, schema)
+    paths = sorted(s.path.split("/")[-2] for p in reader.partitions() for s in p.splits)
+    assert paths == ["k=01", "k=2"]

@@ -300,8 +300,9 @@ def _typed_value(value: Any, dtype: t.DataType, path: tuple[str, ...]) -> tuple[
     if isinstance(dtype, (t.IntegerType, t.DecimalType)):
         if isinstance(value, bool) or not isinstance(value, (int, Decimal, str, float)):
             raise refuse("a number")
-        if isinstance(value, float) or (isinstance(value, str)
-                                        and isinstance(dtype, t.IntegerType)):
+        if isinstance(value, str) and isinstance(dtype, t.IntegerType):
+            raise refuse("a number")
+        if isinstance(value, float):  # NaN or an infinity
             raise refuse("a finite number")
         try:
             number = Decimal(value)
