@@ -408,3 +408,217 @@ def test_partition_directories_are_skipped(spark, keyed):
     reader = _reader({"path": arrow, "filters": '[["k", "in", ["01", "2"]]]'}, schema)
     paths = sorted(s.path.split("/")[-2] for p in reader.partitions() for s in p.splits)
     assert paths == ["k=01", "k=2"]
+
+
+# -- statistics in Spark's units -----------------------------------------------------------
+
+
+def _with_and_without_statistics(tmp_path, table, batch_rows=2):
+    import quiver.ipc as ipc
+
+    paths = []
+    for stats in (True, False):
+        path = str(tmp_path / f"s{int(stats)}.arrow")
+        with ipc.new_file(path, table.schema, statistics=stats) as writer:
+            for batch in table.to_batches(max_chunksize=batch_rows):
+                writer.write_batch(batch)
+        paths.append(path)
+    assert ipc.open_file(paths[0]).statistics is not None
+    assert ipc.open_file(paths[1]).statistics is None
+    return paths
+
+
+@pytest.mark.parametrize("text", [
+    '[["d64", "==", "1970-01-02"]]',
+    '[["d64", "<=", "1970-01-01"]]',
+    '[["ts", "==", "1970-01-01T00:00:00"]]',
+    '[["ts", "<=", "1970-01-01T00:00:00"]]',
+    '[["ts", ">", "1970-01-01T00:00:00"]]',
+    '[["ts", "in", ["1970-01-01T00:00:00.000001"]]]',
+])
+def test_statistics_are_compared_in_sparks_units(spark, tmp_path, text):
+    """date64 (Spark sees days, floored) and timestamp[ns] (microseconds, cut): a file
+    with statistics gives the rows the same file without them gives."""
+    import pyarrow as pa
+
+    day = 86_400_000
+    table = pa.table({
+        "d64": pa.array([day + 5, 2 * day - 1, 5, -1], pa.date64()),
+        "ts": pa.array([1, 999, 1000, 1999], pa.timestamp("ns")),
+    })
+    with_stats, without = _with_and_without_statistics(tmp_path, table)
+    got = spark.read.format("arrow").option("filters", text).load(with_stats).collect()
+    want = spark.read.format("arrow").option("filters", text).load(without).collect()
+    assert sorted(map(tuple, got), key=repr) == sorted(map(tuple, want), key=repr)
+    assert want  # each of these filters keeps rows
+
+
+def test_invalid_values_made_null_are_not_skipped_by_null_counts(spark, tmp_path):
+    """invalidValues=null: a timestamp past year 9999 becomes null, the footer still
+    says no nulls; the batch must not be skipped for IS NULL, nor for its bounds."""
+    import pyarrow as pa
+
+    past_9999 = 253_402_300_800  # seconds: 10000-01-01
+    table = pa.table({"id": pa.array([0, 1, 2, 3]),
+                      "ts": pa.array([5, past_9999, -10**12, 7], pa.timestamp("s"))})
+    with_stats, without = _with_and_without_statistics(tmp_path, table)
+    for text in ('[["ts", "is null"]]', '[["ts", "is not null"]]',
+                 '[["ts", "<", "1970-01-01T00:00:06"]]', '[["ts", ">", "1970-01-01T00:00:06"]]'):
+        results = []
+        for path in (with_stats, without):
+            df = (spark.read.format("arrow").option("invalidValues", "null")
+                  .option("filters", text).load(path))
+            results.append(sorted(r[0] for r in df.select("id").collect()))
+        assert results[0] == results[1], text
+    df = (spark.read.format("arrow").option("invalidValues", "null")
+          .option("filters", '[["ts", "is null"]]').load(with_stats))
+    assert sorted(r[0] for r in df.select("id").collect()) == [1, 2]
+
+
+def test_spark_statistics_widen_bounds_and_forget_counts_that_change():
+    """The rule itself, without Spark: bounds converted by the policy; a bound Spark
+    cannot hold drops the bounds and, with invalidValues=null, the null count."""
+    import pyarrow as pa
+
+    from quiver import types as t
+    from quiver.interop import import_array
+    from quiver.spark.policy import ReadPolicy
+    from quiver.spark.pushdown import spark_statistics
+
+    class Stats:  # the fields spark_statistics reads, as FileStatistics has them
+        pass
+
+    import dataclasses
+
+    import numpy as np
+
+    @dataclasses.dataclass(frozen=True)
+    class Fake:
+        row_counts: np.ndarray
+        null_counts: tuple
+        nan_counts: tuple
+        mins: list
+        maxs: list
+        min_exact: tuple
+        max_exact: tuple
+        has_bounds: tuple
+        row_known: np.ndarray
+        null_known: tuple
+        nan_known: tuple
+
+    ones = np.ones(2, bool)
+    stats = Fake(np.array([2, 2]), (np.zeros(2, np.int64),), (np.zeros(2, np.int64),),
+                 [import_array(pa.array([5, -10**12], pa.timestamp("s")))],
+                 [import_array(pa.array([7, 9], pa.timestamp("s")))],
+                 (ones,), (ones,), (ones,), ones, (ones,), (ones,))
+    schema = t.schema([t.field("ts", t.timestamp("s"))])
+    target = t.timestamp("us")
+    for policy, null_known in ((ReadPolicy(), [True, True]),
+                               (ReadPolicy(invalid_values="null"), [True, False])):
+        converted, spark_schema = spark_statistics(stats, schema, {0: target}, policy)
+        assert spark_schema.field(0).type == target
+        assert converted.has_bounds[0].tolist() == [True, False]
+        assert converted.null_known[0].tolist() == null_known
+        assert pa.array(converted.mins[0]).to_pylist()[0] == pa.scalar(
+            5_000_000, pa.timestamp("us")).as_py()
+
+
+# -- values Spark cannot hold ---------------------------------------------------------------
+
+
+def test_time_is_cut_to_microseconds_as_a_parquet_round_trip_does(spark, tmp_path):
+    import pyarrow as pa
+
+    from .helpers import write_file
+
+    path = write_file(tmp_path / "tm.arrow", pa.table({
+        "id": pa.array([0, 1, 2]),
+        "tm": pa.array([999, 1_000_001, 86_399_999_999_999], pa.time64("ns"))}))
+    df = spark.read.format("arrow").load(path)
+    parquet = str(tmp_path / "tm.parquet")
+    before = spark.conf.get("spark.sql.timeType.enabled", "false")
+    spark.conf.set("spark.sql.timeType.enabled", "true")  # Parquet's TIME (Spark 4.3)
+    try:
+        df.write.parquet(parquet)
+        again = spark.read.parquet(parquet)
+        assert sorted(map(tuple, df.collect())) == sorted(map(tuple, again.collect()))
+        for sql in ("tm = time'00:00:00'", "tm = time'00:00:00.001'", "tm > time'00:00:00'"):
+            assert df.filter(sql).count() == again.filter(sql).count(), sql
+        assert df.filter("tm = time'00:00:00'").count() == 1
+        nanos = pa.array(df.toArrow().column("tm")).cast(pa.int64()).to_pylist()
+        assert sorted(nanos) == [0, 1_000_000, 86_399_999_999_000]
+    finally:
+        spark.conf.set("spark.sql.timeType.enabled", before)
+
+
+def _decimal_beyond_precision(tmp_path):
+    import decimal
+
+    import pyarrow as pa
+
+    from .helpers import write_file
+
+    wide = pa.array([decimal.Decimal("1.50"), decimal.Decimal("128.10"),
+                     decimal.Decimal("-9.99")], pa.decimal128(6, 2))
+    narrow = pa.Array.from_buffers(pa.decimal128(3, 2), 3, wide.buffers())
+    return write_file(tmp_path / "dec.arrow", pa.table({"x": narrow}))
+
+
+def test_decimal_with_more_digits_than_its_precision_is_an_invalid_value(spark, tmp_path):
+    import decimal
+
+    path = _decimal_beyond_precision(tmp_path)
+    with pytest.raises(Exception, match=r"dec\.arrow, batch 0, column x, row 1: expected a "
+                                        r"decimal of at most 3 digits"):
+        spark.read.format("arrow").load(path).collect()
+    df = spark.read.format("arrow").option("invalidValues", "null").load(path)
+    assert [r[0] for r in df.collect()] == [decimal.Decimal("1.50"), None,
+                                             decimal.Decimal("-9.99")]
+
+
+# -- one huge batch, read in parallel --------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["file", "stream"])
+def test_a_one_batch_file_is_read_by_several_tasks(spark, tmp_path, stream):
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .helpers import write_file
+
+    n = 60_000
+    ids = np.arange(n)
+    table = pa.table({
+        "id": ids,
+        "s": pa.array([f"row{i}" for i in range(n)]).dictionary_encode(),
+        "l": pa.array([[i, i + 1] if i % 3 else None for i in range(n)]),
+        "t": pa.array([f"text-{i % 97}" for i in range(n)], pa.large_string()),
+    })
+    path = write_file(tmp_path / "one.arrow", table, stream=stream)
+    parquet = str(tmp_path / "one.parquet")
+    pq.write_table(table, parquet)
+    df = (spark.read.format("arrow").option("maxPartitionBytes", "256k")
+          .option("openCostInBytes", "1").load(path))
+    assert df.rdd.getNumPartitions() >= 4
+    got = df.collect()
+    assert [r[0] for r in got] == list(range(n))  # order kept, nothing twice
+    want = spark.read.parquet(parquet).collect()
+    assert sorted(map(tuple, got), key=repr) == sorted(
+        (tuple(r) for r in want), key=repr)
+
+
+def test_no_batch_handed_to_spark_exceeds_max_records(spark, tmp_path):
+    import pyarrow as pa
+
+    from quiver.spark import plan as P
+
+    from .helpers import write_file
+
+    path = write_file(tmp_path / "big.arrow", pa.table({"id": pa.array(range(25_000))}))
+    schema = spark.read.format("arrow").load(path).schema
+    for options, most in (({}, 10_000), ({"maxRecordsPerBatch": "3000"}, 3000)):
+        reader = _reader({"path": path, **options}, schema)
+        sizes = [b.num_rows for p in reader.partitions() for s in p.splits
+                 for b in P.read_split(s, reader.job)]
+        assert sum(sizes) == 25_000 and max(sizes) == most
