@@ -521,8 +521,20 @@ def _map(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Ar
     entries = arr.children[0].slice(start, stop - start)
     converted = _struct(entries, target.entries_field.type, policy, where)
     offsets = (raw - start).astype(np.int32)
-    return make_array(target, n, [_bitmap(valid_mask(arr)), offsets.view(np.uint8)],
-                      [converted], -1)
+    mask = valid_mask(arr)
+    keys = valid_mask(converted.children[0])
+    if keys is not None and not keys.all():
+        # a null key (in the file, or a key made null as an invalid value): pyarrow's
+        # import aborts the Python worker on it, Spark allows none
+        lengths = np.diff(offsets.astype(np.int64))
+        nulls = np.concatenate([[0], np.cumsum(~keys, dtype=np.int64)])
+        holds_null = nulls[offsets[1:]] - nulls[offsets[:-1]] > 0
+        mask = _Invalid(policy, where).check(holds_null, mask, "a map without null keys")
+        lengths = np.where(holds_null, 0, lengths)  # such maps are null now: no entries
+        kept = np.repeat(~holds_null, np.diff(offsets.astype(np.int64)))
+        converted = take(converted, np.flatnonzero(kept))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return make_array(target, n, [_bitmap(mask), offsets.view(np.uint8)], [converted], -1)
 
 
 def _struct(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
