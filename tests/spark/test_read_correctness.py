@@ -622,3 +622,34 @@ def test_no_batch_handed_to_spark_exceeds_max_records(spark, tmp_path):
         sizes = [b.num_rows for p in reader.partitions() for s in p.splits
                  for b in P.read_split(s, reader.job)]
         assert sum(sizes) == 25_000 and max(sizes) == most
+
+
+def test_a_null_map_key_and_duplicate_names_are_errors_not_crashes(spark, tmp_path):
+    """A map with a null key crashed the Python worker (pyarrow's import aborts); a file
+    with two columns of one name failed deep in the JVM."""
+    import numpy as np
+    import pyarrow as pa
+
+    import quiver as qv
+    import quiver.ipc as ipc
+    from quiver import types as t
+    from quiver.array import make_array
+
+    mt = t.map_(t.field("key", t.string(), nullable=False), t.field("value", t.int64()))
+    entries = make_array(mt.entries_field.type, 3, [None],
+                         [qv.array(["a", None, "c"]), qv.array([1, 2, 3])], 0)
+    maps = make_array(mt, 2, [None, np.array([0, 2, 3], np.int32).view(np.uint8)],
+                      [entries], 0)
+    path = str(tmp_path / "nullkey.arrow")
+    with ipc.new_file(path, t.schema([t.field("m", mt)])) as writer:
+        writer.write_batch(qv.record_batch({"m": maps}))
+    with pytest.raises(Exception, match=r"nullkey\.arrow, batch 0, column m, row 0: expected "
+                                        r"a map without null keys"):
+        spark.read.format("arrow").load(path).collect()
+    df = spark.read.format("arrow").option("invalidValues", "null").load(path)
+    assert [r[0] for r in df.collect()] == [None, {"c": 3}]
+    twice = str(tmp_path / "twice.arrow")
+    with pa.ipc.new_file(twice, pa.schema([("a", pa.int64()), ("a", pa.int64())])) as w:
+        w.write_batch(pa.record_batch([pa.array([1]), pa.array([2])], names=["a", "a"]))
+    with pytest.raises(Exception, match=r"expected distinct column names"):
+        spark.read.format("arrow").load(twice).collect()
