@@ -76,7 +76,8 @@ from ..filters import (
     valid_mask,
 )
 from .convert import Where, to_spark_array
-from .policy import ReadPolicy
+from .plan import adapt, partition_batch
+from .policy import ReadPolicy, to_spark_type
 
 OPTION = "filters"
 _NULL_OPS = ("is null", "is not null")
@@ -219,8 +220,6 @@ def _resolve(schema: t.Schema, column: tuple[str, ...]) -> tuple[tuple[str, ...]
 
 def _spark_name(dtype: t.DataType) -> str:
     try:
-        from .policy import to_spark_type
-
         return to_spark_type(dtype).simpleString()
     except Exception:  # (a name for a message only)
         return str(dtype)
@@ -416,8 +415,6 @@ def spark_statistics(stats: Any, file_schema: t.Schema, columns: dict[int, t.Dat
     turns invalid values into null (``invalidValues=null``), the footer's null count is
     no longer Spark's, so it is trusted only for batches whose bounds prove every value
     valid.  Columns not in ``columns`` lose their bounds and counts."""
-    from .plan import adapt  # plan imports this module's callers only
-
     n_cols = len(stats.null_counts)
     nb = len(stats.row_counts)
     false = np.zeros(nb, bool)
@@ -517,8 +514,6 @@ def partition_matches(dnf: DNF, values: dict[str, Any], fields: Sequence[t.Field
     keeps the directory (the rows are then filtered, and fail, on the executor)."""
     if not dnf or not fields:
         return True
-    from .plan import partition_batch
-
     names = {f.name for f in fields}
     try:
         batch = partition_batch(fields, values)
