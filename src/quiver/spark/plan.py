@@ -176,6 +176,11 @@ def read_layouts(files: Sequence[DataFile]) -> list[Layout]:
         return list(pool.map(read_layout, files))
 
 
+# a batch is cut into row ranges of at least this many bytes: smaller pieces would cost
+# Spark more in tasks than they save
+MIN_PIECE_BYTES = 64 * 1024
+
+
 def batch_rows(layout: Layout, i: int) -> int | None:
     """Rows of batch ``i`` of a file: from the stream's index or the footer statistics
     when they state it, else from the batch's message header (one small read)."""
@@ -200,7 +205,8 @@ def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None
               columns: Sequence[str] | None = None) -> list[Split]:
     """Consecutive batches of one file grouped into splits of about ``max_bytes``; with
     ``keep``, only the batches it marks, in runs of consecutive kept batches.  A batch
-    larger than ``max_bytes`` is cut into row ranges of about that size (each a split)."""
+    larger than ``max_bytes`` is cut into row ranges of about that size (each a split;
+    never below ``MIN_PIECE_BYTES``)."""
     out: list[Split] = []
     f = layout.file
     batches = layout.batches
@@ -230,9 +236,9 @@ def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None
             start += 1
             continue
         size = batches[start][1] - batches[start][0]
-        if size > max_bytes:
+        if size > max_bytes and size >= 2 * MIN_PIECE_BYTES:
             n = batch_rows(layout, start)
-            pieces = min(n or 1, -(-size // max_bytes))
+            pieces = min(n or 1, -(-size // max(max_bytes, MIN_PIECE_BYTES)))
             if n is not None and pieces > 1:
                 cuts = [n * j // pieces for j in range(pieces + 1)]
                 out.extend(split(start, start + 1, size * (b - a) // n, (a, b))

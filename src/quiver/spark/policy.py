@@ -164,7 +164,7 @@ def spark_arrow_schema(schema: t.Schema, policy: ReadPolicy = DEFAULT_POLICY) ->
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise NotSupported(
-            f"expected distinct column names for Spark, found {twice} more than once"
+            f"expected distinct column names for Spark, found duplicate field names {twice}"
         )
     return t.schema([_nullable(f.name, f.type, policy) for f in schema])
 
