@@ -12,8 +12,18 @@ bool, timestamp) on ``local[2]``.
   (one batch made in memory, yielded until the same rows) and a sink that only iterates
   over its batches: what Spark spends moving Arrow batches to and from Python workers.
 
+Two more cases (issue 24), each against a baseline measured in the same run:
+
+- selective: an aggregation over 0.1% of ``--selective-rows`` rows (30 million by
+  default; sorted ids, footer statistics, 8 files) read with the ``filters`` option,
+  against the same aggregation over all rows (target <= 0.25x);
+- one batch: an aggregation over a file of one record batch of about ``--one-batch-mb``
+  (640 by default), against the same rows in 8 batches, on ``local[2]`` (target <= 1.2x):
+  a batch larger than a split is read by several tasks as row ranges.
+
 Each case runs ``--repeat`` times, the sides alternating; medians and ratios are printed.
-Run: ``python benchmarks/bench_spark.py [--rows N] [--repeat K] [--max-records-per-batch N]``
+Run: ``python benchmarks/bench_spark.py [--rows N] [--repeat K] [--max-records-per-batch N]
+[--cases main,selective,one-batch] [--selective-rows N] [--one-batch-mb M]``
 """
 
 from __future__ import annotations
@@ -143,6 +153,91 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
+def _write_ids(path: str, rows: int, start: int, batches: int) -> None:
+    """Sorted ids with a double and a small string column, in ``batches`` record batches,
+    footer statistics on (written by quiver)."""
+    import numpy as np
+    import pyarrow as pa
+
+    import quiver.ipc as ipc
+
+    ids = np.arange(start, start + rows, dtype=np.int64)
+    table = pa.table({"id": ids, "x": ids * 0.5,
+                      "k": pa.array(ids % 100, pa.int32())})
+    per = -(-rows // batches)
+    with ipc.new_file(path, table.schema, statistics=True) as writer:
+        for b in range(batches):
+            part = table.slice(b * per, per)
+            if part.num_rows:
+                writer.write_batch(part.combine_chunks().to_batches()[0])
+
+
+def _alternate(cases: dict, repeat: int) -> dict[str, float]:
+    """Median seconds of each case, the cases alternating, after one untimed round."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for rep in range(repeat + 1):
+        for name, fn in cases.items():
+            seconds = _timed(fn)
+            if rep:
+                times[name].append(seconds)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
+def bench_selective(spark, rows: int, repeat: int, work: str) -> None:
+    """0.1% of ``rows`` through the ``filters`` option against a full scan."""
+    from pyspark.sql import functions as F
+
+    root = os.path.join(work, "selective")
+    os.makedirs(root)
+    per_file = rows // 8
+    for f in range(8):
+        _write_ids(os.path.join(root, f"f{f}.arrow"), per_file, f * per_file,
+                   max(1, per_file // 131_072))
+    total = per_file * 8
+    cut = total - total // 1000
+    option = f'[["id", ">=", {cut}]]'
+
+    def aggregate(df):
+        return df.agg(F.count("id"), F.sum("x"), F.max("k")).collect()[0]
+
+    def selective():
+        return aggregate(spark.read.format("arrow").option("filters", option).load(root))
+
+    def full():
+        return aggregate(spark.read.format("arrow").load(root))
+
+    assert selective()[0] == total - cut and full()[0] == total
+    med = _alternate({"selective": selective, "full": full}, repeat)
+    print(f"selective: {total:,} rows (int64, float64, int32), 8 files, statistics, "
+          f"local[2], median of {repeat}")
+    print(f"  0.1% through the filters option {med['selective']:6.2f} s, every row "
+          f"{med['full']:6.2f} s: ratio {med['selective'] / med['full']:.3f} (target <= 0.25)")
+
+
+def bench_one_batch(spark, megabytes: int, repeat: int, work: str) -> None:
+    """A file of one record batch against the same rows in 8 batches."""
+    from pyspark.sql import functions as F
+
+    rows = megabytes * 1024 * 1024 // 20  # int64 + float64 + int32 per row
+    one, eight = os.path.join(work, "one.arrow"), os.path.join(work, "eight.arrow")
+    _write_ids(one, rows, 0, 1)
+    _write_ids(eight, rows, 0, 8)
+
+    def aggregate(path):
+        df = spark.read.format("arrow").load(path)
+        return df.groupBy("k").agg(F.sum("id"), F.avg("x")).collect()
+
+    assert sorted(map(tuple, aggregate(one))) == sorted(map(tuple, aggregate(eight)))
+    parts = [spark.read.format("arrow").load(p).rdd.getNumPartitions() for p in (one, eight)]
+    med = _alternate({"one": lambda: aggregate(one), "eight": lambda: aggregate(eight)},
+                     repeat)
+    size = os.path.getsize(one) / 1e6
+    print(f"one batch: {rows:,} rows, {size:.0f} MB in one record batch ({parts[0]} tasks) "
+          f"or 8 ({parts[1]} tasks), local[2], median of {repeat}")
+    print(f"  one batch {med['one']:6.2f} s, 8 batches {med['eight']:6.2f} s: ratio "
+          f"{med['one'] / med['eight']:.3f} (target <= 1.2)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the Spark benchmark; print medians and ratios."""
     ap = argparse.ArgumentParser()
@@ -152,7 +247,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-records-per-batch", type=int, default=None,
                     help="spark.sql.execution.arrow.maxRecordsPerBatch (Spark's default: "
                          "10,000): the size of the Arrow batches Spark hands a Python sink")
+    ap.add_argument("--cases", default="main,selective,one-batch",
+                    help="comma-separated: main, selective, one-batch")
+    ap.add_argument("--selective-rows", type=int, default=30_000_000)
+    ap.add_argument("--one-batch-mb", type=int, default=640)
     args = ap.parse_args(argv)
+    cases = {c.strip() for c in args.cases.split(",")}
+    from quiver.spark import session
+
+    if cases & {"selective", "one-batch"}:
+        spark = session("local[2]", "quiver-bench", **{"spark.ui.showConsoleProgress": "false"})
+        work = tempfile.mkdtemp(prefix="quiver-bench-spark-")
+        try:
+            if "selective" in cases:
+                bench_selective(spark, args.selective_rows, args.repeat, work)
+            if "one-batch" in cases:
+                bench_one_batch(spark, args.one_batch_mb, args.repeat, work)
+        finally:
+            spark.stop()
+            shutil.rmtree(work, ignore_errors=True)
+    if "main" not in cases:
+        return 0
+    return _main_case(args)
+
+
+def _main_case(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
     from quiver.spark import session

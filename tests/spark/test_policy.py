@@ -24,6 +24,7 @@ from quiver.spark.policy import (
     DEFAULT_POLICY,
     ReadPolicy,
     from_spark_type,
+    spark_arrow_schema,
     spark_arrow_type,
     to_spark_type,
 )
@@ -135,8 +136,12 @@ def test_converted_values_equal_pyarrow_casts(source, window):
     got = _convert(source)
     target = _target_pa(source.type)
     assert got.type == target
-    # nanoseconds are truncated toward zero, as pyarrow's unsafe cast (and Spark) do
-    expected = source.cast(target, safe=False)
+    # nanoseconds are truncated toward zero, as pyarrow's unsafe cast (and Spark) do;
+    # Spark's time(6) holds microseconds in its nanosecond Arrow type: cut them too
+    if pa.types.is_time(target):
+        expected = source.cast(pa.time64("us"), safe=False).cast(target)
+    else:
+        expected = source.cast(target, safe=False)
     assert got.equals(expected), (got, expected)
 
 
@@ -270,3 +275,67 @@ def test_decimal_scales_spark_refuses_are_errors_or_exact_strings():
         spark_arrow_type(import_array(negative).type)
     assert _convert(negative, ReadPolicy(wide_decimals="string")).to_pylist() == [
         "12300", "-500"]
+
+
+# -- values that pass Arrow's structural validation and that Spark still refuses ----------
+
+
+@pytest.mark.parametrize(("precision", "storage"), [
+    (3, pa.decimal32(9, 2)), (3, pa.decimal64(18, 2)), (3, pa.decimal128(38, 2)),
+    (3, pa.decimal256(40, 2)), (38, pa.decimal256(76, 2)),
+])
+def test_decimals_of_more_digits_than_their_precision_are_invalid_values(precision, storage):
+    """128.10 in a decimal(3, 2) (Spark: NUMERIC_VALUE_OUT_OF_RANGE, naming nothing); at
+    38 digits the limit is 10**38 - 1, both signs."""
+    big = decimal.Decimal(f"{10**precision}E-2")  # exact (no context rounding)
+    top = decimal.Decimal(f"{10**precision - 1}E-2")
+    wide = pa.array([decimal.Decimal("1.25"), -big, None, top], storage)
+    width = {32: pa.decimal32, 64: pa.decimal64, 128: pa.decimal128,
+             256: pa.decimal256}[storage.bit_width]
+    narrow = pa.Array.from_buffers(width(precision, 2), 4, wide.buffers())
+    with pytest.raises(E.ArrowInvalid, match=r"f\.arrow, column c, row 1: expected a decimal "
+                                             rf"of at most {precision} digits"):
+        _convert(narrow)
+    got = _convert(narrow, ReadPolicy(invalid_values="null")).to_pylist()
+    assert got == [decimal.Decimal("1.25"), None, None, top]
+    assert _convert(narrow.slice(3)).to_pylist() == [top]
+
+
+def test_time_of_day_is_cut_to_microseconds():
+    ns = pa.array([999, 1_000_001, None, 86_399_999_999_999], pa.time64("ns"))
+    for source in (ns, ns.slice(1)):
+        got = _convert(source).cast(pa.int64()).to_pylist()
+        want = source.cast(pa.int64()).to_pylist()
+        assert got == [v - v % 1000 if v is not None else None for v in want]
+
+
+def _map_with_null_key():
+    from quiver.array import make_array
+
+    mt = t.map_(t.field("key", t.string(), nullable=False), t.field("value", t.int64()))
+    keys, values = import_array(pa.array(["a", None, "c", "d", None])), import_array(
+        pa.array([1, 2, 3, 4, 5]))
+    entries = make_array(mt.entries_field.type, 5, [None], [keys, values], 0)
+    validity = np.packbits(np.array([1, 1, 1, 0], bool), bitorder="little")
+    offsets = np.array([0, 2, 3, 4, 5], np.int32).view(np.uint8)
+    return make_array(mt, 4, [validity, offsets], [entries], -1)
+
+
+def test_a_map_with_a_null_key_is_an_invalid_value():
+    """Arrow's structural checks let a null key through; pyarrow's import of it aborts
+    the Python worker (Spark reports a crash), and Spark allows no null map key."""
+    arr = _map_with_null_key()
+    with pytest.raises(E.ArrowInvalid, match=r"column c, row 0: expected a map without "
+                                             r"null keys"):
+        to_spark_array(arr, DEFAULT_POLICY, Where("f.arrow", "c"))
+    out = pa.array(to_spark_array(arr, ReadPolicy(invalid_values="null")))
+    out.validate(full=True)
+    assert out.to_pylist() == [None, [("c", 3)], [("d", 4)], None]
+    assert pa.array(to_spark_array(arr.slice(1, 2))).to_pylist() == [[("c", 3)], [("d", 4)]]
+
+
+def test_duplicate_column_names_are_refused():
+    schema = t.schema([t.field("a", t.int64()), t.field("b", t.int64()),
+                       t.field("a", t.string())])
+    with pytest.raises(E.NotSupported, match=r"distinct column names.*\['a'\]"):
+        spark_arrow_schema(schema)

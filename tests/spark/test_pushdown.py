@@ -1,5 +1,6 @@
-"""Filter pushdown: Spark's filters skip batches (by footer statistics) and partition
-directories; results are identical with pushdown on and off."""
+"""Skipping: the ``filters`` option skips batches (by footer statistics) and partition
+directories; Spark's pushed filters skip nothing (Spark shares one pushed read plan
+between the queries of a DataFrame), so results are identical with pushdown on and off."""
 
 from __future__ import annotations
 
@@ -9,16 +10,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
-from pyspark.sql.datasource import (
-    CaseInsensitiveDict,
-    EqualTo,
-    GreaterThan,
-    In,
-    IsNull,
-    LessThan,
-    Not,
-    StringStartsWith,
-)
+from pyspark.sql.datasource import CaseInsensitiveDict
 
 import quiver.ipc as ipc
 
@@ -41,10 +33,11 @@ def _dataset(root, files: int = 4, rows_per_file: int = 4000, batch_rows: int = 
     return str(root)
 
 
-def _reader(path, schema):
+def _reader(path, schema, filters=None):
     from quiver.spark.source import ArrowReader
 
-    return ArrowReader(CaseInsensitiveDict(path=path), schema)
+    options = {"path": path} if filters is None else {"path": path, "filters": filters}
+    return ArrowReader(CaseInsensitiveDict(**options), schema)
 
 
 def _batches(partitions) -> int:
@@ -60,19 +53,14 @@ def test_selective_filters_read_fewer_batches(tmp_path):
                           StructField("tag", StringType()), StructField("part", IntegerType())])
     everything = _batches(_reader(path, schema).partitions())
     assert everything == 32
-    reader = _reader(path, schema)
-    filters = [GreaterThan(("id",), 14_000), StringStartsWith(("tag",), "t")]
-    assert reader.pushFilters(filters) == filters  # every filter handed back to Spark
-    assert _batches(reader.partitions()) == 4  # the last file's last 4 batches
-    reader = _reader(path, schema)
-    reader.pushFilters([EqualTo(("part",), 0), LessThan(("id",), 1000)])
-    assert _batches(reader.partitions()) == 2
-    reader = _reader(path, schema)
-    reader.pushFilters([In(("id",), (5, 15_999)), Not(EqualTo(("tag",), "zz"))])
-    assert _batches(reader.partitions()) == 2
-    reader = _reader(path, schema)
-    reader.pushFilters([IsNull(("id",))])
-    assert _batches(reader.partitions()) == 0
+    for filters, batches in (
+        ('[["id", ">", 14000], ["tag", "!=", "zz"]]', 4),  # the last file's last 4 batches
+        ('[["part", "==", 0], ["id", "<", 1000]]', 2),
+        ('[["id", "in", [5, 15999]], ["tag", "!=", "zz"]]', 2),
+        ('[["id", "is null"]]', 0),
+        ('[["part", "in", [1]]]', 16),
+    ):
+        assert _batches(_reader(path, schema, filters).partitions()) == batches, filters
 
 
 QUERIES = [
@@ -111,9 +99,10 @@ def test_nan_is_never_pruned_away(spark, tmp_path):
     assert got == 1  # Spark orders NaN above every number
 
 
-def test_spark_really_skips_the_batches_statistics_rule_out(spark, tmp_path):
-    """The first batch's body is destroyed: a query whose filter rules that batch out
-    succeeds only if it is never read (pushdown on), and fails when it is (off)."""
+def test_spark_pushed_filters_skip_nothing(spark, tmp_path):
+    """The first batch's body is destroyed: with pushdown on, a Spark filter that rules
+    it out still reads it (and fails), as the source takes no pushed filters; the
+    ``filters`` option skips it."""
     table = pa.table({"id": np.arange(1000), "s": [f"v{i}" for i in range(1000)]})
     path = str(tmp_path / "damaged.arrow")
     with ipc.new_file(path, table.schema, statistics=True) as writer:
@@ -124,14 +113,13 @@ def test_spark_really_skips_the_batches_statistics_rule_out(spark, tmp_path):
         f.seek(block.offset + block.meta_data_length)
         f.write(b"\xff" * block.body_length)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    df = spark.read.format("arrow").load(path).filter("id >= 900")
-    assert [r[0] for r in rows(df.select("id"), "id")] == list(range(900, 1000))
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
     try:
         with pytest.raises(Exception, match=r"damaged\.arrow"):
             spark.read.format("arrow").load(path).filter("id >= 900").collect()
     finally:
-        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+        spark.conf.unset("spark.sql.python.filterPushdown.enabled")
+    df = spark.read.format("arrow").option("filters", '[["id", ">=", 900]]').load(path)
+    assert [r[0] for r in rows(df.select("id"), "id")] == list(range(900, 1000))
 
 
 def test_the_sink_writes_statistics_that_the_source_prunes_with(spark, tmp_path):
@@ -147,10 +135,9 @@ def test_the_sink_writes_statistics_that_the_source_prunes_with(spark, tmp_path)
     stats = ipc.open_file(os.path.join(out, files[0])).statistics
     assert stats is not None and len(stats) >= 2
     assert stats[0].columns[0].min == 0
-    reader = _reader(out, SparkStruct([StructField("id", LongType())]))
-    total = _batches(reader.partitions())
-    reader.pushFilters([GreaterThan(("id",), 39_990)])
-    assert _batches(reader.partitions()) == 1 < total
+    schema = SparkStruct([StructField("id", LongType())])
+    total = _batches(_reader(out, schema).partitions())
+    assert _batches(_reader(out, schema, '[["id", ">", 39990]]').partitions()) == 1 < total
     off = str(tmp_path / "no-stats")
     spark.range(0, 100).write.format("arrow").option("statistics", "false").mode(
         "overwrite").save(off)
@@ -158,31 +145,34 @@ def test_the_sink_writes_statistics_that_the_source_prunes_with(spark, tmp_path)
     assert ipc.open_file(os.path.join(off, name)).statistics is None
 
 
-def test_nan_as_the_filter_value_follows_sparks_order(tmp_path):
-    """Spark: every number is below NaN, NaN equals NaN; batches are kept accordingly."""
-    from pyspark.sql.types import DoubleType, StructField
-    from pyspark.sql.types import StructType as SparkStruct
-
-    from quiver.spark.pushdown import _value_holds
-
+@pytest.mark.parametrize("filters", [
+    '[["x", "<", "NaN"]]', '[["x", "<=", "NaN"]]', '[["x", ">", "NaN"]]',
+    '[["x", "==", "NaN"]]', '[["x", "!=", "NaN"]]', '[["x", ">", 3.0]]', '[["x", "<", 2.5]]',
+    '[["x", "!=", 4.0]]',
+])
+def test_nan_in_data_and_filters_keeps_the_rows_unskipped_reading_keeps(spark, tmp_path,
+                                                                         filters):
+    """With NaN in the data or as the value, skipping never changes the rows: the same
+    file with statistics and without gives the same rows (one batch per row)."""
     nan = float("nan")
-    table = pa.table({"x": pa.array([1.0, 2.0, nan, 4.0])})
-    path = str(tmp_path / "nanvalue.arrow")
-    with ipc.new_file(path, table.schema, statistics=True) as writer:
-        for batch in table.to_batches(max_chunksize=1):
-            writer.write_batch(batch)
-    schema = SparkStruct([StructField("x", DoubleType())])
-    from pyspark.sql.datasource import GreaterThanOrEqual, LessThanOrEqual
+    table = pa.table({"i": pa.array([0, 1, 2, 3, 4]), "x": pa.array([1.0, 2.0, nan, 4.0, None])})
+    results = []
+    for statistics in (True, False):
+        path = str(tmp_path / f"nan{int(statistics)}.arrow")
+        with ipc.new_file(path, table.schema, statistics=statistics) as writer:
+            for batch in table.to_batches(max_chunksize=1):
+                writer.write_batch(batch)
+        df = spark.read.format("arrow").option("filters", filters).load(path)
+        results.append(sorted(r[0] for r in df.select("i").collect()))
+    assert results[0] == results[1]
+    # and they are the rows pyarrow keeps for the same comparison
+    import json
+    import operator
 
-    for spark_filter, batches in ((LessThan(("x",), nan), 3), (LessThanOrEqual(("x",), nan), 4),
-                                  (GreaterThan(("x",), nan), 0),
-                                  (GreaterThanOrEqual(("x",), nan), 1),
-                                  (EqualTo(("x",), nan), 1), (GreaterThan(("x",), 3.0), 2)):
-        reader = _reader(path, schema)
-        reader.pushFilters([spark_filter])
-        assert _batches(reader.partitions()) == batches, spark_filter
-    from quiver.filters import Predicate
+    import pyarrow.compute as pc
 
-    assert _value_holds(Predicate(("p",), "<", nan), 1.0)
-    assert _value_holds(Predicate(("p",), ">", 1.0), nan)
-    assert _value_holds(Predicate(("p",), "==", nan), nan)
+    [[column, op, value]] = json.loads(filters)
+    compare = {"<": operator.lt, "<=": operator.le, ">": operator.gt, "==": operator.eq,
+               "!=": operator.ne}[op]
+    expected = table.filter(compare(pc.field(column), float(value)))
+    assert results[0] == expected.column("i").to_pylist()

@@ -49,7 +49,7 @@ from tests.unit._metadata_helpers import (
 CPP21 = INTEGRATION / "cpp-21.0.0"
 
 
-def _names(folder: Path, suffix: str) -> list[str]:
+def names_option(folder: Path, suffix: str) -> list[str]:
     if not folder.exists():
         return ["<missing>"]
     return sorted(p.name for p in folder.glob(f"*{suffix}"))
@@ -85,7 +85,7 @@ def iter_messages(data: bytes, pos: int = 0) -> Iterator[tuple[int, int, Message
 # gold files, compared with pyarrow
 
 
-@pytest.mark.parametrize("name", _names(CPP21, ".stream"))
+@pytest.mark.parametrize("name", names_option(CPP21, ".stream"))
 def test_gold_stream_schema_matches_pyarrow(name):
     data = _gold(CPP21, name)
     (_, _, msg, _) = next(iter_messages(data))
@@ -101,7 +101,7 @@ def test_gold_stream_schema_matches_pyarrow(name):
     assert msg.header.endianness == "little"
 
 
-@pytest.mark.parametrize("name", _names(CPP21, ".stream"))
+@pytest.mark.parametrize("name", names_option(CPP21, ".stream"))
 def test_gold_stream_reencoded_message_by_message_is_read_back_by_pyarrow(name):
     data = _gold(CPP21, name)
     out = []
@@ -119,7 +119,7 @@ def test_gold_stream_reencoded_message_by_message_is_read_back_by_pyarrow(name):
     assert "SchemaMessage" in kinds
 
 
-@pytest.mark.parametrize("name", _names(CPP21, ".arrow_file"))
+@pytest.mark.parametrize("name", names_option(CPP21, ".arrow_file"))
 def test_gold_file_footer_decodes_and_reencodes(name):
     data = _gold(CPP21, name)
     (flen,) = struct.unpack_from("<i", data, len(data) - 10)
@@ -189,7 +189,7 @@ def test_gold_schema_only_stream_keeps_schema_metadata():
     assert msg.header.schema == q_schema(ps)
 
 
-@pytest.mark.parametrize("name", _names(SUPPLEMENT, ".tensor"))
+@pytest.mark.parametrize("name", names_option(SUPPLEMENT, ".tensor"))
 def test_gold_tensor_messages_match_pyarrow(name):
     data = _gold(SUPPLEMENT, name)
     (_, _, msg, body_start) = next(iter_messages(data))

@@ -9,31 +9,50 @@ registers any ``pyspark_*`` module with a ``DefaultSource``), under the name ``a
 ``policy`` (which Arrow type Spark reads for each Arrow type), ``convert`` (arrays into
 those types, with numpy), ``paths`` (files and hive partitions), ``hive`` (partition values
 as Spark spells, parses and infers them; session time zones), ``plan`` (splits on the
-driver, reads on executors), ``pushdown`` (Spark's filters against statistics and
-partition values), ``source`` (the data source, reader, writer and commit protocol),
-``sink`` (one task's files).
+driver, reads on executors), ``pushdown`` (the ``filters`` read option: exact filtering,
+and skipping by statistics and partition values), ``source`` (the data source, reader,
+writer and commit protocol), ``sink`` (one task's files), ``streaming`` (the Structured
+Streaming source and sink), ``objstore`` / ``objstore_sink`` (object storage).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Any
 
 
-def register(spark: Any, *, filter_pushdown: bool = True) -> None:
+def register(spark: Any, *, filter_pushdown: bool | None = None) -> None:
     """Register the source with ``spark`` under the names ``arrow`` and ``quiver``.
 
-    ``filter_pushdown`` turns on Spark's ``spark.sql.python.filterPushdown.enabled`` (off
-    by default in Spark) so that the source hears a query's filters and skips the record
-    batches and partition directories they rule out; results are the same either way.
+    ``filter_pushdown`` is accepted for compatibility and does nothing: the source takes
+    no filters from Spark (Spark shares one read plan between the queries of a
+    DataFrame, so skipping by pushed filters loses rows; see :mod:`quiver.spark.pushdown`)
+    and leaves ``spark.sql.python.filterPushdown.enabled`` as it is, since that setting
+    applies to every Python data source of the session.  Skip data with the read option
+    ``filters`` (:func:`filters_option`) instead.
     """
     from .source import ArrowDataSource, QuiverDataSource
 
-    if filter_pushdown:
-        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    if filter_pushdown is not None:
+        warnings.warn("register(filter_pushdown=...) has no effect: use the read option "
+                      "'filters' to skip data", DeprecationWarning, stacklevel=2)
     spark.dataSource.register(ArrowDataSource)
     spark.dataSource.register(QuiverDataSource)
+
+
+def filters_option(filters: Any) -> str:
+    """The JSON of the read option ``filters`` for filters in the form of
+    ``pyarrow.parquet.read_table(filters=...)``:
+    ``spark.read.format("arrow").option("filters", filters_option([("id", "<", 10)]))``.
+
+    >>> filters_option([("id", ">=", 10), ("id", "<", 20)])
+    '[["id", ">=", 10], ["id", "<", 20]]'
+    """
+    from .pushdown import filters_option as build
+
+    return build(filters)
 
 
 def session(master: str = "local[*]", app: str = "quiver", **conf: str) -> Any:
@@ -56,4 +75,4 @@ def session(master: str = "local[*]", app: str = "quiver", **conf: str) -> Any:
     return spark
 
 
-__all__ = ["register", "session"]
+__all__ = ["filters_option", "register", "session"]

@@ -197,6 +197,11 @@ def _checked_as_is(arr: Array, policy: ReadPolicy, where: Where) -> Array:
         ns = _values(arr, "<i8")
         checked = invalid.check((ns < 0) | (ns >= _NS_PER_DAY), mask,
                                 "a time of day from 00:00 to before 24:00")
+        if (ns % 1000).any():  # Spark's time(6): cut to microseconds, as timestamps are
+            return _fixed(dtype, ns - ns % 1000, checked)
+    elif isinstance(dtype, t.DecimalType):  # decimal128 of at most 38 digits
+        words = _values(arr, "<i8", 2).reshape(-1, 2)
+        checked = _check_digits(words, dtype.precision, mask, invalid)
     elif isinstance(dtype, t.TimestampType):  # microseconds, with or without UTC
         us = _values(arr, "<i8")
         checked = invalid.check((us < _MIN_US) | (us > _MAX_US), mask,
@@ -245,6 +250,27 @@ def _float(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> 
     return _fixed(target, _values(arr, "<f2").astype(np.float32), valid_mask(arr))
 
 
+def _beyond_digits(words: np.ndarray, precision: int) -> np.ndarray:
+    """Per row of little-endian 128-bit integers (low word, high word): whether the value
+    has more than ``precision`` digits (Spark refuses it: NUMERIC_VALUE_OUT_OF_RANGE)."""
+    limit = 10**precision - 1
+    low = words[:, 0].view(np.uint64)
+    high = words[:, 1]
+    top, bottom = limit >> 64, np.uint64(limit & (2**64 - 1))
+    above = (high > top) | ((high == top) & (low > bottom))
+    neg = -limit
+    neg_top, neg_bottom = neg >> 64, np.uint64(neg & (2**64 - 1))
+    below = (high < neg_top) | ((high == neg_top) & (low < neg_bottom))
+    return above | below
+
+
+def _check_digits(words: np.ndarray, precision: int, mask: np.ndarray | None,
+                  invalid: _Invalid) -> np.ndarray | None:
+    """Values of more digits than the column's precision are invalid values."""
+    return invalid.check(_beyond_digits(words, precision), mask,
+                         f"a decimal of at most {precision} digits (its precision)")
+
+
 def _decimal(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
     dtype = arr.type
     mask = valid_mask(arr)
@@ -256,14 +282,17 @@ def _decimal(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -
         words = _values(arr, "<i8", count).reshape(-1, count)
     if isinstance(target, t.StringType):  # wider than Spark's, or a scale it refuses
         return _decimal_strings(np.ascontiguousarray(words), dtype.scale, mask)
+    invalid = _Invalid(policy, where)
     if dtype.width < 128:
-        return _fixed(target, words, mask)
+        return _fixed(target, words, _check_digits(words, dtype.precision, mask, invalid))
     if dtype.width == 128:
         return make_array(target, len(arr), arr.buffers, (), arr.null_count, arr.offset)
     # decimal256 of at most 38 digits: the high 128 bits are the sign of the low 128
     sign = words[:, 1] >> 63
     bad = (words[:, 2] != sign) | (words[:, 3] != sign)
-    mask = _Invalid(policy, where).check(bad, mask, f"a value of at most {dtype.precision} digits")
+    bad |= _beyond_digits(np.ascontiguousarray(words[:, :2]), dtype.precision)
+    mask = invalid.check(bad, mask,
+                         f"a decimal of at most {dtype.precision} digits (its precision)")
     return _fixed(target, words[:, :2], mask)
 
 
@@ -492,8 +521,20 @@ def _map(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Ar
     entries = arr.children[0].slice(start, stop - start)
     converted = _struct(entries, target.entries_field.type, policy, where)
     offsets = (raw - start).astype(np.int32)
-    return make_array(target, n, [_bitmap(valid_mask(arr)), offsets.view(np.uint8)],
-                      [converted], -1)
+    mask = valid_mask(arr)
+    keys = valid_mask(converted.children[0])
+    if keys is not None and not keys.all():
+        # a null key (in the file, or a key made null as an invalid value): pyarrow's
+        # import aborts the Python worker on it, Spark allows none
+        lengths = np.diff(offsets.astype(np.int64))
+        nulls = np.concatenate([[0], np.cumsum(~keys, dtype=np.int64)])
+        holds_null = nulls[offsets[1:]] - nulls[offsets[:-1]] > 0
+        mask = _Invalid(policy, where).check(holds_null, mask, "a map without null keys")
+        lengths = np.where(holds_null, 0, lengths)  # such maps are null now: no entries
+        kept = np.repeat(~holds_null, np.diff(offsets.astype(np.int64)))
+        converted = take(converted, np.flatnonzero(kept))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return make_array(target, n, [_bitmap(mask), offsets.view(np.uint8)], [converted], -1)
 
 
 def _struct(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:

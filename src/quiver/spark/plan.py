@@ -22,6 +22,7 @@ pyarrow through the Arrow PyCapsule protocol, without a copy.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import warnings
@@ -38,6 +39,7 @@ from ..array.base import Array
 from ..array.build import array as build
 from ..batch import RecordBatch
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, StatisticsWarning
+from ..filters import Predicate, filter_batch
 from ..fs.url import is_url
 from ..ipc import index as ipc_index
 from ..ipc.decoder import END
@@ -67,11 +69,16 @@ class Layout:
     dictionaries: tuple[tuple[int, int, int], ...] = ()
     schema_range: tuple[int, int] = (0, 0)
     statistics: Any = None  # the footer's FileStatistics (file format), if any
+    # rows of each record batch when the driver read them free (stream headers); None
+    # for the file format, whose rows are read from a batch's header only when needed
+    rows: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """A run of consecutive record batches ``[start, stop)`` of one file."""
+    """A run of consecutive record batches ``[start, stop)`` of one file, or with
+    ``rows``, the rows ``[rows[0], rows[1])`` of the one batch ``start`` (a batch larger
+    than a split, read by several tasks as zero-copy slices)."""
 
     path: str
     format: str
@@ -85,6 +92,7 @@ class Split:
     # the columns to load from this file (None: all); a merged schema's columns that
     # the file lacks are left out here and read as nulls
     columns: tuple[str, ...] | None = None
+    rows: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +104,11 @@ class ReadJob:
     columns: tuple[str, ...] | None  # the data columns to load (None: all)
     policy: ReadPolicy = field(default_factory=ReadPolicy)
     validate: str = "structural"
+    # the ``filters`` option, columns and values as Spark sees them: applied exactly to
+    # every batch read (:mod:`quiver.spark.pushdown`)
+    filters: list[list[Predicate]] = field(default_factory=list)
+    # no batch handed to Spark holds more rows (spark.sql.execution.arrow.maxRecordsPerBatch)
+    max_records: int = 10_000
 
 
 # -- the driver: layouts, splits, partitions -------------------------------------------
@@ -145,15 +158,17 @@ def read_layout(data_file: DataFile) -> Layout:
     if not infos or infos[0].kind != "schema":
         raise ArrowInvalid(f"{data_file.path}: expected a Schema message first")
     batches: list[tuple[int, int]] = []
+    rows: list[int] = []
     dictionaries: list[tuple[int, int, int]] = []
     for info in infos[1:]:
         if info.kind == "record_batch":
             batches.append((info.offset, info.end))
+            rows.append(int(info.num_rows or 0))
         elif info.kind == "dictionary":
             dictionaries.append((info.offset, info.end, len(batches)))
     return Layout(
         data_file, infos[0].message.header.schema, tuple(batches), tuple(dictionaries),
-        (infos[0].offset, infos[0].end),
+        (infos[0].offset, infos[0].end), rows=tuple(rows),
     )
 
 
@@ -165,42 +180,80 @@ def read_layouts(files: Sequence[DataFile]) -> list[Layout]:
         return list(pool.map(read_layout, files))
 
 
+# a batch is cut into row ranges of at least this many bytes: smaller pieces would cost
+# Spark more in tasks than they save
+MIN_PIECE_BYTES = 64 * 1024
+
+
+def batch_rows(layout: Layout, i: int) -> int | None:
+    """Rows of batch ``i`` of a file: from the stream's index or the footer statistics
+    when they state it, else from the batch's message header (one small read)."""
+    if layout.rows is not None:
+        return layout.rows[i]
+    stats = layout.statistics
+    if stats is not None and bool(stats.row_known[i]):
+        return int(stats.row_counts[i])
+    offset, end = layout.batches[i]
+    try:
+        fd = os.open(layout.file.path, os.O_RDONLY)
+        try:
+            info = next(iter(ipc_index.scan_messages(_pread(fd), end, start=offset)), None)
+        finally:
+            os.close(fd)
+    except (OSError, ArrowError):
+        return None  # the executor reads the batch whole, and reports any damage
+    return info.num_rows if info is not None and info.kind == "record_batch" else None
+
+
 def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None,
               columns: Sequence[str] | None = None) -> list[Split]:
     """Consecutive batches of one file grouped into splits of about ``max_bytes``; with
-    ``keep``, only the batches it marks, in runs of consecutive kept batches."""
+    ``keep``, only the batches it marks, in runs of consecutive kept batches.  A batch
+    larger than ``max_bytes`` is cut into row ranges of about that size (each a split;
+    never below ``MIN_PIECE_BYTES``)."""
     out: list[Split] = []
     f = layout.file
     batches = layout.batches
+    present = None
+    if columns is not None:
+        present = tuple(name for c in columns
+                        if (i := _find(layout.schema, c)) is not None
+                        for name in (layout.schema.names[i],))
+
+    def split(start: int, stop: int, nbytes: int, rows: tuple[int, int] | None = None
+              ) -> Split:
+        if f.format == "file":
+            return Split(f.path, "file", start, stop, f.partition, nbytes, columns=present,
+                         rows=rows)
+        # every dictionary message before the first batch, in stream order
+        prelude = (
+            layout.schema_range,
+            *((offset, end) for offset, end, before in layout.dictionaries
+              if before <= start),
+        )
+        return Split(f.path, "stream", start, stop, f.partition, nbytes, prelude,
+                     (batches[start][0], batches[stop - 1][1]), present, rows)
+
     start = 0
     while start < len(batches):
         if keep is not None and not keep[start]:
             start += 1
             continue
+        size = batches[start][1] - batches[start][0]
+        if size > max_bytes and size >= 2 * MIN_PIECE_BYTES:
+            n = batch_rows(layout, start)
+            pieces = min(n or 1, -(-size // max(max_bytes, MIN_PIECE_BYTES)))
+            if n is not None and pieces > 1:
+                cuts = [n * j // pieces for j in range(pieces + 1)]
+                out.extend(split(start, start + 1, size * (b - a) // n, (a, b))
+                           for a, b in itertools.pairwise(cuts))
+                start += 1
+                continue
         stop = start + 1
         while (stop < len(batches) and batches[stop][1] - batches[start][0] <= max_bytes
                and (keep is None or keep[stop])):
             stop += 1
-        nbytes = batches[stop - 1][1] - batches[start][0]
-        present = None
-        if columns is not None:
-            present = tuple(name for c in columns
-                            if (i := _find(layout.schema, c)) is not None
-                            for name in (layout.schema.names[i],))
-        if f.format == "file":
-            out.append(Split(f.path, "file", start, stop, f.partition, nbytes,
-                             columns=present))
-        else:
-            # every dictionary message before the first batch, in stream order
-            prelude = (
-                layout.schema_range,
-                *((offset, end) for offset, end, before in layout.dictionaries
-                  if before <= start),
-            )
-            out.append(Split(
-                f.path, "stream", start, stop, f.partition, nbytes, prelude,
-                (batches[start][0], batches[stop - 1][1]), present,
-            ))
+        out.append(split(start, stop, batches[stop - 1][1] - batches[start][0]))
         start = stop
     return out
 
@@ -352,14 +405,37 @@ def read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
 
 
 def _read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
+    for batch in _converted(split, job):
+        if job.filters:
+            batch = filter_batch(batch, job.filters)
+        n = batch.num_rows
+        if n <= job.max_records:
+            if n:
+                yield batch
+            continue
+        for lo in range(0, n, job.max_records):  # zero-copy pieces Spark takes as they are
+            yield batch.slice(lo, min(job.max_records, n - lo))
+
+
+def _converted(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
+    """The split's batches (or its batch's row range) in the types Spark reads."""
     partition_names = {f.name for f in job.partition_fields}
     raw_values = dict(split.partition)
     wanted = [f.name for f in job.schema.fields if f.name not in partition_names]
     columns = None
     wanted_columns = None if split.columns is None else list(split.columns)
+    first_row = 0
     for batch_index, batch in enumerate(
         _raw_batches(split, wanted_columns, job.validate), start=split.start,
     ):
+        if split.rows is not None:
+            first_row, stop = split.rows
+            if stop > batch.num_rows:
+                raise ArrowInvalid(
+                    f"batch {batch_index}: expected at least {stop} rows (as planned), "
+                    f"found {batch.num_rows}"
+                )
+            batch = batch.slice(first_row, stop - first_row)  # zero-copy
         if columns is None:
             columns = [_find(batch.schema, name) for name in wanted]
         n = batch.num_rows
@@ -376,10 +452,17 @@ def _read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
             if i is None:
                 out.append(all_null(f.type, n))
                 continue
-            where = Where(f"{split.path}, batch {batch_index}", f.name)
+            where = Where(f"{split.path}, batch {batch_index}", f.name, first_row)
             arr = to_spark_array(batch.column(i), job.policy, where)
             out.append(adapt(arr, f.type, where))
         yield RecordBatch._trusted(job.schema, out, n)
+
+
+def partition_batch(fields: Sequence[t.Field], values: dict[str, Any]) -> RecordBatch:
+    """One row of partition values (already of the fields' types)."""
+    schema = t.schema([t.field(f.name, f.type, nullable=True) for f in fields])
+    return RecordBatch._trusted(
+        schema, [_constant(f.type, values.get(f.name), 1) for f in fields], 1)
 
 
 # -- schemas ---------------------------------------------------------------------------

@@ -158,7 +158,14 @@ def spark_arrow_type(dtype: t.DataType, policy: ReadPolicy = DEFAULT_POLICY) -> 
 
 
 def spark_arrow_schema(schema: t.Schema, policy: ReadPolicy = DEFAULT_POLICY) -> t.Schema:
-    """The schema of the batches the source yields for files of ``schema``."""
+    """The schema of the batches the source yields for files of ``schema``; duplicate
+    column names are refused (Spark's Arrow reader fails on them deep in the JVM)."""
+    names = [f.name for f in schema]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise NotSupported(
+            f"expected distinct column names for Spark, found duplicate field names {twice}"
+        )
     return t.schema([_nullable(f.name, f.type, policy) for f in schema])
 
 

@@ -26,22 +26,29 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
-    InputPartition,
     WriterCommitMessage,
 )
 
 from .. import types as t
-from ..errors import ArrowInvalid, ArrowInvalidArgument
+from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from . import objstore
 from . import plan as P
 from .objstore_sink import ObjectStoreWriter
+from .options import (
+    ArrowPartition,
+    ReadOptions,
+    WriteOptions,
+    flag_option,
+    overwrite_mode,
+    session_max_records,
+)
 from .paths import (
     base_path_from_options,
     list_files,
@@ -50,86 +57,12 @@ from .paths import (
     paths_from_options,
 )
 from .policy import (
-    ReadPolicy,
     from_spark_schema,
     to_spark_schema,
 )
-from .pushdown import batches_to_read, partition_matches, to_predicate
+from .pushdown import batches_to_read, parse_filters, partition_matches
 from .sink import TaskFiles, WrittenFile, write_empty
-
-MiB = 1024 * 1024
-
-
-def _flag(options: Any, key: str, default: bool) -> bool:
-    value = options.get(key.lower())
-    if value is None:
-        return default
-    text = str(value).strip().lower()
-    if text not in ("true", "false"):
-        raise ArrowInvalidArgument(f"expected option {key}=true or false, found {value!r}")
-    return text == "true"
-
-
-def _size(options: Any, key: str, default: int) -> int:
-    value = options.get(key.lower())
-    if value is None:
-        return default
-    text = str(value).strip().lower()
-    units = {"k": 1024, "m": MiB, "g": 1024 * MiB}
-    scale = 1
-    for suffix in ("kb", "mb", "gb", "k", "m", "g", "b"):
-        if text.endswith(suffix):
-            scale = units.get(suffix[0], 1)
-            text = text[: -len(suffix)]
-            break
-    try:
-        n = int(text) * scale
-    except ValueError:
-        raise ArrowInvalidArgument(f"expected option {key} as a size, found {value!r}") from None
-    if n <= 0:
-        raise ArrowInvalidArgument(f"expected a positive option {key}, found {value!r}")
-    return n
-
-
-def _names(options: Any, key: str) -> tuple[str, ...] | None:
-    value = options.get(key.lower())
-    if value is None or not str(value).strip():
-        return None
-    return tuple(name.strip() for name in str(value).split(",") if name.strip())
-
-
-@dataclass(frozen=True, slots=True)
-class ReadOptions:
-    """The source's options (Spark lower-cases their keys)."""
-
-    merge_schema: bool = False
-    columns: tuple[str, ...] | None = None
-    max_partition_bytes: int = 128 * MiB
-    open_cost: int = 4 * MiB
-    min_partitions: int = 1
-    infer_partition_types: bool = True
-    policy: ReadPolicy = field(default_factory=ReadPolicy)
-    validate: str = "structural"
-
-    @classmethod
-    def parse(cls, options: Any) -> ReadOptions:
-        """Options from Spark's case-insensitive option map."""
-        validate = str(options.get("validate", "structural")).lower()
-        if validate not in ("structural", "full"):
-            raise ArrowInvalidArgument(f"expected validate=structural or full, found {validate!r}")
-        return cls(
-            merge_schema=_flag(options, "mergeSchema", False),
-            columns=_names(options, "columns"),
-            max_partition_bytes=_size(options, "maxPartitionBytes", 128 * MiB),
-            open_cost=_size(options, "openCostInBytes", 4 * MiB),
-            min_partitions=int(options.get("minpartitions", os.cpu_count() or 1)),
-            infer_partition_types=_flag(options, "partitionColumnTypeInference", True),
-            policy=ReadPolicy(
-                wide_decimals=str(options.get("widedecimals", "error")).lower(),
-                invalid_values=str(options.get("invalidvalues", "error")).lower(),
-            ),
-            validate=validate,
-        )
+from .streaming import ArrowStreamReader, ArrowStreamWriter, infer_schema
 
 
 class _Dataset:
@@ -201,12 +134,16 @@ class ArrowDataSource(DataSource):
 
     def schema(self) -> Any:
         """The Spark schema of the dataset (first file, or merged with mergeSchema); with
-        ``tail=true`` (streams only) the first stream's, read from its first message."""
-        if _flag(self.options, "tail", False):
-            from .streaming import infer_schema
-
-            return to_spark_schema(infer_schema(self.options))
-        return to_spark_schema(_Dataset(self.options).schema())
+        ``tail=true`` (streams only) the first stream's, read from its first message.  A
+        ``filters`` option is checked against it here, when the DataFrame is made."""
+        if flag_option(self.options, "tail", False):
+            schema = infer_schema(self.options)
+            parse_filters(ReadOptions.parse(self.options).filters, schema)
+            return to_spark_schema(schema)
+        dataset = _Dataset(self.options)
+        schema = dataset.schema()
+        parse_filters(dataset.options.filters, schema)
+        return to_spark_schema(schema)
 
     def reader(self, schema: Any) -> DataSourceReader:
         """A reader for ``schema`` (the inferred one, or the user's)."""
@@ -224,14 +161,10 @@ class ArrowDataSource(DataSource):
     def streamReader(self, schema: Any) -> Any:
         """``spark.readStream.format("arrow")``: new files, or growing streams with
         ``tail=true`` (:mod:`quiver.spark.streaming`)."""
-        from .streaming import ArrowStreamReader
-
         return ArrowStreamReader(self.options, schema)
 
     def streamWriter(self, schema: Any, overwrite: bool) -> Any:
         """``df.writeStream.format("arrow")``: each micro-batch committed exactly once."""
-        from .streaming import ArrowStreamWriter
-
         return ArrowStreamWriter(self.options, schema, overwrite)
 
 
@@ -244,31 +177,35 @@ class QuiverDataSource(ArrowDataSource):
         return "quiver"
 
 
-class ArrowPartition(InputPartition):
-    """The splits one Spark task reads."""
-
-    def __init__(self, index: int, splits: list[P.Split]) -> None:
-        super().__init__(index)
-        self.splits = splits
-
-
 class ArrowReader(DataSourceReader):
-    """Plans partitions on the driver; reads them on executors as Arrow batches."""
+    """Plans partitions on the driver; reads them on executors as Arrow batches.
+
+    It takes no filters from Spark (no ``pushFilters``): Spark shares one read plan
+    between the queries of a DataFrame, so a plan made for one query's filters would lose
+    rows in the next (:mod:`quiver.spark.pushdown`).  Skipping comes from the ``filters``
+    option, which every query of the DataFrame sees.
+    """
 
     def __init__(self, options: Any, schema: Any) -> None:
         self.dataset = _Dataset(options)
         opts = self.dataset.options
         target = from_spark_schema(schema)
-        data_names = [f.name for f in target.fields
-                      if f.name not in {p.name for p in self.dataset.partition_fields}]
+        partition_names = {p.name for p in self.dataset.partition_fields}
+        data_names = [f.name for f in target.fields if f.name not in partition_names]
+        # partition columns as Spark reads them: the user's schema's types, if given
+        self.partition_fields = tuple(
+            target.field(p.name) if p.name in target.names else p
+            for p in self.dataset.partition_fields
+        )
         self.job = P.ReadJob(
             schema=target,
             partition_fields=self.dataset.partition_fields,
             columns=tuple(data_names) if opts.columns is not None else None,
             policy=opts.policy,
             validate=opts.validate,
+            filters=parse_filters(opts.filters, target),
+            max_records=opts.max_records or session_max_records(),
         )
-        self.predicates: list[Any] = []
         self._check_files(target)
 
     def _check_files(self, target: t.Schema) -> None:
@@ -300,52 +237,47 @@ class ArrowReader(DataSourceReader):
                         "convert without loss"
                     )
 
-    # Spark refuses (DATA_SOURCE_PUSHDOWN_DISABLED) a reader whose class overrides
-    # pushFilters while spark.sql.python.filterPushdown.enabled is off.  This reader only
-    # uses filters to skip data and hands every one back to Spark, so its results are the
-    # same with or without them: it offers pushFilters as a callable that Spark's check
-    # sees as the base method, and works with the setting on (skipping) or off (reading
-    # everything).
-    @property
-    def pushFilters(self) -> Any:
-        """Spark's filter pushdown hook (see :meth:`push_filters`)."""
-        return _PushFilters(self)
-
-    def push_filters(self, filters: list[Any]) -> list[Any]:
-        """Keep the filters quiver can use to skip batches and directories; return them
-        all to Spark, which applies every one to the rows read."""
-        self.predicates = [p for p in map(to_predicate, filters) if p is not None]
-        return list(filters)
-
     def partitions(self) -> list[ArrowPartition]:
-        """Batches of every file grouped into splits (only those the pushed filters and
-        the statistics leave), packed into partitions."""
+        """Batches of every file grouped into splits (only those the ``filters`` option
+        may keep, by partition values and footer statistics), packed into partitions."""
         opts = self.dataset.options
+        job = self.job
         layouts = self.dataset.layouts()
-        if self.predicates and self.dataset.partition_fields:
-            types = {f.name: f.type for f in self.dataset.partition_fields}
-            layouts = [
-                layout for layout in layouts
-                if partition_matches(self.predicates, {
-                    k: partition_value(v, types[k]) for k, v in layout.file.partition
-                })
-            ]
+        if job.filters and self.partition_fields:
+            layouts = [layout for layout in layouts if self._directory_may_match(layout)]
         total = sum(layout.file.size for layout in layouts)
         limit = P.max_split_bytes(
             total, len(layouts), opts.max_partition_bytes, opts.open_cost, opts.min_partitions
         )
+        names = {f.name for f in self.partition_fields}
         splits = [
             s for layout in layouts
-            for s in P.splits_of(layout, limit, batches_to_read(self.predicates, layout),
-                                 self.job.columns)
+            for s in P.splits_of(
+                layout, limit,
+                batches_to_read(job.filters, layout, job.schema, names, opts.policy),
+                job.columns)
         ]
         packed = P.pack(splits, limit, opts.open_cost)
         return [ArrowPartition(i, group) for i, group in enumerate(packed)] or [
             ArrowPartition(0, [])
         ]
 
+    def _directory_may_match(self, layout: P.Layout) -> bool:
+        raw = dict(layout.file.partition)
+        # a timestamp directory names a time in the session's zone, which the driver's
+        # Python worker cannot see: such columns never rule a directory out here (the
+        # executors, which see the zone, filter their rows exactly)
+        fields = [f for f in self.partition_fields
+                  if not (isinstance(f.type, t.TimestampType) and f.type.tz)]
+        try:
+            values = {f.name: partition_value(raw.get(f.name), f.type) for f in fields}
+        except (ArrowError, ValueError, TypeError):
+            return True  # a value that does not read as its type: the executor says so
+        return partition_matches(self.job.filters, values, fields)
+
     def read(self, partition: ArrowPartition) -> Iterator[Any]:
-        """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule)."""
+        """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule), only
+        those the ``filters`` option keeps, at most ``maxRecordsPerBatch`` rows each."""
         import pyarrow as pa
 
         if self.dataset.storage is not None:  # object storage: the options, on executors
@@ -353,18 +285,6 @@ class ArrowReader(DataSourceReader):
         for split in partition.splits:
             for batch in P.read_split(split, self.job):
                 yield pa.record_batch(batch)
-
-
-class _PushFilters:
-    """``reader.pushFilters``: calls :meth:`ArrowReader.push_filters`, and carries the
-    base method as ``__func__`` (see the comment at ArrowReader.pushFilters)."""
-
-    def __init__(self, reader: ArrowReader) -> None:
-        self._reader = reader
-        self.__func__ = DataSourceReader.pushFilters  # an instance attribute: not bound
-
-    def __call__(self, filters: list[Any]) -> list[Any]:
-        return self._reader.push_filters(filters)
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -379,62 +299,6 @@ class ArrowCommitMessage(WriterCommitMessage):
     # spark.sql.sources.partitionOverwriteMode as the task saw it (Spark passes session
     # settings to tasks, not to the Python process that plans and commits the write)
     overwrite_mode: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WriteOptions:
-    """The sink's options."""
-
-    format: str = "file"
-    compression: str | None = None
-    max_records_per_file: int | None = None  # None: spark.sql.files.maxRecordsPerFile
-    max_bytes_per_file: int = 0
-    partition_by: tuple[str, ...] = ()
-    statistics: bool = True
-    batch_rows: int = 131_072
-    partition_overwrite_mode: str | None = None  # "static" or "dynamic"; None: session's
-
-    @classmethod
-    def parse(cls, options: Any) -> WriteOptions:
-        """Options from Spark's case-insensitive option map."""
-        mode = options.get("partitionoverwritemode")
-        mode = None if mode is None else _overwrite_mode(mode, "option partitionOverwriteMode")
-        fmt = str(options.get("format", "file")).lower()
-        if fmt not in ("file", "stream"):
-            raise ArrowInvalidArgument(f"expected format=file or stream, found {fmt!r}")
-        compression = str(options.get("compression", "none")).lower()
-        if compression in ("lz4_frame", "lz4frame"):
-            compression = "lz4"
-        if compression not in ("none", "uncompressed", "lz4", "zstd"):
-            raise ArrowInvalidArgument(
-                f"expected compression=none, lz4 or zstd, found {compression!r}"
-            )
-        try:
-            given = options.get("maxrecordsperfile")
-            max_records = None if given is None else int(given or 0)
-        except ValueError:
-            raise ArrowInvalidArgument(
-                f"expected maxRecordsPerFile as a whole number, found "
-                f"{options.get('maxrecordsperfile')!r}"
-            ) from None
-        return cls(
-            format=fmt,
-            compression=None if compression in ("none", "uncompressed") else compression,
-            max_records_per_file=None if max_records is None else max(max_records, 0),
-            max_bytes_per_file=_size(options, "maxBytesPerFile", 1) if options.get(
-                "maxbytesperfile") else 0,
-            partition_by=_names(options, "partitionBy") or (),
-            statistics=_flag(options, "statistics", True),
-            batch_rows=_size(options, "batchRows", 131_072),
-            partition_overwrite_mode=mode,
-        )
-
-
-def _overwrite_mode(value: str, where: str) -> str:
-    mode = str(value).strip().lower()
-    if mode not in ("static", "dynamic"):
-        raise ArrowInvalidArgument(f"expected {where}=static or dynamic, found {value!r}")
-    return mode
 
 
 _PARTITION_TYPES = (t.BoolType, t.IntegerType, t.FloatingPointType, t.DecimalType,
@@ -543,7 +407,7 @@ class ArrowWriter(DataSourceArrowWriter):
             return self.options.partition_overwrite_mode
         seen = {m.overwrite_mode for m in messages if m.overwrite_mode}
         if seen:
-            return _overwrite_mode(sorted(seen)[0],
+            return overwrite_mode(sorted(seen)[0],
                                    "spark.sql.sources.partitionOverwriteMode")
         return "static"
 

@@ -45,6 +45,7 @@ its own new files.  ``abort`` removes the micro-batch's attempt directories.  Re
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import shutil
@@ -66,8 +67,18 @@ from ..ipc import index as ipc_index
 from ..ipc.framing import EOS, LEGACY_EOS
 from ..ipc.index import detect_format
 from . import plan as P
+from .options import (
+    ArrowPartition,
+    ReadOptions,
+    WriteOptions,
+    flag_option,
+    session_max_records,
+    size_option,
+)
 from .paths import DataFile, hidden_name, partition_of, partition_schema, paths_from_options
 from .policy import from_spark_schema
+from .pushdown import batches_to_read, parse_filters
+from .sink import TaskFiles
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -115,9 +126,7 @@ class StreamOptions:
     @classmethod
     def parse(cls, options: Any) -> StreamOptions:
         """Options from Spark's case-insensitive option map."""
-        from .source import _flag, _size
-
-        if _flag(options, "mergeSchema", False):
+        if flag_option(options, "mergeSchema", False):
             raise ArrowInvalidArgument(
                 "expected mergeSchema=false for a stream: a streaming query's schema is "
                 "fixed when it starts; give it with .schema(...) to read files whose "
@@ -128,11 +137,11 @@ class StreamOptions:
         settle = _number(options, "fileSettleSeconds", 30.0)
         late = _number(options, "lateFileSeconds", 600.0)
         return cls(
-            tail=_flag(options, "tail", False),
+            tail=flag_option(options, "tail", False),
             file_settle_seconds=float(settle if settle is not None else 30.0),
             late_file_seconds=float(late if late is not None else 600.0),
             max_files=None if max_files is None else max(1, int(max_files)),
-            max_bytes=(_size(options, "maxBytesPerTrigger", 1)
+            max_bytes=(size_option(options, "maxBytesPerTrigger", 1)
                        if options.get("maxbytespertrigger") else None),
             max_rows=None if max_rows is None else max(1, int(max_rows)),
         )
@@ -175,8 +184,6 @@ def _candidate(path: str, root: str) -> Candidate | None:
 def list_candidates(paths: Sequence[str]) -> list[Candidate]:
     """Every Arrow IPC file under ``paths`` (files, directories walked, globs), sorted in
     the order they join the stream."""
-    import glob
-
     found: dict[str, Candidate] = {}
     for given in paths:
         matches = sorted(glob.glob(given)) if glob.has_magic(given) else [given]
@@ -282,8 +289,6 @@ def infer_schema(options: Any) -> t.Schema:
     paths = paths_from_options(options)
     opts = StreamOptions.parse(options)
     now = time.time_ns()
-    from .source import ReadOptions
-
     read_options = ReadOptions.parse(options)
     for c in list_candidates(paths):
         if c.format == "stream" and opts.tail:
@@ -331,15 +336,17 @@ def _layout(c: Candidate, start: int, end: int,
     dictionaries = [(a, b, 0) for a, b in earlier]
     batches: list[tuple[int, int]] = []
     # a dictionary message belongs before the record batches that follow it
-    events = sorted([(a, b, "d") for a, b in scan.dictionaries]
-                    + [(a, b, "b") for a, b, _ in scan.batches])
-    for a, b, kind in events:
+    events = sorted([(a, b, "d", 0) for a, b in scan.dictionaries]
+                    + [(a, b, "b", n) for a, b, n in scan.batches])
+    rows: list[int] = []
+    for a, b, kind, n in events:
         if kind == "d":
             dictionaries.append((a, b, len(batches)))
         else:
             batches.append((a, b))
+            rows.append(n)
     return P.Layout(data_file, schema_message, tuple(batches), tuple(dictionaries),
-                    schema_range)
+                    schema_range, rows=tuple(rows))
 
 
 def _read_schema(path: str, schema_range: tuple[int, int]) -> t.Schema:
@@ -356,8 +363,6 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``spark.readStream.format("arrow")``: new files, or growing streams with tail=true."""
 
     def __init__(self, options: Any, schema: Any) -> None:
-        from .source import ReadOptions
-
         self.paths = paths_from_options(options)
         self.stream_options = StreamOptions.parse(options)
         self.read_options = ReadOptions.parse(options)
@@ -373,6 +378,10 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             columns=tuple(data_names) if opts.columns is not None else None,
             policy=opts.policy,
             validate=opts.validate,
+            # the filters option applies to streams exactly as to batch reads: rows are
+            # filtered on the executors, and footer statistics skip batches
+            filters=parse_filters(opts.filters, target),
+            max_records=opts.max_records or session_max_records(),
         )
         self._target: dict[str, Any] | None = None  # AvailableNow: what is there now
 
@@ -534,8 +543,6 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list[Any]:
         """The splits of the data between ``start`` and ``end`` (decided by the offsets
         alone: the directory is not listed again)."""
-        from .source import ArrowPartition
-
         _check_offset(start)
         _check_offset(end)
         if start == end:
@@ -566,8 +573,13 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         total = sum(layout.file.size for layout in layouts)
         limit = P.max_split_bytes(total, len(layouts), opts.max_partition_bytes,
                                   opts.open_cost, opts.min_partitions)
+        job = self.job
+        names = {f.name for f in job.partition_fields}
         splits = [s for layout in layouts
-                  for s in P.splits_of(layout, limit, None, self.job.columns)]
+                  for s in P.splits_of(layout, limit,
+                                       batches_to_read(job.filters, layout, job.schema, names,
+                                                       opts.policy),
+                                       job.columns)]
         packed = P.pack(splits, limit, opts.open_cost)
         return [ArrowPartition(i, group) for i, group in enumerate(packed)]
 
@@ -645,8 +657,6 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
     """``df.writeStream.format("arrow")``: each micro-batch committed once (module doc)."""
 
     def __init__(self, options: Any, schema: Any, overwrite: bool) -> None:
-        from .source import WriteOptions
-
         if overwrite:
             raise ArrowInvalidArgument(
                 "expected outputMode('append') for an Arrow IPC stream sink, found complete "
@@ -674,8 +684,6 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[Any]) -> StreamCommitMessage:
         """Write this task's batches under a new attempt directory; report the files."""
         from pyspark import TaskContext
-
-        from .sink import TaskFiles
 
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0

@@ -1,0 +1,195 @@
+"""The Spark source's and sink's options, read from Spark's case-insensitive option map
+(shared by the batch source and sink, :mod:`quiver.spark.source`, and the streaming ones,
+:mod:`quiver.spark.streaming`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql.datasource import InputPartition
+
+from ..errors import ArrowInvalidArgument
+from . import plan as P
+from .policy import ReadPolicy
+from .pushdown import OPTION as FILTERS_OPTION
+
+MiB = 1024 * 1024
+
+
+def flag_option(options: Any, key: str, default: bool) -> bool:
+    value = options.get(key.lower())
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ArrowInvalidArgument(f"expected option {key}=true or false, found {value!r}")
+    return text == "true"
+
+
+def size_option(options: Any, key: str, default: int) -> int:
+    value = options.get(key.lower())
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    units = {"k": 1024, "m": MiB, "g": 1024 * MiB}
+    scale = 1
+    for suffix in ("kb", "mb", "gb", "k", "m", "g", "b"):
+        if text.endswith(suffix):
+            scale = units.get(suffix[0], 1)
+            text = text[: -len(suffix)]
+            break
+    try:
+        n = int(text) * scale
+    except ValueError:
+        raise ArrowInvalidArgument(f"expected option {key} as a size, found {value!r}") from None
+    if n <= 0:
+        raise ArrowInvalidArgument(f"expected a positive option {key}, found {value!r}")
+    return n
+
+
+def names_option(options: Any, key: str) -> tuple[str, ...] | None:
+    value = options.get(key.lower())
+    if value is None or not str(value).strip():
+        return None
+    return tuple(name.strip() for name in str(value).split(",") if name.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """The source's options (Spark lower-cases their keys)."""
+
+    merge_schema: bool = False
+    columns: tuple[str, ...] | None = None
+    max_partition_bytes: int = 128 * MiB
+    open_cost: int = 4 * MiB
+    min_partitions: int = 1
+    infer_partition_types: bool = True
+    policy: ReadPolicy = field(default_factory=ReadPolicy)
+    validate: str = "structural"
+    filters: str | None = None  # JSON, read against the schema by the reader
+    max_records: int | None = None  # None: the session's setting, else Spark's default
+
+    @classmethod
+    def parse(cls, options: Any) -> ReadOptions:
+        """Options from Spark's case-insensitive option map."""
+        validate = str(options.get("validate", "structural")).lower()
+        if validate not in ("structural", "full"):
+            raise ArrowInvalidArgument(f"expected validate=structural or full, found {validate!r}")
+        return cls(
+            merge_schema=flag_option(options, "mergeSchema", False),
+            columns=names_option(options, "columns"),
+            max_partition_bytes=size_option(options, "maxPartitionBytes", 128 * MiB),
+            open_cost=size_option(options, "openCostInBytes", 4 * MiB),
+            min_partitions=int(options.get("minpartitions", os.cpu_count() or 1)),
+            infer_partition_types=flag_option(options, "partitionColumnTypeInference", True),
+            policy=ReadPolicy(
+                wide_decimals=str(options.get("widedecimals", "error")).lower(),
+                invalid_values=str(options.get("invalidvalues", "error")).lower(),
+            ),
+            validate=validate,
+            filters=options.get(FILTERS_OPTION),
+            max_records=count_option(options, "maxRecordsPerBatch"),
+        )
+
+
+def count_option(options: Any, key: str) -> int | None:
+    value = options.get(key.lower())
+    if value is None:
+        return None
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise ArrowInvalidArgument(f"expected option {key} as a positive whole number, "
+                                   f"found {value!r}")
+    return n
+
+
+SPARK_MAX_RECORDS = 10_000  # spark.sql.execution.arrow.maxRecordsPerBatch's default
+
+
+def session_max_records() -> int:
+    """``spark.sql.execution.arrow.maxRecordsPerBatch`` of the active session, where the
+    reader is made in one (Spark plans Python reads in a worker without a session: then
+    Spark's default; the read option ``maxRecordsPerBatch`` sets it explicitly)."""
+    try:
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession()
+        if session is not None:
+            value = int(session.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch",
+                                         str(SPARK_MAX_RECORDS)))
+            if value > 0:
+                return value
+    except Exception:  # (no session, no JVM: Spark's default)
+        pass
+    return SPARK_MAX_RECORDS
+
+
+class ArrowPartition(InputPartition):
+    """The splits one Spark task reads."""
+
+    def __init__(self, index: int, splits: list[P.Split]) -> None:
+        super().__init__(index)
+        self.splits = splits
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """The sink's options."""
+
+    format: str = "file"
+    compression: str | None = None
+    max_records_per_file: int | None = None  # None: spark.sql.files.maxRecordsPerFile
+    max_bytes_per_file: int = 0
+    partition_by: tuple[str, ...] = ()
+    statistics: bool = True
+    batch_rows: int = 131_072
+    partition_overwrite_mode: str | None = None  # "static" or "dynamic"; None: session's
+
+    @classmethod
+    def parse(cls, options: Any) -> WriteOptions:
+        """Options from Spark's case-insensitive option map."""
+        mode = options.get("partitionoverwritemode")
+        mode = None if mode is None else overwrite_mode(mode, "option partitionOverwriteMode")
+        fmt = str(options.get("format", "file")).lower()
+        if fmt not in ("file", "stream"):
+            raise ArrowInvalidArgument(f"expected format=file or stream, found {fmt!r}")
+        compression = str(options.get("compression", "none")).lower()
+        if compression in ("lz4_frame", "lz4frame"):
+            compression = "lz4"
+        if compression not in ("none", "uncompressed", "lz4", "zstd"):
+            raise ArrowInvalidArgument(
+                f"expected compression=none, lz4 or zstd, found {compression!r}"
+            )
+        try:
+            given = options.get("maxrecordsperfile")
+            max_records = None if given is None else int(given or 0)
+        except ValueError:
+            raise ArrowInvalidArgument(
+                f"expected maxRecordsPerFile as a whole number, found "
+                f"{options.get('maxrecordsperfile')!r}"
+            ) from None
+        return cls(
+            format=fmt,
+            compression=None if compression in ("none", "uncompressed") else compression,
+            max_records_per_file=None if max_records is None else max(max_records, 0),
+            max_bytes_per_file=size_option(options, "maxBytesPerFile", 1) if options.get(
+                "maxbytesperfile") else 0,
+            partition_by=names_option(options, "partitionBy") or (),
+            statistics=flag_option(options, "statistics", True),
+            batch_rows=size_option(options, "batchRows", 131_072),
+            partition_overwrite_mode=mode,
+        )
+
+
+def overwrite_mode(value: str, where: str) -> str:
+    mode = str(value).strip().lower()
+    if mode not in ("static", "dynamic"):
+        raise ArrowInvalidArgument(f"expected {where}=static or dynamic, found {value!r}")
+    return mode
+
+
