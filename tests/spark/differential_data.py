@@ -21,9 +21,9 @@ import math
 import os
 from typing import Any
 
-ROWS = 6000  # ids 0 .. ROWS-1, sorted within each file so that each batch covers a range
+ROWS = 2400  # ids 0 .. ROWS-1, sorted within each file so that each batch covers a range
 TASKS = 3  # files per flat layout (one per write task)
-BATCH_ROWS = 100  # rows per record batch written by quiver's sink
+BATCH_ROWS = 50  # rows per record batch written by quiver's sink
 PARTITION_COLUMNS = ("pk", "ps")  # an int and a string (with null) partition column
 
 # Each column as a Spark SQL expression over ``id`` (spark.range).  pk and ps come last so
@@ -43,15 +43,15 @@ COLUMNS: dict[str, str] = {
     "f32": "case when id % 31 = 0 then null when id % 50 = 1 then float('NaN') "
            "when id % 50 = 2 then float('Infinity') when id % 50 = 3 then float('-Infinity') "
            "when id % 50 = 4 then float('-0.0') when id % 50 = 5 then float(0.0) "
-           "when id % 50 = 6 then float(0.1) else cast(id / 8.0 - 300 as float) end",
+           "when id % 50 = 6 then float(0.1) else cast(id / 8.0 - 100 as float) end",
     "f64": "case when id % 37 = 0 then null when id % 40 = 1 then double('NaN') "
            "when id % 40 = 2 then double('Infinity') "
            "when id % 40 = 3 then double('-Infinity') "
            "when id % 40 = 4 then double('-0.0') when id % 40 = 5 then 0.0D "
            "when id % 40 = 6 then 0.1D when id = 9 then 1.7976931348623157E308D "
-           "when id = 10 then 4.9E-324D else (id - 3000) / 3.0D end",
+           "when id = 10 then 4.9E-324D else (id - 1200) / 3.0D end",
     "dec": "case when id % 41 = 0 then null "
-           "else cast((id - 3000) * 1.125 as decimal(12,3)) end",
+           "else cast((id - 1200) * 1.125 as decimal(12,3)) end",
     "s": "case when id % 13 = 0 then null when id % 13 = 1 then '' "
          "when id % 13 = 2 then 'a/b' when id % 13 = 3 then 'x=y' "
          "when id % 13 = 4 then 'p%q' when id % 13 = 5 then 'sp ace' "
