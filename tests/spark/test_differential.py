@@ -1011,3 +1011,63 @@ def test_the_suite_is_as_large_as_the_issue_asks():
             assert any(op in c for c in conditions), (kind, op)
     assert all(any(" like " in c for c in MATRIX[k]) for k in ("string", "partition-string"))
 
+
+
+# -- files other tools write: units Spark does not use (date64, timestamp[ns]) -----------
+
+FOREIGN_ROWS = 600
+
+
+@pytest.fixture(scope="module")
+def foreign(spark, tmp_path_factory) -> tuple[str, str]:
+    """An IPC file with footer statistics whose columns reach Spark in other units than
+    they are stored in (date64 holding times of day, timestamp[ns] below the microsecond),
+    written in 50-row batches, and its Parquet copy written by Spark from quiver's full
+    read (a read without filters, which no statistics can cut)."""
+    import numpy as np
+    import pyarrow as pa
+
+    import quiver.ipc as ipc
+
+    root = tmp_path_factory.mktemp("foreign")
+    ids = np.arange(FOREIGN_ROWS, dtype=np.int64)
+    day_ms = 86_400_000
+    table = pa.table({
+        "id": ids,
+        # one hour into day id // 10 (Spark sees the day)
+        "d64": pa.array((ids // 10) * day_ms + 3_600_000, pa.date64()),
+        # id microseconds and 500 ns (Spark sees id microseconds)
+        "tsn": pa.array(ids * 1000 + 500, pa.timestamp("ns", tz="UTC")),
+        "ntzn": pa.array(ids * 1000 - 999, pa.timestamp("ns")),
+    })
+    path = str(root / "foreign.arrow")
+    with ipc.new_file(path, table.schema, statistics=True) as writer:
+        for batch in table.to_batches(max_chunksize=50):
+            writer.write_batch(batch)
+    parquet = str(root / "parquet")
+    spark.conf.set(PUSHDOWN_KEY, "false")
+    try:
+        _arrow(spark, path).write.mode("overwrite").parquet(parquet)
+    finally:
+        spark.conf.set(PUSHDOWN_KEY, "true")
+    return path, parquet
+
+
+FOREIGN_FILTERS = (
+    "d64 = date'1970-01-02'", "d64 <= date'1970-01-01'", "d64 < date'1970-01-03'",
+    "d64 in (date'1970-01-05', date'1970-01-06')", "d64 >= date'1970-03-01'",
+    "tsn = timestamp'1970-01-01 00:00:00'", "tsn <= timestamp'1970-01-01 00:00:00'",
+    "tsn < timestamp'1970-01-01 00:00:00.000001'", "tsn >= timestamp'1970-01-01 00:00:00.000599'",
+    "ntzn = timestamp_ntz'1970-01-01 00:00:00.000001'",
+    "ntzn < timestamp_ntz'1970-01-01 00:00:00'",
+)
+
+
+@pytest.mark.parametrize("pushdown", PUSHDOWN)
+@pytest.mark.parametrize("condition", FOREIGN_FILTERS)
+def test_foreign_units(spark, foreign, restore_pushdown, condition, pushdown):
+    """Filters on columns stored in units Spark does not use give Parquet's rows."""
+    path, parquet = foreign
+    _pushdown(spark, pushdown)
+    _compare(_arrow(spark, path).filter(condition).select("id").collect(),
+             _parquet(spark, parquet).filter(condition).select("id").collect())
