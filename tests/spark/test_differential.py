@@ -716,8 +716,8 @@ def test_schema(spark, layouts, layout):
 WRITE_ROWS = 1500
 
 
-def _small_frame(spark: Any) -> DataFrame:
-    df = spark.range(0, WRITE_ROWS).selectExpr(
+def _small_frame(spark: Any, rows: int = WRITE_ROWS) -> DataFrame:
+    df = spark.range(0, rows).selectExpr(
         *[f"{expr} as {name}" for name, expr in D.COLUMNS.items()])
     return df.repartitionByRange(2, "id").sortWithinPartitions("id")
 
@@ -779,7 +779,7 @@ WRITE_OPTIONS = {
     "max-records-per-file-partitioned": ({"maxRecordsPerFile": "100"},
                                          {"maxRecordsPerFile": "100"}),
     "max-bytes-per-file": ({"maxBytesPerFile": "16k", "batchRows": "100"}, {}),
-    "max-bytes-per-file-smaller-than-a-row": ({"maxBytesPerFile": "1", "batchRows": "250"}, {}),
+    "max-bytes-per-file-smaller-than-a-row": ({"maxBytesPerFile": "1", "batchRows": "50"}, {}),
     "no-statistics": ({"statistics": "false", "batchRows": "50"}, {}),
     "batch-rows-7": ({"batchRows": "7"}, {}),
     "partitioned-stream-zstd": ({"format": "stream", "compression": "zstd", "batchRows": "30"},
@@ -791,16 +791,18 @@ WRITE_OPTIONS = {
 def test_write_options(spark, tmp_path, case):
     arrow_options, parquet_options = WRITE_OPTIONS[case]
     partition_by = ("pk", "ps") if "partitioned" in case else ()
-    df = _small_frame(spark)
+    tiny = case == "max-bytes-per-file-smaller-than-a-row"  # one file per row, unclamped
+    rows = 300 if tiny else WRITE_ROWS
+    df = _small_frame(spark, rows)
     a, p = str(tmp_path / "a"), str(tmp_path / "p")
     _write(df, "arrow", a, partition_by=partition_by, **arrow_options)
     _write(df, "parquet", p, partition_by=partition_by, **parquet_options)
     _compare_written(spark, a, p)
     if "maxRecordsPerFile" in arrow_options:  # Spark's rolling: the same files per directory
         assert _files_per_dir(a) == _files_per_dir(p)
-    if case == "max-bytes-per-file-smaller-than-a-row":  # at least one batch per file
-        batches = sum(-(-n // 250) for n in (WRITE_ROWS // 2, WRITE_ROWS - WRITE_ROWS // 2))
-        assert len(data_files(a)) <= batches
+    if tiny:  # at least one batch per file: at most the number of batches
+        batches = sum(-(-n // 50) for n in (rows // 2, rows - rows // 2))
+        assert len(data_files(a)) <= batches, f"{len(data_files(a))} files for {rows} rows"
 
 
 # every partition column type: (Spark type, values as SQL literals)
