@@ -793,10 +793,13 @@ def test_write_options(spark, tmp_path, case):
     partition_by = ("pk", "ps") if "partitioned" in case else ()
     tiny = case == "max-bytes-per-file-smaller-than-a-row"  # one file per row, unclamped
     rows = 300 if tiny else WRITE_ROWS
-    df = _small_frame(spark, rows)
+    df = _small_frame(spark, rows).cache()  # both writers see the same rows in each task
     a, p = str(tmp_path / "a"), str(tmp_path / "p")
-    _write(df, "arrow", a, partition_by=partition_by, **arrow_options)
-    _write(df, "parquet", p, partition_by=partition_by, **parquet_options)
+    try:
+        _write(df, "arrow", a, partition_by=partition_by, **arrow_options)
+        _write(df, "parquet", p, partition_by=partition_by, **parquet_options)
+    finally:
+        df.unpersist()
     _compare_written(spark, a, p)
     if "maxRecordsPerFile" in arrow_options:  # Spark's rolling: the same files per directory
         assert _files_per_dir(a) == _files_per_dir(p)
