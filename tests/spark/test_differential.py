@@ -16,7 +16,14 @@ Groups (each parametrized, one test id per case):
 * ``test_schema``: the Spark schema each layout reads as.
 * ``test_write_options`` / ``test_partition_column_type`` / ``test_timestamp_partition_zone``
   / ``test_save_modes``: written by quiver's sink and by Parquet, read back by each.
+* ``test_glob_load_of_written_output``: ``load("out/*")`` over a sink's output.
 * ``test_filters_option``: the ``filters`` read option against ``df.filter`` on Parquet.
+* ``test_foreign_units``: date64 and timestamp[ns] columns with footer statistics (units
+  Spark does not use), filtered, against a Parquet copy of quiver's unfiltered read.
+
+By default each pattern runs once and the DataFrame-reuse patterns in every layout and
+pushdown setting; ``QUIVER_DIFF_FULL=1`` runs the full cross product (see
+:func:`_query_cases`).
 
 ``QUIVER_DIFF_SEPARATE=1`` runs each filter of the matrix as its own query (slower; for
 telling which filter of a failing case is wrong when the union itself misbehaves).
