@@ -390,3 +390,16 @@ def test_quiver_name_always_names_this_source(spark, tmp_path):
 
 def _ids_of(df) -> list[int]:
     return sorted(r.id for r in df.select("id").collect())
+
+
+def test_filters_option_applies_to_streams(spark, tmp_path):
+    """The ``filters`` read option is part of the stream's definition, as in batch reads:
+    exactly the matching rows, with footer statistics skipping batches."""
+    src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
+    src.mkdir()
+    with ipc.new_file(str(src / "a.arrow"), _batch(0, 1).schema, statistics=True) as w:
+        for start in range(0, 200, 20):
+            w.write_batch(_batch(start, 20))
+    _run_available_now(spark, src, out, ck,
+                       filters=json.dumps([["id", ">=", 35], ["id", "<", 90]]))
+    assert _ids(spark, out) == list(range(35, 90))

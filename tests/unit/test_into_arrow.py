@@ -395,3 +395,15 @@ def test_bool8_gives_bools_as_pyarrow() -> None:
     built = qv.array([True, None, False], qv.extension("arrow.bool8", qv.int8()))
     assert built.to_pylist() == [True, None, False]
     assert pa.array(built).to_pylist() == [True, None, False]
+
+
+@pytest.mark.parametrize("tz", ["Z", "GMT+08:00", "UTC+01:00", "UT", "-08:00"])
+def test_c_data_import_takes_zones_pyarrow_takes(tz):
+    """Spark hands batches in its session zone ('Z', 'GMT+08:00', ...): the import takes
+    them as pyarrow does (only the timestamp() factory refuses them)."""
+    import pyarrow as pa
+
+    batch = pa.record_batch([pa.array([0, 1], pa.timestamp("us", tz=tz))], names=["ts"])
+    got = qv.record_batch(batch)
+    assert got.schema.field("ts").type.tz == tz
+    assert pa.record_batch(got).equals(batch)

@@ -93,7 +93,10 @@ def parse_format(
             unit = _CODE_UNIT.get(fmt[2:3])
             if unit is not None:
                 tz = fmt[4:].decode("utf-8")
-                return t.timestamp(unit, tz or None)
+                # any zone text is taken, as pyarrow takes it (Spark hands batches in a
+                # session zone such as 'Z' or 'GMT+08:00'); the timestamp() factory and
+                # full validation are where malformed zones are refused
+                return t.TimestampType(unit, tz or None)
         if fmt in t.C_NESTED_CLASSES:
             if fmt == b"+s":
                 return t.StructType(tuple(children))
