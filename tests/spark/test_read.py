@@ -164,6 +164,13 @@ def test_columns_option_reads_only_those(spark, tmp_path):
     assert rows(df.select("id"), "id") == [(i,) for i in range(6)]
     with pytest.raises(Exception, match="nope"):
         spark.read.format("arrow").option("columns", "id,nope").load(path).collect()
+    # names match as Spark matches them (spark.sql.caseSensitive=false), spelt as the file
+    df = spark.read.format("arrow").option("columns", "SCORE,Id").load(path)
+    assert df.columns == ["score", "id"]
+    assert rows(df.select("id"), "id") == [(i,) for i in range(6)]
+    merged = (spark.read.format("arrow").option("mergeSchema", "true")
+              .option("columns", "ID").load(path))
+    assert merged.columns == ["id"]
 
 
 def test_invalid_values_error_names_file_column_and_row(spark, tmp_path):

@@ -471,16 +471,22 @@ def partition_batch(fields: Sequence[t.Field], values: dict[str, Any]) -> Record
 def spark_schema_of(layout: Layout, policy: ReadPolicy, columns: Sequence[str] | None) -> t.Schema:
     """The Spark-facing Arrow schema of one file (projected to ``columns``)."""
     schema = spark_arrow_schema(layout.schema, policy)
+    return select_columns(schema, columns, f"{layout.file.path}: ")
+
+
+def select_columns(schema: t.Schema, columns: Sequence[str] | None, where: str = "") -> t.Schema:
+    """``schema`` projected to ``columns``, matched as Spark matches names (exactly, else
+    ignoring case, as ``spark.sql.caseSensitive=false``); the fields keep the file's
+    spelling.  A name that matches no column is an error (``where`` prefixes it)."""
     if columns is None:
         return schema
-    names = schema.names
-    missing = [c for c in columns if c not in names]
+    found = [_find(schema, c) for c in columns]
+    missing = [c for c, i in zip(columns, found) if i is None]
     if missing:
         raise ArrowInvalidArgument(
-            f"{layout.file.path}: expected columns {missing} in the schema, found only "
-            f"{names}"
+            f"{where}expected columns {missing} in the schema, found only {schema.names}"
         )
-    return t.schema([schema.field(c) for c in columns])
+    return t.schema([schema.field(i) for i in found])
 
 
 def merge_types(a: t.DataType, b: t.DataType, path: str) -> t.DataType:

@@ -103,14 +103,7 @@ class _Dataset:
                 except Exception as exc:
                     raise type(exc)(f"{layout.file.path}: {exc}") from None
             schema = t.schema(fields)
-            if opts.columns is not None:
-                missing = [c for c in opts.columns if c not in schema.names]
-                if missing:
-                    raise ArrowInvalidArgument(
-                        f"expected columns {missing} in the schema, found only {schema.names}"
-                    )
-                schema = t.schema([schema.field(c) for c in opts.columns])
-            return schema
+            return P.select_columns(schema, opts.columns)
         first = self._layouts[0] if self._layouts else P.read_layout(self.files[0])
         return P.spark_schema_of(first, opts.policy, opts.columns)
 
