@@ -81,8 +81,9 @@ def test_throttling_without_end_is_raised_after_bounded_attempts(s3, stored, fau
         ipc.open_file(url, storage_options=s3.options)
     _check_named(got.value, url, ranged=True)
     assert f"after {ATTEMPTS} attempts" in str(got.value)
-    # the bound, counted: the requests one s3fs call makes (its client's own retry),
-    # times quiver's attempts, for one ranged read
+    # the bound, counted: at least one request per attempt of quiver's, at most the
+    # requests one s3fs call makes (its client's own retries, which botocore's retry
+    # quota may cut short as a session's failures add up) times quiver's attempts
     faults.set("503")
     with pytest.raises(OSError):
         s3.fs().cat_file(url, start=0, end=10)
@@ -90,7 +91,7 @@ def test_throttling_without_end_is_raised_after_bounded_attempts(s3, stored, fau
     faults.set("503")
     with pytest.raises(FE.ServiceUnavailable):
         RangedObject(url, s3.options).get(0, 10)
-    assert faults.served == ATTEMPTS * per_call
+    assert ATTEMPTS <= faults.served <= ATTEMPTS * per_call
 
 
 def test_a_dropped_connection_is_retried(s3, stored, faults):

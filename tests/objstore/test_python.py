@@ -150,7 +150,7 @@ def test_filters_fetch_only_batches_that_can_match(s3):
     rows = 500_000
     table = qv.table({"k": qv.array(np.arange(rows)), "v": qv.array(np.arange(rows) * 0.5)})
     url = s3.url("f.arrow")
-    with ipc.new_file(url, table.schema, storage_options=s3.options) as w:  # statistics
+    with ipc.new_file(url, table.schema, storage_options=s3.options, statistics=True) as w:
         w.write_table(table, max_chunksize=rows // 100)
     size = s3.fs().size(url)
     s3.reset_counts()
