@@ -209,12 +209,17 @@ class ArrowReader(DataSourceReader):
         # a partition column is read from the directories, not from the files
         wanted = {f.name: f.type for f in target.fields if f.name.lower() not in partitions}
         layouts = self.dataset.layouts()
+        def data_part(schema: t.Schema) -> t.Schema:
+            # a column also named by key=value directories is read from them: a file
+            # written before the data was partitioned may hold it, the others not
+            return t.schema([f for f in schema.fields if f.name.lower() not in partitions])
+
         reference = None
         if not opts.merge_schema and layouts:
-            reference = P.spark_schema_of(layouts[0], opts.policy, opts.columns)
+            reference = data_part(P.spark_schema_of(layouts[0], opts.policy, opts.columns))
         for layout in layouts:
             if reference is not None:
-                schema = P.spark_schema_of(layout, opts.policy, opts.columns)
+                schema = data_part(P.spark_schema_of(layout, opts.policy, opts.columns))
                 if not schema.equals(reference):
                     raise ArrowInvalidArgument(
                         f"{layout.file.path}: its schema differs from "
