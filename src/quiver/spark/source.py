@@ -104,8 +104,19 @@ class _Dataset:
                     raise type(exc)(f"{layout.file.path}: {exc}") from None
             schema = t.schema(fields)
             return P.select_columns(schema, opts.columns)
-        first = self._layouts[0] if self._layouts else P.read_layout(self.files[0])
-        return P.spark_schema_of(first, opts.policy, opts.columns)
+        return P.spark_schema_of(self.reference_layout(), opts.policy, opts.columns)
+
+    def reference_layout(self) -> P.Layout:
+        """The file whose schema the dataset takes without mergeSchema: the first that
+        holds a record batch, else the first (a schema-only file, as an empty write
+        leaves, may predate the partitioning; Spark's sources read the same rows)."""
+        if self._layouts is not None:
+            return next((lay for lay in self._layouts if lay.batches), self._layouts[0])
+        for data_file in self.files:
+            layout = P.read_layout(data_file)
+            if layout.batches:
+                return layout
+        return P.read_layout(self.files[0])
 
     def schema(self) -> t.Schema:
         """Data columns, then the partition columns not already among them; a partition
@@ -216,14 +227,15 @@ class ArrowReader(DataSourceReader):
 
         reference = None
         if not opts.merge_schema and layouts:
-            reference = data_part(P.spark_schema_of(layouts[0], opts.policy, opts.columns))
+            first = self.dataset.reference_layout()
+            reference = data_part(P.spark_schema_of(first, opts.policy, opts.columns))
         for layout in layouts:
             if reference is not None:
                 schema = data_part(P.spark_schema_of(layout, opts.policy, opts.columns))
                 if not schema.equals(reference):
                     raise ArrowInvalidArgument(
                         f"{layout.file.path}: its schema differs from "
-                        f"{layouts[0].file.path}: {P.describe_difference(reference, schema)}"
+                        f"{first.file.path}: {P.describe_difference(reference, schema)}"
                     )
             else:
                 schema = P.spark_schema_of(layout, opts.policy, None)
