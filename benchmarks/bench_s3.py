@@ -8,12 +8,15 @@ end).
    sides alternating, medians; goal: at most 0.3x;
 2. ``columns=`` 1 of 8 int64 columns: bytes fetched over the file size; goal: at most 20%;
 3. ``filters=`` keeping 1% of the rows of a file with statistics (a sorted key):
-   bytes fetched over the file size; goal: at most 5%.
+   bytes fetched over the file size; goal: at most 5%;
+4. with ``--spark``: an aggregation on ``local[2]`` through quiver's Spark source over the
+   same files on S3 and on a local disk (``--spark-files`` files of ``--rows`` rows in all),
+   sides alternating, medians; the ratio is reported (no goal: it shows what S3 costs).
 
 Bytes and requests are counted by a wrapper around the fsspec filesystem (every
 ``cat_file`` and ``info`` call, with the bytes it returned), not by quiver's own counters.
 
-Run: ``python benchmarks/bench_s3.py [--rows N] [--batches B] [--repeat K]``
+Run: ``python benchmarks/bench_s3.py [--rows N] [--batches B] [--repeat K] [--spark]``
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=5_000_000)
     ap.add_argument("--batches", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--spark", action="store_true", help="also case 4 (Spark over S3)")
+    ap.add_argument("--spark-files", type=int, default=8)
     args = ap.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
@@ -179,9 +184,56 @@ def main(argv: list[str] | None = None) -> int:
         print(f"3. filters keeping 1% of {rows} rows, {size / 1e6:.0f} MB, 100 batches: "
               f"{counting.bytes / 1e6:.2f} MB in {counting.requests} requests = {share:.2%} "
               f"of the file (goal <= 5%), {took:.3f} s")
+        if args.spark:
+            _spark_case(options, fs, rows, args.spark_files, args.repeat)
     finally:
         server.stop()
     return 0
+
+
+def _spark_case(options: dict[str, Any], fs: Any, rows: int, files: int, repeat: int) -> None:
+    """4. the same aggregation through quiver's Spark source over S3 and over a local copy."""
+    import os
+    import shutil
+    import sys
+    import tempfile
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from quiver.spark import session
+
+    local = tempfile.mkdtemp(prefix="quiver-bench-s3-")
+    spark = session("local[2]", "bench-s3", **{"spark.ui.showConsoleProgress": "false"})
+    try:
+        rng = np.random.default_rng(1)
+        per = rows // files
+        for i in range(files):
+            part = qv.table({"g": qv.array(rng.integers(0, 100, per)),
+                             "v": qv.array(rng.random(per))})
+            path = os.path.join(local, f"part-{i:03d}.arrow")
+            with ipc.new_file(path, part.schema) as w:
+                w.write_table(part, max_chunksize=max(1, per // 10))
+            fs.put_file(path, f"{BUCKET}/spark/part-{i:03d}.arrow")
+        storage = {f"storage.{k}": v for k, v in options.items() if k != "client_kwargs"}
+        storage["storage.client_kwargs.region_name"] = "us-east-1"
+
+        def run(path: str, opts: dict[str, str]) -> float:
+            t0 = time.perf_counter()
+            (spark.read.format("arrow").options(**opts).load(path)
+             .groupBy("g").agg({"v": "sum"}).collect())
+            return time.perf_counter() - t0
+
+        run(local, {})
+        run(f"s3://{BUCKET}/spark/", storage)  # warm-up, untimed
+        s3_times, local_times = [], []
+        for _ in range(repeat):
+            s3_times.append(run(f"s3://{BUCKET}/spark/", storage))
+            local_times.append(run(local, {}))
+        s3_m, local_m = _median(s3_times), _median(local_times)
+        print(f"4. Spark aggregation, {rows} rows in {files} files, local[2]: over S3 "
+              f"{s3_m:.2f} s, over a local copy {local_m:.2f} s = {s3_m / local_m:.2f}x")
+    finally:
+        spark.stop()
+        shutil.rmtree(local, ignore_errors=True)
 
 
 if __name__ == "__main__":
