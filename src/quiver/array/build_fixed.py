@@ -258,8 +258,10 @@ def _micros_to(ticks: np.ndarray, dtype: t.DataType) -> np.ndarray:
 def _numpy_ticks(objs: list[Any], dtype: t.DataType,
                  units: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(int64 ticks, NaT mask) of numpy datetime64 / timedelta64 scalars, converted through
-    the numpy ``units`` in turn: exact, floored to a coarser unit, refused where a finer unit
-    does not hold them (numpy would wrap).  NaT is null, as in pyarrow."""
+    the numpy ``units`` in turn: exact, refused where a finer unit does not hold them (numpy
+    would wrap).  To a coarser unit they are floored for a date (the day of the instant) and
+    refused for a timestamp or duration when that drops ticks (a changed value; pyarrow
+    refuses every other unit).  NaT is null, as in pyarrow."""
     arr = np.array(objs)  # in the finest unit among them
     nat = np.isnat(arr)
     have = np.datetime_data(arr.dtype)[0]
@@ -274,7 +276,11 @@ def _numpy_ticks(objs: list[Any], dtype: t.DataType,
             if np.timedelta64(1, have) > np.timedelta64(1, unit):
                 ticks = _scaled(ticks, _per(unit, have), dtype)
             else:
-                ticks = ticks // _per(have, unit)
+                ticks, dropped = np.divmod(ticks, _per(have, unit))
+                if not isinstance(dtype, t.DateType) and dropped.any():
+                    bad = objs[int(np.argmax(dropped != 0))]
+                    raise ArrowInvalid(f"expected numpy {arr.dtype.kind}8 scalars that {dtype} "
+                                       f"holds exactly, found {bad!r}")
         have = unit
     return ticks, nat
 

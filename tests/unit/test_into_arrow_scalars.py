@@ -1,0 +1,69 @@
+"""numpy scalars in Python lists, side by side with pyarrow (issue 25, the gaps the first
+differential test left): the bytes of ``np.str_`` beside bytes, the type of numpy scalars
+of several dtypes, and numpy datetime64 / timedelta64 scalars of a finer unit than the
+type asked for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import quiver as qv
+from quiver.errors import ArrowInvalid
+
+pa = pytest.importorskip("pyarrow")
+
+
+@pytest.mark.parametrize("values", [
+    [np.str_("a"), b"x"],
+    [np.str_("é"), None, b"xy"],
+    [b"x", np.str_("abc")],
+])
+def test_numpy_str_beside_bytes_is_its_utf8(values: list) -> None:
+    # np.str_ exports its UCS-4 memory as a buffer: joined as bytes it gave b"\x00"
+    assert qv.array(values).to_pylist() == pa.array(values).to_pylist()
+    assert qv.array(values, qv.binary()).to_pylist() == pa.array(values, pa.binary()).to_pylist()
+
+
+@pytest.mark.parametrize("dtypes", [
+    ("i1", "i2"), ("i2", "i1"), ("u1", "u4"), ("i2", "u1"), ("i8", "u4"), ("u2", "u1", "u4"),
+    ("f4", "i8"), ("f4", "u1"), ("f8", "i1"), ("f2", "f8"), ("f4", "f8"), ("f2", "f2"),
+])
+def test_numpy_scalars_of_several_dtypes_unify_as_pyarrow(dtypes: tuple) -> None:
+    values = [np.dtype(d).type(3) for d in dtypes]
+    want = pa.array(values)
+    got = qv.array(values)
+    assert pa.array(got).type == want.type
+    assert got.to_pylist() == want.to_pylist()
+
+
+@pytest.mark.parametrize("dtypes", [("i1", "u1"), ("i4", "u4"), ("u8", "i8"), ("f2", "i1"),
+                                    ("u2", "f2")])
+def test_numpy_scalars_no_type_holds_are_refused_as_pyarrow(dtypes: tuple) -> None:
+    values = [np.dtype(d).type(3) for d in dtypes]
+    with pytest.raises(pa.ArrowInvalid):
+        pa.array(values)
+    with pytest.raises(ArrowInvalid, match="numpy"):
+        qv.array(values)
+
+
+@pytest.mark.parametrize(("value", "target"), [
+    (np.datetime64(1500, "ms"), qv.timestamp("s")),
+    (np.datetime64(1, "ns"), qv.timestamp("us", "UTC")),
+    (np.timedelta64(1500, "us"), qv.duration("ms")),
+    (np.timedelta64(-1, "ns"), qv.duration("s")),
+])
+def test_numpy_temporal_scalars_are_not_floored_to_a_coarser_unit(value, target) -> None:
+    # pyarrow refuses any other unit; quiver floored them silently (1.5 s became 1 s)
+    with pytest.raises(ArrowInvalid, match="exactly"):
+        qv.array([value], target)
+
+
+@pytest.mark.parametrize(("value", "target", "want"), [
+    (np.datetime64(2000, "ms"), qv.timestamp("s"), 2),
+    (np.datetime64(3, "s"), qv.timestamp("ns"), 3 * 10**9),
+    (np.timedelta64(4000, "us"), qv.duration("ms"), 4),
+])
+def test_numpy_temporal_scalars_convert_exactly(value, target, want: int) -> None:
+    arr = qv.array([value, None], target)
+    assert pa.array(arr).cast(pa.int64()).to_pylist() == [want, None]
