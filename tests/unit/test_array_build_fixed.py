@@ -147,7 +147,7 @@ def test_build_pandas_values_in_and_past_the_nanosecond_range(unit: str) -> None
 def test_build_numpy_scalars_of_other_units_are_converted_exactly() -> None:
     # pyarrow refuses a unit other than the type's; quiver converts exactly, and refuses
     # what a coarser unit would floor (as a numpy array's safe conversion does)
-    got = qv.array([np.datetime64(-1_001_000, "ns"), np.datetime64(2, "s")], qv.timestamp("ms"))
+    got = qv.array([np.datetime64(-1_000_000, "ns"), np.datetime64(2, "s")], qv.timestamp("ms"))
     assert got.cast(qv.int64()).to_pylist() == [-1, 2000]
     with pytest.raises(qv.ArrowInvalid, match="exactly"):
         qv.array([np.datetime64(-1_001_001, "ns")], qv.timestamp("ms"))
