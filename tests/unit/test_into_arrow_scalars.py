@@ -67,3 +67,51 @@ def test_numpy_temporal_scalars_are_not_floored_to_a_coarser_unit(value, target)
 def test_numpy_temporal_scalars_convert_exactly(value, target, want: int) -> None:
     arr = qv.array([value, None], target)
     assert pa.array(arr).cast(pa.int64()).to_pylist() == [want, None]
+
+
+@pytest.mark.parametrize("values", [[None, -1], [np.int8(-1)], [np.int64(-5), None, 3]])
+def test_negative_ints_to_uint64_are_refused(values: list) -> None:
+    # both wrapped to 2**64 - n (a None took the float path, numpy ints numpy's cast)
+    with pytest.raises((pa.ArrowInvalid, OverflowError)):
+        pa.array(values, pa.uint64())
+    with pytest.raises(ArrowInvalid, match="uint64"):
+        qv.array(values, qv.uint64())
+
+
+def test_numpy_datetime64_scalars_of_several_units_are_not_wrapped() -> None:
+    # numpy put them in the finest unit, wrapping the coarse one past int64
+    values = [np.datetime64(2305657466626506591, "s"), np.datetime64(159, "ms")]
+    with pytest.raises(ArrowInvalid):
+        qv.array(values, qv.date64())
+    values = [np.datetime64(2305657466626506591, "us"), np.datetime64(159, "ns")]
+    got = pa.array(qv.array(values, qv.date32()))
+    assert got.view(pa.int32()).to_pylist() == [2305657466626506591 // 86_400_000_000, 0]
+
+
+def test_pd_na_is_null_with_from_pandas_as_pyarrow() -> None:
+    pd = pytest.importorskip("pandas")
+    for values in ([pd.NA, 1], [pd.NA], ["a", pd.NA]):
+        want = pa.array(values, from_pandas=True)
+        got = pa.array(qv.array(values, from_pandas=True))
+        assert got.type == want.type and got.to_pylist() == want.to_pylist()
+
+
+def test_numpy_bools_to_floats_as_python_bools() -> None:
+    # pyarrow takes Python bools for floats, numpy's for some widths only
+    assert qv.array([np.False_, np.True_, None], qv.float16()).to_pylist() == pa.array(
+        [False, True, None], pa.float16()).to_pylist()
+    assert qv.array([np.True_], qv.float64()).to_pylist() == [1.0]
+
+
+def test_ints_beside_dates_are_days_as_pyarrow() -> None:
+    import datetime as dt
+
+    values = [0, dt.date(2000, 1, 2), None, np.int8(3)]
+    assert qv.array(values, qv.date32()).to_pylist() == pa.array(values, pa.date32()).to_pylist()
+
+
+def test_numpy_datetime64_day_scalars_infer_date32() -> None:
+    values = [np.datetime64(5, "D"), None, np.datetime64(-719163, "D")]
+    got = pa.array(qv.array(values))
+    assert got.type == pa.date32()
+    assert got.view(pa.int32()).to_pylist() == [5, None, -719163]

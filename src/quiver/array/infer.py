@@ -169,7 +169,8 @@ def _numpy_float_type(kinds: set[type]) -> t.DataType:
 
 def _numpy_scalar_type(values: list[Any]) -> t.DataType:
     """timestamp / duration of the one unit of numpy datetime64 / timedelta64 scalars
-    (pyarrow's rule: one unit of s, ms, us or ns; NaT of no unit beside them is a null)."""
+    (pyarrow's rule: one unit of s, ms, us or ns; NaT of no unit beside them is a null),
+    date32 of datetime64[D] ones (pyarrow takes only those whose date Python cannot hold)."""
     kind = "M" if isinstance(next(v for v in values if v is not None), np.datetime64) else "m"
     dtypes = {v.dtype for v in values if v is not None}
     units = {np.datetime_data(d)[0] for d in dtypes} - {"generic"}
@@ -177,6 +178,8 @@ def _numpy_scalar_type(values: list[Any]) -> t.DataType:
         found = ", ".join(sorted(units)) or "NaT of no unit"
         raise ArrowInvalid(f"expected numpy {kind}8 scalars of one unit, found {found}")
     unit = units.pop()
+    if kind == "M" and unit == "D":  # days: a date32, as numpy datetime64[D] arrays give
+        return t.date32()
     if unit not in ("s", "ms", "us", "ns"):
         raise NotSupported(f"numpy {kind}8 unit {unit!r} has no Arrow type; convert the "
                            f"scalars with .astype('{kind}8[s]') or give the type")
