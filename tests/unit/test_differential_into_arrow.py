@@ -88,7 +88,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import quiver as qv
@@ -117,7 +117,7 @@ def _run(fn: Any) -> tuple[str, Any]:
         return "ok", fn()
     except ArrowError as exc:
         return "quiver-error", exc
-    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+    except (pa.ArrowException, TypeError, ValueError, OverflowError, KeyError) as exc:
         return "error", exc
 
 
@@ -812,3 +812,104 @@ def test_pandas_frames_as_pyarrow(df: Any) -> None:
             want["name"], want["pandas_type"], want["numpy_type"])
     # and back to pandas: the frame pyarrow gives from its own table
     pd.testing.assert_frame_equal(ours[1].to_pandas(), theirs[1].to_pandas())
+
+
+# -- pandas with a schema ---------------------------------------------------------------
+
+# the casts a schema asks for, per pyarrow type of the column (as pyarrow infers it)
+_SCHEMA_CASTS: dict[str, list[Any]] = {
+    "int64": [pa.int32(), pa.int8(), pa.float64(), pa.uint64(), pa.string()],
+    "int8": [pa.int64(), pa.uint8(), pa.float32()],
+    "uint32": [pa.int64(), pa.int32(), pa.uint8()],
+    "double": [pa.float32(), pa.int64(), pa.float16()],
+    "float": [pa.float64(), pa.int32()],
+    "bool": [pa.int8(), pa.string()],
+    "string": [pa.large_string(), pa.binary(), pa.int64(), pa.string_view()],
+    "large_string": [pa.string()],
+    "timestamp[ns]": [pa.timestamp("us"), pa.timestamp("s"), pa.date32(), pa.int64()],
+    "timestamp[us]": [pa.timestamp("ns"), pa.timestamp("ms")],
+    "duration[ns]": [pa.duration("us"), pa.int64()],
+    "date32[day]": [pa.timestamp("s"), pa.date64()],
+    "decimal128(5, 2)": [pa.decimal128(10, 3), pa.decimal128(3, 1), pa.float64()],
+    "dictionary<values=string, indices=int8, ordered=0>": [pa.string()],
+}
+
+
+def _schema_cast(draw: Any, t: Any) -> Any:
+    if pa.types.is_timestamp(t) and t.tz is not None:
+        return draw(st.sampled_from([pa.timestamp("us", t.tz), pa.timestamp(t.unit, "UTC"),
+                                     pa.timestamp(t.unit)]))
+    return draw(st.sampled_from(_SCHEMA_CASTS.get(str(t), [t])))
+
+
+@st.composite
+def frames_with_schemas(draw: Any) -> tuple[Any, Any, Any]:
+    df = draw(frames())
+    preserve = draw(st.sampled_from([None, True, False]))
+    natural = _run(lambda: pa.Schema.from_pandas(df, preserve_index=preserve))
+    assume(natural[0] == "ok")
+    fields = list(natural[1].remove_metadata())
+    chosen = draw(st.lists(st.sampled_from(range(len(fields))), unique=True, max_size=4)
+                  ) if fields else []
+    out = []
+    for i in chosen:
+        f = fields[i]
+        t = _schema_cast(draw, f.type) if draw(st.booleans()) else f.type
+        out.append(pa.field(f.name, t, nullable=pa.types.is_null(t) or draw(
+            st.integers(0, 4)) != 0))
+    if draw(st.integers(0, 6)) == 0:
+        out.append(pa.field("no_such_column", pa.int64()))
+    return df, pa.schema(out), preserve
+
+
+def _kept_schema(df: Any, schema: Any, preserve: Any):
+    def kept(ours: tuple, theirs: tuple) -> bool:
+        if theirs[0] == "ok" or ours[0] != "ok":
+            return False
+        dates = [f.name for f in schema if pa.types.is_timestamp(f.type)
+                 and f.name in df.columns and df[f.name].dtype == object
+                 and any(type(v) is dt.date for v in df[f.name])]
+        if not dates:
+            return False
+        # (3) date objects for a timestamp field: quiver takes their midnight
+        midnight = df.assign(**{name: [None if v is None else dt.datetime.combine(
+            v, dt.time()) for v in df[name]] for name in dates})
+        midnight = midnight.astype({name: object for name in dates})
+        again = _run(lambda: pa.Table.from_pandas(midnight, schema=schema,
+                                                  preserve_index=preserve))
+        _same_tables(ours, again, _kept_schema(midnight, schema, preserve))
+        return True
+    return kept
+
+
+def _same_tables(ours: tuple, theirs: tuple, kept: Any) -> None:
+    """The rule of the module docstring for tables from pandas."""
+    assert ours[0] != "error", f"quiver raised a raw {type(ours[1]).__name__}: {ours[1]}"
+    if kept(ours, theirs):
+        return
+    if theirs[0] != "ok":
+        assert ours[0] == "quiver-error", (
+            f"pyarrow raises {theirs[1]!r}, quiver converts: {pa.table(ours[1])}")
+        return
+    assert ours[0] == "ok", f"pyarrow converts, quiver raises {ours[1]!r}"
+    back = pa.table(ours[1])
+    assert back.schema.remove_metadata() == theirs[1].schema.remove_metadata()
+    for name in theirs[1].column_names:
+        assert _same_values(back.column(name), theirs[1].column(name)), name
+    assert back.schema.pandas_metadata["index_columns"] == theirs[
+        1].schema.pandas_metadata["index_columns"]
+
+
+@SETTINGS
+@given(frames_with_schemas(), st.booleans())
+def test_pandas_frames_with_a_schema_as_pyarrow(case: tuple, through_table: bool) -> None:
+    df, schema, preserve = case
+    q_schema = qv.schema(schema)
+    if through_table:  # qv.table(df, schema=...) / pa.table(df, schema=...)
+        ours = _run(lambda: qv.table(df, schema=q_schema))
+        theirs = _run(lambda: pa.table(df, schema=schema))
+        preserve = None  # (the default of both)
+    else:
+        ours = _run(lambda: qv.Table.from_pandas(df, schema=q_schema, preserve_index=preserve))
+        theirs = _run(lambda: pa.Table.from_pandas(df, schema=schema, preserve_index=preserve))
+    _same_tables(ours, theirs, _kept_schema(df, schema, preserve))
