@@ -115,3 +115,17 @@ def test_numpy_datetime64_day_scalars_infer_date32() -> None:
     got = pa.array(qv.array(values))
     assert got.type == pa.date32()
     assert got.view(pa.int32()).to_pylist() == [5, None, -719163]
+
+
+@pytest.mark.parametrize(("values", "want"), [
+    ([np.float16(0.0), 2**53 + 1], [0, 2**53 + 1]),  # was rounded through a double
+    ([1.0, None, -(2**53) - 1], [1, None, -(2**53) - 1]),
+])
+def test_ints_beside_integral_floats_are_exact(values: list, want: list) -> None:
+    assert qv.array(values, qv.int64()).to_pylist() == want
+
+
+def test_an_int_past_int64_beside_floats_is_refused() -> None:
+    # was wrapped to -2**63 through a double
+    with pytest.raises(ArrowInvalid):
+        qv.array([np.float16(0.0), 2**63], qv.int64())

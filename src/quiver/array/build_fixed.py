@@ -67,6 +67,10 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
             if not issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) or issubclass(k, _NOT_INTS):
                 raise _kind_error(next(v for v in values if type(v) is k), dtype)
         has_float = any(issubclass(k, _FLOAT_TYPES) for k in kinds)
+        if has_float and any(issubclass(k, _INT_TYPES) for k in kinds):
+            # ints beside floats: the integral floats become ints, so that no int is
+            # rounded (or wrapped) through a double
+            return _ints(_floats_as_ints(values, dtype), npdt, dtype, checked=True)
     wide = np.dtype(np.uint64) if npdt.kind == "u" and npdt.itemsize == 8 else np.dtype(np.int64)
     valid = None
     fraction = None
@@ -112,6 +116,20 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
                 f"expected integers that fit {dtype}, found {lo if lo < info.min else hi}"
             )
     return raw.astype(npdt, copy=False), valid
+
+
+def _floats_as_ints(values: list[Any], dtype: t.DataType) -> list[Any]:
+    """The values with each float an int, refusing a fraction, NaN or an infinity."""
+    n = len(values)
+    is_float = np.fromiter(map(isinstance, values, itertools.repeat(_FLOAT_TYPES)), bool, n)
+    floats = np.array(list(itertools.compress(values, is_float)), dtype=np.float64)
+    bad = ~np.isfinite(floats) | (floats != np.trunc(floats))
+    if bad.any():
+        raise ArrowInvalid(f"expected integral values for {dtype}, found {floats[np.argmax(bad)]}")
+    out = list(values)
+    for i, f in zip(np.flatnonzero(is_float).tolist(), floats.tolist()):
+        out[i] = int(f)
+    return out
 
 
 def _negative_numpy_int(values: list[Any]) -> bool:
