@@ -50,9 +50,12 @@ def _numpy_name(dtype: Any) -> str:
     return str(dtype)
 
 
-def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
+def array_from_pandas(series: Any,
+                      type: t.DataType | None = None) -> tuple[Array, dict[str, Any]]:
     """A quiver Array of a ``pandas.Series`` (or Index) and its pandas metadata entry
     (``pandas_type``, ``numpy_type``, ``metadata``), by the rules of the module docstring.
+    ``type`` (a schema's field type) builds an object column's Python values with that
+    type, as pyarrow does; other columns are built by their dtype (the caller casts).
 
     >>> import pandas as pd
     >>> arr, meta = array_from_pandas(pd.Series([1, None], dtype="Int64"))
@@ -116,7 +119,7 @@ def array_from_pandas(series: Any) -> tuple[Array, dict[str, Any]]:
         return arr, _entry(pandas_type, str(dtype))
     values = series.to_numpy()
     if values.dtype == object:
-        arr = _objects_from_pandas(values)
+        arr = _objects_from_pandas(values, type)
         st = t.storage_of(arr.type)
         meta = {"precision": st.precision, "scale": st.scale} if isinstance(
             st, t.DecimalType) else None
@@ -157,10 +160,15 @@ def _zone(tz: Any) -> str:
     return _tz_name(tz)
 
 
-def _objects_from_pandas(values: np.ndarray) -> Array:
-    """An object column: NaN and pd.NA are nulls (pyarrow's ``from_pandas``)."""
+def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> Array:
+    """An object column, of ``type`` or the inferred one: NaN and pd.NA are nulls (pyarrow's
+    ``from_pandas``)."""
     pd = pandas_module()
     nulls = pd.isna(values)
+    if type is not None:
+        values = values.copy()
+        values[nulls] = None
+        return array(values.tolist(), type)
     if not nulls.any():
         return array(values.tolist())
     # strings with nulls: the present values are joined as a column without nulls (one
@@ -248,7 +256,7 @@ def frame_parts(
     if schema is not None:
         for f in schema:
             series, is_index = _by_schema_name(pd, df, f.name, preserve_index)
-            arr, entry = array_from_pandas(series)
+            arr, entry = array_from_pandas(series, f.type)
             arr = _as_field(arr, f)
             label = _label(series.name) if is_index else f.name
             names.append(f.name)
@@ -323,7 +331,11 @@ def _by_schema_name(
             raise ArrowInvalid(f"expected one column named {name!r}, found {series.shape[1]}")
         return series, False
     index = df.index
-    if name not in [n for n in index.names if n is not None]:
+    level: Any = name
+    unnamed = [f"__index_level_{i}__" for i, n in enumerate(index.names) if n is None]
+    if name in unnamed:  # an unnamed level, by the field name from_pandas gives it
+        level = int(name[len("__index_level_"):-2])
+    elif name not in [n for n in index.names if n is not None]:
         raise ArrowKeyError(
             f"expected the schema's field {name!r} among the columns or index levels, "
             "found none"
@@ -338,19 +350,39 @@ def _by_schema_name(
             f"{name!r}, found a RangeIndex (kept in the metadata only; preserve_index=True "
             "stores it)"
         )
-    return index.get_level_values(name), True
+    return index.get_level_values(level), True
 
 
 def _as_field(arr: Array, f: t.Field) -> Array:
     """``arr`` cast to the field's type, refused when the field is not nullable and
     ``arr`` has nulls (pyarrow's from_pandas with a schema)."""
     if arr.type != f.type:
+        _check_text_target(arr.type, f)
         arr = arr.cast(f.type)  # type: ignore[attr-defined]
     if not f.nullable and arr.null_count:
         raise ArrowInvalid(
             f"expected no nulls in the non-nullable field {f.name!r}, found {arr.null_count}"
         )
     return arr
+
+
+_TEXT = (t.StringType, t.BinaryType, t.StringViewType, t.BinaryViewType,
+         t.FixedSizeBinaryType)
+
+
+def _check_text_target(have: t.DataType, f: t.Field) -> None:
+    """A schema's text or binary field takes text or binary columns only, as pyarrow's
+    ``from_pandas(df, schema=...)`` converts the column's values to the field's type (a
+    number or bool is no text; ``compute.cast`` would spell it)."""
+    want = t.storage_of(f.type)
+    st = t.storage_of(have)
+    if isinstance(st, t.DictionaryType):
+        st = st.value_type
+    if isinstance(want, _TEXT) and not isinstance(st, (*_TEXT, t.NullType)):
+        raise ArrowTypeError(
+            f"expected a text or binary column for the schema's field {f.name!r} of type "
+            f"{f.type}, found {have}"
+        )
 
 
 def _version() -> str:

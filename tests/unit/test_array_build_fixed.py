@@ -145,11 +145,13 @@ def test_build_pandas_values_in_and_past_the_nanosecond_range(unit: str) -> None
 
 
 def test_build_numpy_scalars_of_other_units_are_converted_exactly() -> None:
-    # pyarrow refuses a unit other than the type's; quiver converts exactly, flooring to a
-    # coarser unit as pyarrow does for datetime and pandas values
-    got = qv.array([np.datetime64(-1_001_001, "ns"), np.datetime64(2, "s")], qv.timestamp("ms"))
-    assert got.cast(qv.int64()).to_pylist() == [-2, 2000]
-    got = qv.array([np.timedelta64(3, "D"), np.timedelta64(-1, "ns")], qv.duration("us"))
+    # pyarrow refuses a unit other than the type's; quiver converts exactly, and refuses
+    # what a coarser unit would floor (as a numpy array's safe conversion does)
+    got = qv.array([np.datetime64(-1_000_000, "ns"), np.datetime64(2, "s")], qv.timestamp("ms"))
+    assert got.cast(qv.int64()).to_pylist() == [-1, 2000]
+    with pytest.raises(qv.ArrowInvalid, match="exactly"):
+        qv.array([np.datetime64(-1_001_001, "ns")], qv.timestamp("ms"))
+    got = qv.array([np.timedelta64(3, "D"), np.timedelta64(-1000, "ns")], qv.duration("us"))
     assert got.cast(qv.int64()).to_pylist() == [3 * 86_400_000_000, -1]
     with pytest.raises(qv.ArrowInvalid, match="duration"):
         qv.array([np.timedelta64(10**6, "D")], qv.duration("ns"))  # does not fit

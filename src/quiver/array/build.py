@@ -119,9 +119,12 @@ def array(
 
 
 def _pandas_nulls(values: list[Any]) -> list[Any]:
-    """The values with pandas' missing markers (float NaN, NaT) as None, as pyarrow's
-    ``from_pandas`` reads them."""
-    kinds = tuple(k for k in set(map(type, values)) if issubclass(k, float) or _is_nat_kind(k))
+    """The values with pandas' missing markers (float NaN, NaT, ``pd.NA``) as None, as
+    pyarrow's ``from_pandas`` reads them."""
+    kinds = set(map(type, values))
+    if any(k.__name__ == "NAType" for k in kinds):  # pd.NA (by name: no pandas here)
+        values = [None if type(v).__name__ == "NAType" else v for v in values]
+    kinds = tuple(k for k in kinds if issubclass(k, float) or _is_nat_kind(k))
     if not kinds:
         return values
     return [None if isinstance(v, kinds) and v != v else v for v in values]

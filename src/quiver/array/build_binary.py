@@ -204,6 +204,10 @@ def _encoded(values: list[Any], dtype: t.DataType, is_string: bool, strict: bool
             joined = None
     if joined is not None and not is_string and not checked and not _only_bytes_like(present):
         joined = None  # numpy scalars or arrays among them: refused one by one below
+    if checked and joined is not None and not is_string and len(joined) != sum(
+            map(len, present)):
+        # a str subclass exporting other bytes (np.str_: its UCS-4 memory) was joined
+        joined = None
     try:
         if joined is not None and (not is_string or joined.isascii()):
             # for ASCII text, byte lengths equal character lengths

@@ -67,6 +67,10 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
             if not issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) or issubclass(k, _NOT_INTS):
                 raise _kind_error(next(v for v in values if type(v) is k), dtype)
         has_float = any(issubclass(k, _FLOAT_TYPES) for k in kinds)
+        if has_float and any(issubclass(k, _INT_TYPES) for k in kinds):
+            # ints beside floats: the integral floats become ints, so that no int is
+            # rounded (or wrapped) through a double
+            return _ints(_floats_as_ints(values, dtype), npdt, dtype, checked=True)
     wide = np.dtype(np.uint64) if npdt.kind == "u" and npdt.itemsize == 8 else np.dtype(np.int64)
     valid = None
     fraction = None
@@ -89,7 +93,9 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
                 # one C-level pass gives both: None becomes NaN, ints below 2**53 are exact
                 as_float = np.array(values, dtype=np.float64)
                 valid = ~np.isnan(as_float)
-                if np.abs(as_float[valid]).max(initial=0) < 2.0**53:
+                present = as_float[valid]
+                if np.abs(present).max(initial=0) < 2.0**53 and (
+                        wide.kind == "i" or present.min(initial=0) >= 0):
                     raw = np.where(valid, as_float, 0).astype(wide)
                 else:
                     raw = np.fromiter(_fill(values, valid, 0), wide, n)
@@ -97,6 +103,9 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
         if fraction is not None:
             raise ArrowInvalid(f"expected integral values for {dtype}, found {fraction}") from None
         raise ArrowInvalid(f"expected integers that fit {dtype}, found one out of range") from None
+    if wide.kind == "u" and not has_float and _negative_numpy_int(values):
+        # numpy converts a negative numpy integer to uint64 by wrapping it
+        raise ArrowInvalid(f"expected integers that fit {dtype}, found one out of range")
     if valid is not None and valid.all():
         valid = None
     if raw.size and npdt != wide:
@@ -107,6 +116,26 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
                 f"expected integers that fit {dtype}, found {lo if lo < info.min else hi}"
             )
     return raw.astype(npdt, copy=False), valid
+
+
+def _floats_as_ints(values: list[Any], dtype: t.DataType) -> list[Any]:
+    """The values with each float an int, refusing a fraction, NaN or an infinity."""
+    n = len(values)
+    is_float = np.fromiter(map(isinstance, values, itertools.repeat(_FLOAT_TYPES)), bool, n)
+    floats = np.array(list(itertools.compress(values, is_float)), dtype=np.float64)
+    bad = ~np.isfinite(floats) | (floats != np.trunc(floats))
+    if bad.any():
+        raise ArrowInvalid(f"expected integral values for {dtype}, found {floats[np.argmax(bad)]}")
+    out = list(values)
+    for i, f in zip(np.flatnonzero(is_float).tolist(), floats.tolist()):
+        out[i] = int(f)
+    return out
+
+
+def _negative_numpy_int(values: list[Any]) -> bool:
+    """Whether a numpy signed integer among the values is negative."""
+    signed = tuple(k for k in set(map(type, values)) if issubclass(k, np.signedinteger))
+    return bool(signed) and any(v < 0 for v in values if isinstance(v, signed))
 
 
 @registry.implements("builder", t.IntegerType)
@@ -120,9 +149,9 @@ def _build_int(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
 @registry.implements("builder", t.FloatingPointType)
 def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
-    if not checked:  # Python bools are 0.0 / 1.0, as pyarrow takes them (numpy's are not)
-        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES), dtype,
-                     forbid=(np.bool_, np.timedelta64))
+    if not checked:  # bools are 0.0 / 1.0, as pyarrow takes Python's (numpy's: as Python's)
+        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES, np.bool_), dtype,
+                     forbid=(np.timedelta64,))
     try:
         raw = np.array(values, dtype=np.float64)  # None becomes NaN
     except OverflowError:
@@ -258,9 +287,20 @@ def _micros_to(ticks: np.ndarray, dtype: t.DataType) -> np.ndarray:
 def _numpy_ticks(objs: list[Any], dtype: t.DataType,
                  units: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(int64 ticks, NaT mask) of numpy datetime64 / timedelta64 scalars, converted through
-    the numpy ``units`` in turn: exact, floored to a coarser unit, refused where a finer unit
-    does not hold them (numpy would wrap).  NaT is null, as in pyarrow."""
-    arr = np.array(objs)  # in the finest unit among them
+    the numpy ``units`` in turn: exact, refused where a finer unit does not hold them (numpy
+    would wrap).  To a coarser unit they are floored for a date (the day of the instant) and
+    refused for a timestamp or duration when that drops ticks (a changed value; pyarrow
+    refuses every other unit).  NaT is null, as in pyarrow."""
+    dtypes = {v.dtype for v in objs}
+    if len(dtypes) > 1:  # one unit at a time: numpy would wrap them into the finest one
+        ticks = np.zeros(len(objs), np.int64)
+        nat = np.zeros(len(objs), bool)
+        for d in dtypes:
+            mine = np.fromiter((v.dtype == d for v in objs), bool, len(objs))
+            ticks[mine], nat[mine] = _numpy_ticks(
+                list(itertools.compress(objs, mine)), dtype, units)
+        return ticks, nat
+    arr = np.array(objs)
     nat = np.isnat(arr)
     have = np.datetime_data(arr.dtype)[0]
     if have in ("Y", "M"):  # calendar units: datetime64 goes through days, timedelta64 cannot
@@ -274,7 +314,11 @@ def _numpy_ticks(objs: list[Any], dtype: t.DataType,
             if np.timedelta64(1, have) > np.timedelta64(1, unit):
                 ticks = _scaled(ticks, _per(unit, have), dtype)
             else:
-                ticks = ticks // _per(have, unit)
+                ticks, dropped = np.divmod(ticks, _per(have, unit))
+                if not isinstance(dtype, t.DateType) and dropped.any():
+                    bad = objs[int(np.argmax(dropped != 0))]
+                    raise ArrowInvalid(f"expected numpy {arr.dtype.kind}8 scalars that {dtype} "
+                                       f"holds exactly, found {bad!r}")
         have = unit
     return ticks, nat
 
@@ -398,7 +442,7 @@ def _duration_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType
 # (None already replaced where ``valid`` is False) to raw integers in the type's unit, with
 # the NaT mask of numpy scalars (or None)
 _TEMPORAL: dict[type, tuple[tuple[type, ...], Any]] = {
-    t.DateType: ((_dt.date, np.datetime64), _date_raw),
+    t.DateType: ((_dt.date, np.datetime64, *_INT_TYPES), _date_raw),
     t.TimestampType: ((_dt.date, np.datetime64, *_INT_TYPES), _timestamp_raw),
     t.TimeType: ((_dt.time, *_INT_TYPES), _time_raw),
     t.DurationType: ((_dt.timedelta, np.timedelta64, *_INT_TYPES), _duration_raw),

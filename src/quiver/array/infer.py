@@ -69,18 +69,16 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
     if all(issubclass(k, (bool, np.bool_)) for k in kinds):
         return t.bool_()
     if all(_is_int_kind(k) for k in kinds):
-        npk = [k for k in kinds if issubclass(k, np.integer)]
-        if npk and len(kinds) == 1:
-            return t.IntegerType(np.dtype(npk[0]).itemsize * 8,
-                                 np.dtype(npk[0]).kind == "i")
+        if all(issubclass(k, np.integer) for k in kinds):  # numpy ints alone
+            return _numpy_int_type(kinds)
         return t.int64()
     if all(
         issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) and not issubclass(k, _NOT_INTS)
         for k in kinds
     ):
-        if kinds <= {np.float16, np.float32}:  # numpy floats keep their width, as in pyarrow
-            return t.float16() if kinds == {np.float16} else t.float32()
-        return t.float64()
+        if all(issubclass(k, np.generic) for k in kinds):  # numpy numbers alone
+            return _numpy_float_type(kinds)
+        return t.float64()  # (Python numbers among them)
     if all(issubclass(k, str) for k in kinds):
         return t.string()
     if all(issubclass(k, (str, bytes, bytearray, memoryview)) for k in kinds):
@@ -140,9 +138,39 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
     )
 
 
+def _numpy_int_type(kinds: set[type]) -> t.DataType:
+    """The integer type of numpy integer scalars of several dtypes (pyarrow's unification):
+    the widest of one signedness; signed and unsigned ones give the widest signed type if
+    it is wider than every unsigned one, and are refused otherwise (no type holds both)."""
+    dtypes = [np.dtype(k) for k in kinds]
+    signed = max((d.itemsize for d in dtypes if d.kind == "i"), default=0)
+    unsigned = max((d.itemsize for d in dtypes if d.kind == "u"), default=0)
+    if signed and unsigned and signed <= unsigned:
+        found = ", ".join(sorted(str(d) for d in dtypes))
+        raise ArrowInvalid(f"expected numpy integer scalars of one signedness, or signed ones "
+                           f"wider than the unsigned ones, found {found}; give the type")
+    return t.IntegerType(8 * (signed or unsigned), bool(signed))
+
+
+def _numpy_float_type(kinds: set[type]) -> t.DataType:
+    """The floating-point type of numpy float (and integer) scalars (pyarrow's unification):
+    the widest float among them; half floats beside integers are refused, as in pyarrow
+    (float32 and float64 take the integers, checked to be exact)."""
+    widths = {np.dtype(k).itemsize * 8 for k in kinds if issubclass(k, np.floating)}
+    if max(widths) > 64:
+        raise NotSupported(f"numpy float{max(widths)} scalars have no Arrow type; convert "
+                           "them to float64 or give the type")
+    if max(widths) == 16 and any(issubclass(k, np.integer) for k in kinds):
+        found = ", ".join(sorted(str(np.dtype(k)) for k in kinds))
+        raise ArrowInvalid(f"expected numpy half floats alone or beside wider floats, found "
+                           f"{found}; give the type")
+    return t.FloatingPointType(max(widths))
+
+
 def _numpy_scalar_type(values: list[Any]) -> t.DataType:
     """timestamp / duration of the one unit of numpy datetime64 / timedelta64 scalars
-    (pyarrow's rule: one unit of s, ms, us or ns; NaT of no unit beside them is a null)."""
+    (pyarrow's rule: one unit of s, ms, us or ns; NaT of no unit beside them is a null),
+    date32 of datetime64[D] ones (pyarrow takes only those whose date Python cannot hold)."""
     kind = "M" if isinstance(next(v for v in values if v is not None), np.datetime64) else "m"
     dtypes = {v.dtype for v in values if v is not None}
     units = {np.datetime_data(d)[0] for d in dtypes} - {"generic"}
@@ -150,6 +178,8 @@ def _numpy_scalar_type(values: list[Any]) -> t.DataType:
         found = ", ".join(sorted(units)) or "NaT of no unit"
         raise ArrowInvalid(f"expected numpy {kind}8 scalars of one unit, found {found}")
     unit = units.pop()
+    if kind == "M" and unit == "D":  # days: a date32, as numpy datetime64[D] arrays give
+        return t.date32()
     if unit not in ("s", "ms", "us", "ns"):
         raise NotSupported(f"numpy {kind}8 unit {unit!r} has no Arrow type; convert the "
                            f"scalars with .astype('{kind}8[s]') or give the type")
