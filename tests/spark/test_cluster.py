@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from .helpers import die_with
+
 pytestmark = [pytest.mark.xdist_group("spark"), pytest.mark.slow]
 
 
@@ -32,35 +34,6 @@ def _wait_for(log: Path, text: str, process: subprocess.Popen, seconds: float) -
             return
         time.sleep(0.5)
     raise AssertionError(f"no {text!r} after {seconds} s:\n{log.read_text()[-3000:]}")
-
-
-def _prctl() -> object:
-    """libc's ``prctl`` (Linux), looked up here and not in the child: loading a library
-    after fork in a process with threads can deadlock."""
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()
-
-
-def _die_with(parent: int):
-    """What the child runs before exec (Linux): SIGTERM when the process that started it
-    dies, so a test run killed from outside (no ``finally``) leaves no master or worker
-    behind (a killed run had left both running for 38 minutes). spark-class execs the
-    JVM, which keeps the setting."""
-
-    def run() -> None:
-        if _PRCTL is not None:
-            _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:  # the parent died before that: do not start at all
-            os._exit(1)
-
-    return run
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -126,7 +99,7 @@ def test_job_runs_on_a_standalone_master_and_worker(tmp_path):
                 [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                  "--port", str(port), "--webui-port", str(ui)],
                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=_die_with(os.getpid()),
+                preexec_fn=die_with(os.getpid()),
             )
         started.append(master)
         _wait_for(master_log, "I have been elected leader", master, 120)
@@ -137,7 +110,7 @@ def test_job_runs_on_a_standalone_master_and_worker(tmp_path):
                  f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--cores", "2",
                  "--memory", "2g", "--webui-port", str(_free_port())],
                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=_die_with(os.getpid()),
+                preexec_fn=die_with(os.getpid()),
             )
         started.append(worker)
         _wait_for(worker_log, "Successfully registered with master", worker, 120)

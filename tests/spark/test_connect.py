@@ -24,6 +24,8 @@ import pytest
 import quiver as qv
 import quiver.ipc as ipc
 
+from .helpers import die_with
+
 pytestmark = pytest.mark.xdist_group("spark")
 
 
@@ -79,7 +81,7 @@ def remote(tmp_path_factory):
     ]
     with log.open("wb") as out:
         server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
+                                  start_new_session=True, preexec_fn=die_with(os.getpid()))
     try:
         _wait_for_port(port, server, log, 240)
         yield f"sc://127.0.0.1:{port}"
