@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -334,3 +336,17 @@ def _partition_dir(keys: tuple[str, ...], columns: list[Array], row: int) -> str
         f"{escape_partition_text(k)}={escape_partition_text(_partition_text(c, row))}"
         for k, c in zip(keys, columns)
     ))
+
+
+def write_all(files: TaskFiles, batches: Iterator[Any]) -> list[WrittenFile]:
+    """Write every batch into ``files`` and close them; on any failure the files are
+    aborted and their directory (the task attempt's) removed, so nothing half-written
+    stays, and the error goes on."""
+    try:
+        for batch in batches:
+            files.write(batch)
+        return files.close()
+    except BaseException:
+        files.abort()
+        shutil.rmtree(files.directory, ignore_errors=True)
+        raise

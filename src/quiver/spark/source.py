@@ -61,7 +61,7 @@ from .policy import (
     to_spark_schema,
 )
 from .pushdown import batches_to_read, parse_filters, partition_matches
-from .sink import TaskFiles, WrittenFile, write_empty
+from .sink import TaskFiles, WrittenFile, write_all, write_empty
 from .streaming import ArrowStreamReader, ArrowStreamWriter, infer_schema
 
 
@@ -397,14 +397,7 @@ class ArrowWriter(DataSourceArrowWriter):
             with contextlib.suppress(ValueError):
                 options = replace(options, max_records_per_file=max(int(setting or 0), 0))
         files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", options)
-        try:
-            for batch in iterator:
-                files.write(batch)
-            written = files.close()
-        except BaseException:
-            files.abort()
-            shutil.rmtree(attempt_dir, ignore_errors=True)
-            raise
+        written = write_all(files, iterator)
         mode = None
         if ctx is not None:
             mode = ctx.getLocalProperty("spark.sql.sources.partitionOverwriteMode")

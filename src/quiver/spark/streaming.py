@@ -78,7 +78,7 @@ from .options import (
 from .paths import DataFile, hidden_name, partition_of, partition_schema, paths_from_options
 from .policy import from_spark_schema
 from .pushdown import batches_to_read, parse_filters
-from .sink import TaskFiles
+from .sink import TaskFiles, write_all
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -698,14 +698,7 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
         # names unique across micro-batches and restarts: the query id changes with each
         # start, Spark's attempt id is unique within it
         files = TaskFiles(attempt_dir, f"part-{task:05d}-{unique}-{self.query}", self.options)
-        try:
-            for batch in iterator:
-                files.write(batch)
-            written = files.close()
-        except BaseException:
-            files.abort()
-            shutil.rmtree(attempt_dir, ignore_errors=True)
-            raise
+        written = write_all(files, iterator)
         return StreamCommitMessage(attempt_dir, tuple(written))
 
     # driver side
