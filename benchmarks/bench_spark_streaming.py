@@ -7,6 +7,8 @@ Arrow IPC files (N rows in total of int64, float64, string; ``--files`` files), 
 - the floors any Python streaming source and sink pay: a Python source that reads nothing
   (one batch made in memory, yielded until the same rows) into a Python sink that only
   iterates over its batches: Spark's cost of moving Arrow batches through Python workers;
+- quiver's source into the do-nothing sink, and the read-nothing source into quiver's
+  sink: where quiver's time beyond the floors goes;
 - Spark's own Parquet file stream source and sink over the same rows, for the record.
 
 Each case runs ``--repeat`` times, the sides alternating (a fresh checkpoint and output
@@ -153,6 +155,9 @@ def main() -> int:
             "quiver -> quiver": ("arrow", os.path.join(root, "arrow"), "arrow"),
             "floor (Python source reading nothing -> Python sink doing nothing)":
                 ("floor", None, "floor"),
+            "quiver source -> the do-nothing sink": ("arrow", os.path.join(root, "arrow"),
+                                                      "floor"),
+            "the read-nothing source -> quiver sink": ("floor", None, "arrow"),
             "Parquet -> Parquet (Spark's file stream)":
                 ("parquet", os.path.join(root, "parquet"), "parquet"),
         }
