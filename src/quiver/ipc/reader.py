@@ -732,12 +732,18 @@ def read_table(
     if head == MAGIC:
         with open_file(source, filters=filters, **kw) as reader:
             return reader.read_all()
-    dnf = normalize(filters)
     with open_stream(source, **kw) as reader:
-        if dnf:
-            check_filters(dnf, reader.schema)
-        batches = [filter_batch(b, dnf) if dnf else b for b in reader]
-        return Table.from_batches(batches, schema=reader.schema)
+        return filtered_table(reader, filters)
+
+
+def filtered_table(stream: Any, filters: Any) -> Table:
+    """Every batch of an open stream reader as a table, with only the rows ``filters``
+    keeps (checked against the stream's schema first; None keeps every row)."""
+    dnf = normalize(filters)
+    if dnf:
+        check_filters(dnf, stream.schema)
+    batches = [filter_batch(b, dnf) if dnf else b for b in stream]
+    return Table.from_batches(batches, schema=stream.schema)
 
 
 def read_schema(source: Any) -> t.Schema:

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from ..batch import Table
-from ..filters import check_filters, filter_batch, normalize
 from ..fs.ranged import RangeCache, RangedObject, SequentialReader
 from ..fs.url import wants_url
 from . import metadata as md
@@ -302,12 +301,8 @@ def read_table(source: Any, *, columns: Sequence[int | str] | None = None,
     if _is_file(obj):
         with RemoteFileReader(obj, filters=filters, **kw) as r:
             return r.read_all()
-    dnf = normalize(filters)
     with RemoteStreamReader(obj, **kw) as s:
-        if dnf:
-            check_filters(dnf, s.schema)
-        batches = [filter_batch(b, dnf) if dnf else b for b in s]
-        return Table.from_batches(batches, schema=s.schema)
+        return reader.filtered_table(s, filters)
 
 
 def _is_file(obj: RangedObject) -> bool:
