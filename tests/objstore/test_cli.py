@@ -160,7 +160,7 @@ def _clean(text: str) -> None:
 
 
 def test_convert_summary_shows_urls_without_credentials(tmp_path, capsys):
-    src, shown_src = _memory(tmp_path, "in.arrows", write_ipc(batches_of(2), stream=True))
+    src, _ = _memory(tmp_path, "in.arrows", write_ipc(batches_of(2), stream=True))
     out, shown_out = _memory(tmp_path, "out.arrow")
     code, stdout, err = _run(capsys, ["convert", src, out, "--storage-option",
                                       f"secret_thing={SECRET}"])
@@ -217,7 +217,7 @@ def test_an_error_quoting_a_url_or_a_storage_option_is_redacted(capsys, monkeypa
 
     monkeypatch.setattr(_common, "open_input", failing)
     monkeypatch.setattr("quiver.cli.cat.open_input", failing)
-    code, stdout, err = _run(capsys, ["cat", "memory://b/k", "--storage-option",
+    code, _, err = _run(capsys, ["cat", "memory://b/k", "--storage-option",
                                       f"secret={SECRET}"])
     assert code == 1
     _clean(err)

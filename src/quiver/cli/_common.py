@@ -343,7 +343,7 @@ __all__ = [
     "display_name",
     "message",
     "open_input",
-    "shown_text",
     "output_path",
     "progress",
+    "shown_text",
 ]

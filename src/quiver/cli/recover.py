@@ -367,8 +367,9 @@ def _refuse(ns: argparse.Namespace) -> None:
                        "summary goes to standard error)", status=2)
     if "-" not in (ns.input, ns.output) and os.path.exists(ns.output) and os.path.samefile(
             ns.input, ns.output):
-        raise CliError(f"OUT {display_name(ns.output)!r} is the same file as IN: recover never writes over "
-                       "the damaged original; name another output", status=2)
+        raise CliError(f"OUT {display_name(ns.output)!r} is the same file as IN: recover "
+                       "never writes over the damaged original; name another output",
+                       status=2)
 
 
 def run(ns: argparse.Namespace) -> int:
