@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.spark:
             _spark_case(options, fs, args.rows, args.spark_files, args.repeat)
         if args.sink:
-            _task_memory(options, args.sink_rows)
+            _task_memory(args.sink_rows)
             _spark_sink_case(options, args.sink_rows, args.repeat)
     finally:
         server.stop()
@@ -257,36 +257,58 @@ def _spark_case(options: dict[str, Any], fs: Any, rows: int, files: int, repeat:
         shutil.rmtree(local, ignore_errors=True)
 
 
-def _task_memory(options: dict[str, Any], rows: int) -> None:
-    """6. one task's writer to S3, in this process: peak traced memory over the file."""
+def _task_memory(rows: int) -> None:
+    """6. one task's writer to S3, in this process: peak traced memory over the file.  The
+    S3 server runs in another process here (moto keeps the parts it receives in memory,
+    which tracemalloc would count in this one)."""
+    import subprocess
+    import sys
     import tracemalloc
+
+    import fsspec
 
     from quiver.spark.objstore_sink import MultipartWriter
     from quiver.spark.source import WriteOptions
 
-    per = 100_000
-    writer = MultipartWriter(f"s3://{BUCKET}/task-memory", WriteOptions(),
-                             qv.schema([("i", qv.int64()), ("f", qv.float64())]), True,
-                             options)
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1",
+                               "-p", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        options = {"key": KEY, "secret": SECRET, "endpoint_url": f"http://127.0.0.1:{port}",
+                   "client_kwargs": {"region_name": "us-east-1"}}
+        fsspec.filesystem("s3", **options).call_s3("create_bucket", Bucket=BUCKET)
+        per = 100_000
+        writer = MultipartWriter(f"s3://{BUCKET}/task-memory", WriteOptions(),
+                                 qv.schema([("i", qv.int64()), ("f", qv.float64())]), True,
+                                 options)
 
-    def batches() -> Any:  # made as the task asks, as Spark hands them over
-        for start in range(0, rows, per):
-            n = min(per, rows - start)
-            yield pa.record_batch({"i": pa.array(np.arange(start, start + n)),
-                                   "f": pa.array(np.linspace(0, 1, n))})
+        def batches() -> Any:  # made as the task asks, as Spark hands them over
+            for start in range(0, rows, per):
+                n = min(per, rows - start)
+                yield pa.record_batch({"i": pa.array(np.arange(start, start + n)),
+                                       "f": pa.array(np.linspace(0, 1, n))})
 
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    message = writer.write(batches())
-    took = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    writer.commit([message])
-    size = sum(f.nbytes for f in message.files)
-    print(f"6. one task writing {rows} rows ({size / 1e6:.0f} MB) to S3, part by part: "
-          f"peak traced memory {peak / 1e6:.1f} MB = {peak / size:.2f} of the file "
-          f"(parts of {writer.part_size >> 20} MiB; batch_rows holds ~2 MB of input), "
-          f"{took:.2f} s")
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        message = writer.write(batches())
+        took = time.perf_counter() - t0
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        writer.commit([message])
+        size = sum(f.nbytes for f in message.files)
+        print(f"6. one task writing {rows} rows ({size / 1e6:.0f} MB) to S3, part by part: "
+              f"peak traced memory {peak / 1e6:.1f} MB = {peak / size:.2f} of the file "
+              f"(parts of {writer.part_size >> 20} MiB, 2 in flight; batchRows gathers "
+              f"~2 MB of input), {took:.2f} s")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def _spark_sink_case(options: dict[str, Any], rows: int, repeat: int) -> None:

@@ -126,7 +126,8 @@ class PartUpload:
         self.written += len(view)
         try:
             while len(self._buffer) >= self.part_size:
-                part = bytes(self._buffer[: self.part_size])
+                with memoryview(self._buffer) as whole:
+                    part = whole[: self.part_size].tobytes()  # (one copy, no slice first)
                 del self._buffer[: self.part_size]
                 self._send(part)
         except BaseException:
