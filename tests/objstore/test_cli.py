@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import fsspec
 import pytest
 
 import quiver.ipc as ipc
@@ -136,3 +137,88 @@ def test_environment_credentials_and_endpoint(s3, inputs, capsys, monkeypatch):
     code, out, err = _run(capsys, ["schema", "--json", url])
     assert code == 0, err
     assert json.loads(out)["fields"][0]["name"] == "id"
+
+
+# -- credentials typed into URLs never come back out -----------------------------------------
+
+TOKEN = "tok-Vq93xLm"  # a made-up query token the tests look for
+
+
+def _memory(tmp_path, name: str, data: bytes | None = None) -> tuple[str, str]:
+    """``(URL with credentials and a token, the same without them)`` in fsspec's
+    in-process memory filesystem; ``data`` is put there first."""
+    fs = fsspec.filesystem("memory")
+    where = f"quiver-tests/{tmp_path.name}/{name}"
+    url = f"memory://KEY:{SECRET}@{where}?token={TOKEN}"
+    if data is not None:
+        fs.pipe_file(url[len("memory://"):], data)
+    return url, f"memory://***@{where}?token=***"
+
+
+def _clean(text: str) -> None:
+    assert SECRET not in text and TOKEN not in text, text
+
+
+def test_convert_summary_shows_urls_without_credentials(tmp_path, capsys):
+    src, _ = _memory(tmp_path, "in.arrows", write_ipc(batches_of(2), stream=True))
+    out, shown_out = _memory(tmp_path, "out.arrow")
+    code, stdout, err = _run(capsys, ["convert", src, out, "--storage-option",
+                                      f"secret_thing={SECRET}"])
+    assert code == 0, err
+    _clean(stdout + err)
+    assert f"to {shown_out}" in err
+    assert ipc.read_table(out).num_rows == 2 * 10
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_recover_summary_and_report_show_urls_without_credentials(tmp_path, capsys, as_json):
+    data = write_ipc(batches_of(3), stream=True)
+    src, shown_src = _memory(tmp_path, "damaged.arrows", data[: len(data) - 40])
+    out, shown_out = _memory(tmp_path, "saved.arrows")
+    code, stdout, err = _run(capsys, ["recover", src, out, *(["--json"] if as_json else [])])
+    assert code == 1, err  # the last batch was lost
+    _clean(stdout + err)
+    if as_json:
+        report = json.loads(stdout)
+        assert (report["input"], report["output"]) == (shown_src, shown_out)
+    else:
+        assert f"quiver: {shown_src}: recovered 2 record batches" in err
+        assert f"into {shown_out}" in err
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["inspect", "--json"], ["validate"],
+                                     ["validate", "--json"], ["cat"], ["schema"]])
+def test_read_commands_name_urls_without_credentials(tmp_path, capsys, command):
+    good, shown = _memory(tmp_path, "ok.arrow", write_ipc(batches_of(1), stream=False))
+    code, stdout, err = _run(capsys, [*command, good])
+    assert code == 0, err
+    _clean(stdout + err)
+    if command[0] != "cat":
+        assert shown in stdout
+    # errors: a missing object, and an object that is not Arrow
+    missing, shown_missing = _memory(tmp_path, "missing.arrow")
+    code, stdout, err = _run(capsys, [*command, missing])
+    assert code == 1 and stdout == ""
+    _clean(err)
+    assert shown_missing in err
+    parquet, shown_parquet = _memory(tmp_path, "x.parquet", b"PAR1" + b"\0" * 64)
+    code, stdout, err = _run(capsys, [*command, parquet])
+    assert code == 1 and "Parquet" in err
+    _clean(stdout + err)
+    assert shown_parquet in err
+
+
+def test_an_error_quoting_a_url_or_a_storage_option_is_redacted(capsys, monkeypatch):
+    from quiver.cli import _common
+
+    def failing(name, whole=False):
+        raise OSError(f"could not reach memory://KEY:{SECRET}@b/k?sig={TOKEN} "
+                      f"with secret {SECRET}")
+
+    monkeypatch.setattr(_common, "open_input", failing)
+    monkeypatch.setattr("quiver.cli.cat.open_input", failing)
+    code, _, err = _run(capsys, ["cat", "memory://b/k", "--storage-option",
+                                      f"secret={SECRET}"])
+    assert code == 1
+    _clean(err)
+    assert "memory://***@b/k?sig=***" in err and "with secret ***" in err

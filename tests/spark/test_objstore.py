@@ -85,7 +85,26 @@ def test_a_stream_format_dataset(spark, s3):  # noqa: F811
     assert rows(back, "id") == rows(df, "id")
 
 
-def test_a_failed_job_leaves_nothing_visible_and_nothing_pending(spark, s3):  # noqa: F811
+def test_the_staging_protocol_over_s3(spark, s3):  # noqa: F811
+    """committer=staging (what gs://, abfs:// and other stores take) forced on S3: files
+    staged under _temporary/<job>/ and copied into place; nothing staged stays."""
+    url = s3.url("staged")
+    df = spark.range(0, 3000, numPartitions=3).selectExpr("id", "cast(id % 2 as int) as p")
+    df.write.format("arrow").options(**_options(s3)).option("committer", "staging") \
+        .option("partitionBy", "p").mode("overwrite").save(url)
+    names = _visible(s3, url)
+    assert not any(n.startswith("_temporary") for n in names)
+    manifest = json.loads(s3.fs().cat_file(f"{_root(url)}/_SUCCESS"))
+    assert sorted(manifest["files"]) == [n for n in names if n != "_SUCCESS"]
+    assert len(manifest["files"]) == 6
+    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    assert rows(back.select("id", "p"), "id") == rows(df, "id")
+    assert pending_uploads(s3.fs(), _root(url)) == []
+
+
+@pytest.mark.parametrize("committer", ["auto", "staging"])
+def test_a_failed_job_leaves_nothing_visible_and_nothing_pending(spark, s3,  # noqa: F811
+                                                                 committer):
     from pyspark.sql.functions import udf
 
     @udf("long")
@@ -97,7 +116,8 @@ def test_a_failed_job_leaves_nothing_visible_and_nothing_pending(spark, s3):  # 
     url = s3.url("fail")
     bad = spark.range(0, 2000, numPartitions=4).select(boom("id").alias("id"))
     with pytest.raises(Exception, match="injected failure"):
-        bad.write.format("arrow").options(**_options(s3)).mode("overwrite").save(url)
+        bad.write.format("arrow").options(**_options(s3)).option("committer", committer) \
+            .mode("overwrite").save(url)
     assert _visible(s3, url) == []
     assert pending_uploads(s3.fs(), _root(url)) == []
 

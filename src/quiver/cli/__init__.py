@@ -266,17 +266,19 @@ def _subject(ns: argparse.Namespace, exc: BaseException) -> str:
         name = getattr(ns, "input", None) or getattr(ns, "arrow", None)
     if name is None:
         return ""
-    if isinstance(name, str) and "://" in name:  # a URL: never its credentials
-        from ..fs.url import redact
+    from ._common import display_name
 
-        name = redact(name)
-    return "<stdin>" if name == "-" else os.fspath(name)
+    return display_name(os.fsdecode(name))
 
 
 def _say(ns: argparse.Namespace, exc: BaseException, what: str) -> None:
+    from ._common import shown_text
+
     subject = _subject(ns, exc)
     prefix = f"quiver: {subject}: " if subject else "quiver: "
-    print(prefix + " ".join(what.split("\n")), file=sys.stderr)
+    # (a message quoting a URL, an OSError's text: never a credential)
+    given = [getattr(ns, k, None) for k in ("input", "output", "arrow", "json")]
+    print(shown_text(prefix + " ".join(what.split("\n")), given), file=sys.stderr)
 
 
 #: commands that read batches and so stop at damage that ``quiver recover`` gets past

@@ -20,7 +20,7 @@ import mmap
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -53,8 +53,28 @@ class CliError(Exception):
 
 
 def display_name(path: str) -> str:
-    """How an input or output is named in messages (``-`` is ``<stdin>``)."""
-    return "<stdin>" if path == "-" else path
+    """How an input or output is named in messages (``-`` is ``<stdin>``; a URL without
+    its credentials, :func:`quiver.fs.url.redact`)."""
+    if path == "-":
+        return "<stdin>"
+    if is_url(path):
+        from ..fs.url import redact
+
+        return redact(path)
+    return path
+
+
+def shown_text(text: str, urls: Sequence[Any] = ()) -> str:
+    """``text`` as the command line may print it: every URL in it without credentials,
+    the secret values of ``--storage-option`` blanked, and what :func:`display_name`
+    hides of each of ``urls`` (the command's input and output) blanked wherever it is
+    quoted."""
+    urls = [u for u in urls if isinstance(u, str) and is_url(u)]
+    if "://" not in text and not STORAGE_OPTIONS and not urls:
+        return text
+    from ..fs.url import scrub
+
+    return scrub(text, STORAGE_OPTIONS, urls)
 
 
 def describe_non_arrow(head: bytes) -> str:
@@ -312,7 +332,7 @@ def progress(ns: Any, total: int | None, description: str) -> Progress:
 def message(ns: Any, text: str) -> None:
     """A summary line on standard error (not with ``--quiet``)."""
     if not getattr(ns, "quiet", False):
-        print(text, file=sys.stderr)
+        print(shown_text(text), file=sys.stderr)
 
 
 __all__ = [
@@ -325,4 +345,5 @@ __all__ = [
     "open_input",
     "output_path",
     "progress",
+    "shown_text",
 ]

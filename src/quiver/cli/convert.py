@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ArrowError
 from ..ipc.writer import new_file, new_stream
-from ._common import message, open_input, output_path, progress
+from ._common import display_name, message, open_input, output_path, progress
 from ._read import open_batches
 
 #: the codec names of the metadata (BodyCompression) -> the writer's option names
@@ -122,7 +122,7 @@ def run(ns: argparse.Namespace) -> int:
             f"({rows} rows) as an IPC {to}"
             + (f" compressed with {compression}" if compression else "")
             + (" (a stream keeps no statistics)" if to == "stream" else "")
-            + ("" if ns.output == "-" else f" to {ns.output}"))
+            + ("" if ns.output == "-" else f" to {display_name(ns.output)}"))
     return 0
 
 

@@ -47,7 +47,7 @@ from ..ipc.decoder import RawMessage
 from ..ipc.framing import EOS, FILE_HEADER, LEGACY_EOS
 from ..ipc.index import MessageInfo, scan_messages
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
-from ._common import CliError, Input, message, open_input, output_path, progress
+from ._common import CliError, Input, display_name, message, open_input, output_path, progress
 from ._read import kind_of, open_file_decoder
 from ._resync import resync
 
@@ -367,8 +367,9 @@ def _refuse(ns: argparse.Namespace) -> None:
                        "summary goes to standard error)", status=2)
     if "-" not in (ns.input, ns.output) and os.path.exists(ns.output) and os.path.samefile(
             ns.input, ns.output):
-        raise CliError(f"OUT {ns.output!r} is the same file as IN: recover never writes over "
-                       "the damaged original; name another output", status=2)
+        raise CliError(f"OUT {display_name(ns.output)!r} is the same file as IN: recover "
+                       "never writes over the damaged original; name another output",
+                       status=2)
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -385,9 +386,10 @@ def run(ns: argparse.Namespace) -> int:
         sink.close(out)
     name = inp.display
     if ns.json:
-        sys.stdout.write(json.dumps(report(out, name, ns.output), indent=2) + "\n")
+        sys.stdout.write(json.dumps(report(out, name, display_name(ns.output)), indent=2)
+                         + "\n")
     else:
-        target = "standard output" if ns.output == "-" else ns.output
+        target = "standard output" if ns.output == "-" else display_name(ns.output)
         message(ns, f"quiver: {name}: recovered {out.num_batches} record batch"
                 f"{'' if out.num_batches == 1 else 'es'} ({out.rows} rows, "
                 f"{out.dictionaries} dictionary batches) into {target}")

@@ -126,7 +126,7 @@ def storage_error(exc: BaseException, url: str, byte_range: tuple[int, int] | No
     where = redact(url) if byte_range is None else (
         f"bytes {byte_range[0]}..{byte_range[1]} of {redact(url)}")
     what = _WHAT.get(kind, f"found {type(exc).__name__}")
-    detail = scrub(str(exc).splitlines()[0] if str(exc) else "", options)[:200]
+    detail = scrub(str(exc).splitlines()[0] if str(exc) else "", options, (url,))[:200]
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     return kind(f"expected to {doing} {where}, {what}{tries}"
                 + (f" ({detail})" if detail else ""),

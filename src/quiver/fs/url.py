@@ -13,14 +13,17 @@ storage options wherever they appear in a message.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import errors as E
 
 # a scheme of at least two letters (a one-letter one is a Windows drive) and ://
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+://)[^/@]*@")
+#: schemes whose user-information place holds a container name (``container@account``)
+_CONTAINER_AT = {"abfs", "abfss", "az", "adl", "wasb", "wasbs"}
+# a URL in a message: up to a space or quote, without the punctuation that ends a phrase
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]+://[^\s'\"<>]*[^\s'\"<>.,;:)\]]")
 _SECRET_KEY = re.compile(r"key|secret|token|password|passwd|credential|signature|sas",
                          re.IGNORECASE)
 
@@ -61,17 +64,56 @@ def wants_url(source: Any, storage_options: Mapping[str, Any] | None) -> bool:
 
 
 def redact(url: str) -> str:
-    """``url`` as it may be shown: without user information or query values.
+    """``url`` as it may be shown: without user information or query values (anything
+    that is not a URL comes back as it is).  Every query value is blanked, not only the
+    secret-looking ones: signed URLs and SAS tokens spread their secret over names no
+    list keeps up with (``sig``, ``X-Amz-Credential``, ``se``).  A secret holding ``/``
+    (AWS secrets may) is cut up to its ``@`` too.  Azure's ``container@account`` (no
+    ``:``) is a name, and kept; a lone name elsewhere may be a token, and is not.
 
     >>> redact("s3://AKIA:sec@bucket/k.arrow?X-Amz-Signature=abc&v=1")
     's3://***@bucket/k.arrow?X-Amz-Signature=***&v=***'
+    >>> redact("s3://AKIA:se/c+r@bucket/k"), redact("s3://bucket/a@b.arrow")
+    ('s3://***@bucket/k', 's3://bucket/a@b.arrow')
+    >>> redact("abfs://data@acct.dfs.core.windows.net/x?sig=s3cr3t")
+    'abfs://data@acct.dfs.core.windows.net/x?sig=***'
     """
-    url = _USERINFO.sub(r"\1***@", url)
+    if not is_url(url):
+        return url
+    user = _userinfo(url)
+    if user is not None:
+        url = url[:user[0]] + "***" + url[user[1]:]
     base, sep, query = url.partition("?")
     if not sep:
         return url
     parts = [p.partition("=")[0] + ("=***" if "=" in p else "") for p in query.split("&")]
     return base + "?" + "&".join(parts)
+
+
+def _userinfo(url: str) -> tuple[int, int] | None:
+    """Where a URL's user information (a secret, maybe) starts and ends, or None."""
+    start = url.index("://") + 3
+    head = url[start:].split("?", 1)[0].split("#", 1)[0]
+    at = head.rfind("@")
+    slash = head.find("/")
+    # an '@' past the first '/' is part of the key, unless a ':' before it says KEY:SECRET
+    if at < 0 or not (slash < 0 or at < slash or ":" in head[:at]):
+        return None
+    if ":" not in head[:at] and url[:start - 3].lower() in _CONTAINER_AT:
+        return None
+    return start, start + at
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every URL in it :func:`redact`-ed (a message that quotes one).
+
+    >>> redact_text("cannot open 's3://k:s@b/x.arrow': gone")
+    "cannot open 's3://***@b/x.arrow': gone"
+    >>> redact_text("quiver: s3://b/x?t=1: wrote s3://b/y.")
+    'quiver: s3://b/x?t=***: wrote s3://b/y.'
+
+    """
+    return _URL_IN_TEXT.sub(lambda m: redact(m.group()), text) if "://" in text else text
 
 
 def secrets_of(options: Mapping[str, Any] | None) -> list[str]:
@@ -85,11 +127,29 @@ def secrets_of(options: Mapping[str, Any] | None) -> list[str]:
     return found
 
 
-def scrub(text: str, options: Mapping[str, Any] | None) -> str:
-    """``text`` with every secret value of ``options`` replaced by ``***``."""
-    for secret in sorted(secrets_of(options), key=len, reverse=True):
+def url_secrets(url: str) -> list[str]:
+    """What :func:`redact` hides of ``url``: its user information and query values (a
+    library's message may quote them without the scheme, where no pattern finds them).
+
+    >>> url_secrets("s3://k:s3cr3t@b/x?sig=abcd&v=1")
+    ['k:s3cr3t', 'abcd']
+    """
+    if not is_url(url):
+        return []
+    user = _userinfo(url)
+    out = [] if user is None else [url[user[0]:user[1]]]
+    query = url.partition("?")[2]
+    out += [p.partition("=")[2] for p in query.split("&") if p.partition("=")[2]]
+    return [s for s in out if len(s) >= 3]
+
+
+def scrub(text: str, options: Mapping[str, Any] | None, urls: Sequence[str] = ()) -> str:
+    """``text`` with every secret value of ``options``, and what :func:`redact` hides of
+    each of ``urls``, replaced by ``***``; any URL left in it is redacted."""
+    found = secrets_of(options) + [s for u in urls for s in url_secrets(u)]
+    for secret in sorted(found, key=len, reverse=True):
         text = text.replace(secret, "***")
-    return text
+    return redact_text(text)
 
 
 def parse_storage_options(pairs: list[str] | None) -> dict[str, Any]:
@@ -145,20 +205,20 @@ def filesystem(url: str, storage_options: Mapping[str, Any] | None = None) -> tu
     except ImportError as exc:
         raise E.NotSupported(
             f"expected the filesystem for {scheme}:// to open {redact(url)}, found it "
-            f"missing ({scrub(str(exc).splitlines()[0], storage_options)}): {advice}"
+            f"missing ({scrub(str(exc).splitlines()[0], storage_options, (url,))}): {advice}"
         ) from None
     except ValueError as exc:
         raise E.ArrowInvalidArgument(
             f"expected a URL and storage options fsspec can open, found {redact(url)}: "
-            f"{scrub(str(exc), storage_options)}"
+            f"{scrub(str(exc), storage_options, (url,))}"
         ) from None
     except TypeError as exc:
         raise E.ArrowInvalidArgument(
             f"expected storage options the {scheme}:// filesystem takes, found: "
-            f"{scrub(str(exc), storage_options)}"
+            f"{scrub(str(exc), storage_options, (url,))}"
         ) from None
     return fs, path
 
 
 __all__ = ["filesystem", "is_remote_url", "is_url", "parse_storage_options", "redact",
-           "scrub", "secrets_of", "wants_url"]
+           "redact_text", "scrub", "secrets_of", "url_secrets", "wants_url"]

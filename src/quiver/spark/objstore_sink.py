@@ -1,36 +1,53 @@
-"""The Spark sink on object storage: a commit protocol that needs no rename.
+"""The Spark sink on object storage: commit protocols that need no rename.
 
-A store like S3 has no rename, so the local protocol (write under ``_temporary``, move
-into place at commit) does not carry over.  This one is the S3A "magic" committer's:
+A store like S3, GCS or Azure Blob has no rename, so the local protocol (write under
+``_temporary``, move into place at commit) does not carry over.  Two protocols share one
+driver side (:class:`_ManifestWriter`): tasks leave their files where no reader looks,
+the driver **publishes** the reported ones, writes ``_SUCCESS`` as a JSON manifest of the
+path's data files, deletes what an overwrite replaced, and cleans what the job left.
 
-- **task**: each task attempt writes its files (rolled and hive-partitioned as locally:
-  :class:`~quiver.spark.sink.TaskFiles`, spooled in a local temporary directory) and
-  uploads each as a multipart upload to its **final key**, without completing it: the
-  object does not exist yet for any reader.  The commit message reports
-  ``(key, upload id, parts)`` of each file.  A task that fails aborts its uploads.
-- **job commit** (driver): if the path has no manifest yet, one listing the data already
-  there is written first (so that quiver's reader keeps seeing only the old data); then
-  every reported upload is completed, and ``_SUCCESS`` is written as a JSON manifest of
-  every data file the path holds after the commit (the old ones too in append mode).
-  Overwrite then deletes the old objects.  Pending uploads of this job that no message
-  reported (failed, retried or speculative attempts) are aborted.  If a step fails, the
-  objects completed so far are deleted, the others aborted, and the old manifest stays.
-- **abort**: the reported uploads are aborted, and the store's pending uploads under the
-  prefix are listed to abort those of this job's unreported attempts.
+``committer=multipart`` (the default on ``s3://``; :class:`MultipartWriter`, after the
+S3A "magic" committer):
+
+- **task**: each file (rolled and hive-partitioned by
+  :class:`~quiver.spark.sink.TaskFiles`) is written straight into a multipart upload to
+  its **final key** (:class:`~quiver.fs.upload.PartUpload`: a part goes up each time
+  8 MiB are buffered; nothing is spooled to disk), and left uncompleted: the object does
+  not exist for any reader.  The commit message reports ``(key, upload id, parts)``.
+  A task that fails aborts its uploads.
+- **publish**: complete each upload.  **clean**: abort the pending uploads of this job
+  that no message reported (failed, retried, speculative attempts), found by listing
+  the pending uploads under the path (keys carry the job id).
+
+``committer=staging`` (the default on every other fsspec store — ``gs://``,
+``abfs://``, ``az://``, ...; :class:`StagingWriter`):
+
+- **task**: each file is written through the store's own upload (GCS resumable upload,
+  Azure staged blocks, S3 multipart: an object appears only when its upload completes)
+  under ``_temporary/<job>/<task>-<attempt>/``, which every reader skips (a ``_`` name).
+  A task that fails deletes what its attempt staged.
+- **publish**: a server-side ``fs.copy`` of each staged file to its final key.
+  **clean**: delete ``_temporary/<job>/`` (every attempt's files, reported or not).
+
+The driver's commit, for both: if the path has no manifest yet, one listing the data
+already there is written first (so that quiver's reader keeps seeing only the old data);
+then every reported file is published and ``_SUCCESS`` rewritten to list every data file
+the path holds after the commit (the old ones too in append mode); overwrite then
+deletes the old objects.  If a step fails, the objects published so far are deleted, the
+rest dropped, and the old manifest stays.  ``abort`` drops every file of the job.
 
 quiver's reader, finding a manifest, reads only the files it lists: it never sees a
 task's object before the job commits, nor old and new files mixed.  Other readers
-(pyarrow.dataset, polars, duckdb) skip ``_SUCCESS`` and list the prefix: they never see
-an uncompleted upload, but during an overwrite's commit they may list old and new
-objects together (docs/object-storage.md).
+(pyarrow.dataset, polars, duckdb) skip ``_SUCCESS`` and ``_temporary`` and list the
+prefix: they never see an uncompleted upload or a staged file, but while the driver
+publishes they may list some new objects beside the old ones — the commit is not atomic
+for them (docs/object-storage.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -40,37 +57,69 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from .. import errors as E
 from ..fs.errors import ObjectNotFound, retrying
+from ..fs.upload import PART_SIZE, PartUpload, Upload, s3_call
 from ..fs.url import filesystem, redact
 from ..ipc.writer import BufferOutputStream, new_file, new_stream
 from .objstore import MANIFEST_VERSION
 from .paths import hidden_name
-from .sink import TaskFiles
+from .sink import TaskFiles, write_all
 
-#: the size of each uploaded part but the last (S3's minimum is 5 MiB)
-PART_SIZE = 8 << 20
+#: the commit protocols by the ``committer`` option (``auto``: by the store)
+COMMITTERS = ("auto", "multipart", "staging")
+#: the hidden directory the staging protocol writes tasks' files under
+STAGING = "_temporary"
 
 
 @dataclass(frozen=True)
 class PendingFile:
-    """One file a task uploaded without completing: its key relative to the output
-    path, the upload id, the parts ``(number, ETag)``, rows and bytes."""
+    """One file a task left for the driver to publish: its key relative to the output
+    path, how to publish it (``upload_id`` and ``parts`` of an uncompleted multipart
+    upload, or ``staged``: where it was written, relative to the output path), rows and
+    bytes."""
 
     relative: str
-    upload_id: str
-    parts: tuple[tuple[int, str], ...]
     rows: int
     nbytes: int
+    upload_id: str = ""
+    parts: tuple[tuple[int, str], ...] = ()
+    staged: str = ""
 
 
 @dataclass(frozen=True)
 class PendingCommitMessage(WriterCommitMessage):
-    """What a successful task attempt reports: its pending uploads."""
+    """What a successful task attempt reports: its files, not yet published."""
 
     files: tuple[PendingFile, ...]
 
 
-class ObjectStoreWriter(DataSourceArrowWriter):
-    """``df.write.format("arrow").save("s3://...")``: see the module doc."""
+def object_store_writer(path: str, options: Any, arrow_schema: Any, overwrite: bool,
+                        storage_options: Mapping[str, Any], committer: str | None = None
+                        ) -> _ManifestWriter:
+    """The sink's writer for ``path`` on object storage: ``committer`` (``auto``,
+    ``multipart`` or ``staging``; see the module doc) picks the protocol; ``auto`` takes
+    multipart uploads where the store has them (S3) and staging elsewhere."""
+    choice = str(committer or "auto").strip().lower()
+    if choice not in COMMITTERS:
+        raise E.ArrowInvalidArgument(
+            f"expected committer={', '.join(COMMITTERS[:-1])} or {COMMITTERS[-1]}, "
+            f"found {committer!r}")
+    fs, _ = filesystem(path, storage_options)
+    s3 = hasattr(fs, "call_s3")
+    if choice == "multipart" and not s3:
+        raise E.NotSupported(
+            f"expected a store with multipart uploads for committer=multipart at "
+            f"{redact(path)} (s3:// through s3fs), found {type(fs).__name__}; leave the "
+            "committer option out (staging is taken)")
+    if choice == "multipart" or (choice == "auto" and s3):
+        return MultipartWriter(path, options, arrow_schema, overwrite, storage_options)
+    return StagingWriter(path, options, arrow_schema, overwrite, storage_options)
+
+
+class _ManifestWriter(DataSourceArrowWriter):
+    """The driver side both protocols share (see the module doc); subclasses say how a
+    task's file is written (:meth:`_sink`, :meth:`_pending`), published
+    (:meth:`_publish`), dropped (:meth:`_drop`) and what the job leaves is cleaned
+    (:meth:`_clean`)."""
 
     def __init__(self, path: str, options: Any, arrow_schema: Any, overwrite: bool,
                  storage_options: Mapping[str, Any]) -> None:
@@ -88,12 +137,6 @@ class ObjectStoreWriter(DataSourceArrowWriter):
                 f"expected partitionBy columns among {names}, found {missing}")
         if options.partition_by and len(options.partition_by) == len(names):
             raise E.ArrowInvalidArgument("expected at least one column outside partitionBy")
-        fs, _ = self._fs()
-        if not hasattr(fs, "call_s3"):
-            raise E.NotSupported(
-                f"expected a store with multipart uploads to write {self.shown} from Spark "
-                "(s3:// through s3fs), found another filesystem; write to s3:// or a "
-                "shared filesystem path")
 
     # -- helpers ----------------------------------------------------------------------------
     def _fs(self) -> tuple[Any, str]:
@@ -101,68 +144,57 @@ class ObjectStoreWriter(DataSourceArrowWriter):
         fs.invalidate_cache()  # listings cached before this job are stale
         return fs, root.rstrip("/")
 
-    def _s3(self, fs: Any, op: str, key: str, **kw: Any) -> Any:
-        bucket, _, name = key.partition("/")
-        return retrying(lambda: fs.call_s3(op, Bucket=bucket, Key=name, **kw),
-                        f"{self.url.split('://')[0]}://{key}", doing="write",
+    def _url_of(self, relative: str) -> str:
+        return f"{self.url}/{relative}"
+
+    def _retrying(self, call: Any, relative: str) -> Any:
+        return retrying(call, self._url_of(relative), doing="write",
                         options=self.storage_options)
 
     # -- executor side --------------------------------------------------------------------
     def write(self, iterator: Iterator[Any]) -> PendingCommitMessage:
-        """Write this task's files, each as an uncompleted multipart upload to its final
-        key; report them."""
+        """Write this task's files where no reader looks (see the module doc); report
+        them.  A failure drops every file of the attempt."""
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
-        spool = tempfile.mkdtemp(prefix="quiver-task-")
-        files = TaskFiles(spool, f"part-{task:05d}-{attempt}-{self.job}", self.options)
         fs, root = self._fs()
-        staged: list[PendingFile] = []
-        try:
-            for batch in iterator:
-                files.write(batch)
-            for written in files.close():
-                staged.append(self._stage(fs, root, spool, written))
-        except BaseException:
-            files.abort()
-            for pending in staged:
-                self._abort_one(fs, root, pending.relative, pending.upload_id)
-            raise
-        finally:
-            shutil.rmtree(spool, ignore_errors=True)
-        return PendingCommitMessage(tuple(staged))
+        sinks: dict[str, Any] = {}
 
-    def _stage(self, fs: Any, root: str, spool: str, written: Any) -> PendingFile:
-        relative = written.relative.replace("\\", "/")
-        key = f"{root}/{relative}"
-        upload = self._s3(fs, "create_multipart_upload", key)["UploadId"]
-        parts: list[tuple[int, str]] = []
-        try:
-            with open(f"{spool}/{written.relative}", "rb") as f:
-                number = 1
-                while True:
-                    data = f.read(PART_SIZE)
-                    if not data and parts:
-                        break
-                    out = self._s3(fs, "upload_part", key, UploadId=upload,
-                                   PartNumber=number, Body=data)
-                    parts.append((number, out["ETag"]))
-                    number += 1
-                    if len(data) < PART_SIZE:
-                        break
-        except BaseException:
-            self._abort_one(fs, root, relative, upload)
-            raise
-        return PendingFile(relative, upload, tuple(parts), written.rows, written.nbytes)
+        def opener(relative: str) -> Any:
+            sinks[relative] = self._sink(fs, root, task, attempt, relative)
+            return sinks[relative]
 
-    def _abort_one(self, fs: Any, root: str, relative: str, upload_id: str) -> None:
-        # (gone already: fine; a later listing of pending uploads catches the rest)
-        with contextlib.suppress(E.ArrowError):
-            self._s3(fs, "abort_multipart_upload", f"{root}/{relative}", UploadId=upload_id)
+        files = TaskFiles("", f"part-{task:05d}-{attempt}-{self.job}", self.options,
+                          opener=opener)
+        try:
+            written = write_all(files, iterator)
+            return PendingCommitMessage(tuple(
+                self._pending(w.relative, sinks[w.relative], w.rows, w.nbytes)
+                for w in written))
+        except BaseException:
+            for relative, sink in sinks.items():
+                self._drop(fs, root, self._pending(relative, sink, 0, 0))
+            raise
+
+    def _sink(self, fs: Any, root: str, task: int, attempt: int, relative: str) -> Any:
+        raise NotImplementedError
+
+    def _pending(self, relative: str, sink: Any, rows: int, nbytes: int) -> PendingFile:
+        raise NotImplementedError
 
     # -- driver side ------------------------------------------------------------------------
+    def _publish(self, fs: Any, root: str, pending: PendingFile) -> None:
+        raise NotImplementedError
+
+    def _drop(self, fs: Any, root: str, pending: PendingFile) -> None:
+        raise NotImplementedError
+
+    def _clean(self, fs: Any, root: str) -> None:
+        raise NotImplementedError
+
     def _data_files(self, fs: Any, root: str) -> list[str]:
         """The data files the path holds now: the manifest's, or a listing's."""
         try:
@@ -188,8 +220,7 @@ class ObjectStoreWriter(DataSourceArrowWriter):
     def _manifest(self, fs: Any, root: str, files: list[str]) -> None:
         body = json.dumps({"version": MANIFEST_VERSION, "job": self.job,
                            "files": sorted(files)}, indent=1).encode()
-        retrying(lambda: fs.pipe_file(f"{root}/_SUCCESS", body),
-                 f"{self.url}/_SUCCESS", doing="write", options=self.storage_options)
+        self._retrying(lambda: fs.pipe_file(f"{root}/_SUCCESS", body), "_SUCCESS")
 
     def _empty_file(self, fs: Any, root: str) -> str:
         name = f"part-00000-0-{self.job}" + (".arrows" if self.options.format == "stream"
@@ -198,12 +229,11 @@ class ObjectStoreWriter(DataSourceArrowWriter):
         opener = new_stream if self.options.format == "stream" else new_file
         opener(sink, self.arrow_schema).close()
         data = bytes(sink.getvalue())
-        retrying(lambda: fs.pipe_file(f"{root}/{name}", data), f"{self.url}/{name}",
-                 doing="write", options=self.storage_options)
+        self._retrying(lambda: fs.pipe_file(f"{root}/{name}", data), name)
         return name
 
     def commit(self, messages: list[PendingCommitMessage | None]) -> None:
-        """Complete the reported uploads and write the manifest (see the module doc)."""
+        """Publish the reported files and write the manifest (see the module doc)."""
         fs, root = self._fs()
         pending = [p for m in messages if m is not None for p in m.files]
         had_manifest = _has_manifest(fs, root)
@@ -211,48 +241,116 @@ class ObjectStoreWriter(DataSourceArrowWriter):
         if not had_manifest and old:
             # quiver's readers see only the old data while the new objects appear
             self._manifest(fs, root, old)
-        completed: list[str] = []
+        published: list[str] = []
         try:
             for p in pending:
-                self._s3(fs, "complete_multipart_upload", f"{root}/{p.relative}",
-                         UploadId=p.upload_id,
-                         MultipartUpload={"Parts": [{"PartNumber": n, "ETag": tag}
-                                                    for n, tag in p.parts]})
-                completed.append(p.relative)
+                self._publish(fs, root, p)
+                published.append(p.relative)
             if not pending:
-                completed.append(self._empty_file(fs, root))
-            new = set(completed)
+                published.append(self._empty_file(fs, root))
+            new = set(published)
             self._manifest(fs, root, sorted(new if self.overwrite else new | set(old)))
         except BaseException:
-            done = set(completed)
+            done = set(published)
             for p in pending:
                 if p.relative not in done:
-                    self._abort_one(fs, root, p.relative, p.upload_id)
-            for rel in completed:
+                    self._drop(fs, root, p)
+            for rel in published:
                 _remove(fs, f"{root}/{rel}")
+            with contextlib.suppress(Exception):
+                self._clean(fs, root)
             raise
         if self.overwrite:
             for rel in old:
                 if rel not in new:
                     _remove(fs, f"{root}/{rel}")
-        self._abort_unreported(fs, root)
+        self._clean(fs, root)
 
     def abort(self, messages: list[PendingCommitMessage | None]) -> None:
-        """Abort every upload of this job, reported or not."""
+        """Drop every file of this job, reported or not."""
         fs, root = self._fs()
         for m in messages:
             if m is not None:
                 for p in m.files:
-                    self._abort_one(fs, root, p.relative, p.upload_id)
-        self._abort_unreported(fs, root)
+                    self._drop(fs, root, p)
+        self._clean(fs, root)
 
-    def _abort_unreported(self, fs: Any, root: str) -> None:
+
+class MultipartWriter(_ManifestWriter):
+    """``committer=multipart``: uncompleted multipart uploads to the final keys, completed
+    by the driver (S3; see the module doc)."""
+
+    part_size = PART_SIZE
+
+    def _s3(self, fs: Any, op: str, key: str, **kw: Any) -> Any:
+        return s3_call(fs, op, key, url=f"{self.url.split('://')[0]}://{key}",
+                       options=self.storage_options, **kw)
+
+    def _sink(self, fs: Any, root: str, task: int, attempt: int, relative: str) -> Any:
+        return PartUpload(fs, f"{root}/{relative}", url=self._url_of(relative),
+                          options=self.storage_options, part_size=self.part_size)
+
+    def _pending(self, relative: str, sink: Any, rows: int, nbytes: int) -> PendingFile:
+        return PendingFile(relative, rows, nbytes, upload_id=sink.upload_id,
+                           parts=sink.parts)
+
+    def _publish(self, fs: Any, root: str, pending: PendingFile) -> None:
+        self._s3(fs, "complete_multipart_upload", f"{root}/{pending.relative}",
+                 UploadId=pending.upload_id,
+                 MultipartUpload={"Parts": [{"PartNumber": n, "ETag": tag}
+                                            for n, tag in pending.parts]})
+
+    def _drop(self, fs: Any, root: str, pending: PendingFile) -> None:
+        self._abort_one(fs, f"{root}/{pending.relative}", pending.upload_id)
+
+    def _abort_one(self, fs: Any, key: str, upload_id: str) -> None:
+        # (gone already: fine; a later listing of pending uploads catches the rest)
+        with contextlib.suppress(E.ArrowError):
+            self._s3(fs, "abort_multipart_upload", key, UploadId=upload_id)
+
+    def _clean(self, fs: Any, root: str) -> None:
         """Abort the pending uploads of this job under the path (attempts that failed,
         were retried or were speculative, and were never reported)."""
+        bucket = root.split("/", 1)[0]
         for key, upload in pending_uploads(fs, root):
             if self.job in key.rsplit("/", 1)[-1]:
-                bucket = root.split("/", 1)[0]
-                self._abort_one(fs, bucket, key, upload)
+                self._abort_one(fs, f"{bucket}/{key}", upload)
+
+
+#: the name the commit protocol of s3:// had before the staging protocol came
+ObjectStoreWriter = MultipartWriter
+
+
+class StagingWriter(_ManifestWriter):
+    """``committer=staging``: files staged under ``_temporary/<job>/``, copied into place
+    by the driver (any fsspec store; see the module doc)."""
+
+    def _staging(self, root: str) -> str:
+        return f"{root}/{STAGING}/{self.job}"
+
+    def _sink(self, fs: Any, root: str, task: int, attempt: int, relative: str) -> Any:
+        staged = f"{STAGING}/{self.job}/{task:05d}-{attempt}/{relative}"
+        return Upload(self._url_of(staged), self.storage_options, block_size=PART_SIZE)
+
+    def _pending(self, relative: str, sink: Any, rows: int, nbytes: int) -> PendingFile:
+        staged = sink.url[len(self.url) + 1:]
+        return PendingFile(relative, rows, nbytes, staged=staged)
+
+    def _publish(self, fs: Any, root: str, pending: PendingFile) -> None:
+        source, target = f"{root}/{pending.staged}", f"{root}/{pending.relative}"
+        self._retrying(lambda: fs.copy(source, target), pending.relative)
+
+    def _drop(self, fs: Any, root: str, pending: PendingFile) -> None:
+        _remove(fs, f"{root}/{pending.staged}")
+
+    def _clean(self, fs: Any, root: str) -> None:
+        """Delete ``_temporary/<job>/``: every attempt's staged files."""
+        staging = self._staging(root)
+        with contextlib.suppress(FileNotFoundError):
+            self._retrying(lambda: fs.rm(staging, recursive=True), f"{STAGING}/{self.job}")
+        with contextlib.suppress(Exception):  # the parent, when no other job stages there
+            if not fs.ls(f"{root}/{STAGING}"):
+                fs.rmdir(f"{root}/{STAGING}")
 
 
 def _has_manifest(fs: Any, root: str) -> bool:
@@ -283,5 +381,6 @@ def pending_uploads(fs: Any, root: str) -> list[tuple[str, str]]:
         kw["UploadIdMarker"] = page.get("NextUploadIdMarker")
 
 
-__all__ = ["PART_SIZE", "ObjectStoreWriter", "PendingCommitMessage", "PendingFile",
+__all__ = ["COMMITTERS", "PART_SIZE", "STAGING", "MultipartWriter", "ObjectStoreWriter",
+           "PendingCommitMessage", "PendingFile", "StagingWriter", "object_store_writer",
            "pending_uploads"]

@@ -13,7 +13,7 @@ import contextlib
 import os
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,16 +64,26 @@ def _open(path: str, schema: t.Schema, options: Any, root: str | None = None
     else:
         _make_dirs_below(root, os.path.dirname(path))
     f = open(path, "wb")  # noqa: SIM115 - closed by _OpenFile.close
+    return f, _writer_on(f, schema, options)
+
+
+def _writer_on(f: Any, schema: t.Schema, options: Any) -> Any:
+    """The IPC writer of ``options.format`` on the open sink ``f`` (closed, or discarded
+    when it has ``discard``, if the writer cannot start)."""
     try:
         if options.format == "stream":  # streams have no footer: no statistics
-            writer = new_stream(f, schema, compression=options.compression)
-        else:
-            writer = new_file(f, schema, compression=options.compression,
-                              statistics=options.statistics)
+            return new_stream(f, schema, compression=options.compression)
+        return new_file(f, schema, compression=options.compression,
+                        statistics=options.statistics)
     except BaseException:
-        f.close()
+        _drop(f)
         raise
-    return f, writer
+
+
+def _drop(f: Any) -> None:
+    """Give up an open sink: an upload is discarded (nothing appears), a file closed."""
+    with contextlib.suppress(Exception):
+        (getattr(f, "discard", None) or f.close)()
 
 
 def write_empty(directory: str, base: str, schema: t.Schema, options: Any) -> str:
@@ -105,11 +115,16 @@ class _OpenFile:
 @dataclass
 class TaskFiles:
     """The files of one task attempt under ``directory`` (which must exist: directories are
-    made below it only), named ``base[-cNNN].arrow``."""
+    made below it only), named ``base[-cNNN].arrow``.
+
+    With ``opener``, files are not made under ``directory``: ``opener(relative)`` gives
+    each one's sink (``write``, ``tell``, ``close``, ``discard``; an object-store upload
+    that sends parts as they fill), and a file's ``close`` is its sink's ``close``."""
 
     directory: str
     base: str
     options: Any
+    opener: Callable[[str], Any] | None = None
     _open_files: dict[str, _OpenFile] = field(default_factory=dict)
     _counts: dict[str, int] = field(default_factory=dict)
     _done: list[WrittenFile] = field(default_factory=list)
@@ -230,8 +245,12 @@ class TaskFiles:
             self._counts[directory] = count + 1
             name = self.base + (f"-c{count:03d}" if count else "") + _extension(self.options)
             relative = os.path.join(directory, name) if directory else name
-            f, writer = _open(os.path.join(self.directory, relative), self._schema,
-                              self.options, root=self.directory)
+            if self.opener is not None:
+                f = self.opener(relative.replace(os.sep, "/"))
+                writer = _writer_on(f, self._schema, self.options)
+            else:
+                f, writer = _open(os.path.join(self.directory, relative), self._schema,
+                                  self.options, root=self.directory)
             current = self._open_files[directory] = _OpenFile(relative, f, writer)
         return current
 
@@ -253,8 +272,7 @@ class TaskFiles:
     def abort(self) -> None:
         """Close the files without finishing them (the caller removes the directory)."""
         for current in self._open_files.values():
-            with contextlib.suppress(OSError):
-                current.file.close()
+            _drop(current.file)
         self._open_files.clear()
 
 
@@ -341,12 +359,14 @@ def _partition_dir(keys: tuple[str, ...], columns: list[Array], row: int) -> str
 def write_all(files: TaskFiles, batches: Iterator[Any]) -> list[WrittenFile]:
     """Write every batch into ``files`` and close them; on any failure the files are
     aborted and their directory (the task attempt's) removed, so nothing half-written
-    stays, and the error goes on."""
+    stays, and the error goes on (with an ``opener``, the open sinks are discarded; the
+    caller drops the closed ones)."""
     try:
         for batch in batches:
             files.write(batch)
         return files.close()
     except BaseException:
         files.abort()
-        shutil.rmtree(files.directory, ignore_errors=True)
+        if files.opener is None:  # (an opener's sinks are dropped by abort)
+            shutil.rmtree(files.directory, ignore_errors=True)
         raise

@@ -40,7 +40,7 @@ from .. import types as t
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from . import objstore
 from . import plan as P
-from .objstore_sink import ObjectStoreWriter
+from .objstore_sink import object_store_writer
 from .options import (
     ArrowPartition,
     ReadOptions,
@@ -157,9 +157,10 @@ class ArrowDataSource(DataSource):
         """A writer for this job (append, or overwrite when ``overwrite``)."""
         paths = paths_from_options(self.options)
         if len(paths) == 1 and objstore.any_url(paths):  # object storage: no rename
-            return ObjectStoreWriter(paths[0], WriteOptions.parse(self.options),
-                                     from_spark_schema(schema), overwrite,
-                                     objstore.storage_options(self.options))
+            return object_store_writer(paths[0], WriteOptions.parse(self.options),
+                                       from_spark_schema(schema), overwrite,
+                                       objstore.storage_options(self.options),
+                                       self.options.get("committer"))
         return ArrowWriter(self.options, schema, overwrite)
 
     def streamReader(self, schema: Any) -> Any:
