@@ -5,7 +5,8 @@ For every type it says which buffers an array has, in IPC order, how wide each b
 elements are, how a big-endian buffer is swapped, and how the children are sized.  Every
 walk over the type tree (IPC body load and assembly, projection skipping, validation,
 endianness swapping, the C data interface) asks this table instead of keeping its own
-per-type ``if`` chains.
+per-type ``if`` chains.  The structural rules derived from it (buffer sizes, offsets,
+child lengths) are rule objects in :mod:`quiver.layout_rules`.
 
 >>> from quiver import types as t
 >>> [b.kind for b in layout_of(t.string()).buffers]

@@ -2,8 +2,10 @@
 
 One walk over the type tree, driven by :func:`quiver.layout.layout_of`: the number of
 buffers, their element widths and the rule that sizes the children all come from the layout
-table, so this module only adds the checks that differ per leaf (UTF-8, dictionary indices,
-union codes, run ends, views, decimal precision).
+table, and the buffer size, offsets and children rules are the rule objects that IPC
+reading runs too (:func:`quiver.layout_rules.rules_of`), so this module only adds the
+checks that differ per leaf (UTF-8, dictionary indices, union codes, run ends, views,
+decimal precision).
 
 Structural level (``full=False``), O(1) per array or O(children), never O(rows):
 

@@ -9,11 +9,13 @@ direction (:func:`assemble`, :func:`assemble_body`, :func:`layout_body`) lives i
 
 The loader slices the body without copying (uncompressed buffers are numpy views of the
 source); every node, buffer and variadic count is bounds-checked against the metadata and
-the body before use.  Plain leaves take their node's generated ``take`` (the checks of
+the body before use; the structural rules between an array's numbers (buffer sizes,
+offsets, children) are the layout's rule objects (:mod:`quiver.layout_rules`).  Plain
+leaves take their node's generated ``take`` (those rules as code, through
 :func:`quiver.ipc.plan.node_checks`); what it refuses, and every other node, takes the
-interpreted walk, which names the problem.  V4 unions carry a validity buffer that V5
-dropped: the loader reads and discards it so that in-memory unions always have the V5
-layout.
+interpreted walk, which runs the same rules and words the problem with them.  V4 unions
+carry a validity buffer that V5 dropped: the loader reads and discards it so that
+in-memory unions always have the V5 layout.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """The compiled read plan of a schema: one :class:`PlanNode` per field, built once.
 
-A node carries everything the per-batch walk asks of its field (layout, size rules, child
-rule, dictionary id) and, for a plain leaf (fixed width, boolean, binary, string) and for a
-list, large list, map, struct or fixed-size list, its structural checks written once:
-:func:`node_checks` states them as Python conditions, from the node's layout, size rules
-and child rule.  From that text come
+A node carries everything the per-batch walk asks of its field (layout, its structural
+rules, dictionary id) and, for a plain leaf (fixed width, boolean, binary, string) and for
+a list, large list, map, struct or fixed-size list, its structural checks as code:
+:func:`node_checks` has the node's rule objects (:func:`quiver.layout_rules.rules_of`:
+buffer sizes, offsets, children) state themselves as Python conditions, next to the
+body bounds that are the IPC walk's own.  From that text come
 
 - the node's ``take`` (:func:`node_take`): a small function generated per kind of node
   that checks one array's numbers (and a nested node's children's lengths) and builds
@@ -13,9 +14,9 @@ and child rule.  From that text come
 - the steady path's straight-line code for a whole batch (:mod:`quiver.ipc.steady`),
   which inlines the same conditions for every node.
 
-The general loader (:mod:`quiver.ipc.body`) interprets the same size rules one buffer at a
-time and the child rules through :func:`quiver.layout.children_problem`, and words the
-error; anything a ``take`` refuses goes there.
+The general loader (:mod:`quiver.ipc.body`) runs the same rule objects interpreted and
+words the error with them; anything a ``take`` refuses goes there.  :func:`preorder` is
+the one walk that numbers a plan's nodes and buffers in the message's order.
 """
 
 from __future__ import annotations
