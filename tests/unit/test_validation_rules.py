@@ -1,6 +1,7 @@
 """The structural rules are written once (quiver.layout_rules): a rule changed in its table
-changes the generated fast path (a leaf's ``take``, the steady path's code), the worded
-IPC walk and ``validate_array`` together."""
+changes the generated fast path (a node's ``take``, the steady path's code), the worded
+IPC walk (read from an IPC stream, or from integration JSON through the same loader) and
+``validate_array`` together."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from quiver import layout_rules as lr
 from quiver import types as t
 from quiver.array import make_array
 from quiver.array.validate import validate_array
+from quiver.integration.json_columns import JsonColumnLoader, JsonDictionaries, dictionary_ids
+from quiver.integration.json_reader import schema_from_json
 from quiver.ipc import metadata as md
 from quiver.ipc import plan as plan_module
 from quiver.ipc import steady
@@ -148,22 +151,38 @@ def test_a_loosened_child_rule_is_loosened_everywhere(fresh) -> None:
     take = plan_module.node_take(node)
     body = np.zeros(8, np.uint8)
 
-    def outcomes() -> tuple[bool, bool]:
+    # the same struct as integration JSON, read by the IPC body walk's interpreted checks
+    jfield = {"name": "s", "nullable": True, "type": {"name": "struct"}, "children": [
+        {"name": "a", "nullable": True, "children": [],
+         "type": {"name": "int", "bitWidth": 8, "isSigned": True}}]}
+    col = {"count": 3, "VALIDITY": [1, 1, 1],
+           "children": [{"name": "a", "count": 2, "VALIDITY": [1, 1], "DATA": [0, 0]}]}
+    jschema, jnodes = schema_from_json({"fields": [jfield]})
+
+    def outcomes() -> tuple[bool, bool, bool]:
         taken = take(body, body.tobytes(), 0, 8, 3, 0, [0, 0], 0, (short,)) is not None
+        jplan = compile_plan(jschema, dictionary_ids(jnodes))
+        try:
+            JsonColumnLoader(JsonDictionaries(jnodes, None, validate=False)).read(jplan[0], col)
+            walked = True
+        except E.BodyError as exc:
+            assert exc.field_path == "s"
+            assert exc.reason == "child too short: expected length >= 3, found 2"
+            walked = False
         try:
             validate_array(arr)
             valid = True
         except E.ArrowInvalid as exc:
             assert "child too short: expected length >= 3" in exc.reason
             valid = False
-        return taken, valid
+        return taken, walked, valid
 
-    assert outcomes() == (False, False)
+    assert outcomes() == (False, False, False)
     fresh.setitem(lr.CHILD_RULES, "same", _AnyLength("same"))
     plan_module.clear_generated()
     node = PlanNode(struct_type, (0,), "s", {})
     take = plan_module.node_take(node)
-    assert outcomes() == (True, True)
+    assert outcomes() == (True, True, True)
 
 
 def test_one_preorder_walk_numbers_nodes_and_buffers() -> None:
