@@ -219,12 +219,10 @@ def _take_loop(setup: _Setup) -> Callable[[memoryview], Any]:
         return _take_with(setup, functools.partial(take_leaves, takes))
     # each column's nodes in post-order (children before their parent), with their
     # places among the FieldNode and Buffer numbers (fixed by the plan's pre-order)
-    places = [0, 0]
+    places = {id(node): (2 * i, 2 * j) for node, i, j in preorder(setup.plan)}
 
     def ops_of(node: PlanNode, ops: list) -> None:
-        i, j = places
-        places[0] += 2
-        places[1] += 2 * node.nbuf
+        i, j = places[id(node)]
         for child in node.children:
             ops_of(child, ops)
         take = node.take if node.leaf else node_take(node)
@@ -356,14 +354,12 @@ def _source(
     def need(rule: SizeRule) -> str:
         return needs.setdefault(rule.formula, (f"w{len(needs)}", rule))[0]
 
-    places = [0, 0]  # the next node and the next buffer
+    places = {id(node): (k, j) for node, k, j in preorder(plan)}  # node, first buffer
 
     def visit(node: PlanNode, top: bool) -> int:
         """Name node ``k``'s numbers, gather its checks and build its array after its
         children's; returns ``k``."""
-        k, j = places
-        places[0] += 1
-        places[1] += node.nbuf
+        k, j = places[id(node)]
         n, z = f"n{k}", f"z{k}"
         targets[node_slice.start + 2 * k] = n
         targets[node_slice.start + 2 * k + 1] = z
