@@ -52,7 +52,7 @@ from .. import types as t
 from ..buffers import count_set_bits
 from ..errors import ArrowError, ArrowInvalid
 from ..layout import Layout, layout_of
-from ..layout_rules import OffsetRule, SizeRule, rules_of
+from ..layout_rules import LayoutRules, OffsetRule, SizeRule, rules_of
 from ..types.checks import type_problems
 from .data import ArrayData
 from .validate_values import (
@@ -159,19 +159,22 @@ class _Walk:
             raise fail(f"expected a non-negative length, found {length!r}", path)
         if not isinstance(offset, (int, np.integer)) or offset < 0:
             raise fail(f"expected a non-negative offset, found {offset!r}", path)
-        bufs = self._check_buffers(array, lay, path)
+        rules = rules_of(lay)
+        bufs = self._check_buffers(array, lay, rules, path)
         self._check_null_count(array, storage, lay, bufs, path)
-        self._check_children(array, storage, lay, bufs, path)
+        self._check_children(array, storage, rules, bufs, path)
         # children first: the leaf checks below may read their lengths and null counts
         for child, fld in zip(array.children, storage.fields):
             self.visit(child, join_path(path, fld.name))
         if isinstance(storage, t.DictionaryType):
             self.visit(array.dictionary, join_path(path, "dictionary"))
-        self._check_leaf(array, storage, lay, bufs, path)
+        self._check_leaf(array, storage, lay, rules, bufs, path)
 
     # -- structural checks, driven by the layout table -----------------------------------
 
-    def _check_buffers(self, array: Array, lay: Layout, path: str) -> list[np.ndarray | None]:
+    def _check_buffers(
+        self, array: Array, lay: Layout, rules: LayoutRules, path: str
+    ) -> list[np.ndarray | None]:
         bufs = list(array.buffers)
         n = lay.num_buffers
         if len(bufs) != n and not (lay.variadic and len(bufs) > n):
@@ -180,7 +183,7 @@ class _Walk:
                 f"expected {n}{more} buffers for {array.type}, found {len(bufs)}", path
             )
         end = array.offset + len(array)
-        sizes = rules_of(lay).sizes
+        sizes = rules.sizes
         for i, buf in enumerate(bufs):
             rule = sizes[i] if i < n else _VARIADIC_DATA
             if buf is None:
@@ -235,7 +238,7 @@ class _Walk:
         raise fail(f"expected {expected}, found {found}", path)
 
     def _check_children(
-        self, array: Array, storage: t.DataType, lay: Layout, bufs: list, path: str
+        self, array: Array, storage: t.DataType, rules: LayoutRules, bufs: list, path: str
     ) -> None:
         children = array.children
         fields = storage.fields
@@ -250,7 +253,6 @@ class _Walk:
             if not isinstance(child.type, t.DataType) or not child.type.equals(fld.type):
                 raise fail(f"expected child type {fld.type}, found {child.type}", cpath)
         end = array.offset + len(array)
-        rules = rules_of(lay)
         if rules.offsets is not None and rules.offsets.within is None:  # lists, maps
             self._check_offset_ends(array, bufs, rules.offsets, len(children[0]), path)
         kids = rules.children
@@ -317,9 +319,10 @@ class _Walk:
     # -- leaf checks: the only per-type code ---------------------------------------------
 
     def _check_leaf(
-        self, array: Array, storage: t.DataType, lay: Layout, bufs: list, path: str
-    ) -> None:
-        off = rules_of(lay).offsets
+        self, array: Array, storage: t.DataType, lay: Layout, rules: LayoutRules, bufs: list,
+        path: str,
+    ) -> None:  # fmt: skip
+        off = rules.offsets
         if off is not None and off.within is not None:  # binary, string: offsets into data
             data = bufs[off.within]
             limit = 0 if data is None else data.size
