@@ -182,12 +182,13 @@ class _Walk:
             raise fail(
                 f"expected {n}{more} buffers for {array.type}, found {len(bufs)}", path
             )
-        end = array.offset + len(array)
+        length = len(array)
+        end = array.offset + length
         sizes = rules.sizes
         for i, buf in enumerate(bufs):
             rule = sizes[i] if i < n else _VARIADIC_DATA
             if buf is None:
-                if rule.optional or rule.need(end, len(array)) == 0:
+                if rule.optional or rule.need(end, length) == 0:
                     continue
                 raise fail(f"expected buffer {i} ({rule.kind}), found none", path)
             if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8 or buf.ndim != 1:
@@ -201,9 +202,9 @@ class _Walk:
                     f"found {found}",
                     path,
                 )
-            problem = rule.problem(buf.size, end, len(array), _END_IS if array.offset else "")
-            if problem is not None:
-                raise fail(problem, path)
+            if buf.size < rule.need(end, length):  # worded by the rule only when it fails
+                end_is = _END_IS if array.offset else ""
+                raise fail(rule.problem(buf.size, end, length, end_is) or "", path)
         return bufs
 
     def _check_null_count(

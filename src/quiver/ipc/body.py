@@ -385,9 +385,10 @@ class _BodyLoader:
         for rule, buf in zip(node.sizes, bufs):
             if buf is None and rule.optional:
                 continue
-            problem = rule.problem(None if buf is None else len(buf), length)
-            if problem is not None:
-                raise self.error(E.BodyError, problem, node.name)
+            have = 0 if buf is None else len(buf)
+            if have < rule.need(length):  # worded by the rule only when it fails
+                words = rule.problem(have, length) or ""
+                raise self.error(E.BodyError, words, node.name)
 
     def _check(
         self,
