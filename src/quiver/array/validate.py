@@ -296,11 +296,10 @@ class _Walk:
         width = run_ends.type.bit_width // 8
         pos = run_ends.offset + n - 1
         # read before the run ends' own visit: their values' size rule, checked first
-        problem = rules_of(layout_of(run_ends.type)).sizes[1].problem(
-            bufs[1].size, pos + 1, n, _END_IS if run_ends.offset else ""
-        )
-        if problem is not None:
-            raise fail(problem, rpath)
+        rule = rules_of(layout_of(run_ends.type)).sizes[1]
+        if bufs[1].size < rule.need(pos + 1, n):
+            end_is = _END_IS if run_ends.offset else ""
+            raise fail(rule.problem(bufs[1].size, pos + 1, n, end_is) or "", rpath)
         return int(typed(bufs[1], f"<i{width}", pos, 1)[0])
 
     def _check_offset_ends(
