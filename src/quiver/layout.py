@@ -5,7 +5,8 @@ For every type it says which buffers an array has, in IPC order, how wide each b
 elements are, how a big-endian buffer is swapped, and how the children are sized.  Every
 walk over the type tree (IPC body load and assembly, projection skipping, validation,
 endianness swapping, the C data interface) asks this table instead of keeping its own
-per-type ``if`` chains.
+per-type ``if`` chains.  The structural rules derived from it (buffer sizes, offsets,
+child lengths) are rule objects in :mod:`quiver.layout_rules`.
 
 >>> from quiver import types as t
 >>> [b.kind for b in layout_of(t.string()).buffers]
@@ -152,31 +153,6 @@ def _layout_of(dtype: t.DataType) -> Layout:
     return make(dtype)
 
 
-def required_bytes(spec: BufferSpec, lay: Layout, end: int, length: int | None = None) -> int:
-    """Bytes buffer ``spec`` of layout ``lay`` needs for slots ``0 .. end`` (offset+length).
-
-    Variable-size data buffers need what their offsets say, so they report 0 here; an
-    array of ``length`` 0 (default: ``end``) needs no offsets at all.
-
-    >>> from quiver import types as t
-    >>> lay = layout_of(t.string())
-    >>> [required_bytes(b, lay, 10) for b in lay.buffers]
-    [2, 44, 0]
-    """
-    kind = spec.kind
-    if kind in ("validity", "bits"):
-        return (end + 7) // 8
-    if kind == "offsets":
-        # list and binary offsets delimit ranges (one more than slots); list-view and
-        # dense union offsets are one per slot
-        if lay.children in ("views", "dense"):
-            return end * spec.byte_width
-        return (end + 1) * spec.byte_width if (end if length is None else length) else 0
-    if kind == "data":
-        return 0
-    return end * spec.byte_width  # values, views, sizes, type ids
-
-
 def _fixed_width(dtype: t.DataType) -> Layout:
     width = dtype.bit_width // 8
     if isinstance(dtype, t.IntervalType):
@@ -318,55 +294,3 @@ def _temporal_logical(dtype: t.DateType | t.TimestampType | t.DurationType) -> n
 for _cls, _get in _STORAGE_DTYPES.items():
     if _cls not in (t.DateType, t.TimestampType, t.DurationType):
         registry.register("numpy_logical", _get, _cls)
-
-
-# -- the structural rules between an array and its children, written once ----------------
-#
-# The IPC body loader, the steady fast path, validate_array and the JSON reader all ask the
-# same O(1) questions of an array before anything walks into its children; they read the
-# numbers their own way (byte order, slicing) and word the error their own way (which
-# exception, which path), but the rule and its "expected X, found Y" text live here.
-
-
-def children_problem(
-    rule: str,
-    end: int,
-    child_lengths: list[int] | tuple[int, ...],
-    *,
-    list_size: int = 0,
-    last_run_end: int | None = None,
-    end_is: str = "",
-) -> tuple[int, str] | None:
-    """The first way ``end`` slots (offset + length) are not backed by the children.
-
-    ``rule`` is :attr:`Layout.children`.  ``same``: each child holds ``end`` values;
-    ``fixed``: the child holds ``end * list_size``; ``run_end``: as many run ends as
-    values, at least one when ``end > 0``, and ``last_run_end >= end`` (read by the caller,
-    who may pass None when ``end`` is 0).  Offsets, whose reading depends on the caller's
-    buffers, are checked by the callers.  ``end_is`` says in the message what ``end`` counts
-    (" (offset + length)").  Returns ``(child index, message)`` or None.
-
-    >>> children_problem("same", 3, [3, 2])
-    (1, 'child too short: expected length >= 3, found 2')
-    >>> children_problem("fixed", 2, [6], list_size=3) is None
-    True
-    """
-    if rule == "same":
-        for i, n in enumerate(child_lengths):
-            if n < end:
-                return i, f"child too short: expected length >= {end}{end_is}, found {n}"
-    elif rule == "fixed":
-        need = end * list_size
-        if child_lengths[0] < need:
-            return 0, (f"child too short: expected length >= {need} ({end}{end_is} x "
-                       f"list_size {list_size}), found {child_lengths[0]}")
-    elif rule == "run_end":
-        runs, values = child_lengths
-        if runs != values:
-            return 0, f"expected as many run ends as values ({values}), found {runs}"
-        if end and not runs:
-            return 0, "expected at least one run end for a non-empty array, found 0"
-        if end and last_run_end is not None and last_run_end < end:
-            return 0, f"expected the last run end >= {end}{end_is}, found {last_run_end}"
-    return None
-

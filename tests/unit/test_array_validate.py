@@ -739,7 +739,7 @@ def test_writer_rejects_an_array_whose_buffer_is_too_short() -> None:
 
     short = make_array(t.int64(), 4, [None, np.zeros(8, np.uint8)])
     schema = t.schema([t.field("c", t.int64())])
-    with pytest.raises(ArrowInvalid, match="expected at least 32 bytes, found 8"):
+    with pytest.raises(ArrowInvalid, match="expected at least 32 bytes for 4 slots, found 8"):
         to_json(schema, [JsonBatch(schema, (short,), 4)])
 
 

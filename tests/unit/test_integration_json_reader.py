@@ -328,7 +328,7 @@ def test_rejects_list_offsets_past_the_child() -> None:
                                                     "VALIDITY": [1], "DATA": [1]}]},
                    [fld("item", INT32)])
     with pytest.raises(FormatError,
-                       match=r"expected offsets from 0 to at most 1, found first 0, last 5 .*'a'"):
+                       match=r"expected offsets\[1\] <= child length 1, found 5 .*'a'"):
         parse_json(d)
 
 

@@ -60,7 +60,8 @@ def test_string_offsets_past_the_data_are_a_body_error_naming_the_column() -> No
     data[pos + 12 : pos + 16] = struct.pack("<i", 600)
     with pytest.raises(qv.BodyError) as info:
         list(ipc.open_stream(bytes(data)))
-    assert info.value.field_path == "s" and "found first 0, last 600" in str(info.value)
+    assert info.value.field_path == "s"
+    assert "expected offsets[3] <= data size 6, found 600" in str(info.value)
 
 
 def test_a_short_values_buffer_is_a_body_error_naming_the_column() -> None:

@@ -25,6 +25,7 @@ from quiver.ipc.plan import (
     node_take,
     take_leaves,
 )
+from quiver.layout_rules import SizeRule
 
 LEAVES = [
     t.int8(),
@@ -94,7 +95,7 @@ def test_take_accepts_what_the_loader_accepts(dtype: t.DataType) -> None:
     node = PlanNode(dtype, (0,), "c", {})
     assert node.leaf and node.take is not None
     binary = node.nbuf == 3
-    width = node.sizes[1][0]
+    width = node.sizes[1].per
     for n, z, l0, l1, first, last, l2 in itertools.product(
         (0, 1, 5, 9),
         (0, 2),
@@ -152,7 +153,7 @@ def test_nested_take_accepts_what_the_loader_accepts(dtype: t.DataType) -> None:
     node = PlanNode(dtype, (0,), "c", {})
     assert not node.leaf and node.take is None
     lists = node.rule == "offsets"
-    width = node.sizes[1][0] if lists else 0
+    width = node.sizes[1].per if lists else 0
     for n, z, l0, l1, first, last, c in itertools.product(
         (0, 1, 3, 9),
         (0, 2),
@@ -184,16 +185,21 @@ def test_nested_take_accepts_what_the_loader_accepts(dtype: t.DataType) -> None:
             assert [len(kid) for kid in got.children] == [c, 3][: len(node.children)]
 
 
+def _formula(rule: SizeRule) -> str:
+    """A size rule's formula as the text of the bytes it needs (what the tests read)."""
+    return str(rule.formula)
+
+
 def test_node_checks_state_the_child_rules() -> None:
     struct = PlanNode(t.struct([("a", t.int8()), ("b", t.int8())]), (0,), "s", {})
-    bounds, sizes, offsets = node_checks(struct, "n", "z", ["o0"], ["l0"], str, "", ["p", "q"])
+    bounds, sizes, offsets = node_checks(struct, "n", "z", ["o0"], ["l0"], _formula, "", ["p", "q"])
     assert bounds == ["o0 + l0 > body_len"] and offsets == []
     assert sizes == ["(z and l0 < (1, 7, 8))", "p < n", "q < n"]
     fixed = PlanNode(t.fixed_size_list(t.int8(), 4), (0,), "f", {})
-    _, sizes, _ = node_checks(fixed, "n", "z", ["o0"], ["l0"], str, "", ["c"])
+    _, sizes, _ = node_checks(fixed, "n", "z", ["o0"], ["l0"], _formula, "", ["c"])
     assert sizes[-1] == "c < n * 4"
     lst = PlanNode(t.large_list(t.int8()), (0,), "l", {})
-    _, sizes, offsets = node_checks(lst, "n", "z", ["a", "b"], ["x", "y"], str, "at", ["c"])
+    _, sizes, offsets = node_checks(lst, "n", "z", ["a", "b"], ["x", "y"], _formula, "at", ["c"])
     assert sizes == ["(z and x < (1, 7, 8))", "y < (8, 1, 1)"]
     assert offsets[0] == "f = _r8(raw, at)[0]" and "g > c" in offsets[2]
     with pytest.raises(ValueError, match="expected a plain leaf or a list"):
@@ -226,14 +232,14 @@ def test_a_type_object_binds_one_take() -> None:
 def test_leaf_checks_are_generated_from_the_size_rules() -> None:
     node = PlanNode(t.string(), (0,), "s", {})
     bounds, sizes, offsets = node_checks(
-        node, "n", "z", ["o0", "o1", "o2"], ["l0", "l1", "l2"], lambda r: f"need{r}", "at"
+        node, "n", "z", ["o0", "o1", "o2"], ["l0", "l1", "l2"], lambda r: f"need{r.formula}", "at"
     )
     assert bounds == ["o0 + l0 > body_len", "o1 + l1 > body_len", "o2 + l2 > body_len"]
     # validity only with nulls; the offsets buffer for n + 1 offsets; data: nothing
     assert sizes == ["(z and l0 < need(1, 7, 8))", "l1 < need(4, 1, 1)"]
     assert offsets[0] == "f = _r4(raw, at)[0]" and "g > l2" in offsets[2]
     fixed = PlanNode(t.int16(), (0,), "i", {})
-    _, sizes, offsets = node_checks(fixed, "n", "z", ["a", "b"], ["x", "y"], str, "at")
+    _, sizes, offsets = node_checks(fixed, "n", "z", ["a", "b"], ["x", "y"], _formula, "at")
     assert sizes == ["(z and x < (1, 7, 8))", "y < (2, 0, 1)"] and offsets == []
 
 
@@ -245,7 +251,7 @@ def test_the_steady_source_inlines_each_nodes_checks() -> None:
     for k, node in enumerate(plan):
         bounds, _, _ = node_checks(
             node, "length", f"z{k}", [f"o{2 * k + m}" for m in range(node.nbuf)],
-            [f"l{2 * k + m}" for m in range(node.nbuf)], str, "at",
+            [f"l{2 * k + m}" for m in range(node.nbuf)], _formula, "at",
         )  # fmt: skip
         for cond in bounds:
             assert cond in text

@@ -576,16 +576,16 @@ def _with_numbers(data: bytes, index: int, nodes: dict, buffers: dict) -> bytes:
 @pytest.mark.parametrize(
     ("nodes", "buffers", "path", "message"),
     [
-        ({(1, 0): 2}, {}, "l", "expected offsets from 0 to at most 2, found first 0, last 3"),
-        ({(5, 0): 2}, {}, "st.b", "expected offsets from 0 to at most 2, found first 0, last 3"),
-        ({(9, 0): 1}, {}, "m", "expected offsets from 0 to at most 1, found first 0, last 2"),
+        ({(1, 0): 2}, {}, "l", "expected offsets[3] <= child length 2, found 3"),
+        ({(5, 0): 2}, {}, "st.b", "expected offsets[3] <= child length 2, found 3"),
+        ({(9, 0): 1}, {}, "m", "expected offsets[3] <= child length 1, found 2"),
         ({(3, 0): 2}, {}, "st", "child too short: expected length >= 3, found 2"),
         ({(4, 0): 2, (4, 1): 0}, {}, "st", "child too short: expected length >= 3, found 2"),
         ({(7, 0): 5}, {}, "fl", "child too short: expected length >= 6 (3 x list_size 2)"),
-        ({}, {(0, 1): 0}, "l", "expected validity buffer of at least 1 bytes for 3 values"),
-        ({(3, 1): 1}, {}, "st.a", "expected validity buffer of at least 1 bytes for 3 values"),
-        ({}, {(12, 1): 0}, "fl", "expected validity buffer of at least 1 bytes for 3 values"),
-        ({}, {(1, 1): 8}, "l", "expected offsets buffer of at least 16 bytes for 3 values"),
+        ({}, {(0, 1): 0}, "l", "(validity) too small: expected at least 1 bytes for 3 slots"),
+        ({(3, 1): 1}, {}, "st.a", "(validity) too small: expected at least 1 bytes for 3 slots"),
+        ({}, {(12, 1): 0}, "fl", "(validity) too small: expected at least 1 bytes for 3 slots"),
+        ({}, {(1, 1): 8}, "l", "(offsets) too small: expected at least 16 bytes for 3 slots"),
         ({(6, 1): 4}, {}, "", "expected 0 <= null_count <= length in FieldNode 6"),
     ],
     ids=[

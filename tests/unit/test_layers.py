@@ -58,6 +58,7 @@ LAYER_OF: list[tuple[str, str]] = [
     ("quiver.registry", "types"),
     ("quiver.cdata.schema", "types"),
     ("quiver.layout", "layout"),
+    ("quiver.layout_rules", "layout"),
     ("quiver.fs", "layout"),
     ("quiver.fs.*", "layout"),
     ("quiver.buffers", "layout"),

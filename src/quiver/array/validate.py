@@ -2,8 +2,10 @@
 
 One walk over the type tree, driven by :func:`quiver.layout.layout_of`: the number of
 buffers, their element widths and the rule that sizes the children all come from the layout
-table, so this module only adds the checks that differ per leaf (UTF-8, dictionary indices,
-union codes, run ends, views, decimal precision).
+table, and the buffer size, offsets and children rules are the rule objects that IPC
+reading runs too (:func:`quiver.layout_rules.rules_of`), so this module only adds the
+checks that differ per leaf (UTF-8, dictionary indices, union codes, run ends, views,
+decimal precision).
 
 Structural level (``full=False``), O(1) per array or O(children), never O(rows):
 
@@ -49,7 +51,8 @@ import numpy as np
 from .. import types as t
 from ..buffers import count_set_bits
 from ..errors import ArrowError, ArrowInvalid
-from ..layout import BufferSpec, Layout, children_problem, layout_of, required_bytes
+from ..layout import Layout, layout_of
+from ..layout_rules import LayoutRules, OffsetRule, SizeRule, rules_of
 from ..types.checks import type_problems
 from .data import ArrayData
 from .validate_values import (
@@ -73,6 +76,10 @@ if TYPE_CHECKING:  # annotations only: Array sits above this module
     from .base import Array
 
 __all__ = ["ragged_indices", "validate_array", "view_slices"]
+
+# a view type's variadic data buffers: sized by the views, nothing needed of their own
+_VARIADIC_DATA = SizeRule(-1, "data", 0)
+_END_IS = " (offset + length)"
 
 
 def validate_array(
@@ -100,7 +107,8 @@ def validate_array(
     >>> validate_array(make_array(t.int32(), 4, [None, np.zeros(12, np.uint8)]))
     Traceback (most recent call last):
     ...
-    quiver.errors.ArrowInvalid: buffer 1 (values) too small: expected at least 16 bytes, found 12
+    quiver.errors.ArrowInvalid: buffer 1 (values) too small: expected at least 16 bytes \
+for 4 slots, found 12
     """
     _Walk(full, check_decimal_precision, check_time_of_day).visit(array, path)
 
@@ -151,19 +159,22 @@ class _Walk:
             raise fail(f"expected a non-negative length, found {length!r}", path)
         if not isinstance(offset, (int, np.integer)) or offset < 0:
             raise fail(f"expected a non-negative offset, found {offset!r}", path)
-        bufs = self._check_buffers(array, lay, path)
+        rules = rules_of(lay)
+        bufs = self._check_buffers(array, lay, rules, path)
         self._check_null_count(array, storage, lay, bufs, path)
-        self._check_children(array, storage, lay, bufs, path)
+        self._check_children(array, storage, rules, bufs, path)
         # children first: the leaf checks below may read their lengths and null counts
         for child, fld in zip(array.children, storage.fields):
             self.visit(child, join_path(path, fld.name))
         if isinstance(storage, t.DictionaryType):
             self.visit(array.dictionary, join_path(path, "dictionary"))
-        self._check_leaf(array, storage, lay, bufs, path)
+        self._check_leaf(array, storage, lay, rules, bufs, path)
 
     # -- structural checks, driven by the layout table -----------------------------------
 
-    def _check_buffers(self, array: Array, lay: Layout, path: str) -> list[np.ndarray | None]:
+    def _check_buffers(
+        self, array: Array, lay: Layout, rules: LayoutRules, path: str
+    ) -> list[np.ndarray | None]:
         bufs = list(array.buffers)
         n = lay.num_buffers
         if len(bufs) != n and not (lay.variadic and len(bufs) > n):
@@ -171,13 +182,15 @@ class _Walk:
             raise fail(
                 f"expected {n}{more} buffers for {array.type}, found {len(bufs)}", path
             )
-        end = array.offset + len(array)
+        length = len(array)
+        end = array.offset + length
+        sizes = rules.sizes
         for i, buf in enumerate(bufs):
-            spec = lay.buffers[i] if i < n else BufferSpec("data")
+            rule = sizes[i] if i < n else _VARIADIC_DATA
             if buf is None:
-                if spec.kind == "validity" or required_bytes(spec, lay, end, len(array)) == 0:
+                if rule.optional or rule.need(end, length) == 0:
                     continue
-                raise fail(f"expected buffer {i} ({spec.kind}), found none", path)
+                raise fail(f"expected buffer {i} ({rule.kind}), found none", path)
             if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8 or buf.ndim != 1:
                 found = (
                     f"{buf.dtype} array of {buf.ndim} dimensions"
@@ -185,17 +198,13 @@ class _Walk:
                     else type(buf).__name__
                 )
                 raise fail(
-                    f"expected buffer {i} ({spec.kind}) as a 1-D uint8 numpy array, "
+                    f"expected buffer {i} ({rule.kind}) as a 1-D uint8 numpy array, "
                     f"found {found}",
                     path,
                 )
-            need = required_bytes(spec, lay, end, len(array))
-            if buf.size < need:
-                raise fail(
-                    f"buffer {i} ({spec.kind}) too small: expected at least {need} bytes, "
-                    f"found {buf.size}",
-                    path,
-                )
+            if buf.size < rule.need(end, length):  # worded by the rule only when it fails
+                end_is = _END_IS if array.offset else ""
+                raise fail(rule.problem(buf.size, end, length, end_is) or "", path)
         return bufs
 
     def _check_null_count(
@@ -230,7 +239,7 @@ class _Walk:
         raise fail(f"expected {expected}, found {found}", path)
 
     def _check_children(
-        self, array: Array, storage: t.DataType, lay: Layout, bufs: list, path: str
+        self, array: Array, storage: t.DataType, rules: LayoutRules, bufs: list, path: str
     ) -> None:
         children = array.children
         fields = storage.fields
@@ -245,25 +254,24 @@ class _Walk:
             if not isinstance(child.type, t.DataType) or not child.type.equals(fld.type):
                 raise fail(f"expected child type {fld.type}, found {child.type}", cpath)
         end = array.offset + len(array)
-        rule = lay.children
-        if rule == "offsets":
-            self._check_offset_ends(
-                array, bufs[1], lay.buffers[1], len(children[0]), "child length", path
-            )
-        elif rule in ("same", "fixed", "run_end"):
+        if rules.offsets is not None and rules.offsets.within is None:  # lists, maps
+            self._check_offset_ends(array, bufs, rules.offsets, len(children[0]), path)
+        kids = rules.children
+        if kids is not None:
+            run_end = kids.kind == "run_end"
             last = None
-            if rule == "run_end" and len(array) and len(children[0]):
+            if run_end and len(array) and len(children[0]):
                 last = self._last_run_end(children[0], path)
             # an empty run-end encoded array needs no runs, whatever its offset
-            span = 0 if rule == "run_end" and not len(array) else end
-            problem = children_problem(
-                rule, span, [len(c) for c in children],
+            span = 0 if run_end and not len(array) else end
+            problem = kids.problem(
+                span, [len(c) for c in children],
                 list_size=getattr(storage, "list_size", 0), last_run_end=last,
-                end_is=" (offset + length)",
+                end_is=_END_IS,
             )
             if problem is not None:
                 i, message = problem
-                name = "run_ends" if rule == "run_end" else fields[i].name
+                name = "run_ends" if run_end else fields[i].name
                 raise fail(message, join_path(path, name))
         if isinstance(storage, t.DictionaryType):
             dictionary = array.dictionary
@@ -287,54 +295,40 @@ class _Walk:
             raise fail(f"expected a run ends values buffer, found {len(bufs)} buffers", rpath)
         width = run_ends.type.bit_width // 8
         pos = run_ends.offset + n - 1
-        if bufs[1].size < (pos + 1) * width:
-            raise fail(
-                f"buffer 1 (values) too small: expected at least {(pos + 1) * width} bytes, "
-                f"found {bufs[1].size}",
-                rpath,
-            )
+        # read before the run ends' own visit: their values' size rule, checked first
+        rule = rules_of(layout_of(run_ends.type)).sizes[1]
+        if bufs[1].size < rule.need(pos + 1, n):
+            end_is = _END_IS if run_ends.offset else ""
+            raise fail(rule.problem(bufs[1].size, pos + 1, n, end_is) or "", rpath)
         return int(typed(bufs[1], f"<i{width}", pos, 1)[0])
 
     def _check_offset_ends(
-        self,
-        array: Array,
-        offsets: np.ndarray | None,
-        spec: BufferSpec,
-        limit: int,
-        what: str,
-        path: str,
+        self, array: Array, bufs: list, rule: OffsetRule, limit: int, path: str
     ) -> None:
-        """First and last offsets (O(1) reads) lie in ``0 .. limit``."""
+        """The layout's offsets rule, interpreted: the first and last offsets (O(1)
+        reads) lie in order in ``0 .. limit``."""
         length = len(array)
         if not length:
             return
-        offs = typed(offsets, f"<i{spec.byte_width}", array.offset, length + 1)
-        first, last = int(offs[0]), int(offs[-1])
-        if 0 <= first <= last <= limit:
-            return
-        end = array.offset + length
-        if first < 0:
-            problem = f"expected offsets[{array.offset}] >= 0, found {first}"
-        elif last < first:
-            problem = (
-                f"offsets must be non-decreasing: expected offsets[{end}] >= {first}, "
-                f"found {last}"
-            )
-        else:
-            problem = (
-                f"offsets out of range: expected offsets[{end}] <= {what} {limit}, found {last}"
-            )
-        raise fail(problem, path)
+        offs = typed(bufs[rule.index], f"<i{rule.width}", array.offset, length + 1)
+        problem = rule.problem(int(offs[0]), int(offs[-1]), array.offset + length, limit,
+                               start=array.offset)  # fmt: skip
+        if problem is not None:
+            raise fail(problem, path)
 
     # -- leaf checks: the only per-type code ---------------------------------------------
 
     def _check_leaf(
-        self, array: Array, storage: t.DataType, lay: Layout, bufs: list, path: str
-    ) -> None:
+        self, array: Array, storage: t.DataType, lay: Layout, rules: LayoutRules, bufs: list,
+        path: str,
+    ) -> None:  # fmt: skip
+        off = rules.offsets
+        if off is not None and off.within is not None:  # binary, string: offsets into data
+            data = bufs[off.within]
+            limit = 0 if data is None else data.size
+            self._check_offset_ends(array, bufs, off, limit, path)
         if isinstance(storage, (t.BinaryType, t.StringType)):
             data = bufs[2]
-            limit = 0 if data is None else data.size
-            self._check_offset_ends(array, bufs[1], lay.buffers[1], limit, "data size", path)
             if self.full:
                 offs = full_offsets(array, bufs[1], lay.buffers[1], path)
                 if isinstance(storage, t.StringType):

@@ -41,6 +41,7 @@ from ..ipc.body import load_record_batch
 from ..ipc.decoder import DEFAULT_LIMITS, RawMessage
 from ..ipc.framing import FILE_HEADER
 from ..ipc.index import MessageInfo
+from ..ipc.plan import preorder
 from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
 from ..types.checks import type_problems
 from ._common import Input, open_input, progress
@@ -534,8 +535,8 @@ def field_offsets(loader: BatchLoader, raw: RawMessage, header: md.RecordBatch
             walk.load(node, False)
             # fields below a column, in pre-order; trusted only where the count agrees
             # with the walk's (variadic view buffers and V4 union slots vary per batch)
-            tree: dict[str, range] = {}
-            if _preorder(node, start, tree) == walk.i_buf:
+            tree = {n.name: range(j, j + n.nbuf) for n, _, j in preorder([node], start)}
+            if max(r.stop for r in tree.values()) == walk.i_buf:
                 ranges.update(tree)
             else:
                 ranges[node.name] = range(start, start + node.nbuf)
@@ -549,16 +550,6 @@ def field_offsets(loader: BatchLoader, raw: RawMessage, header: md.RecordBatch
         if name not in out:
             out[name] = [(raw.body_offset + o, n) for o, n in specs[own.start : own.stop]]
     return out
-
-
-def _preorder(node: Any, i: int, out: dict[str, range]) -> int:
-    """Give ``node`` and its children their buffer ranges from index ``i``; returns the
-    index after them."""
-    out[node.name] = range(i, i + node.nbuf)
-    i += node.nbuf
-    for child in node.children:
-        i = _preorder(child, i, out)
-    return i
 
 
 def value_offset(buffers: list[tuple[int, int]], rule: str) -> int | None:

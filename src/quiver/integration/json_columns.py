@@ -6,7 +6,7 @@ TYPE_ID, VIEWS, VARIADIC_DATA_BUFFERS) are the buffers.  :class:`JsonColumnLoade
 :class:`quiver.ipc.body._BodyLoader` with only those reads replaced (as arrow-js's
 JSONVectorLoader extends its VectorLoader), so that the walk over the compiled plan and
 its structural checks (buffer sizes, offsets within their data or child, the child rules
-of :func:`quiver.layout.children_problem`) are the ones IPC reading applies.  Dictionaries
+of :mod:`quiver.layout_rules`) are the ones IPC reading applies.  Dictionaries
 are decoded lazily, by JSON id, the first time a column needs them
 (:class:`JsonDictionaries`), so nested dictionaries resolve in any order.
 

@@ -9,11 +9,13 @@ direction (:func:`assemble`, :func:`assemble_body`, :func:`layout_body`) lives i
 
 The loader slices the body without copying (uncompressed buffers are numpy views of the
 source); every node, buffer and variadic count is bounds-checked against the metadata and
-the body before use.  Plain leaves take their node's generated ``take`` (the checks of
+the body before use; the structural rules between an array's numbers (buffer sizes,
+offsets, children) are the layout's rule objects (:mod:`quiver.layout_rules`).  Plain
+leaves take their node's generated ``take`` (those rules as code, through
 :func:`quiver.ipc.plan.node_checks`); what it refuses, and every other node, takes the
-interpreted walk, which names the problem.  V4 unions carry a validity buffer that V5
-dropped: the loader reads and discards it so that in-memory unions always have the V5
-layout.
+interpreted walk, which runs the same rules and words the problem with them.  V4 unions
+carry a validity buffer that V5 dropped: the loader reads and discards it so that
+in-memory unions always have the V5 layout.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ import numpy as np
 from .. import errors as E
 from ..array import Array
 from ..buffers import empty_buffer
-from ..layout import children_problem
 from . import metadata as md
 from .assemble import (  # noqa: F401  (the writer's direction, re-exported)
     Assembled,
@@ -377,25 +378,17 @@ class _BodyLoader:
         return node.array_class(node.dtype, length, bufs, children, null_count, 0, dictionary)
 
     def _check_sizes(self, node: PlanNode, length: int, bufs: list[np.ndarray | None]) -> None:
-        """Each fixed buffer holds what ``length`` values need (the layout table's rule)."""
+        """Each fixed buffer holds what ``length`` values need (the layout's size rules,
+        interpreted; an absent validity bitmap means no nulls)."""
         if not length:
             return
-        for i, ((per, extra, div, optional), buf) in enumerate(zip(node.sizes, bufs)):
-            if buf is None:
-                if optional:
-                    continue
-                have = 0
-            else:
-                have = len(buf)
-            need = (length + extra) * per // div
-            if have < need:
-                kind = node.specs[i].kind
-                raise self.error(
-                    E.BodyError,
-                    f"expected {kind} buffer of at least {need} bytes for {length} "
-                    f"values, found {have}",
-                    node.name,
-                )
+        for rule, buf in zip(node.sizes, bufs):
+            if buf is None and rule.optional:
+                continue
+            have = 0 if buf is None else len(buf)
+            if have < rule.need(length):  # worded by the rule only when it fails
+                words = rule.problem(have, length) or ""
+                raise self.error(E.BodyError, words, node.name)
 
     def _check(
         self,
@@ -405,44 +398,35 @@ class _BodyLoader:
         bufs: list[np.ndarray | None],
         children: list[Array],
     ) -> None:
-        """The structural checks between an array and its children: O(1) per array
-        (the child rules are :func:`quiver.layout.children_problem`'s)."""
-        rule = node.rule
+        """The offsets and children rules of the node's layout, interpreted: O(1) per
+        array (the offsets rule reads the first and last offsets, the run-end rule the
+        last run end)."""
         if not length:
             return
-        if rule == "none" and node.variadic is False and len(bufs) == 3:  # binary, string
-            self._check_offsets(node, bufs[1], length, len(bufs[2]))
-        elif rule == "offsets":
-            self._check_offsets(node, bufs[1], length, len(children[0]))
-        elif rule in ("same", "fixed", "run_end"):
+        rules = node.rules
+        off = rules.offsets
+        if off is not None:
+            limit = len(children[0]) if off.within is None else len(bufs[off.within])
+            typed = self._typed(bufs[off.index], off.width, 0, length + 1)
+            problem = off.problem(int(typed[0]), int(typed[length]), length, limit)
+            if problem is not None:
+                raise self.error(E.BodyError, problem, node.name)
+        kids = rules.children
+        if kids is not None:
             last = None
-            if rule == "run_end" and len(children[0]):
+            if kids.kind == "run_end" and len(children[0]):
                 run_ends = children[0]
                 last = int(self._typed(run_ends.buffers[1], run_ends.type.byte_width,
                                        len(run_ends) - 1, 1)[0])
-            problem = children_problem(rule, length, [len(c) for c in children],
-                                       list_size=node.list_size or 0, last_run_end=last)
-            if problem is not None:
-                raise self.error(E.BodyError, problem[1], node.name)
+            found = kids.problem(length, [len(c) for c in children],
+                                 list_size=node.list_size or 0, last_run_end=last)
+            if found is not None:
+                raise self.error(E.BodyError, found[1], node.name)
 
     def _typed(self, buf: np.ndarray, width: int, start: int, count: int) -> np.ndarray:
         """``count`` integers of ``width`` bytes from ``start``, in the body's byte order."""
         order = ">" if self.big_endian and not self.swap else "<"
         return buf[start * width : (start + count) * width].view(f"{order}i{width}")
-
-    def _check_offsets(
-        self, node: PlanNode, offsets: np.ndarray, length: int, limit: int
-    ) -> None:
-        """The first and last offsets lie in ``0 .. limit`` in order (O(1) reads)."""
-        width = node.specs[1].byte_width
-        typed = self._typed(offsets, width, 0, length + 1)
-        first, last = int(typed[0]), int(typed[length])
-        if first < 0 or last < first or last > limit:
-            raise self.error(
-                E.BodyError,
-                f"expected offsets from 0 to at most {limit}, found first {first}, last {last}",
-                node.name,
-            )
 
     def _dictionary(self, node: PlanNode) -> Array:
         memo = self.ctx.dictionaries

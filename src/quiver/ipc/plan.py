@@ -1,10 +1,11 @@
 """The compiled read plan of a schema: one :class:`PlanNode` per field, built once.
 
-A node carries everything the per-batch walk asks of its field (layout, size rules, child
-rule, dictionary id) and, for a plain leaf (fixed width, boolean, binary, string) and for a
-list, large list, map, struct or fixed-size list, its structural checks written once:
-:func:`node_checks` states them as Python conditions, from the node's layout, size rules
-and child rule.  From that text come
+A node carries everything the per-batch walk asks of its field (layout, its structural
+rules, dictionary id) and, for a plain leaf (fixed width, boolean, binary, string) and for
+a list, large list, map, struct or fixed-size list, its structural checks as code:
+:func:`node_checks` has the node's rule objects (:func:`quiver.layout_rules.rules_of`:
+buffer sizes, offsets, children) state themselves as Python conditions, next to the
+body bounds that are the IPC walk's own.  From that text come
 
 - the node's ``take`` (:func:`node_take`): a small function generated per kind of node
   that checks one array's numbers (and a nested node's children's lengths) and builds
@@ -13,23 +14,24 @@ and child rule.  From that text come
 - the steady path's straight-line code for a whole batch (:mod:`quiver.ipc.steady`),
   which inlines the same conditions for every node.
 
-The general loader (:mod:`quiver.ipc.body`) interprets the same size rules one buffer at a
-time and the child rules through :func:`quiver.layout.children_problem`, and words the
-error; anything a ``take`` refuses goes there.
+The general loader (:mod:`quiver.ipc.body`) runs the same rule objects interpreted and
+words the error with them; anything a ``take`` refuses goes there.  :func:`preorder` is
+the one walk that numbers a plan's nodes and buffers in the message's order.
 """
 
 from __future__ import annotations
 
 import struct
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .. import errors as E
 from .. import types as t
 from ..array import Array
 from ..array.base import array_class_for, unchecked_new_source
-from ..layout import BufferSpec, Layout, layout_of, required_bytes
+from ..layout import Layout, layout_of
+from ..layout_rules import LayoutRules, SizeRule, clear_rule_cache, rules_of
 
 V4 = 3
 V5 = 4
@@ -67,6 +69,7 @@ class PlanNode:
         "nbuf",
         "path",
         "rule",
+        "rules",
         "sizes",
         "specs",
         "take",
@@ -109,9 +112,11 @@ class PlanNode:
         )
         self.list_size = getattr(storage, "list_size", 0)
         self.array_class = array_class_for(dtype)
-        # per buffer: (bytes per slot, extra slots, divisor, optional) so that the bytes a
-        # buffer needs for n values are (n + extra) * per // divisor (see _size_rule)
-        self.sizes, leaf_key = _size_rules(lay)
+        # the layout's structural rules (quiver.layout_rules): a size rule per buffer,
+        # the offsets rule and the children rule
+        self.rules = rules = rules_of(lay)
+        self.sizes = rules.sizes
+        leaf_key = _leaf_key(lay, rules)
         self.dictionary_id: int | None = None
         self.children: list[PlanNode] = []
         self._leaves: Any = None  # leaf_program's cache, on a plan's first node
@@ -148,43 +153,30 @@ class PlanNode:
 _LEAF_KINDS = {("validity", "values"), ("validity", "bits"), ("validity", "offsets", "data")}
 
 
-_SIZE_RULES: dict[int, tuple[Layout, tuple]] = {}
-
-
-def _size_rules(lay: Layout) -> tuple[tuple[tuple[int, int, int, bool], ...], tuple | None]:
-    """:func:`_size_rule` of each buffer of ``lay``, and for the buffer layout of a plain
-    leaf (no children, no variadic buffers) its key ``(kinds, size rules)``, computed once
-    per layout object (layout_of keeps one object per type, so a compiled plan reuses
-    them)."""
-    hit = _SIZE_RULES.get(id(lay))
-    if hit is not None and hit[0] is lay:
-        return hit[1]
-    rules = tuple(_size_rule(spec, lay) for spec in lay.buffers)
+def _leaf_key(lay: Layout, rules: LayoutRules) -> tuple | None:
+    """For the buffer layout of a plain leaf (no children, no variadic buffers): what its
+    generated code depends on, ``(kinds, rules)``; else None."""
     kinds = tuple(spec.kind for spec in lay.buffers)
-    plain = kinds in _LEAF_KINDS and lay.children == "none" and not lay.variadic
-    found = (rules, (kinds, rules) if plain else None)
-    if len(_SIZE_RULES) >= 4096:  # many distinct types: start afresh, as _TAKES does
-        _SIZE_RULES.clear()
-    _SIZE_RULES[id(lay)] = (lay, found)  # the layout kept alive: its id stays its own
-    return found
+    if kinds in _LEAF_KINDS and lay.children == "none" and not lay.variadic:
+        return kinds, rules
+    return None
 
 
-def _size_rule(spec: BufferSpec, lay: Layout) -> tuple[int, int, int, bool]:
-    """``required_bytes`` as (per, extra, divisor, optional): a buffer needs
-    ``(n + extra) * per // divisor`` bytes for ``n > 0`` values (none for 0), and an
-    optional one (validity) may be absent."""
-    kind = spec.kind
-    if kind in ("validity", "bits"):
-        rule = (1, 7, 8, kind == "validity")
-    elif kind == "offsets" and required_bytes(spec, lay, 1) == 2 * spec.byte_width:
-        rule = (spec.byte_width, 1, 1, False)  # length + 1 entries
-    else:
-        rule = (spec.byte_width, 0, 1, False)  # values, views, sizes, type ids; data: 0
-    for n in (1, 2, 9, 17):  # the rule is the layout table's, restated for speed
-        per, extra, div, _ = rule
-        if (n + extra) * per // div != required_bytes(spec, lay, n):
-            raise AssertionError(f"size rule for {kind} disagrees with the layout table")
-    return rule
+def preorder(
+    plan: Sequence[PlanNode], buffer_index: int = 0
+) -> Iterator[tuple[PlanNode, int, int]]:
+    """Every node of ``plan`` in the message's order (depth-first pre-order), with the
+    index of its FieldNode and of its first Buffer, counting its fixed buffers only and
+    starting from buffer ``buffer_index`` (variadic buffers and V4 union slots vary per
+    batch: where a plan has them, the indices after them are the walk's to find)."""
+    stack = list(reversed(plan))
+    i_node, i_buf = 0, buffer_index
+    while stack:
+        node = stack.pop()
+        yield node, i_node, i_buf
+        i_node += 1
+        i_buf += node.nbuf
+        stack.extend(reversed(node.children))
 
 
 def compile_plan(
@@ -222,19 +214,10 @@ def has_checks(node: PlanNode) -> bool:
 def check_key(node: PlanNode) -> tuple:
     """What the text of ``node``'s checks and array (:func:`node_checks`) depends on,
     for a node :func:`has_checks` accepts: a leaf's ``leaf_key``; a nested node's child
-    rule, size rules, list size and number of children."""
+    rule, layout rules, list size and number of children."""
     if node.leaf:
         return node.leaf_key  # type: ignore[return-value]
-    return (node.rule, node.sizes, node.list_size, len(node.children))
-
-
-def need_source(rule: tuple[int, ...], n: str) -> str:
-    """The bytes a buffer of size rule ``rule`` needs for ``n`` (> 0) values, as text."""
-    per, extra, div = rule[:3]
-    count = f"({n} + {extra})" if extra else n
-    if div == 8 and per == 1:
-        return f"{count} >> 3"
-    return f"{count} * {per} // {div}" if div != 1 else f"{count} * {per}"
+    return (node.rule, node.rules, node.list_size, len(node.children))
 
 
 def node_checks(
@@ -243,12 +226,13 @@ def node_checks(
     z: str,
     offs: Sequence[str],
     lens: Sequence[str],
-    need: Callable[[tuple[int, int, int]], str],
+    need: Callable[[SizeRule], str],
     at: str,
     children: Sequence[str] = (),
 ) -> tuple[list[str], list[str], list[str]]:
     """The structural checks of ``node`` (one :func:`has_checks` accepts) as Python text,
-    from its layout, size rules and child rule: ``(bounds, sizes, offsets)``.
+    generated from its layout's rule objects (:func:`quiver.layout_rules.rules_of`):
+    ``(bounds, sizes, offsets)``.
 
     The names are those of the generated code: ``n`` and ``z`` its length and null count
     (``0 <= z <= n`` is the caller's to check), ``offs`` / ``lens`` its buffers' offsets
@@ -257,42 +241,33 @@ def node_checks(
     offsets buffer in the bytes ``raw`` that the readers ``_r4`` / ``_r8`` read, and
     ``children`` the text of each child's length (a nested node's).
 
-    ``bounds``: conditions, any true when a buffer ends outside the body.  ``sizes``
-    (for ``n > 0``): conditions, any true when a buffer is too small for ``n`` values (an
-    optional validity bitmap only when there are nulls) or a child too short for them (a
-    struct's children hold ``n`` values each, a fixed-size list's child ``n * list_size``).
-    ``offsets`` (for ``n > 0``): statements that return None unless the first and last
-    offsets of a binary leaf, list or map lie in order inside its data or its child.  The
-    body loader's interpreted checks (``_check_sizes``, ``_check_offsets``,
-    :func:`quiver.layout.children_problem`) are the same rules with the error worded.
+    ``bounds``: conditions, any true when a buffer ends outside the body (the IPC walk's
+    own check).  ``sizes`` (for ``n > 0``): conditions, any true when a size rule or the
+    children rule is broken.  ``offsets`` (for ``n > 0``): statements that return None
+    when the offsets rule is broken.  The body loader and ``validate_array`` run the same
+    rule objects interpreted, and word the error.
     """
     if not has_checks(node):
         raise ValueError(f"expected a plain leaf or a list, map, struct or fixed-size list "
                          f"node, found {node.dtype}")  # fmt: skip
+    rules = node.rules
     bounds = [f"{o} + {ln} > body_len" for o, ln in zip(offs, lens)]
-    sizes = []
-    for (per, extra, div, optional), ln in zip(node.sizes, lens):
-        if not per:
-            continue  # data: nothing needed of its own (the offsets bound it below)
-        cond = f"{ln} < {need((per, extra, div))}"
-        sizes.append(f"({z} and {cond})" if optional else cond)
-    rule = node.rule
-    if rule == "same":  # a struct: each child holds n values
-        sizes += [f"{child} < {n}" for child in children]
-    elif rule == "fixed":  # a fixed-size list: its child holds n * list_size values
-        sizes.append(f"{children[0]} < {n} * {node.list_size}")
-    limit = None
-    if rule == "offsets":
-        limit = children[0]  # a list's or map's offsets index its child
-    elif node.nbuf == 3:
-        limit = lens[2]  # a binary leaf's index its data
+    sizes = [
+        cond
+        for rule, ln in zip(rules.sizes, lens)
+        if (cond := rule.source(ln, n, z, need)) is not None
+    ]
+    if rules.children is not None:
+        sizes += rules.children.source(n, children, node.list_size)
     offsets: list[str] = []
-    if limit is not None:
-        per = node.sizes[1][0]
+    off = rules.offsets
+    if off is not None:
+        limit = children[0] if off.within is None else lens[off.within]
+        w = off.width
         offsets = [
-            f"f = _r{per}(raw, {at})[0]",
-            f"g = _r{per}(raw, {at} + {n} * {per})[0]",
-            f"if f < 0 or g < f or g > {limit}:",
+            f"f = _r{w}(raw, {at})[0]",
+            f"g = _r{w}(raw, {at} + {n} * {w})[0]",
+            f"if {off.source('f', 'g', limit)}:",
             "  return None",
         ]
     return bounds, sizes, offsets
@@ -314,7 +289,7 @@ def _take_source(node: PlanNode) -> str:
     lens = [f"l{m}" for m in range(k)]
     kids = [f"len(kids[{m}])" for m in range(len(node.children))]
     bounds, sizes, offsets = node_checks(
-        node, "n", "z", offs, lens, lambda rule: f"({need_source(rule, 'n')})",
+        node, "n", "z", offs, lens, lambda rule: f"({rule.need_source('n')})",
         f"base + {offs[1]}" if k > 1 else "", kids,
     )  # fmt: skip
     views = ["body[o0 : o0 + l0] if z else None"]
@@ -349,6 +324,16 @@ def node_take(node: PlanNode) -> Callable[..., Array | None]:
     :func:`_take_source`), bound once per type object (a leaf's is its ``take``)."""
     hit = _TAKES.get(id(node.dtype))
     return hit[1] if hit is not None and hit[0] is node.dtype else _make_take(node)
+
+
+def clear_generated() -> None:
+    """Forget every rule and generated ``take`` derived so far, so that a change to the
+    rule tables of :mod:`quiver.layout_rules` reaches plans compiled afterwards (the
+    steady path's code cache is keyed by these rules, so it follows)."""
+    clear_rule_cache()
+    with _TAKE_CODE_LOCK:
+        _TAKE_CODE.clear()
+    _TAKES.clear()
 
 
 def _make_take(node: PlanNode) -> Callable[..., Array | None]:

@@ -32,6 +32,7 @@ import numpy as np
 from .. import types as t
 from ..array.base import unchecked_new_source
 from ..batch import RecordBatch
+from ..layout_rules import SizeRule
 from . import metadata as md
 from .framing import PREFIX_PAIR, expected_prefix
 from .plan import (
@@ -39,9 +40,9 @@ from .plan import (
     PlanNode,
     check_key,
     has_checks,
-    need_source,
     node_checks,
     node_take,
+    preorder,
     take_leaves,
 )
 
@@ -130,7 +131,7 @@ class SteadyBatches:
             return None
         _, _, nodes, buffers = shape.slots
         # the vector counts are part of the fixed bytes: they hold for every match
-        every = _preorder(plan)
+        every = [node for node, _, _ in preorder(plan)]
         if nodes.stop - nodes.start != 2 * len(every) or (
             buffers.stop - buffers.start != 2 * sum(n.nbuf for n in every)
         ):
@@ -218,12 +219,10 @@ def _take_loop(setup: _Setup) -> Callable[[memoryview], Any]:
         return _take_with(setup, functools.partial(take_leaves, takes))
     # each column's nodes in post-order (children before their parent), with their
     # places among the FieldNode and Buffer numbers (fixed by the plan's pre-order)
-    places = [0, 0]
+    places = {id(node): (2 * i, 2 * j) for node, i, j in preorder(setup.plan)}
 
     def ops_of(node: PlanNode, ops: list) -> None:
-        i, j = places
-        places[0] += 2
-        places[1] += 2 * node.nbuf
+        i, j = places[id(node)]
         for child in node.children:
             ops_of(child, ops)
         take = node.take if node.leaf else node_take(node)
@@ -284,20 +283,6 @@ def _layout_key(node: PlanNode) -> tuple:
     return (check_key(node), tuple(_layout_key(c) for c in node.children))
 
 
-def _preorder(plan: Sequence[PlanNode]) -> list[PlanNode]:
-    """Every node of ``plan`` in the message's order (depth-first pre-order)."""
-    out: list[PlanNode] = []
-
-    def visit(node: PlanNode) -> None:
-        out.append(node)
-        for child in node.children:
-            visit(child)
-
-    for node in plan:
-        visit(node)
-    return out
-
-
 def _take_compiled(setup: _Setup, key: tuple) -> Callable[[memoryview], Any]:
     """``take`` as straight-line code generated for this plan and shape (see
     :func:`_source`), compiled once per :func:`_code_key` and bound to this plan's
@@ -326,7 +311,7 @@ def _take_compiled(setup: _Setup, key: tuple) -> Callable[[memoryview], Any]:
         "_r4": OFFSET_READERS[4],
         "_r8": OFFSET_READERS[8],
     }
-    for k, node in enumerate(_preorder(plan)):
+    for k, (node, _, _) in enumerate(preorder(plan)):
         names[f"C{k}"] = node.array_class
         names[f"D{k}"] = node.dtype
     exec(code, names)
@@ -363,19 +348,18 @@ def _source(
     targets[i_length] = "length"
     counts, bounds, sizes, offsets, arrays = [], [], [], [], []
     inner: list[str] = []  # the nested nodes' checks for n > 0, each under its own test
-    needs: dict[tuple[int, int, int], str] = {}  # one local per distinct size rule
+    # one local per distinct size formula: its name and a rule that has it
+    needs: dict[tuple[int, int, int], tuple[str, SizeRule]] = {}
 
-    def need(rule: tuple[int, int, int]) -> str:
-        return needs.setdefault(rule, f"w{len(needs)}")
+    def need(rule: SizeRule) -> str:
+        return needs.setdefault(rule.formula, (f"w{len(needs)}", rule))[0]
 
-    places = [0, 0]  # the next node and the next buffer
+    places = {id(node): (k, j) for node, k, j in preorder(plan)}  # node, first buffer
 
     def visit(node: PlanNode, top: bool) -> int:
         """Name node ``k``'s numbers, gather its checks and build its array after its
         children's; returns ``k``."""
-        k, j = places
-        places[0] += 1
-        places[1] += node.nbuf
+        k, j = places[id(node)]
         n, z = f"n{k}", f"z{k}"
         targets[node_slice.start + 2 * k] = n
         targets[node_slice.start + 2 * k + 1] = z
@@ -397,7 +381,7 @@ def _source(
         else:
             counts.append(f"{z} > {n}")
             found = node_checks(
-                node, n, z, o, ln, lambda rule: f"({need_source(rule, n)})", at, kid_lengths
+                node, n, z, o, ln, lambda rule: f"({rule.need_source(n)})", at, kid_lengths
             )
             inner.append(f"if {n}:\n  if {' or '.join(found[1])}:\n    return None\n")
             inner.extend(f"  {line}\n" for line in found[2])
@@ -430,7 +414,7 @@ def _source(
         "    return None\n"
         "  if length:\n"
         + "".join(
-            f"    {name} = {need_source(rule, 'length')}\n" for rule, name in needs.items()
+            f"    {name} = {rule.need_source('length')}\n" for name, rule in needs.values()
         )
         + f"    if {' or '.join(sizes)}:\n"
         "      return None\n"
