@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from .snippets import DOCS, ROOT, Block, blocks, run_document, run_python
+from .snippets import DOCS, ROOT, Block, blocks, run_document, run_python, run_shell
 
 NAMES = [str(p.relative_to(ROOT)) for p in DOCS]
 
@@ -52,9 +53,19 @@ def test_the_docs_have_code() -> None:
 
 def test_a_failing_shell_block_fails(tmp_path: Path) -> None:
     """A shell block fails on a failing command, also inside a pipe."""
-    from .snippets import run_shell
-
     for code in ("quiver schema missing.arrow\n", "quiver cat missing.arrow | cat\n"):
         block = Block(ROOT / "README.md", 1, "sh", (), code)
         with pytest.raises(AssertionError, match="exit status 1"):
             run_shell(block, tmp_path)
+
+
+def test_relative_links_resolve() -> None:
+    """Every relative Markdown link of the docs names a file that exists."""
+    broken = []
+    for path in DOCS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("#"):
+                continue
+            if not (path.parent / target.split("#")[0]).exists():
+                broken.append(f"{path.relative_to(ROOT)}: {target}")
+    assert not broken, broken
