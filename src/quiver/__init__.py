@@ -3,7 +3,7 @@
 This module only re-exports, lazily (PEP 562): ``import quiver`` loads nothing but this
 file, and each name loads its module on first use, so a command that reads a schema does
 not pay for numpy, arrays or IPC writers.  The code lives in the submodules, in layers (see
-the README's "Architecture"): errors, types, layout/buffers, array, batch, ipc,
+docs/ARCHITECTURE.md): errors, types, layout/buffers, array, batch, ipc,
 interop/integration, and at the top the public factories of :mod:`quiver.constructors`
 (which also take other libraries' objects), spark and the command line.
 

@@ -29,7 +29,7 @@ from quiver.spark.policy import (
     to_spark_type,
 )
 
-# (Arrow type, the Spark type it reads as) — the README's table
+# (Arrow type, the Spark type it reads as) — the table of docs/spark.md
 POLICY = [
     (t.null(), "void"),
     (t.bool_(), "boolean"),

@@ -60,7 +60,7 @@ def _footer_value(data: bytes) -> bytes:
 
 def _stream_bytes(value: bytes | str) -> bytes:
     """The IPC stream of a footer value, decoded as another implementation would: base64,
-    then the zstd frame quiver writes (README, "Statistics")."""
+    then the zstd frame quiver writes (docs/statistics-format.md)."""
     raw = base64.b64decode(value)
     assert raw[:4] == b"\x28\xb5\x2f\xfd", "expected one zstd frame"
     return zstandard.ZstdDecompressor().decompress(raw)

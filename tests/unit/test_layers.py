@@ -2,7 +2,7 @@
 
 Cross-module on purpose: it reads every module of the package.
 
-Layers, bottom to top (README, "Architecture"); a module may import its own layer and the
+Layers, bottom to top (docs/ARCHITECTURE.md); a module may import its own layer and the
 ones below, never one above:
 
 0. errors      ``errors``, ``_version``, ``_readonly``, ``_keywords``, ``cdata.capsule``

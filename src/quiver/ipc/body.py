@@ -63,6 +63,7 @@ class LoadContext:
     max_decompressed_size: int = 4 * 1024**3
     message_index: int | None = None
     threads: bool = True
+    # unbacked rows: rows of arrays without buffers (null, run-end encoded) the body cannot bound
     max_unbacked_rows: int = 1 << 24
     big_endian: bool = False  # the source's buffers are big-endian
     swap: bool = False  # convert them to native order as they are sliced

@@ -146,6 +146,7 @@ class PlanNode:
         self.leaf_key = leaf_key if self.leaf else None
         # the leaf's checks and array, generated from node_checks (None: not a leaf; a
         # nested node's take is made when the steady path asks for it)
+        # (take: this node's generated reader, body buffers to Array; not Arrow's take kernel)
         self.take: Callable[..., Array | None] | None = node_take(self) if self.leaf else None
 
 

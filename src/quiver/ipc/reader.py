@@ -439,6 +439,7 @@ class RecordBatchFileReader(RecordBatchReader):
         buffer or map, a copy from a file."""
         return self._src.read(*self._decoder.block_range(block, index, what))
 
+    # raw: metadata decoded, body not; deferred: a compressed body left in the file until decoded
     def _raw_deferred(self, block: md.Block, index: int) -> RawMessage:
         """A large record batch block of a file: the metadata is read now; a compressed
         body is left in the file for the decoders to read buffer by buffer (see

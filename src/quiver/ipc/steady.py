@@ -75,6 +75,7 @@ class SteadyBatches:
     same layout is cached.
     """
 
+    # take: reads one message of this shape (a memoryview from its start) into a batch, or None
     __slots__ = ("head", "take")
 
     def __init__(

@@ -180,6 +180,7 @@ def read_layouts(files: Sequence[DataFile]) -> list[Layout]:
         return list(pool.map(read_layout, files))
 
 
+# piece: a row range of one large record batch, read by one split as a zero-copy slice
 # a batch is cut into row ranges of at least this many bytes: smaller pieces would cost
 # Spark more in tasks than they save
 MIN_PIECE_BYTES = 64 * 1024

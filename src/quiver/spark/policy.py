@@ -82,7 +82,7 @@ def _list_of(value: t.DataType, policy: ReadPolicy) -> t.DataType:
 
 
 def spark_arrow_type(dtype: t.DataType, policy: ReadPolicy = DEFAULT_POLICY) -> t.DataType:
-    """The Arrow type Spark reads for ``dtype`` (the README's type table, as code).
+    """The Arrow type Spark reads for ``dtype`` (docs/spark.md's type table, as code).
 
     Raises :class:`~quiver.errors.NotSupported` for a type Spark cannot hold under the
     policy (a decimal256 of more than 38 digits unless ``wide_decimals="string"``).
