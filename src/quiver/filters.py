@@ -34,6 +34,8 @@ from . import types as t
 from .array.base import Array, make_array
 from .array.cast import cast
 from .array.data import null_mask
+from .array.decimal import compare as decimal_compare
+from .array.decimal import limbs, value_range
 from .array.select import take
 from .buffers import unpack_bits
 from .errors import (
@@ -337,28 +339,6 @@ def _compare_numbers(column: np.ndarray, op: str, value: Any) -> np.ndarray:
     return column >= value
 
 
-def _words(arr: Array) -> np.ndarray:
-    width = arr.type.byte_width
-    if width == 4:
-        return arr.buffers[1].view("<i4")[arr.offset : arr.offset + len(arr)].astype(
-            np.int64).reshape(-1, 1)
-    n = width // 8
-    return arr.buffers[1].view("<i8")[arr.offset * n : (arr.offset + len(arr)) * n].reshape(-1, n)
-
-
-def _sign_of_words(words: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """-1, 0, 1 per row comparing little-endian multiword integers with ``value``."""
-    top = words.shape[1] - 1
-    out = np.sign(words[:, top] - value[top]) if top == 0 else np.where(
-        words[:, top] != value[top], np.where(words[:, top] < value[top], -1, 1), 0)
-    for i in range(top - 1, -1, -1):
-        low = words[:, i].view(np.uint64)
-        v = np.int64(value[i]).view(np.uint64)
-        undecided = out == 0
-        out = np.where(undecided & (low != v), np.where(low < v, -1, 1), out)
-    return out
-
-
 def _sign_of_bytes(starts: np.ndarray, lengths: np.ndarray, data: np.ndarray,
                    value: bytes) -> np.ndarray:
     """-1, 0, 1 per row comparing byte strings with ``value``, in pieces of rows."""
@@ -552,17 +532,13 @@ def _compare_decimal(arr: Array, dtype: t.DecimalType, op: str, value: Any) -> n
     if not Decimal(value).is_finite():
         raise ArrowInvalid(f"expected a finite Decimal to compare with {dtype}, found {value}")
     floor, exact = _decimal_floor(dtype, value)
-    bound = 1 << (dtype.width - 1)
-    if not -bound <= floor < bound:  # beyond every value the column's width holds
+    low, high = value_range(dtype.width)
+    if not low <= floor <= high:  # beyond every value the column's width holds
         below = floor < 0
         result = {"==": False, "!=": True, "<": not below, "<=": not below,
                   ">": below, ">=": below}[op]
         return np.full(len(arr), result)
-    words = np.array([(floor >> s) & ((1 << 64) - 1) for s in range(0, dtype.width, 64)],
-                     dtype=np.uint64).view(np.int64)
-    if dtype.width == 32:
-        words = np.array([floor], np.int64)
-    sign = _sign_of_words(_words(arr), words)
+    sign = decimal_compare(limbs(arr.buffers[1], dtype.width, arr.offset, len(arr)), floor)
     if exact:
         return _compare_numbers(sign, op, 0)
     return _compare_inexact(sign, op, 0)

@@ -39,10 +39,11 @@ from .. import types as t
 from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import storage_numpy_dtype
-from .base import Array, make_array, typed_view
+from .base import Array, make_array
 from .data import null_mask
 from .data import offsets_and_data as _offsets_and_data
 from .data import ranges as _ranges
+from .decimal import from_ints, limbs, to_ints
 from .parse import parse_floats, parse_integers
 from .take import _take
 
@@ -290,35 +291,10 @@ def _utc_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
 def _decimal_ints(arr: Array) -> np.ndarray:
     """The unscaled values (object array of int; 0 in null slots)."""
     st = t.storage_of(arr.type)
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, dtype=object)
-    width = st.bit_width  # type: ignore[attr-defined]
-    if width in (32, 64):
-        out = typed_view(arr.buffers[1], f"<i{width // 8}", arr.offset, n, "values")  # type: ignore[arg-type]
-        out = out.astype(object)
-    else:
-        words = width // 64
-        raw = arr.buffers[1][arr.offset * width // 8 : (arr.offset + n) * width // 8]  # type: ignore[index]
-        limbs = raw.view("<u8").reshape(n, words)
-        out = limbs[:, words - 1].view(np.int64).astype(object)
-        for w in range(words - 2, -1, -1):  # a few limbs, not rows
-            out = out * (1 << 64) + limbs[:, w].astype(object)
+    out = to_ints(limbs(arr.buffers[1], st.bit_width, arr.offset, len(arr)))  # type: ignore[arg-type, attr-defined]
     valid = arr.is_valid_mask()
     if valid is not None:
         out[~valid] = 0
-    return out
-
-
-def _decimal_buffer(values: np.ndarray, width: int) -> np.ndarray:
-    if width in (32, 64):
-        return values.astype(f"<i{width // 8}")
-    words = width // 64
-    out = np.empty((len(values), words), dtype="<u8")
-    rest = values
-    for w in range(words):  # a few limbs, not rows
-        out[:, w] = (rest % (1 << 64)).astype(np.uint64)
-        rest = rest // (1 << 64)
     return out
 
 
@@ -362,7 +338,7 @@ def _to_decimal(arr: Array, src: t.DataType, target: t.DecimalType, safe: bool) 
         raise ArrowInvalid(
             f"expected values that fit {target}, found an unscaled {ints[row]} at row {row}"
         )
-    return _result(target, arr, _decimal_buffer(ints, target.bit_width))
+    return _result(target, arr, from_ints(ints, target.bit_width))
 
 
 def _float_to_decimal(arr: Array, target: t.DecimalType, safe: bool) -> Array:
@@ -417,7 +393,7 @@ def _float_to_decimal(arr: Array, target: t.DecimalType, safe: bool) -> Array:
                 f"expected values that fit {target}, found {float(values[row])!r} at row {row}"
             )
         ints = np.where(too_big, 0, ints)
-    return _result(target, arr, _decimal_buffer(ints, target.bit_width))
+    return _result(target, arr, from_ints(ints, target.bit_width))
 
 
 def _from_decimal(arr: Array, src: t.DecimalType, target: t.DataType, safe: bool) -> Array:

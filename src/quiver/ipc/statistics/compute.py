@@ -13,6 +13,7 @@ from ...array import make_array
 from ...array.base import Array
 from ...array.concat import concat_arrays
 from ...array.data import typed_view
+from ...array.decimal import limbs, sort_keys
 from ...array.select import _null_mask
 from ...array.validate_values import full_union, join_path
 from ...buffers import unpack_bits
@@ -91,14 +92,7 @@ def _signed_zero_bounds(low: Any, high: Any) -> tuple[Any, Any]:
 
 def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
                     ) -> tuple[int, int] | None:
-    words = dtype.byte_width // 8 if dtype.byte_width >= 8 else 0
-    if words == 0:  # decimal32: one int32 per value
-        values = arr.buffers[1].view("<i4")[arr.offset : arr.offset + len(arr)].astype(np.int64)
-        keys = [values]
-    else:
-        raw = arr.buffers[1].view("<u8")[arr.offset * words : (arr.offset + len(arr)) * words]
-        raw = raw.reshape(-1, words)
-        keys = [raw[:, i] for i in range(words - 1)] + [raw[:, words - 1].view(np.int64)]
+    keys = sort_keys(limbs(arr.buffers[1], dtype.width, arr.offset, len(arr)))  # type: ignore[attr-defined, arg-type]
     rows = np.arange(len(arr)) if valid is None else np.flatnonzero(valid)
     if len(rows) == 0:
         return None
