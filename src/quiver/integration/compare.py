@@ -45,6 +45,7 @@ import numpy as np
 
 from .. import types as t
 from ..array.base import Array
+from ..array.decimal import limbs, to_ints
 from ..errors import ArrowInvalid
 from ..layout import layout_of, storage_numpy_dtype
 
@@ -261,9 +262,9 @@ def value_at(arr: Array, i: int) -> Any:
     if nd is not None:
         return _typed(arr.buffers[1], nd)[p].item()
     if isinstance(st, t.DecimalType):
-        raw = bytes(_fixed_rows(arr, st.width // 8)[p])
+        unscaled = to_ints(limbs(_fixed_rows(arr, st.width // 8)[p], st.width, 0, 1))[0]
         # an explicit exponent, like to_pylist: scaleb's default context limits scales
-        return decimal.Decimal(f"{int.from_bytes(raw, 'little', signed=True)}E{-st.scale}")
+        return decimal.Decimal(f"{unscaled}E{-st.scale}")
     if isinstance(st, t.IntervalType):
         raw = _fixed_rows(arr, st.bit_width // 8)[p]
         if st.unit == "year_month":

@@ -13,7 +13,7 @@ from ...array import make_array
 from ...array.base import Array
 from ...array.concat import concat_arrays
 from ...array.data import typed_view
-from ...array.decimal import limbs, sort_keys
+from ...array.decimal import limbs, sort_keys, to_ints
 from ...array.select import _null_mask
 from ...array.validate_values import full_union, join_path
 from ...buffers import unpack_bits
@@ -557,11 +557,8 @@ def compare_values(a: Array, b: Array) -> int:
         y = bool(unpack_bits(b.buffers[1], b.offset, 1)[0])
         return (x > y) - (x < y)
     if isinstance(dtype, t.DecimalType):
-        width = dtype.byte_width
-        x = int.from_bytes(bytes(a.buffers[1][a.offset * width : (a.offset + 1) * width]),
-                           "little", signed=True)
-        y = int.from_bytes(bytes(b.buffers[1][b.offset * width : (b.offset + 1) * width]),
-                           "little", signed=True)
+        x = to_ints(limbs(a.buffers[1], dtype.width, a.offset, 1))[0]
+        y = to_ints(limbs(b.buffers[1], dtype.width, b.offset, 1))[0]
         return (x > y) - (x < y)
     x, y = _numbers(a, dtype)[0], _numbers(b, dtype)[0]
     return int(x > y) - int(x < y)
