@@ -23,7 +23,7 @@ pyarrow's safe cast rounds it silently; ``safe=False`` rounds as pyarrow does.
 >>> cast(qv.array([1, None, 300]), qv.int8())
 Traceback (most recent call last):
 ...
-quiver.errors.ArrowInvalid: expected values that fit int8, found 300 at row 2
+quiver.errors.ArrowInvalid: expected values that fit int8, found 300 at row 2 (safe=False wraps it)
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import storage_numpy_dtype
 from .base import Array, make_array
+from .build_numpy import check_numbers, raise_first
 from .data import null_mask
 from .data import offsets_and_data as _offsets_and_data
 from .data import ranges as _ranges
@@ -53,13 +54,6 @@ _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _MS_PER_DAY = 86_400_000
 _TEMPORAL = (t.DateType, t.TimeType, t.TimestampType, t.DurationType)
 _INT32_MAX = (1 << 31) - 1
-
-
-def _bad_row(bad: np.ndarray, valid: np.ndarray | None) -> int | None:
-    if valid is not None:
-        bad = bad & valid
-    hits = np.flatnonzero(bad)
-    return int(hits[0]) if len(hits) else None
 
 
 def _result(dtype: t.DataType, arr: Array, values: np.ndarray) -> Array:
@@ -95,44 +89,9 @@ def _to_numeric(arr: Array, values: np.ndarray, target: t.DataType, safe: bool) 
     npdt = storage_numpy_dtype(target)
     if isinstance(target, t.BoolType):
         return _bool_result(arr, values != 0)
-    if isinstance(target, t.IntegerType) and safe:
-        lo, hi = _int_range(target)
-        if values.dtype.kind == "f":
-            finite = np.isfinite(values)
-            row = _bad_row(~finite, valid)
-            if row is None:
-                row = _bad_row(np.where(finite, values != np.trunc(values), False), valid)
-                if row is not None:
-                    raise ArrowInvalid(
-                        f"expected whole numbers to cast to {target}, found {float(values[row])} "
-                        f"at row {row} (it would be truncated; safe=False allows it)"
-                    )
-                row = _bad_row((values < lo) | (values > hi), valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected values that fit {target}, found {float(values[row])} at row {row}"
-                )
-        elif values.dtype.kind in "iu":
-            info = np.iinfo(values.dtype)
-            if info.min < lo or info.max > hi:
-                row = _bad_row((values < lo) | (values > hi), valid)
-                if row is not None:
-                    raise ArrowInvalid(
-                        f"expected values that fit {target}, found {int(values[row])} at row {row}"
-                    )
-    if isinstance(target, t.FloatingPointType) and safe and values.dtype.kind in "iu":
-        mantissa = {16: 11, 32: 24, 64: 53}[target.bit_width]
-        limit = 1 << mantissa
-        if values.dtype.itemsize * 8 > mantissa:
-            bad = (values > limit) if values.dtype.kind == "u" else (values > limit) | (
-                values < -limit
-            )
-            row = _bad_row(bad, valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected integers of at most {limit} in magnitude to cast to {target} "
-                    f"exactly, found {int(values[row])} at row {row}"
-                )
+    if safe:  # a float target: the integers its mantissa holds exactly
+        check_numbers(values, valid, target, npdt,  # type: ignore[arg-type]
+                      {16: 11, 32: 24, 64: 53}.get(target.bit_width, 64))  # type: ignore[attr-defined]
     with np.errstate(invalid="ignore", over="ignore"):
         if values.dtype.kind == "f" and isinstance(target, t.IntegerType):
             values = np.where(np.isfinite(values), np.trunc(values), 0)
@@ -168,32 +127,23 @@ def _rescale(arr: Array, values: np.ndarray, num: int, den: int, target: t.DataT
     if num > 1:
         if safe:
             limit = np.iinfo(np.int64).max // num
-            row = _bad_row((v > limit) | (v < -limit), valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected values that fit {target} after scaling by {num}, found "
-                    f"{int(v[row])} at row {row} (safe=False wraps)"
-                )
+            raise_first((v > limit) | (v < -limit), valid, lambda r: (
+                f"expected values that fit {target} after scaling by {num}, found {int(v[r])} "
+                f"at row {r} (safe=False wraps)"))
         v = v * num  # wraps when unsafe, as pyarrow
     if den > 1:
         q = v // den
         q += (v < 0) & (q * den != v)  # toward zero, as pyarrow
         if safe:
-            row = _bad_row(q * den != v, valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected values that convert to {target} without losing data, found "
-                    f"{int(values[row])} at row {row} (safe=False truncates)"
-                )
+            raise_first(q * den != v, valid, lambda r: (
+                f"expected values that convert to {target} without losing data, found "
+                f"{int(values[r])} at row {r} (safe=False truncates)"))
         v = q
     npdt = storage_numpy_dtype(target)
     if npdt is not None and npdt.itemsize < 8 and safe:
         lo, hi = _int_range(t.int32())
-        row = _bad_row((v < lo) | (v > hi), valid)
-        if row is not None:
-            raise ArrowInvalid(
-                f"expected values that fit {target}, found {int(v[row])} at row {row}"
-            )
+        raise_first((v < lo) | (v > hi), valid,
+                    lambda r: f"expected values that fit {target}, found {int(v[r])} at row {r}")
     return _result(target, arr, v.astype(npdt))
 
 
