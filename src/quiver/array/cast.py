@@ -31,10 +31,12 @@ from __future__ import annotations
 import datetime
 import re
 import zoneinfo
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
@@ -52,7 +54,6 @@ __all__ = ["cast"]
 
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _MS_PER_DAY = 86_400_000
-_TEMPORAL = (t.DateType, t.TimeType, t.TimestampType, t.DurationType)
 _INT32_MAX = (1 << 31) - 1
 
 
@@ -450,8 +451,104 @@ def _parse_numbers(arr: Array, target: t.DataType, safe: bool) -> Array:
 
 # -- the entry point ----------------------------------------------------------------------
 
-_NUMERIC = (t.IntegerType, t.FloatingPointType, t.BoolType)
-_BINARY = (t.BinaryType, t.StringType, t.BinaryViewType, t.StringViewType)
+# Every type class names its cast family (the registry's cast_family piece); a cast is
+# chosen by the (source, target) families, in :data:`_RULES`.  A family without rules
+# ("none") casts only to its own type (and between an extension and its storage).
+for _family, _classes in (
+    ("bool", (t.BoolType,)),
+    ("integer", (t.IntegerType,)),
+    ("float", (t.FloatingPointType,)),
+    ("decimal", (t.DecimalType,)),
+    ("temporal", (t.DateType, t.TimeType, t.TimestampType, t.DurationType)),
+    ("binary", (t.BinaryType, t.BinaryViewType)),
+    ("string", (t.StringType, t.StringViewType)),
+    ("none", (t.NullType, t.IntervalType, t.FixedSizeBinaryType, t.ListType,
+              t.LargeListType, t.ListViewType, t.LargeListViewType, t.FixedSizeListType,
+              t.StructType, t.MapType, t.UnionType, t.RunEndEncodedType)),
+):
+    registry.register("cast_family", _family, *_classes)
+
+_Rule = Callable[[Array, t.DataType, t.DataType, Any, bool], Array]
+
+
+def _numeric_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                  safe: bool) -> Array:
+    return _to_numeric(arr, _raw(arr), dst, safe)
+
+
+def _float_decimal_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                        safe: bool) -> Array:
+    return _float_to_decimal(arr, dst, safe)  # type: ignore[arg-type]
+
+
+def _to_decimal_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                     safe: bool) -> Array:
+    return _to_decimal(arr, src, dst, safe)  # type: ignore[arg-type]
+
+
+def _from_decimal_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                       safe: bool) -> Array:
+    return _from_decimal(arr, src, dst, safe)  # type: ignore[arg-type]
+
+
+def _temporal_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                   safe: bool) -> Array:
+    return _temporal(arr, src, dst, safe)
+
+
+def _reinterpret_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                      safe: bool) -> Array:
+    # pyarrow reinterprets a temporal type's storage integer (int32 or int64) and refuses
+    # every other integer type
+    src_temporal = _family(src) == "temporal"
+    storage = storage_numpy_dtype(src if src_temporal else dst)
+    if storage_numpy_dtype(dst if src_temporal else src) != storage:
+        temporal = arr.type if src_temporal else target
+        raise NotSupported(
+            f"casting {arr.type} to {target} is not supported: expected "
+            f"{np.dtype(storage).name} (the storage of {temporal}), found "  # type: ignore[arg-type]
+            f"{target if src_temporal else arr.type}"
+        )
+    return _result(dst, arr, _raw(arr))
+
+
+def _binary_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                 safe: bool) -> Array:
+    return _binary_like(arr, src, dst)
+
+
+def _parse_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                safe: bool) -> Array:
+    return _parse_numbers(arr, dst, safe)
+
+
+def _format_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                 safe: bool) -> Array:
+    text = _format_numbers(arr, src)
+    return text if dst == text.type else cast(text, target, safe=safe)
+
+
+_NUMBERS = ("bool", "integer", "float")
+_FAMILIES = (*_NUMBERS, "decimal", "temporal", "binary", "string", "none")
+_RULES: dict[tuple[str, str], _Rule] = {}
+for _src in _FAMILIES:  # the later a rule here, the more it takes precedence
+    _RULES[(_src, "decimal")] = _to_decimal_rule
+    if _src != "decimal":
+        _RULES[("decimal", _src)] = _from_decimal_rule
+_RULES[("float", "decimal")] = _float_decimal_rule
+_RULES.update({(a, b): _numeric_rule for a in _NUMBERS for b in _NUMBERS})
+_RULES[("temporal", "temporal")] = _temporal_rule
+_RULES[("temporal", "integer")] = _RULES[("integer", "temporal")] = _reinterpret_rule
+_RULES.update({(a, b): _binary_rule for a in ("binary", "string") for b in ("binary", "string")})
+_RULES[("string", "integer")] = _RULES[("string", "float")] = _parse_rule
+_RULES.update({(a, "string"): _format_rule for a in _NUMBERS})
+
+
+def _family(dtype: t.DataType) -> str:
+    found = registry.table("cast_family").get(type(dtype))
+    if found is None:
+        raise registry.missing_piece("cast_family", type(dtype))
+    return found
 
 
 def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
@@ -490,41 +587,9 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
             return make_array(target, len(arr), arr.buffers, arr.children, arr.null_count,
                               arr.offset, arr.dictionary)
         raise NotSupported(f"casting {arr.type} to {target} is not supported")
-    if isinstance(src, _NUMERIC) and isinstance(dst, _NUMERIC):
-        return _to_numeric(arr, _raw(arr), dst, safe)
-    if isinstance(dst, t.DecimalType):
-        if isinstance(src, t.FloatingPointType):
-            return _float_to_decimal(arr, dst, safe)
-        return _to_decimal(arr, src, dst, safe)
-    if isinstance(src, t.DecimalType):
-        return _from_decimal(arr, src, dst, safe)
-    if isinstance(src, _TEMPORAL) and isinstance(dst, _TEMPORAL):
-        return _temporal(arr, src, dst, safe)
-    if (isinstance(src, _TEMPORAL) and isinstance(dst, t.IntegerType)) or (isinstance(
-        src, t.IntegerType
-    ) and isinstance(dst, _TEMPORAL)):
-        # pyarrow reinterprets a temporal type's storage integer (int32 or int64) and
-        # refuses every other integer type
-        storage = storage_numpy_dtype(src if isinstance(src, _TEMPORAL) else dst)
-        if storage_numpy_dtype(src if isinstance(dst, _TEMPORAL) else dst) != storage:
-            temporal = arr.type if isinstance(src, _TEMPORAL) else target
-            raise NotSupported(
-                f"casting {arr.type} to {target} is not supported: expected "
-                f"{np.dtype(storage).name} (the storage of {temporal}), found "  # type: ignore[arg-type]
-                f"{target if isinstance(src, _TEMPORAL) else arr.type}"
-            )
-        return _result(dst, arr, _raw(arr))
-    if isinstance(src, _BINARY) and isinstance(dst, _BINARY):
-        return _binary_like(arr, src, dst)
-    if isinstance(src, (t.StringType, t.StringViewType)) and isinstance(
-        dst, (t.IntegerType, t.FloatingPointType)
-    ):
-        return _parse_numbers(arr, dst, safe)
-    if isinstance(src, (t.IntegerType, t.BoolType, t.FloatingPointType)) and isinstance(
-        dst, (t.StringType, t.StringViewType)
-    ):
-        text = _format_numbers(arr, src)
-        return text if dst == text.type else cast(text, target, safe=safe)
+    rule = _RULES.get((_family(src), _family(dst)))
+    if rule is not None:
+        return rule(arr, src, dst, target, safe)
     raise NotSupported(
         f"casting {arr.type} to {target} is not supported (quiver casts between numeric, "
         "decimal, temporal and string/binary types)"

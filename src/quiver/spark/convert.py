@@ -16,12 +16,12 @@ the dictionary, run-end and union decoders and the sink's hive partitioning use 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
@@ -174,13 +174,7 @@ def to_spark_array(
     target = spark_arrow_type(dtype, policy)
     if target == dtype and not t.is_nested(dtype):
         return _checked_as_is(arr, policy, where)
-    if isinstance(dtype, t.ExtensionType):
-        storage = make_array(
-            dtype.storage_type, len(arr), arr.buffers, arr.children, arr.null_count,
-            arr.offset, arr.dictionary,
-        )
-        return to_spark_array(storage, policy, where)
-    convert = _CONVERTERS.get(type(dtype))
+    convert = registry.table("spark_convert").get(type(dtype))
     if convert is None:
         raise NotSupported(f"expected a type Spark can read, found {dtype} ({where.path})")
     return convert(arr, target, policy, where)
@@ -607,29 +601,38 @@ def _same(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> A
     return make_array(target, len(arr), arr.buffers, arr.children, arr.null_count, arr.offset)
 
 
-_Converter = Callable[[Array, t.DataType, ReadPolicy, Where], Array]
-_CONVERTERS: dict[type, _Converter] = {
-    t.IntegerType: _integer,
-    t.FloatingPointType: _float,
-    t.DecimalType: _decimal,
-    t.DateType: _date,
-    t.TimeType: _time,
-    t.TimestampType: _timestamp,
-    t.DurationType: _duration,
-    t.IntervalType: _interval,
-    t.BinaryType: _binary_like,
-    t.StringType: _binary_like,
-    t.BinaryViewType: _binary_like,
-    t.StringViewType: _binary_like,
-    t.FixedSizeBinaryType: _binary_like,
-    t.ListType: _list_like,
-    t.LargeListType: _list_like,
-    t.ListViewType: _list_like,
-    t.LargeListViewType: _list_like,
-    t.FixedSizeListType: _list_like,
-    t.MapType: _map,
-    t.StructType: _struct,
-    t.UnionType: _union,
-    t.DictionaryType: _dictionary,
-    t.RunEndEncodedType: _run_end,
-}
+def _storage(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
+    storage = make_array(arr.type.storage_type, len(arr), arr.buffers, arr.children,  # type: ignore[attr-defined]
+                         arr.null_count, arr.offset, arr.dictionary)
+    return to_spark_array(storage, policy, where)
+
+
+def _as_is(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
+    # (Spark reads these types as they are: to_spark_array takes them before any lookup)
+    return _checked_as_is(arr, policy, where)
+
+
+# one converter per type class (the registry's spark_convert piece), for an array whose
+# Spark type (spark_arrow_type) is not its own, or that is nested
+for _convert, _classes in (
+    (_as_is, (t.NullType, t.BoolType)),
+    (_storage, (t.ExtensionType,)),
+    (_integer, (t.IntegerType,)),
+    (_float, (t.FloatingPointType,)),
+    (_decimal, (t.DecimalType,)),
+    (_date, (t.DateType,)),
+    (_time, (t.TimeType,)),
+    (_timestamp, (t.TimestampType,)),
+    (_duration, (t.DurationType,)),
+    (_interval, (t.IntervalType,)),
+    (_binary_like, (t.BinaryType, t.StringType, t.BinaryViewType, t.StringViewType,
+                    t.FixedSizeBinaryType)),
+    (_list_like, (t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType,
+                  t.FixedSizeListType)),
+    (_map, (t.MapType,)),
+    (_struct, (t.StructType,)),
+    (_union, (t.UnionType,)),
+    (_dictionary, (t.DictionaryType,)),
+    (_run_end, (t.RunEndEncodedType,)),
+):
+    registry.register("spark_convert", _convert, *_classes)

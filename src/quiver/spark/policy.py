@@ -28,9 +28,11 @@ disagree on nullability stays valid.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import registry
 from .. import types as t
 from ..errors import NotSupported
 
@@ -82,79 +84,127 @@ def _list_of(value: t.DataType, policy: ReadPolicy) -> t.DataType:
 
 
 def spark_arrow_type(dtype: t.DataType, policy: ReadPolicy = DEFAULT_POLICY) -> t.DataType:
-    """The Arrow type Spark reads for ``dtype`` (the README's type table, as code).
+    """The Arrow type Spark reads for ``dtype`` (the README's type table, as code: one
+    function per type class, the registry's ``spark_arrow`` piece).
 
     Raises :class:`~quiver.errors.NotSupported` for a type Spark cannot hold under the
     policy (a decimal256 of more than 38 digits unless ``wide_decimals="string"``).
     """
-    if isinstance(dtype, t.ExtensionType):
-        return spark_arrow_type(dtype.storage_type, policy)
-    if isinstance(dtype, (t.NullType, t.BoolType)):
+    rule = registry.table("spark_arrow").get(type(dtype))
+    if rule is None:
+        raise NotSupported(f"expected a type Spark can read, found {dtype}")
+    return rule(dtype, policy)
+
+
+@registry.implements("spark_arrow", t.ExtensionType)
+def _extension(dtype: t.ExtensionType, policy: ReadPolicy) -> t.DataType:
+    return spark_arrow_type(dtype.storage_type, policy)
+
+
+@registry.implements("spark_arrow", t.NullType, t.BoolType)
+def _itself(dtype: t.DataType, policy: ReadPolicy) -> t.DataType:
+    return dtype
+
+
+@registry.implements("spark_arrow", t.IntegerType)
+def _integer(dtype: t.IntegerType, policy: ReadPolicy) -> t.DataType:
+    if dtype.signed:
         return dtype
-    if isinstance(dtype, t.IntegerType):
-        if dtype.signed:
-            return dtype
-        if dtype.width == 64:
-            return t.decimal128(20, 0)
-        return t.int64() if dtype.width == 32 else t.int32() if dtype.width == 16 else t.int16()
-    if isinstance(dtype, t.FloatingPointType):
-        return t.float32() if dtype.width == 16 else dtype
-    if isinstance(dtype, t.DecimalType):
-        if (dtype.scale < 0 or dtype.scale > dtype.precision) and policy.wide_decimals != "string":
-            raise NotSupported(
-                f"expected a decimal scale from 0 to its precision for Spark, found {dtype}; "
-                "read it as a string with .option('wideDecimals', 'string')"
-            )
-        if dtype.scale < 0 or dtype.scale > dtype.precision:
-            return t.string()
-        if dtype.precision <= MAX_DECIMAL_PRECISION:
-            return t.decimal128(dtype.precision, dtype.scale)
-        if policy.wide_decimals == "string":
-            return t.string()
+    if dtype.width == 64:
+        return t.decimal128(20, 0)
+    return t.int64() if dtype.width == 32 else t.int32() if dtype.width == 16 else t.int16()
+
+
+@registry.implements("spark_arrow", t.FloatingPointType)
+def _float(dtype: t.FloatingPointType, policy: ReadPolicy) -> t.DataType:
+    return t.float32() if dtype.width == 16 else dtype
+
+
+@registry.implements("spark_arrow", t.DecimalType)
+def _decimal(dtype: t.DecimalType, policy: ReadPolicy) -> t.DataType:
+    if (dtype.scale < 0 or dtype.scale > dtype.precision) and policy.wide_decimals != "string":
         raise NotSupported(
-            f"expected a decimal of at most {MAX_DECIMAL_PRECISION} digits for Spark, found "
-            f"{dtype}; read it as a string with .option('wideDecimals', 'string')"
+            f"expected a decimal scale from 0 to its precision for Spark, found {dtype}; "
+            "read it as a string with .option('wideDecimals', 'string')"
         )
-    if isinstance(dtype, t.DateType):
-        return t.date32()
-    if isinstance(dtype, t.TimeType):
-        return t.time64("ns")
-    if isinstance(dtype, t.TimestampType):
-        return t.timestamp("us", "UTC" if dtype.tz else None)
-    if isinstance(dtype, t.DurationType):
-        return t.duration("us")
-    if isinstance(dtype, t.IntervalType):
-        return t.struct([t.field(n, ft, nullable=True) for n, ft in _INTERVAL_FIELDS[dtype.unit]])
-    if isinstance(dtype, (t.BinaryType, t.BinaryViewType, t.FixedSizeBinaryType)):
-        return t.binary()
-    if isinstance(dtype, (t.StringType, t.StringViewType)):
+    if dtype.scale < 0 or dtype.scale > dtype.precision:
         return t.string()
-    if isinstance(dtype, (t._ListBase, t.FixedSizeListType)):
-        return _list_of(dtype.value_field.type, policy)
-    if isinstance(dtype, t.MapType):
-        key, value = dtype.entries_field.type.fields
-        return t.map_(
-            t.field("key", spark_arrow_type(key.type, policy), nullable=False),
-            _nullable("value", value.type, policy),
+    if dtype.precision <= MAX_DECIMAL_PRECISION:
+        return t.decimal128(dtype.precision, dtype.scale)
+    if policy.wide_decimals == "string":
+        return t.string()
+    raise NotSupported(
+        f"expected a decimal of at most {MAX_DECIMAL_PRECISION} digits for Spark, found "
+        f"{dtype}; read it as a string with .option('wideDecimals', 'string')"
+    )
+
+
+def _constant(result: t.DataType) -> Callable[[t.DataType, ReadPolicy], t.DataType]:
+    """The rule of a class whose every type Spark reads as ``result``."""
+
+    def rule(dtype: t.DataType, policy: ReadPolicy) -> t.DataType:
+        return result
+
+    return rule
+
+
+for _result, _classes in (
+    (t.date32(), (t.DateType,)),
+    (t.time64("ns"), (t.TimeType,)),
+    (t.duration("us"), (t.DurationType,)),
+    (t.binary(), (t.BinaryType, t.BinaryViewType, t.FixedSizeBinaryType)),
+    (t.string(), (t.StringType, t.StringViewType)),
+):
+    registry.register("spark_arrow", _constant(_result), *_classes)
+
+
+@registry.implements("spark_arrow", t.TimestampType)
+def _timestamp(dtype: t.TimestampType, policy: ReadPolicy) -> t.DataType:
+    return t.timestamp("us", "UTC" if dtype.tz else None)
+
+
+@registry.implements("spark_arrow", t.IntervalType)
+def _interval(dtype: t.IntervalType, policy: ReadPolicy) -> t.DataType:
+    return t.struct([t.field(n, ft, nullable=True) for n, ft in _INTERVAL_FIELDS[dtype.unit]])
+
+
+@registry.implements("spark_arrow", t.ListType, t.LargeListType, t.ListViewType,
+                     t.LargeListViewType, t.FixedSizeListType)
+def _list(dtype: t.DataType, policy: ReadPolicy) -> t.DataType:
+    return _list_of(dtype.value_field.type, policy)  # type: ignore[attr-defined]
+
+
+@registry.implements("spark_arrow", t.MapType)
+def _map(dtype: t.MapType, policy: ReadPolicy) -> t.DataType:
+    key, value = dtype.entries_field.type.fields
+    return t.map_(
+        t.field("key", spark_arrow_type(key.type, policy), nullable=False),
+        _nullable("value", value.type, policy),
+    )
+
+
+@registry.implements("spark_arrow", t.StructType)
+def _struct(dtype: t.StructType, policy: ReadPolicy) -> t.DataType:
+    names = [f.name for f in dtype.fields]
+    if len(set(names)) != len(names):
+        raise NotSupported(
+            f"expected distinct field names in a struct for Spark, found duplicate field "
+            f"names {names} in {dtype}"
         )
-    if isinstance(dtype, t.StructType):
-        names = [f.name for f in dtype.fields]
-        if len(set(names)) != len(names):
-            raise NotSupported(
-                f"expected distinct field names in a struct for Spark, found duplicate field "
-                f"names {names} in {dtype}"
-            )
-        return t.struct([_nullable(f.name, f.type, policy) for f in dtype.fields])
-    if isinstance(dtype, t.UnionType):
-        return t.struct(
-            [t.field(UNION_TYPE_CODE, t.int8(), nullable=True)]
-            + [_nullable(f.name, f.type, policy) for f in dtype.fields]
-        )
-    if isinstance(dtype, t.DictionaryType):
-        return spark_arrow_type(dtype.value_type, policy)
-    if isinstance(dtype, t.RunEndEncodedType):
-        return spark_arrow_type(dtype.value_type, policy)
-    raise NotSupported(f"expected a type Spark can read, found {dtype}")
+    return t.struct([_nullable(f.name, f.type, policy) for f in dtype.fields])
+
+
+@registry.implements("spark_arrow", t.UnionType)
+def _union(dtype: t.UnionType, policy: ReadPolicy) -> t.DataType:
+    return t.struct(
+        [t.field(UNION_TYPE_CODE, t.int8(), nullable=True)]
+        + [_nullable(f.name, f.type, policy) for f in dtype.fields]
+    )
+
+
+@registry.implements("spark_arrow", t.DictionaryType, t.RunEndEncodedType)
+def _encoded(dtype: t.DataType, policy: ReadPolicy) -> t.DataType:
+    return spark_arrow_type(dtype.value_type, policy)  # type: ignore[attr-defined]
 
 
 def spark_arrow_schema(schema: t.Schema, policy: ReadPolicy = DEFAULT_POLICY) -> t.Schema:
