@@ -42,6 +42,8 @@ pandas          quiver.pandas_out            ``(pd, column, storage, numpy_type,
                                              -> values`` for a pandas column
 stats_raw       quiver.ipc.statistics.       ``(dtype, name) -> (Array -> Raw)``: how a
                 compute                      column's bounds and counts are computed
+filter          quiver.filters               a ``FilterRule``: how a column compares with a
+                                             filter value, and which values it accepts
 spark_arrow     quiver.spark.policy          ``(dtype, policy) -> DataType`` Spark reads
 spark_convert   quiver.spark.convert         ``(array, target, policy, where) -> Array``
 ==============  ===========================  ===============================================
@@ -84,6 +86,7 @@ PIECES: dict[str, str] = {
     "cast_family": "quiver.array.cast",
     "pandas": "quiver.pandas_out",
     "stats_raw": "quiver.ipc.statistics.compute",
+    "filter": "quiver.filters",
     "spark_arrow": "quiver.spark.policy",
     "spark_convert": "quiver.spark.convert",
 }

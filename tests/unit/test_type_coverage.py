@@ -195,6 +195,7 @@ REGISTERING_MODULES = (
     "quiver.array.cast",  # cast_family
     "quiver.pandas_out",  # pandas
     "quiver.ipc.statistics.compute",  # stats_raw
+    "quiver.filters",  # filter
     "quiver.spark.policy",  # spark_arrow
     "quiver.spark.convert",  # spark_convert
 )
