@@ -45,6 +45,8 @@ stats_raw       quiver.ipc.statistics.       ``(dtype, name) -> (Array -> Raw)``
 filter          quiver.filters               a ``FilterRule``: how a column compares with a
                                              filter value, and which values it accepts
 spark_arrow     quiver.spark.policy          ``(dtype, policy) -> DataType`` Spark reads
+spark_sql       quiver.spark.policy          ``(dtype, pyspark.sql.types) -> Spark type``,
+                                             None for a type Spark reads as another
 spark_convert   quiver.spark.convert         ``(array, target, policy, where) -> Array``
 ==============  ===========================  ===============================================
 
@@ -88,6 +90,7 @@ PIECES: dict[str, str] = {
     "stats_raw": "quiver.ipc.statistics.compute",
     "filter": "quiver.filters",
     "spark_arrow": "quiver.spark.policy",
+    "spark_sql": "quiver.spark.policy",
     "spark_convert": "quiver.spark.convert",
 }
 """Every piece and the module that registers it."""

@@ -154,7 +154,7 @@ def test_array_class_builder_and_python_values(cls: type, typ: t.DataType, value
 def test_statistics_cast_pandas_and_spark(cls: type, typ: t.DataType, value: object) -> None:
     from quiver.ipc.statistics.compute import column_raw
     from quiver.spark.convert import to_spark_array
-    from quiver.spark.policy import ReadPolicy, spark_arrow_type
+    from quiver.spark.policy import ReadPolicy, spark_arrow_type, to_spark_type
 
     arr = qv.array([value, None], type=typ)
     # statistics: the (logical) null count at least, for every type
@@ -177,6 +177,9 @@ def test_statistics_cast_pandas_and_spark(cls: type, typ: t.DataType, value: obj
     assert first is not None or isinstance(typ, t.NullType), f"{cls.__name__}: {first}"
     # a null stays null (a union's struct: every member null)
     assert last is None or not any(v for k, v in last.items() if k != "type_code"), last
+    # and the Spark SQL type of the type Spark reads (pyspark's types need no JVM)
+    pytest.importorskip("pyspark")
+    assert to_spark_type(spark.type) is not None
 
 
 # every module that registers pieces in quiver.registry (see its docstring's table)

@@ -220,43 +220,104 @@ def spark_arrow_schema(schema: t.Schema, policy: ReadPolicy = DEFAULT_POLICY) ->
 
 
 def to_spark_type(dtype: t.DataType) -> Any:
-    """The Spark SQL type of a Spark-compatible Arrow type (see :func:`spark_arrow_type`)."""
+    """The Spark SQL type of a Spark-compatible Arrow type (see :func:`spark_arrow_type`),
+    by the registry's ``spark_sql`` piece of its class."""
     from pyspark.sql import types as st
 
-    if isinstance(dtype, t.NullType):
-        return st.NullType()
-    if isinstance(dtype, t.BoolType):
-        return st.BooleanType()
-    if isinstance(dtype, t.IntegerType) and dtype.signed:
-        return {8: st.ByteType, 16: st.ShortType, 32: st.IntegerType, 64: st.LongType}[
-            dtype.width
-        ]()
-    if isinstance(dtype, t.FloatingPointType) and dtype.width in (32, 64):
-        return st.FloatType() if dtype.width == 32 else st.DoubleType()
-    if isinstance(dtype, t.DecimalType) and dtype.width == 128:
-        return st.DecimalType(dtype.precision, dtype.scale)
-    if isinstance(dtype, t.StringType) and not dtype.large:
-        return st.StringType()
-    if isinstance(dtype, t.BinaryType) and not dtype.large:
-        return st.BinaryType()
-    if isinstance(dtype, t.DateType) and dtype.unit == "day":
-        return st.DateType()
-    if isinstance(dtype, t.TimestampType) and dtype.unit == "us":
-        return st.TimestampType() if dtype.tz else st.TimestampNTZType()
-    if isinstance(dtype, t.TimeType) and dtype.unit == "ns":
-        return st.TimeType(6)
-    if isinstance(dtype, t.DurationType) and dtype.unit == "us":
-        return st.DayTimeIntervalType()
-    if isinstance(dtype, t.ListType):
-        return st.ArrayType(to_spark_type(dtype.value_field.type), True)
-    if isinstance(dtype, t.MapType):
-        key, value = dtype.entries_field.type.fields
-        return st.MapType(to_spark_type(key.type), to_spark_type(value.type), True)
-    if isinstance(dtype, t.StructType):
-        return st.StructType(
-            [st.StructField(f.name, to_spark_type(f.type), True) for f in dtype.fields]
-        )
-    raise NotSupported(f"expected a Spark-compatible Arrow type, found {dtype}")
+    rule = registry.table("spark_sql").get(type(dtype))
+    found = None if rule is None else rule(dtype, st)
+    if found is None:
+        raise NotSupported(f"expected a Spark-compatible Arrow type, found {dtype}")
+    return found
+
+
+# the registry's spark_sql piece: ``(dtype, pyspark.sql.types) -> Spark type``, or None
+# for a type of the class that is not one spark_arrow_type gives
+
+
+@registry.implements("spark_sql", t.NullType)
+def _null_sql(dtype: t.DataType, st: Any) -> Any:
+    return st.NullType()
+
+
+@registry.implements("spark_sql", t.BoolType)
+def _bool_sql(dtype: t.DataType, st: Any) -> Any:
+    return st.BooleanType()
+
+
+@registry.implements("spark_sql", t.IntegerType)
+def _integer_sql(dtype: t.IntegerType, st: Any) -> Any:
+    if not dtype.signed:
+        return None
+    return {8: st.ByteType, 16: st.ShortType, 32: st.IntegerType, 64: st.LongType}[dtype.width]()
+
+
+@registry.implements("spark_sql", t.FloatingPointType)
+def _float_sql(dtype: t.FloatingPointType, st: Any) -> Any:
+    return {32: st.FloatType, 64: st.DoubleType}.get(dtype.width, lambda: None)()
+
+
+@registry.implements("spark_sql", t.DecimalType)
+def _decimal_sql(dtype: t.DecimalType, st: Any) -> Any:
+    return st.DecimalType(dtype.precision, dtype.scale) if dtype.width == 128 else None
+
+
+@registry.implements("spark_sql", t.StringType)
+def _string_sql(dtype: t.StringType, st: Any) -> Any:
+    return None if dtype.large else st.StringType()
+
+
+@registry.implements("spark_sql", t.BinaryType)
+def _binary_sql(dtype: t.BinaryType, st: Any) -> Any:
+    return None if dtype.large else st.BinaryType()
+
+
+@registry.implements("spark_sql", t.DateType)
+def _date_sql(dtype: t.DateType, st: Any) -> Any:
+    return st.DateType() if dtype.unit == "day" else None
+
+
+@registry.implements("spark_sql", t.TimestampType)
+def _timestamp_sql(dtype: t.TimestampType, st: Any) -> Any:
+    if dtype.unit != "us":
+        return None
+    return st.TimestampType() if dtype.tz else st.TimestampNTZType()
+
+
+@registry.implements("spark_sql", t.TimeType)
+def _time_sql(dtype: t.TimeType, st: Any) -> Any:
+    return st.TimeType(6) if dtype.unit == "ns" else None
+
+
+@registry.implements("spark_sql", t.DurationType)
+def _duration_sql(dtype: t.DurationType, st: Any) -> Any:
+    return st.DayTimeIntervalType() if dtype.unit == "us" else None
+
+
+@registry.implements("spark_sql", t.ListType)
+def _list_sql(dtype: t.ListType, st: Any) -> Any:
+    return st.ArrayType(to_spark_type(dtype.value_field.type), True)
+
+
+@registry.implements("spark_sql", t.MapType)
+def _map_sql(dtype: t.MapType, st: Any) -> Any:
+    key, value = dtype.entries_field.type.fields
+    return st.MapType(to_spark_type(key.type), to_spark_type(value.type), True)
+
+
+@registry.implements("spark_sql", t.StructType)
+def _struct_sql(dtype: t.StructType, st: Any) -> Any:
+    return st.StructType(
+        [st.StructField(f.name, to_spark_type(f.type), True) for f in dtype.fields]
+    )
+
+
+@registry.implements("spark_sql", t.IntervalType, t.BinaryViewType, t.StringViewType,
+                     t.FixedSizeBinaryType, t.LargeListType, t.ListViewType,
+                     t.LargeListViewType, t.FixedSizeListType, t.UnionType, t.DictionaryType,
+                     t.RunEndEncodedType, t.ExtensionType)
+def _no_sql(dtype: t.DataType, st: Any) -> Any:
+    return None  # spark_arrow_type turns these into others first
 
 
 def to_spark_schema(schema: t.Schema) -> Any:
