@@ -235,14 +235,8 @@ def _view_bytes(arr: Array, i: int) -> bytes:
 
 
 def _list_range(arr: Array, st: t.DataType, p: int) -> tuple[int, int]:
-    if isinstance(st, t.FixedSizeListType):
-        return p * st.list_size, (p + 1) * st.list_size
-    width = 8 if isinstance(st, (t.LargeListType, t.LargeListViewType)) else 4
-    offs = _ints(arr.buffers[1], width)
-    if isinstance(st, (t.ListViewType, t.LargeListViewType)):
-        start = int(offs[p])
-        return start, start + int(_ints(arr.buffers[2], width)[p])
-    return int(offs[p]), int(offs[p + 1])
+    starts, lengths = _list_ranges(st, arr, np.array([p]))
+    return int(starts[0]), int(starts[0] + lengths[0])
 
 
 def value_at(arr: Array, i: int) -> Any:
