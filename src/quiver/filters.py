@@ -30,10 +30,13 @@ from typing import Any
 
 import numpy as np
 
+from . import registry
 from . import types as t
 from .array.base import Array, make_array
 from .array.cast import cast
 from .array.data import null_mask
+from .array.decimal import compare as decimal_compare
+from .array.decimal import limbs, value_range
 from .array.select import take
 from .buffers import unpack_bits
 from .errors import (
@@ -337,28 +340,6 @@ def _compare_numbers(column: np.ndarray, op: str, value: Any) -> np.ndarray:
     return column >= value
 
 
-def _words(arr: Array) -> np.ndarray:
-    width = arr.type.byte_width
-    if width == 4:
-        return arr.buffers[1].view("<i4")[arr.offset : arr.offset + len(arr)].astype(
-            np.int64).reshape(-1, 1)
-    n = width // 8
-    return arr.buffers[1].view("<i8")[arr.offset * n : (arr.offset + len(arr)) * n].reshape(-1, n)
-
-
-def _sign_of_words(words: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """-1, 0, 1 per row comparing little-endian multiword integers with ``value``."""
-    top = words.shape[1] - 1
-    out = np.sign(words[:, top] - value[top]) if top == 0 else np.where(
-        words[:, top] != value[top], np.where(words[:, top] < value[top], -1, 1), 0)
-    for i in range(top - 1, -1, -1):
-        low = words[:, i].view(np.uint64)
-        v = np.int64(value[i]).view(np.uint64)
-        undecided = out == 0
-        out = np.where(undecided & (low != v), np.where(low < v, -1, 1), out)
-    return out
-
-
 def _sign_of_bytes(starts: np.ndarray, lengths: np.ndarray, data: np.ndarray,
                    value: bytes) -> np.ndarray:
     """-1, 0, 1 per row comparing byte strings with ``value``, in pieces of rows."""
@@ -552,17 +533,13 @@ def _compare_decimal(arr: Array, dtype: t.DecimalType, op: str, value: Any) -> n
     if not Decimal(value).is_finite():
         raise ArrowInvalid(f"expected a finite Decimal to compare with {dtype}, found {value}")
     floor, exact = _decimal_floor(dtype, value)
-    bound = 1 << (dtype.width - 1)
-    if not -bound <= floor < bound:  # beyond every value the column's width holds
+    low, high = value_range(dtype.width)
+    if not low <= floor <= high:  # beyond every value the column's width holds
         below = floor < 0
         result = {"==": False, "!=": True, "<": not below, "<=": not below,
                   ">": below, ">=": below}[op]
         return np.full(len(arr), result)
-    words = np.array([(floor >> s) & ((1 << 64) - 1) for s in range(0, dtype.width, 64)],
-                     dtype=np.uint64).view(np.int64)
-    if dtype.width == 32:
-        words = np.array([floor], np.int64)
-    sign = _sign_of_words(_words(arr), words)
+    sign = decimal_compare(limbs(arr.buffers[1], dtype.width, arr.offset, len(arr)), floor)
     if exact:
         return _compare_numbers(sign, op, 0)
     return _compare_inexact(sign, op, 0)
@@ -571,75 +548,135 @@ def _compare_decimal(arr: Array, dtype: t.DecimalType, op: str, value: Any) -> n
 def _compare(arr: Array, dtype: t.DataType, op: str, value: Any) -> np.ndarray:
     if value is None:
         return np.zeros(len(arr), bool)  # a comparison with null is null: no row kept
-    if isinstance(dtype, (t.IntegerType, t.FloatingPointType)):
-        column = _numbers(arr, dtype)
-        _check_exact(dtype, value)
-        if isinstance(value, float) or isinstance(dtype, t.FloatingPointType):
-            # as pyarrow: the column widened to double, compared with the double; an
-            # integer column must convert exactly (pyarrow's safe cast refuses otherwise)
-            if isinstance(dtype, t.IntegerType) and dtype.width == 64 and len(column) and (
-                    int(np.abs(column.astype(np.float64)).max()) > 2**53):
-                raise ArrowInvalid(
-                    f"expected integers that convert exactly to double to compare with "
-                    f"{value!r}, found values beyond 2**53 in a {dtype} column"
-                )
-            return _compare_numbers(column.astype(np.float64), op, float(value))
-        info = np.iinfo(column.dtype)
-        if not info.min <= value <= info.max:  # outside the type: settled without the data
-            below = value < info.min
-            result = {"==": False, "!=": True, "<": not below, "<=": not below,
-                      ">": below, ">=": below}[op]
-            return np.full(len(column), result)
-        return _compare_numbers(column, op, value)
-    if isinstance(dtype, (t.DateType, t.TimeType, t.TimestampType, t.DurationType)):
-        floor, exact = _temporal_value(dtype, value)
-        column = _numbers(arr, dtype).astype(np.int64)
-        if exact:
-            return _compare_numbers(column, op, floor)
-        return _compare_inexact(column, op, floor)
-    if isinstance(dtype, t.BoolType):
-        bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
-        return _compare_numbers(bits.astype(np.int8), op, int(value))
-    if isinstance(dtype, t.DecimalType):
-        return _compare_decimal(arr, dtype, op, value)
-    if isinstance(dtype, (t.StringType, t.BinaryType)):
-        raw = value.encode() if isinstance(value, str) else bytes(value)
-        width = "<i8" if dtype.large else "<i4"
-        offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
-        offsets = offsets.astype(np.int64)
-        sign = _sign_of_bytes(offsets[:-1], offsets[1:] - offsets[:-1], arr.buffers[2], raw)
-        return _compare_numbers(sign, op, 0)
-    raise NotSupported(f"expected a filter on a comparable column, found {dtype} ({op})")
+    return _rule(dtype).compare(arr, dtype, op, value)
 
 
 def _accepts(dtype: t.DataType, value: Any) -> bool:
     """Whether a filter value of this Python type compares with a column of ``dtype``
     (as pyarrow would, without guessing: a string is not a number, a naive datetime is
     not a zoned one)."""
-    if value is None:
-        return True
-    if isinstance(dtype, t.BoolType):
-        return isinstance(value, bool)
-    if isinstance(dtype, (t.IntegerType, t.FloatingPointType)):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(dtype, t.DecimalType):
-        return isinstance(value, (int, Decimal)) and not isinstance(value, bool)
-    if isinstance(dtype, (t.StringType, t.StringViewType)):
-        return isinstance(value, str)
-    if isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
-        return isinstance(value, (bytes, bytearray))
-    if isinstance(dtype, t.TimestampType):
-        if isinstance(value, dt.datetime):
-            return (value.tzinfo is not None) == (dtype.tz is not None)
-        return isinstance(value, dt.date)
-    if isinstance(dtype, t.DateType):
-        return isinstance(value, dt.date) and not (
-            isinstance(value, dt.datetime) and value.tzinfo is not None)
-    if isinstance(dtype, t.TimeType):
-        return isinstance(value, dt.time) and value.tzinfo is None
-    if isinstance(dtype, t.DurationType):
-        return isinstance(value, dt.timedelta)
+    return value is None or _rule(dtype).accepts(dtype, value)
+
+
+@dataclass(frozen=True, slots=True)
+class FilterRule:
+    """How a column of one type class compares with a filter value (the registry's
+    ``filter`` piece): ``compare(array, dtype, op, value) -> mask`` and
+    ``accepts(dtype, value) -> bool`` (whether a Python value of its kind compares)."""
+
+    compare: Callable[[Array, Any, str, Any], np.ndarray]
+    accepts: Callable[[Any, Any], bool]
+
+    def __repr__(self) -> str:  # stable across a module imported anew (the registry's check)
+        return f"FilterRule({self.compare.__qualname__}, {self.accepts.__qualname__})"
+
+
+def _rule(dtype: t.DataType) -> FilterRule:
+    found = registry.table("filter").get(type(dtype))
+    if found is None:
+        raise registry.missing_piece("filter", type(dtype))
+    return found
+
+
+def _compare_numeric(arr: Array, dtype: Any, op: str, value: Any) -> np.ndarray:
+    column = _numbers(arr, dtype)
+    _check_exact(dtype, value)
+    if isinstance(value, float) or isinstance(dtype, t.FloatingPointType):
+        # as pyarrow: the column widened to double, compared with the double; an
+        # integer column must convert exactly (pyarrow's safe cast refuses otherwise)
+        if isinstance(dtype, t.IntegerType) and dtype.width == 64 and len(column) and (
+                int(np.abs(column.astype(np.float64)).max()) > 2**53):
+            raise ArrowInvalid(
+                f"expected integers that convert exactly to double to compare with "
+                f"{value!r}, found values beyond 2**53 in a {dtype} column"
+            )
+        return _compare_numbers(column.astype(np.float64), op, float(value))
+    info = np.iinfo(column.dtype)
+    if not info.min <= value <= info.max:  # outside the type: settled without the data
+        below = value < info.min
+        result = {"==": False, "!=": True, "<": not below, "<=": not below,
+                  ">": below, ">=": below}[op]
+        return np.full(len(column), result)
+    return _compare_numbers(column, op, value)
+
+
+def _compare_temporal(arr: Array, dtype: Any, op: str, value: Any) -> np.ndarray:
+    floor, exact = _temporal_value(dtype, value)
+    column = _numbers(arr, dtype).astype(np.int64)
+    if exact:
+        return _compare_numbers(column, op, floor)
+    return _compare_inexact(column, op, floor)
+
+
+def _compare_bool(arr: Array, dtype: Any, op: str, value: Any) -> np.ndarray:
+    bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
+    return _compare_numbers(bits.astype(np.int8), op, int(value))
+
+
+def _compare_bytes(arr: Array, dtype: Any, op: str, value: Any) -> np.ndarray:
+    raw = value.encode() if isinstance(value, str) else bytes(value)
+    width = "<i8" if dtype.large else "<i4"
+    offsets = arr.buffers[1].view(width)[arr.offset : arr.offset + len(arr) + 1]
+    offsets = offsets.astype(np.int64)
+    sign = _sign_of_bytes(offsets[:-1], offsets[1:] - offsets[:-1], arr.buffers[2], raw)
+    return _compare_numbers(sign, op, 0)
+
+
+def _not_comparable(arr: Array, dtype: Any, op: str, value: Any) -> np.ndarray:
+    raise NotSupported(f"expected a filter on a comparable column, found {dtype} ({op})")
+
+
+def _a_number(dtype: Any, value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _a_timestamp(dtype: Any, value: Any) -> bool:
+    if isinstance(value, dt.datetime):
+        return (value.tzinfo is not None) == (dtype.tz is not None)
+    return isinstance(value, dt.date)
+
+
+def _a_date(dtype: Any, value: Any) -> bool:
+    return isinstance(value, dt.date) and not (
+        isinstance(value, dt.datetime) and value.tzinfo is not None)
+
+
+def _a_time(dtype: Any, value: Any) -> bool:
+    return isinstance(value, dt.time) and value.tzinfo is None
+
+
+def _any(dtype: Any, value: Any) -> bool:
     return True  # other types: the comparison itself says whether it can
+
+
+def _of(*kinds: type) -> Callable[[Any, Any], bool]:
+    """Accepts values of ``kinds`` (never a bool unless ``bool`` is one)."""
+
+    def accepts(dtype: Any, value: Any) -> bool:
+        return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
+
+    return accepts
+
+
+for _filter_rule, _classes in (
+    (FilterRule(_compare_numeric, _a_number), (t.IntegerType, t.FloatingPointType)),
+    (FilterRule(_compare_temporal, _a_date), (t.DateType,)),
+    (FilterRule(_compare_temporal, _a_time), (t.TimeType,)),
+    (FilterRule(_compare_temporal, _a_timestamp), (t.TimestampType,)),
+    (FilterRule(_compare_temporal, _of(dt.timedelta)), (t.DurationType,)),
+    (FilterRule(_compare_bool, _of(bool)), (t.BoolType,)),
+    (FilterRule(_compare_decimal, _of(int, Decimal)), (t.DecimalType,)),
+    (FilterRule(_compare_bytes, _of(str)), (t.StringType,)),
+    (FilterRule(_compare_bytes, _of(bytes, bytearray)), (t.BinaryType,)),
+    # views are compared as their large_ type (see _plain), but say what they accept
+    (FilterRule(_not_comparable, _of(str)), (t.StringViewType,)),
+    (FilterRule(_not_comparable, _of(bytes, bytearray)), (t.BinaryViewType,)),
+    (FilterRule(_not_comparable, _any), (
+        t.NullType, t.IntervalType, t.FixedSizeBinaryType, t.ListType, t.LargeListType,
+        t.ListViewType, t.LargeListViewType, t.FixedSizeListType, t.StructType, t.MapType,
+        t.UnionType, t.DictionaryType, t.RunEndEncodedType, t.ExtensionType)),
+):
+    registry.register("filter", _filter_rule, *_classes)
 
 
 def check_filters(dnf: DNF, schema: t.Schema) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import registry
 from . import types as t
 from .array.data import ArrayData, null_mask, offsets_and_data
 from .errors import ArrowInvalid, ArrowTypeError, NotSupported
@@ -295,72 +296,134 @@ def _converted(
         handed = _arrow_backed(pd, col)
         if handed is not None:
             return handed
-    if isinstance(st, t.DictionaryType):
-        # the indices are the codes: viewed in their own width (signed, as pandas wants),
-        # nulls set to -1 in one pass
-        width = st.index_type.bit_width  # type: ignore[attr-defined]
-        codes = _filled(ArrayData(st.index_type, len(col), col.buffers, (), col.null_count,
-                                  col.offset))
-        if not st.index_type.signed:  # type: ignore[attr-defined]
-            codes = codes.astype(f"<i{min(2 * width // 8, 8)}")
-        if col.null_count:
-            codes = np.where(null_mask(col), codes.dtype.type(-1), codes)
-        dictionary = col.dictionary
-        categories = _column_to_pandas(pd, dictionary, None, {}) if dictionary is not None \
-            else []
-        dtype = pd.CategoricalDtype(pd.Index(categories), ordered=st.ordered)
-        if len(codes) and (int(codes.max(initial=-1)) >= len(dtype.categories)):
-            raise ArrowInvalid(
-                f"expected dictionary indices below {len(dtype.categories)}, found "
-                f"{int(codes.max())}"
-            )
-        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
-    if isinstance(st, (t.StringType, t.StringViewType)):
-        target = _string_dtype(pd, numpy_type)
-        handed = _arrow_strings(pd, col, target)
-        if handed is not None:
-            return handed
-        values = _strings(col)
-        return values if target is object else pd.array(values, dtype=target)
-    if isinstance(st, (t.IntegerType, t.FloatingPointType, t.BoolType)) and (
-        numpy_type in _MASKED
-    ):
-        mask = col.is_valid_mask()
-        if isinstance(st, t.BoolType):
-            data = getattr(col, "storage", col).to_numpy_bool()  # type: ignore[attr-defined]
-        else:
-            data = _filled(col)
-        nulls = np.zeros(len(col), bool) if mask is None else ~mask
-        return pd.array(_masked(pd, numpy_type, data, nulls), dtype=numpy_type)
-    coerce = options.get("coerce_temporal_nanoseconds", False)
-    safe = options.get("safe", True)
-    if isinstance(st, t.DateType):
-        if options.get("date_as_object", True):
-            return _objects(col)
-        values = col.to_numpy(zero_copy_only=False).astype("M8[ms]")  # pyarrow's unit
-        return _in_nanoseconds(values, safe) if coerce else values
-    if isinstance(st, t.TimestampType):
-        if options.get("timestamp_as_object", False):
-            return _objects(col)
-        values = col.to_numpy(zero_copy_only=False)
-        if coerce:
-            values = _in_nanoseconds(values, safe)
-        if st.tz:
-            return pd.arrays.DatetimeArray._from_sequence(
-                values, dtype=pd.DatetimeTZDtype(unit=np.datetime_data(values.dtype)[0],
-                                                 tz="UTC")
-            ).tz_convert(st.tz)
-        return values
-    if isinstance(st, t.BoolType) and col.null_count:
-        return _objects(col)
-    if isinstance(st, (t.TimeType, t.DecimalType)):
-        return _objects(col)
-    if isinstance(st, t.IntegerType) and col.null_count and options.get("integer_object_nulls"):
+    convert = registry.table("pandas").get(type(st))
+    if convert is None:
+        raise registry.missing_piece("pandas", type(st))
+    return convert(pd, col, st, numpy_type, options)
+
+
+# -- one conversion per type class (the registry's pandas piece) ------------------------
+# each is ``(pd, column, storage type, numpy_type of the metadata or None, options)``
+
+
+@registry.implements("pandas", t.DictionaryType)
+def _categorical(pd: Any, col: ArrayData, st: Any, numpy_type: Any,
+                 options: dict[str, Any]) -> Any:
+    # the indices are the codes: viewed in their own width (signed, as pandas wants),
+    # nulls set to -1 in one pass
+    width = st.index_type.bit_width
+    codes = _filled(ArrayData(st.index_type, len(col), col.buffers, (), col.null_count,
+                              col.offset))
+    if not st.index_type.signed:
+        codes = codes.astype(f"<i{min(2 * width // 8, 8)}")
+    if col.null_count:
+        codes = np.where(null_mask(col), codes.dtype.type(-1), codes)
+    dictionary = col.dictionary
+    categories = _column_to_pandas(pd, dictionary, None, {}) if dictionary is not None \
+        else []
+    dtype = pd.CategoricalDtype(pd.Index(categories), ordered=st.ordered)
+    if len(codes) and (int(codes.max(initial=-1)) >= len(dtype.categories)):
+        raise ArrowInvalid(
+            f"expected dictionary indices below {len(dtype.categories)}, found "
+            f"{int(codes.max())}"
+        )
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+
+
+@registry.implements("pandas", t.StringType, t.StringViewType)
+def _text(pd: Any, col: ArrayData, st: Any, numpy_type: Any, options: dict[str, Any]) -> Any:
+    target = _string_dtype(pd, numpy_type)
+    handed = _arrow_strings(pd, col, target)
+    if handed is not None:
+        return handed
+    values = _strings(col)
+    return values if target is object else pd.array(values, dtype=target)
+
+
+def _masked_numbers(pd: Any, col: ArrayData, st: Any, numpy_type: str) -> Any:
+    mask = col.is_valid_mask()
+    if isinstance(st, t.BoolType):
+        data = getattr(col, "storage", col).to_numpy_bool()  # type: ignore[attr-defined]
+    else:
+        data = _filled(col)
+    nulls = np.zeros(len(col), bool) if mask is None else ~mask
+    return pd.array(_masked(pd, numpy_type, data, nulls), dtype=numpy_type)
+
+
+@registry.implements("pandas", t.IntegerType)
+def _integers(pd: Any, col: ArrayData, st: Any, numpy_type: Any,
+              options: dict[str, Any]) -> Any:
+    if numpy_type in _MASKED:
+        return _masked_numbers(pd, col, st, numpy_type)
+    if col.null_count and options.get("integer_object_nulls"):
         values = _filled(col).astype(object)  # Python ints, made by numpy
         values[null_mask(col)] = None
         return values
-    if isinstance(st, t.DurationType) and coerce:
-        return _in_nanoseconds(col.to_numpy(zero_copy_only=False), safe)
+    return col.to_numpy(zero_copy_only=False)
+
+
+@registry.implements("pandas", t.FloatingPointType)
+def _floats(pd: Any, col: ArrayData, st: Any, numpy_type: Any, options: dict[str, Any]) -> Any:
+    if numpy_type in _MASKED:
+        return _masked_numbers(pd, col, st, numpy_type)
+    return col.to_numpy(zero_copy_only=False)
+
+
+@registry.implements("pandas", t.BoolType)
+def _booleans(pd: Any, col: ArrayData, st: Any, numpy_type: Any,
+              options: dict[str, Any]) -> Any:
+    if numpy_type in _MASKED:
+        return _masked_numbers(pd, col, st, numpy_type)
+    if col.null_count:
+        return _objects(col)
+    return col.to_numpy(zero_copy_only=False)
+
+
+@registry.implements("pandas", t.DateType)
+def _dates(pd: Any, col: ArrayData, st: Any, numpy_type: Any, options: dict[str, Any]) -> Any:
+    if options.get("date_as_object", True):
+        return _objects(col)
+    values = col.to_numpy(zero_copy_only=False).astype("M8[ms]")  # pyarrow's unit
+    if options.get("coerce_temporal_nanoseconds", False):
+        return _in_nanoseconds(values, options.get("safe", True))
+    return values
+
+
+@registry.implements("pandas", t.TimestampType)
+def _timestamps(pd: Any, col: ArrayData, st: Any, numpy_type: Any,
+                options: dict[str, Any]) -> Any:
+    if options.get("timestamp_as_object", False):
+        return _objects(col)
+    values = col.to_numpy(zero_copy_only=False)
+    if options.get("coerce_temporal_nanoseconds", False):
+        values = _in_nanoseconds(values, options.get("safe", True))
+    if st.tz:
+        return pd.arrays.DatetimeArray._from_sequence(
+            values, dtype=pd.DatetimeTZDtype(unit=np.datetime_data(values.dtype)[0], tz="UTC")
+        ).tz_convert(st.tz)
+    return values
+
+
+@registry.implements("pandas", t.DurationType)
+def _durations(pd: Any, col: ArrayData, st: Any, numpy_type: Any,
+               options: dict[str, Any]) -> Any:
+    values = col.to_numpy(zero_copy_only=False)
+    if options.get("coerce_temporal_nanoseconds", False):
+        return _in_nanoseconds(values, options.get("safe", True))
+    return values
+
+
+@registry.implements("pandas", t.TimeType, t.DecimalType)
+def _python_objects(pd: Any, col: ArrayData, st: Any, numpy_type: Any,
+                    options: dict[str, Any]) -> Any:
+    return _objects(col)
+
+
+@registry.implements("pandas", t.NullType, t.IntervalType, t.BinaryType, t.BinaryViewType,
+                     t.FixedSizeBinaryType, t.ListType, t.LargeListType, t.ListViewType,
+                     t.LargeListViewType, t.FixedSizeListType, t.StructType, t.MapType,
+                     t.UnionType, t.RunEndEncodedType)
+def _to_numpy(pd: Any, col: ArrayData, st: Any, numpy_type: Any, options: dict[str, Any]) -> Any:
     return col.to_numpy(zero_copy_only=False)
 
 

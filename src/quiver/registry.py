@@ -35,6 +35,19 @@ json_encode     quiver.integration.          ``dtype -> {"name": ..., parameters
                 json_writer
 json_decode     quiver.integration.          ``(name, object, children, path) -> DataType``
                 json_reader
+cast_family     quiver.array.cast            the family name its casts are chosen by
+                                             (``"integer"``, ``"decimal"``, ...; ``"none"``:
+                                             it casts only to its own type)
+pandas          quiver.pandas_out            ``(pd, column, storage, numpy_type, options)
+                                             -> values`` for a pandas column
+stats_raw       quiver.ipc.statistics.       ``(dtype, name) -> (Array -> Raw)``: how a
+                compute                      column's bounds and counts are computed
+filter          quiver.filters               a ``FilterRule``: how a column compares with a
+                                             filter value, and which values it accepts
+spark_arrow     quiver.spark.policy          ``(dtype, policy) -> DataType`` Spark reads
+spark_sql       quiver.spark.policy          ``(dtype, pyspark.sql.types) -> Spark type``,
+                                             None for a type Spark reads as another
+spark_convert   quiver.spark.convert         ``(array, target, policy, where) -> Array``
 ==============  ===========================  ===============================================
 
 The rows are keyed by class, so the hot paths (body loading, building, metadata decoding)
@@ -72,6 +85,13 @@ PIECES: dict[str, str] = {
     "ipc_decode": "quiver.ipc.metadata.fields",
     "json_encode": "quiver.integration.json_writer",
     "json_decode": "quiver.integration.json_reader",
+    "cast_family": "quiver.array.cast",
+    "pandas": "quiver.pandas_out",
+    "stats_raw": "quiver.ipc.statistics.compute",
+    "filter": "quiver.filters",
+    "spark_arrow": "quiver.spark.policy",
+    "spark_sql": "quiver.spark.policy",
+    "spark_convert": "quiver.spark.convert",
 }
 """Every piece and the module that registers it."""
 
@@ -82,6 +102,9 @@ TRAVELS_AS_ANOTHER = frozenset(
 )
 # what the fixed-width value types alone have (the other Array classes convert in to_pylist)
 ONLY_FIXED_WIDTH = frozenset({"python_values"})
+# what a type whose values are another type's (an extension's are its storage's, a
+# dictionary's its value type's) goes without: casts and pandas see the storage or values
+CONVERTS_AS_ANOTHER = frozenset({"cast_family", "pandas"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
 """Every DataType has every per-type piece: a layout, IPC metadata both ways, a C data
-format both ways, integration JSON both ways, an Array class, a builder, and Python values.
+format both ways, integration JSON both ways, an Array class, a builder, Python values,
+statistics, a cast family, a pandas conversion, and a Spark type and conversion.
 
 Cross-module on purpose: one walk over every type through every per-type module
 (layout, ipc.metadata, cdata, integration, array, build).
@@ -149,6 +150,38 @@ def test_array_class_builder_and_python_values(cls: type, typ: t.DataType, value
     assert got == want, f"{cls.__name__}: Python values {got}, pyarrow gives {want}"
 
 
+@pytest.mark.parametrize(("cls", "typ", "value"), CASES)
+def test_statistics_cast_pandas_and_spark(cls: type, typ: t.DataType, value: object) -> None:
+    from quiver.ipc.statistics.compute import column_raw
+    from quiver.spark.convert import to_spark_array
+    from quiver.spark.policy import ReadPolicy, spark_arrow_type, to_spark_type
+
+    arr = qv.array([value, None], type=typ)
+    # statistics: the (logical) null count at least, for every type
+    nulls = arr.to_pylist().count(None)
+    assert column_raw(arr)[0] == nulls, f"{cls.__name__}: statistics gave {column_raw(arr)}"
+    # casts: to its own type is itself; its storage's family names the casts it has
+    assert arr.cast(typ) is arr
+    storage = t.storage_of(typ)
+    if not isinstance(storage, t.DictionaryType):
+        assert isinstance(registry.lookup("cast_family", type(storage)), str)
+    # pandas: one value a row
+    pytest.importorskip("pandas")
+    assert len(arr.to_pandas()) == 2, f"{cls.__name__}: pandas"
+    # Spark: the array as the type Spark reads (wide decimals as strings)
+    policy = ReadPolicy(wide_decimals="string")
+    spark = to_spark_array(arr, policy)
+    assert spark.type.equals(spark_arrow_type(typ, policy)), f"{cls.__name__}: {spark.type}"
+    spark.validate(full=True)
+    first, last = spark.to_pylist()
+    assert first is not None or isinstance(typ, t.NullType), f"{cls.__name__}: {first}"
+    # a null stays null (a union's struct: every member null)
+    assert last is None or not any(v for k, v in last.items() if k != "type_code"), last
+    # and the Spark SQL type of the type Spark reads (pyspark's types need no JVM)
+    pytest.importorskip("pyspark")
+    assert to_spark_type(spark.type) is not None
+
+
 # every module that registers pieces in quiver.registry (see its docstring's table)
 REGISTERING_MODULES = (
     "quiver.types",  # the rows, c_format
@@ -162,6 +195,12 @@ REGISTERING_MODULES = (
     "quiver.ipc.metadata.encode",  # ipc_encode
     "quiver.integration.json_writer",  # json_encode
     "quiver.integration.json_reader",  # json_decode
+    "quiver.array.cast",  # cast_family
+    "quiver.pandas_out",  # pandas
+    "quiver.ipc.statistics.compute",  # stats_raw
+    "quiver.filters",  # filter
+    "quiver.spark.policy",  # spark_arrow
+    "quiver.spark.convert",  # spark_convert
 )
 
 
@@ -207,3 +246,17 @@ def test_a_missing_piece_is_named() -> None:
 
 class _Unknown(t.DataType):
     """A DataType class with no row: lookups fail loudly instead of falling back."""
+
+
+def test_a_forgotten_piece_is_named_by_the_coverage_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in REGISTERING_MODULES:
+        importlib.import_module(name)
+    monkeypatch.delitem(registry.table("spark_convert"), t.DecimalType)
+    monkeypatch.delitem(registry.table("stats_raw"), t.StringViewType)
+    missing = registry.missing()
+    assert "DataType DecimalType has no spark_convert" in missing
+    assert "DataType StringViewType has no stats_raw" in missing
+    compute = importlib.import_module("quiver.ipc.statistics.compute")
+    monkeypatch.setattr(compute, "_RAW_FUNCTIONS", {})  # what earlier lookups kept
+    with pytest.raises(qv.NotSupported, match="DataType StringViewType has no stats_raw"):
+        compute.column_raw(qv.array(["a"], type=t.string_view()))

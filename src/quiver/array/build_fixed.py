@@ -38,6 +38,7 @@ from .build_common import (
     _valid_mask,
     _validity,
 )
+from .decimal import from_ints
 
 
 @registry.implements("builder", t.NullType)
@@ -216,16 +217,8 @@ def _unscaled(v: Any, dtype: t.DecimalType) -> int:
 def _build_decimal(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     bitmap, nulls, _ = _validity(values)
     ints = [0 if v is None else _unscaled(v, dtype) for v in values]
-    width = dtype.width  # type: ignore[attr-defined]
-    if width in (32, 64):
-        raw = np.array(ints, dtype=f"<i{width // 8}")
-    else:
-        mask = (1 << 64) - 1
-        words = [np.array([(x >> s) & mask for x in ints], dtype=np.uint64)
-                 for s in range(0, width, 64)]
-        raw = np.stack(words, axis=1) if ints else np.zeros((0, width // 64), np.uint64)
-    return make_array(dtype, len(values), (bitmap, as_buffer(np.ascontiguousarray(raw))), (),
-                      nulls)
+    raw = from_ints(ints, dtype.width)  # type: ignore[attr-defined]
+    return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
 
 
 _NP_TEMPORAL = (np.datetime64, np.timedelta64)

@@ -24,6 +24,8 @@ quiver.errors.ArrowInvalid: expected values that fit int64, found 92233720368547
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .. import types as t
@@ -52,6 +54,53 @@ def _first(bad: np.ndarray, valid: np.ndarray | None) -> int | None:
     return int(hits[0]) if len(hits) else None
 
 
+def raise_first(bad: np.ndarray, valid: np.ndarray | None, message: Callable[[int], str]
+                ) -> None:
+    """Raise ArrowInvalid(``message(row)``) for the first row where ``bad`` holds and
+    ``valid`` (None: every row) too; return when there is none."""
+    row = _first(bad, valid)
+    if row is not None:
+        raise ArrowInvalid(message(row))
+
+
+def check_numbers(arr: np.ndarray, valid: np.ndarray | None, target: t.DataType,
+                  npdt: np.dtype, float_bits: int) -> None:
+    """The safe-conversion checks of numbers ``arr`` (bool, integer or float) to the numpy
+    storage ``npdt`` of ``target``: a float must be a whole number in the integer's range,
+    an integer must fit the target integer, and within ``float_bits`` bits of magnitude
+    for a float target (the integers it holds exactly).  Null slots (``valid`` False)
+    are not checked; the first bad row raises ArrowInvalid naming it."""
+    kind = arr.dtype.kind
+    if npdt.kind in "iu" and kind == "f":
+        info = np.iinfo(npdt)
+        wide = arr.astype(np.float64)  # (the bounds as half floats would be infinite)
+        with np.errstate(invalid="ignore"):
+            whole = np.isfinite(wide) & (wide == np.trunc(wide))
+            beyond = (wide < info.min) | (wide >= float(info.max) + 1) | ~np.isfinite(wide)
+        raise_first(beyond, valid, lambda r: f"expected values that fit {target}, found "
+                    f"{float(arr[r])} at row {r}")
+        raise_first(~whole, valid, lambda r: f"expected whole numbers (integral values) for "
+                    f"{target}, found {float(arr[r])} at row {r} (safe=False truncates it)")
+    elif npdt.kind in "iu" and kind in "iu":
+        have, want = np.iinfo(arr.dtype), np.iinfo(npdt)
+        if have.min < want.min or have.max > want.max:
+            # compare in the source's own dtype: the bounds it cannot hold are no limit
+            bad = np.zeros(len(arr), dtype=bool)
+            if have.min < want.min:
+                bad |= arr < arr.dtype.type(max(want.min, have.min))
+            if have.max > want.max:
+                bad |= arr > arr.dtype.type(min(want.max, have.max))
+            raise_first(bad, valid, lambda r: f"expected values that fit {target}, found "
+                        f"{int(arr[r])} at row {r} (safe=False wraps it)")
+    elif npdt.kind == "f" and kind in "iu" and arr.dtype.itemsize * 8 > float_bits:
+        limit = 2**float_bits
+        over = arr > arr.dtype.type(min(limit, int(np.iinfo(arr.dtype).max)))
+        if kind == "i":
+            over |= arr < arr.dtype.type(-limit)
+        raise_first(over, valid, lambda r: f"expected integers that {target} holds exactly "
+                    f"(-{limit} to {limit}), found {int(arr[r])} at row {r}")
+
+
 def convert_numbers(arr: np.ndarray, valid: np.ndarray | None, target: t.DataType,
                     safe: bool) -> np.ndarray:
     """``arr`` (bool, integer or float, native order) as the numpy storage of ``target``
@@ -63,52 +112,11 @@ def convert_numbers(arr: np.ndarray, valid: np.ndarray | None, target: t.DataTyp
     npdt = storage_numpy_dtype(st)
     if npdt is None or arr.dtype == npdt:
         return arr
-    kind = arr.dtype.kind
-    if npdt.kind in "iu" and kind == "f":
-        if safe:
-            info = np.iinfo(npdt)
-            wide = arr.astype(np.float64)  # (the bounds as half floats would be infinite)
-            with np.errstate(invalid="ignore"):
-                bad = ~np.isfinite(wide) | (wide != np.trunc(wide)) | (wide < info.min) | (
-                    wide >= float(info.max) + 1)
-            row = _first(bad, valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected integral values that fit {target}, found {float(arr[row])} at row "
-                    f"{row} (safe=False truncates it)"
-                )
-        with np.errstate(invalid="ignore", over="ignore"):
-            return arr.astype(npdt)
-    if npdt.kind in "iu" and kind in "iu" and safe:
-        have, want = np.iinfo(arr.dtype), np.iinfo(npdt)
-        if have.min < want.min or have.max > want.max:
-            # compare in the source's own dtype: the bounds it cannot hold are no limit
-            bad = np.zeros(len(arr), dtype=bool)
-            if have.min < want.min:
-                bad |= arr < arr.dtype.type(max(want.min, have.min))
-            if have.max > want.max:
-                bad |= arr > arr.dtype.type(min(want.max, have.max))
-            row = _first(bad, valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected values that fit {target}, found {int(arr[row])} at row {row} "
-                    "(safe=False wraps it)"
-                )
-    if npdt.kind == "f" and kind in "iu" and safe:
-        bits = _EXACT_BITS[npdt.itemsize * 8]
-        if npdt.itemsize == 2 and arr.dtype.itemsize <= 4:
+    if safe:
+        bits = _EXACT_BITS.get(npdt.itemsize * 8, 64)  # (64: no float target)
+        if npdt.kind == "f" and npdt.itemsize == 2 and arr.dtype.itemsize <= 4:
             bits = 24  # (pyarrow takes 32-bit integers to half floats through float)
-        limit = 2**bits
-        if arr.dtype.itemsize * 8 > bits:
-            over = arr > arr.dtype.type(min(limit, int(np.iinfo(arr.dtype).max)))
-            if arr.dtype.kind == "i":
-                over |= arr < arr.dtype.type(-limit)
-            row = _first(over, valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected integers that {target} holds exactly (-{limit} to {limit}), found "
-                    f"{int(arr[row])} at row {row}"
-                )
+        check_numbers(arr, valid, target, npdt, bits)
     with np.errstate(invalid="ignore", over="ignore"):
         return arr.astype(npdt)
 
@@ -134,23 +142,16 @@ def convert_ticks(ticks: np.ndarray, have: str, want: str, valid: np.ndarray | N
         factor = _per(want, have)
         if safe:
             limit = np.iinfo(np.int64).max // factor
-            row = _first((ticks > limit) | (ticks < -limit), valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected {source} values that fit {target} (64-bit), found "
-                    f"{int(ticks[row])} at row {row}: it would be out of bounds in unit {want!r} "
-                    "(safe=False wraps it)"
-                )
+            raise_first((ticks > limit) | (ticks < -limit), valid, lambda r: (
+                f"expected {source} values that fit {target} (64-bit), found {int(ticks[r])} "
+                f"at row {r}: it would be out of bounds in unit {want!r} (safe=False wraps it)"))
         with np.errstate(over="ignore"):
             return ticks * np.int64(factor)
     factor = _per(have, want)
     rem = ticks % factor
     if safe:
-        row = _first(rem != 0, valid)
-        if row is not None:
-            raise ArrowInvalid(
-                f"expected {source} values that convert to {target} without losing data, "
-                f"found {int(ticks[row])} at row {row} (safe=False truncates it)"
-            )
+        raise_first(rem != 0, valid, lambda r: (
+            f"expected {source} values that convert to {target} without losing data, found "
+            f"{int(ticks[r])} at row {r} (safe=False truncates it)"))
     quot = ticks // factor
     return quot + ((rem != 0) & (ticks < 0))  # toward zero, as pyarrow truncates

@@ -23,7 +23,7 @@ pyarrow's safe cast rounds it silently; ``safe=False`` rounds as pyarrow does.
 >>> cast(qv.array([1, None, 300]), qv.int8())
 Traceback (most recent call last):
 ...
-quiver.errors.ArrowInvalid: expected values that fit int8, found 300 at row 2
+quiver.errors.ArrowInvalid: expected values that fit int8, found 300 at row 2 (safe=False wraps it)
 """
 
 from __future__ import annotations
@@ -31,18 +31,22 @@ from __future__ import annotations
 import datetime
 import re
 import zoneinfo
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from ..layout import storage_numpy_dtype
-from .base import Array, make_array, typed_view
+from .base import Array, make_array
+from .build_numpy import check_numbers, raise_first
 from .data import null_mask
 from .data import offsets_and_data as _offsets_and_data
 from .data import ranges as _ranges
+from .decimal import from_ints, limbs, to_ints
 from .parse import parse_floats, parse_integers
 from .take import _take
 
@@ -50,15 +54,7 @@ __all__ = ["cast"]
 
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _MS_PER_DAY = 86_400_000
-_TEMPORAL = (t.DateType, t.TimeType, t.TimestampType, t.DurationType)
 _INT32_MAX = (1 << 31) - 1
-
-
-def _bad_row(bad: np.ndarray, valid: np.ndarray | None) -> int | None:
-    if valid is not None:
-        bad = bad & valid
-    hits = np.flatnonzero(bad)
-    return int(hits[0]) if len(hits) else None
 
 
 def _result(dtype: t.DataType, arr: Array, values: np.ndarray) -> Array:
@@ -94,44 +90,9 @@ def _to_numeric(arr: Array, values: np.ndarray, target: t.DataType, safe: bool) 
     npdt = storage_numpy_dtype(target)
     if isinstance(target, t.BoolType):
         return _bool_result(arr, values != 0)
-    if isinstance(target, t.IntegerType) and safe:
-        lo, hi = _int_range(target)
-        if values.dtype.kind == "f":
-            finite = np.isfinite(values)
-            row = _bad_row(~finite, valid)
-            if row is None:
-                row = _bad_row(np.where(finite, values != np.trunc(values), False), valid)
-                if row is not None:
-                    raise ArrowInvalid(
-                        f"expected whole numbers to cast to {target}, found {float(values[row])} "
-                        f"at row {row} (it would be truncated; safe=False allows it)"
-                    )
-                row = _bad_row((values < lo) | (values > hi), valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected values that fit {target}, found {float(values[row])} at row {row}"
-                )
-        elif values.dtype.kind in "iu":
-            info = np.iinfo(values.dtype)
-            if info.min < lo or info.max > hi:
-                row = _bad_row((values < lo) | (values > hi), valid)
-                if row is not None:
-                    raise ArrowInvalid(
-                        f"expected values that fit {target}, found {int(values[row])} at row {row}"
-                    )
-    if isinstance(target, t.FloatingPointType) and safe and values.dtype.kind in "iu":
-        mantissa = {16: 11, 32: 24, 64: 53}[target.bit_width]
-        limit = 1 << mantissa
-        if values.dtype.itemsize * 8 > mantissa:
-            bad = (values > limit) if values.dtype.kind == "u" else (values > limit) | (
-                values < -limit
-            )
-            row = _bad_row(bad, valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected integers of at most {limit} in magnitude to cast to {target} "
-                    f"exactly, found {int(values[row])} at row {row}"
-                )
+    if safe:  # a float target: the integers its mantissa holds exactly
+        check_numbers(values, valid, target, npdt,  # type: ignore[arg-type]
+                      {16: 11, 32: 24, 64: 53}.get(target.bit_width, 64))  # type: ignore[attr-defined]
     with np.errstate(invalid="ignore", over="ignore"):
         if values.dtype.kind == "f" and isinstance(target, t.IntegerType):
             values = np.where(np.isfinite(values), np.trunc(values), 0)
@@ -167,32 +128,23 @@ def _rescale(arr: Array, values: np.ndarray, num: int, den: int, target: t.DataT
     if num > 1:
         if safe:
             limit = np.iinfo(np.int64).max // num
-            row = _bad_row((v > limit) | (v < -limit), valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected values that fit {target} after scaling by {num}, found "
-                    f"{int(v[row])} at row {row} (safe=False wraps)"
-                )
+            raise_first((v > limit) | (v < -limit), valid, lambda r: (
+                f"expected values that fit {target} after scaling by {num}, found {int(v[r])} "
+                f"at row {r} (safe=False wraps)"))
         v = v * num  # wraps when unsafe, as pyarrow
     if den > 1:
         q = v // den
         q += (v < 0) & (q * den != v)  # toward zero, as pyarrow
         if safe:
-            row = _bad_row(q * den != v, valid)
-            if row is not None:
-                raise ArrowInvalid(
-                    f"expected values that convert to {target} without losing data, found "
-                    f"{int(values[row])} at row {row} (safe=False truncates)"
-                )
+            raise_first(q * den != v, valid, lambda r: (
+                f"expected values that convert to {target} without losing data, found "
+                f"{int(values[r])} at row {r} (safe=False truncates)"))
         v = q
     npdt = storage_numpy_dtype(target)
     if npdt is not None and npdt.itemsize < 8 and safe:
         lo, hi = _int_range(t.int32())
-        row = _bad_row((v < lo) | (v > hi), valid)
-        if row is not None:
-            raise ArrowInvalid(
-                f"expected values that fit {target}, found {int(v[row])} at row {row}"
-            )
+        raise_first((v < lo) | (v > hi), valid,
+                    lambda r: f"expected values that fit {target}, found {int(v[r])} at row {r}")
     return _result(target, arr, v.astype(npdt))
 
 
@@ -290,35 +242,10 @@ def _utc_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
 def _decimal_ints(arr: Array) -> np.ndarray:
     """The unscaled values (object array of int; 0 in null slots)."""
     st = t.storage_of(arr.type)
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, dtype=object)
-    width = st.bit_width  # type: ignore[attr-defined]
-    if width in (32, 64):
-        out = typed_view(arr.buffers[1], f"<i{width // 8}", arr.offset, n, "values")  # type: ignore[arg-type]
-        out = out.astype(object)
-    else:
-        words = width // 64
-        raw = arr.buffers[1][arr.offset * width // 8 : (arr.offset + n) * width // 8]  # type: ignore[index]
-        limbs = raw.view("<u8").reshape(n, words)
-        out = limbs[:, words - 1].view(np.int64).astype(object)
-        for w in range(words - 2, -1, -1):  # a few limbs, not rows
-            out = out * (1 << 64) + limbs[:, w].astype(object)
+    out = to_ints(limbs(arr.buffers[1], st.bit_width, arr.offset, len(arr)))  # type: ignore[arg-type, attr-defined]
     valid = arr.is_valid_mask()
     if valid is not None:
         out[~valid] = 0
-    return out
-
-
-def _decimal_buffer(values: np.ndarray, width: int) -> np.ndarray:
-    if width in (32, 64):
-        return values.astype(f"<i{width // 8}")
-    words = width // 64
-    out = np.empty((len(values), words), dtype="<u8")
-    rest = values
-    for w in range(words):  # a few limbs, not rows
-        out[:, w] = (rest % (1 << 64)).astype(np.uint64)
-        rest = rest // (1 << 64)
     return out
 
 
@@ -362,7 +289,7 @@ def _to_decimal(arr: Array, src: t.DataType, target: t.DecimalType, safe: bool) 
         raise ArrowInvalid(
             f"expected values that fit {target}, found an unscaled {ints[row]} at row {row}"
         )
-    return _result(target, arr, _decimal_buffer(ints, target.bit_width))
+    return _result(target, arr, from_ints(ints, target.bit_width))
 
 
 def _float_to_decimal(arr: Array, target: t.DecimalType, safe: bool) -> Array:
@@ -417,7 +344,7 @@ def _float_to_decimal(arr: Array, target: t.DecimalType, safe: bool) -> Array:
                 f"expected values that fit {target}, found {float(values[row])!r} at row {row}"
             )
         ints = np.where(too_big, 0, ints)
-    return _result(target, arr, _decimal_buffer(ints, target.bit_width))
+    return _result(target, arr, from_ints(ints, target.bit_width))
 
 
 def _from_decimal(arr: Array, src: t.DecimalType, target: t.DataType, safe: bool) -> Array:
@@ -524,8 +451,104 @@ def _parse_numbers(arr: Array, target: t.DataType, safe: bool) -> Array:
 
 # -- the entry point ----------------------------------------------------------------------
 
-_NUMERIC = (t.IntegerType, t.FloatingPointType, t.BoolType)
-_BINARY = (t.BinaryType, t.StringType, t.BinaryViewType, t.StringViewType)
+# Every type class names its cast family (the registry's cast_family piece); a cast is
+# chosen by the (source, target) families, in :data:`_RULES`.  A family without rules
+# ("none") casts only to its own type (and between an extension and its storage).
+for _family, _classes in (
+    ("bool", (t.BoolType,)),
+    ("integer", (t.IntegerType,)),
+    ("float", (t.FloatingPointType,)),
+    ("decimal", (t.DecimalType,)),
+    ("temporal", (t.DateType, t.TimeType, t.TimestampType, t.DurationType)),
+    ("binary", (t.BinaryType, t.BinaryViewType)),
+    ("string", (t.StringType, t.StringViewType)),
+    ("none", (t.NullType, t.IntervalType, t.FixedSizeBinaryType, t.ListType,
+              t.LargeListType, t.ListViewType, t.LargeListViewType, t.FixedSizeListType,
+              t.StructType, t.MapType, t.UnionType, t.RunEndEncodedType)),
+):
+    registry.register("cast_family", _family, *_classes)
+
+_Rule = Callable[[Array, t.DataType, t.DataType, Any, bool], Array]
+
+
+def _numeric_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                  safe: bool) -> Array:
+    return _to_numeric(arr, _raw(arr), dst, safe)
+
+
+def _float_decimal_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                        safe: bool) -> Array:
+    return _float_to_decimal(arr, dst, safe)  # type: ignore[arg-type]
+
+
+def _to_decimal_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                     safe: bool) -> Array:
+    return _to_decimal(arr, src, dst, safe)  # type: ignore[arg-type]
+
+
+def _from_decimal_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                       safe: bool) -> Array:
+    return _from_decimal(arr, src, dst, safe)  # type: ignore[arg-type]
+
+
+def _temporal_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                   safe: bool) -> Array:
+    return _temporal(arr, src, dst, safe)
+
+
+def _reinterpret_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                      safe: bool) -> Array:
+    # pyarrow reinterprets a temporal type's storage integer (int32 or int64) and refuses
+    # every other integer type
+    src_temporal = _family(src) == "temporal"
+    storage = storage_numpy_dtype(src if src_temporal else dst)
+    if storage_numpy_dtype(dst if src_temporal else src) != storage:
+        temporal = arr.type if src_temporal else target
+        raise NotSupported(
+            f"casting {arr.type} to {target} is not supported: expected "
+            f"{np.dtype(storage).name} (the storage of {temporal}), found "  # type: ignore[arg-type]
+            f"{target if src_temporal else arr.type}"
+        )
+    return _result(dst, arr, _raw(arr))
+
+
+def _binary_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                 safe: bool) -> Array:
+    return _binary_like(arr, src, dst)
+
+
+def _parse_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                safe: bool) -> Array:
+    return _parse_numbers(arr, dst, safe)
+
+
+def _format_rule(arr: Array, src: t.DataType, dst: t.DataType, target: Any,
+                 safe: bool) -> Array:
+    text = _format_numbers(arr, src)
+    return text if dst == text.type else cast(text, target, safe=safe)
+
+
+_NUMBERS = ("bool", "integer", "float")
+_FAMILIES = (*_NUMBERS, "decimal", "temporal", "binary", "string", "none")
+_RULES: dict[tuple[str, str], _Rule] = {}
+for _src in _FAMILIES:  # the later a rule here, the more it takes precedence
+    _RULES[(_src, "decimal")] = _to_decimal_rule
+    if _src != "decimal":
+        _RULES[("decimal", _src)] = _from_decimal_rule
+_RULES[("float", "decimal")] = _float_decimal_rule
+_RULES.update({(a, b): _numeric_rule for a in _NUMBERS for b in _NUMBERS})
+_RULES[("temporal", "temporal")] = _temporal_rule
+_RULES[("temporal", "integer")] = _RULES[("integer", "temporal")] = _reinterpret_rule
+_RULES.update({(a, b): _binary_rule for a in ("binary", "string") for b in ("binary", "string")})
+_RULES[("string", "integer")] = _RULES[("string", "float")] = _parse_rule
+_RULES.update({(a, "string"): _format_rule for a in _NUMBERS})
+
+
+def _family(dtype: t.DataType) -> str:
+    found = registry.table("cast_family").get(type(dtype))
+    if found is None:
+        raise registry.missing_piece("cast_family", type(dtype))
+    return found
 
 
 def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
@@ -564,41 +587,9 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
             return make_array(target, len(arr), arr.buffers, arr.children, arr.null_count,
                               arr.offset, arr.dictionary)
         raise NotSupported(f"casting {arr.type} to {target} is not supported")
-    if isinstance(src, _NUMERIC) and isinstance(dst, _NUMERIC):
-        return _to_numeric(arr, _raw(arr), dst, safe)
-    if isinstance(dst, t.DecimalType):
-        if isinstance(src, t.FloatingPointType):
-            return _float_to_decimal(arr, dst, safe)
-        return _to_decimal(arr, src, dst, safe)
-    if isinstance(src, t.DecimalType):
-        return _from_decimal(arr, src, dst, safe)
-    if isinstance(src, _TEMPORAL) and isinstance(dst, _TEMPORAL):
-        return _temporal(arr, src, dst, safe)
-    if (isinstance(src, _TEMPORAL) and isinstance(dst, t.IntegerType)) or (isinstance(
-        src, t.IntegerType
-    ) and isinstance(dst, _TEMPORAL)):
-        # pyarrow reinterprets a temporal type's storage integer (int32 or int64) and
-        # refuses every other integer type
-        storage = storage_numpy_dtype(src if isinstance(src, _TEMPORAL) else dst)
-        if storage_numpy_dtype(src if isinstance(dst, _TEMPORAL) else dst) != storage:
-            temporal = arr.type if isinstance(src, _TEMPORAL) else target
-            raise NotSupported(
-                f"casting {arr.type} to {target} is not supported: expected "
-                f"{np.dtype(storage).name} (the storage of {temporal}), found "  # type: ignore[arg-type]
-                f"{target if isinstance(src, _TEMPORAL) else arr.type}"
-            )
-        return _result(dst, arr, _raw(arr))
-    if isinstance(src, _BINARY) and isinstance(dst, _BINARY):
-        return _binary_like(arr, src, dst)
-    if isinstance(src, (t.StringType, t.StringViewType)) and isinstance(
-        dst, (t.IntegerType, t.FloatingPointType)
-    ):
-        return _parse_numbers(arr, dst, safe)
-    if isinstance(src, (t.IntegerType, t.BoolType, t.FloatingPointType)) and isinstance(
-        dst, (t.StringType, t.StringViewType)
-    ):
-        text = _format_numbers(arr, src)
-        return text if dst == text.type else cast(text, target, safe=safe)
+    rule = _RULES.get((_family(src), _family(dst)))
+    if rule is not None:
+        return rule(arr, src, dst, target, safe)
     raise NotSupported(
         f"casting {arr.type} to {target} is not supported (quiver casts between numeric, "
         "decimal, temporal and string/binary types)"

@@ -33,6 +33,7 @@ from ..errors import ArrowInvalid
 from ..layout import storage_numpy_dtype
 from ..types.checks import tz_problem
 from .base import Array, register_array_class, typed_view
+from .decimal import limbs, to_ints
 
 
 class MonthDayNano(NamedTuple):
@@ -260,22 +261,9 @@ def _durations(raw: np.ndarray, unit: str) -> Any:
     return out
 
 
-def _decimal_ints(buf: np.ndarray, width: int, offset: int, length: int) -> list[int]:
-    """The unscaled integers of decimals of ``width`` bits."""
-    if width in (32, 64):
-        return typed_view(buf, f"<i{width // 8}", offset, length, "values").tolist()
-    words = width // 64
-    raw = typed_view(buf, "<u8", offset * words, length * words, "values").reshape(length, words)
-    acc = raw[:, words - 1].view(np.int64).tolist()
-    for w in range(words - 2, -1, -1):
-        low = raw[:, w].tolist()
-        acc = [(a << 64) | b for a, b in zip(acc, low)]
-    return acc
-
-
 def decimals(buf: np.ndarray, dtype: t.DecimalType, offset: int, length: int) -> list[Any]:
     """``Decimal`` values of a decimal buffer (no null handling)."""
-    ints = _decimal_ints(buf, dtype.width, offset, length)
+    ints = to_ints(limbs(buf, dtype.width, offset, length)).tolist()
     exp = -dtype.scale
     return [Decimal(f"{v}E{exp}") for v in ints]
 

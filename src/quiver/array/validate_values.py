@@ -24,6 +24,7 @@ from .. import types as t
 from ..buffers import unpack_bits
 from ..errors import ArrowInvalid
 from ..layout import BufferSpec, Layout
+from .decimal import beyond_digits, limbs, to_ints
 
 if TYPE_CHECKING:  # annotations only: Array sits above this module
     from .base import Array
@@ -484,37 +485,12 @@ def full_decimal(array: Array, storage: t.DecimalType, bufs: list, path: str) ->
     length = len(array)
     if not length:
         return
-    bound = 10**storage.precision - 1
-    if storage.width == 32:
-        values = typed(bufs[1], "<i4", array.offset, length).astype(np.int64)
-        bad_mask = np.abs(values) > bound
-    else:
-        words = storage.width // 64
-        raw = typed(bufs[1], "<u8", array.offset * words, length * words)
-        raw = raw.reshape(length, words)
-        negative = (raw[:, -1] >> np.uint64(63)).astype(bool)
-        magnitude = raw.copy()
-        if negative.any():
-            neg = ~raw[negative]
-            carry = np.ones(neg.shape[0], dtype=bool)
-            for j in range(words):  # two's complement, word by word (at most 4)
-                neg[:, j] += carry.astype(np.uint64)
-                carry &= neg[:, j] == 0
-            magnitude[negative] = neg
-        limit = [np.uint64((bound >> (64 * j)) & 0xFFFFFFFFFFFFFFFF) for j in range(words)]
-        bad_mask = np.zeros(length, dtype=bool)
-        equal = np.ones(length, dtype=bool)
-        for j in reversed(range(words)):
-            bad_mask |= equal & (magnitude[:, j] > limit[j])
-            equal &= magnitude[:, j] == limit[j]
+    lmb = limbs(bufs[1], storage.width, array.offset, length)
+    bad_mask = beyond_digits(lmb, storage.precision)
     raise_first_bad(
         _valid_only(bad_mask, array, bufs[0]), path,
         lambda k: f"expected {storage} values of at most {storage.precision} digits at slot "
-        f"{k}, found unscaled value {_decimal_int(bufs[1], storage.width, array.offset + k)}",
+        f"{k}, found unscaled value {to_ints(lmb[k : k + 1])[0]}",
     )
 
 
-def _decimal_int(buf: np.ndarray, width: int, position: int) -> int:
-    nbytes = width // 8
-    raw = bytes(buf[position * nbytes : (position + 1) * nbytes])
-    return int.from_bytes(raw, "little", signed=True)

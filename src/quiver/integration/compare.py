@@ -45,6 +45,7 @@ import numpy as np
 
 from .. import types as t
 from ..array.base import Array
+from ..array.decimal import limbs, to_ints
 from ..errors import ArrowInvalid
 from ..layout import layout_of, storage_numpy_dtype
 
@@ -234,14 +235,8 @@ def _view_bytes(arr: Array, i: int) -> bytes:
 
 
 def _list_range(arr: Array, st: t.DataType, p: int) -> tuple[int, int]:
-    if isinstance(st, t.FixedSizeListType):
-        return p * st.list_size, (p + 1) * st.list_size
-    width = 8 if isinstance(st, (t.LargeListType, t.LargeListViewType)) else 4
-    offs = _ints(arr.buffers[1], width)
-    if isinstance(st, (t.ListViewType, t.LargeListViewType)):
-        start = int(offs[p])
-        return start, start + int(_ints(arr.buffers[2], width)[p])
-    return int(offs[p]), int(offs[p + 1])
+    starts, lengths = _list_ranges(st, arr, np.array([p]))
+    return int(starts[0]), int(starts[0] + lengths[0])
 
 
 def value_at(arr: Array, i: int) -> Any:
@@ -261,9 +256,9 @@ def value_at(arr: Array, i: int) -> Any:
     if nd is not None:
         return _typed(arr.buffers[1], nd)[p].item()
     if isinstance(st, t.DecimalType):
-        raw = bytes(_fixed_rows(arr, st.width // 8)[p])
+        unscaled = to_ints(limbs(_fixed_rows(arr, st.width // 8)[p], st.width, 0, 1))[0]
         # an explicit exponent, like to_pylist: scaleb's default context limits scales
-        return decimal.Decimal(f"{int.from_bytes(raw, 'little', signed=True)}E{-st.scale}")
+        return decimal.Decimal(f"{unscaled}E{-st.scale}")
     if isinstance(st, t.IntervalType):
         raw = _fixed_rows(arr, st.bit_width // 8)[p]
         if st.unit == "year_month":

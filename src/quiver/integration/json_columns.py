@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import types as t
 from ..array.base import Array
+from ..array.decimal import from_ints, value_range
 from ..array.validate import validate_array
 from ..buffers import pack_bits
 from ..errors import ArrowError, ArrowInvalid, FormatError, NotSupported
@@ -133,14 +134,18 @@ def _utf8_bytes(values: list[Any], path: str, what: str) -> list[bytes]:
                           field_path=path) from None
 
 
-def _big_ints(values: list[Any], width: int, path: str) -> np.ndarray:
-    """Two's complement little-endian integers of ``width`` bytes (decimal128/256)."""
+def _decimal_values(values: list[Any], width: int, path: str) -> np.ndarray:
+    """The value buffer of decimals of ``width`` bits from their unscaled integer strings."""
     try:
-        raw = b"".join(int(v).to_bytes(width, "little", signed=True) for v in values)
-    except (ValueError, TypeError, OverflowError):
-        raise FormatError(f"expected integer strings that fit in {width * 8} bits, "
-                          "found one that does not", field_path=path) from None
-    return np.frombuffer(raw, dtype=np.uint8)
+        ints = np.array([int(v) for v in values], dtype=object)
+    except (ValueError, TypeError):
+        raise FormatError(f"expected integer strings that fit in {width} bits, found one that "
+                          "is not an integer", field_path=path) from None
+    low, high = value_range(width)
+    if len(ints) and ((ints < low) | (ints > high)).any():
+        raise FormatError(f"expected decimal values that fit in {width} bits, found one that "
+                          "does not", field_path=path)
+    return from_ints(ints, width)
 
 
 def _values(st: t.DataType, col: dict[str, Any], count: int, path: str) -> np.ndarray:
@@ -154,14 +159,7 @@ def _values(st: t.DataType, col: dict[str, Any], count: int, path: str) -> np.nd
             arr = _np(data, nd, path, "DATA")
         return arr.view(np.uint8)
     if isinstance(st, t.DecimalType):
-        if st.width <= 64:
-            arr = _np(data, np.int64, path, "DATA")
-            narrow = arr.astype(f"<i{st.width // 8}")
-            if not np.array_equal(narrow, arr):
-                raise FormatError(f"expected decimal values that fit in {st.width} bits, "
-                                  "found one that does not", field_path=path)
-            return narrow.view(np.uint8)
-        return _big_ints(data, st.width // 8, path)
+        return _decimal_values(data, st.width, path)
     if isinstance(st, t.IntervalType):
         if st.unit == "year_month":
             return _np(data, np.int32, path, "DATA").view(np.uint8)

@@ -39,6 +39,7 @@ from .. import registry
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
+from ..array.decimal import limbs, to_ints
 from ..array.validate import validate_array
 from ..buffers import unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
@@ -280,10 +281,8 @@ def _values(st: t.DataType, arr: Array, start: int, count: int) -> list[Any]:
             return _strs(vals)
         return vals.tolist()
     if isinstance(st, t.DecimalType):
-        rows = _fixed_rows(buf, st.width // 8, start, count)
-        if st.width <= 64:
-            return _strs(rows.copy().view(f"<i{st.width // 8}").ravel())
-        return [str(int.from_bytes(r, "little", signed=True)) for r in map(bytes, rows)]
+        rows = _fixed_rows(buf, st.width // 8, start, count).reshape(-1)
+        return _strs(to_ints(limbs(rows, st.width, 0, count)))
     if isinstance(st, t.IntervalType):
         if st.unit == "year_month":
             return _typed(buf, "<i4", start, count).tolist()

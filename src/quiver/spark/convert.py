@@ -16,16 +16,17 @@ the dictionary, run-end and union decoders and the sink's hive partitioning use 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
 
+from .. import registry
 from .. import types as t
 from ..array import make_array
 from ..array.base import Array
 from ..array.build import array as build
+from ..array.decimal import beyond_digits, limbs, to_ints, widen
 from ..array.take import _take
 from ..array.validate import ragged_indices
 from ..buffers import pack_bits
@@ -173,13 +174,7 @@ def to_spark_array(
     target = spark_arrow_type(dtype, policy)
     if target == dtype and not t.is_nested(dtype):
         return _checked_as_is(arr, policy, where)
-    if isinstance(dtype, t.ExtensionType):
-        storage = make_array(
-            dtype.storage_type, len(arr), arr.buffers, arr.children, arr.null_count,
-            arr.offset, arr.dictionary,
-        )
-        return to_spark_array(storage, policy, where)
-    convert = _CONVERTERS.get(type(dtype))
+    convert = registry.table("spark_convert").get(type(dtype))
     if convert is None:
         raise NotSupported(f"expected a type Spark can read, found {dtype} ({where.path})")
     return convert(arr, target, policy, where)
@@ -200,8 +195,8 @@ def _checked_as_is(arr: Array, policy: ReadPolicy, where: Where) -> Array:
         if (ns % 1000).any():  # Spark's time(6): cut to microseconds, as timestamps are
             return _fixed(dtype, ns - ns % 1000, checked)
     elif isinstance(dtype, t.DecimalType):  # decimal128 of at most 38 digits
-        words = _values(arr, "<i8", 2).reshape(-1, 2)
-        checked = _check_digits(words, dtype.precision, mask, invalid)
+        lmb = limbs(arr.buffers[1], 128, arr.offset, len(arr))
+        checked = _check_digits(lmb, dtype.precision, mask, invalid)
     elif isinstance(dtype, t.TimestampType):  # microseconds, with or without UTC
         us = _values(arr, "<i8")
         checked = invalid.check((us < _MIN_US) | (us > _MAX_US), mask,
@@ -250,62 +245,34 @@ def _float(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> 
     return _fixed(target, _values(arr, "<f2").astype(np.float32), valid_mask(arr))
 
 
-def _beyond_digits(words: np.ndarray, precision: int) -> np.ndarray:
-    """Per row of little-endian 128-bit integers (low word, high word): whether the value
-    has more than ``precision`` digits (Spark refuses it: NUMERIC_VALUE_OUT_OF_RANGE)."""
-    limit = 10**precision - 1
-    low = words[:, 0].view(np.uint64)
-    high = words[:, 1]
-    top, bottom = limit >> 64, np.uint64(limit & (2**64 - 1))
-    above = (high > top) | ((high == top) & (low > bottom))
-    neg = -limit
-    neg_top, neg_bottom = neg >> 64, np.uint64(neg & (2**64 - 1))
-    below = (high < neg_top) | ((high == neg_top) & (low < neg_bottom))
-    return above | below
-
-
-def _check_digits(words: np.ndarray, precision: int, mask: np.ndarray | None,
+def _check_digits(lmb: np.ndarray, precision: int, mask: np.ndarray | None,
                   invalid: _Invalid) -> np.ndarray | None:
-    """Values of more digits than the column's precision are invalid values."""
-    return invalid.check(_beyond_digits(words, precision), mask,
+    """Values of more digits than the column's precision are invalid values (Spark refuses
+    them: NUMERIC_VALUE_OUT_OF_RANGE)."""
+    return invalid.check(beyond_digits(lmb, precision), mask,
                          f"a decimal of at most {precision} digits (its precision)")
 
 
 def _decimal(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
     dtype = arr.type
     mask = valid_mask(arr)
-    if dtype.width in (32, 64):
-        low = _values(arr, f"<i{dtype.width // 8}").astype(np.int64)
-        words = np.stack([low, low >> 63], axis=1)
-    else:
-        count = dtype.width // 64
-        words = _values(arr, "<i8", count).reshape(-1, count)
+    lmb = limbs(arr.buffers[1], dtype.width, arr.offset, len(arr))
     if isinstance(target, t.StringType):  # wider than Spark's, or a scale it refuses
-        return _decimal_strings(np.ascontiguousarray(words), dtype.scale, mask)
-    invalid = _Invalid(policy, where)
-    if dtype.width < 128:
-        return _fixed(target, words, _check_digits(words, dtype.precision, mask, invalid))
+        return _decimal_strings(to_ints(lmb), dtype.scale, mask)
     if dtype.width == 128:
         return make_array(target, len(arr), arr.buffers, (), arr.null_count, arr.offset)
-    # decimal256 of at most 38 digits: the high 128 bits are the sign of the low 128
-    sign = words[:, 1] >> 63
-    bad = (words[:, 2] != sign) | (words[:, 3] != sign)
-    bad |= _beyond_digits(np.ascontiguousarray(words[:, :2]), dtype.precision)
-    mask = invalid.check(bad, mask,
-                         f"a decimal of at most {dtype.precision} digits (its precision)")
-    return _fixed(target, words[:, :2], mask)
+    # narrower: sign-extended; decimal256 of at most 38 digits: a value of at most 38
+    # digits has the sign of its low 128 bits in the high 128, so the low limbs hold it
+    checked = _check_digits(lmb, dtype.precision, mask, _Invalid(policy, where))
+    return _fixed(target, widen(lmb, 2)[:, :2], checked)
 
 
-def _decimal_strings(words: np.ndarray, scale: int, mask: np.ndarray | None) -> Array:
+def _decimal_strings(ints: np.ndarray, scale: int, mask: np.ndarray | None) -> Array:
     # the opt-in fallback for decimals wider than Spark's: formatted one value at a time
-    limbs = words.view(np.uint64)
-    out: list[str | None] = []
-    for i in range(len(words)):
-        if mask is not None and not mask[i]:
-            out.append(None)
-            continue
-        value = int.from_bytes(limbs[i].tobytes(), "little", signed=True)
-        out.append(format(Decimal(f"{value}e{-scale}"), "f"))  # exact, any scale
+    out: list[str | None] = [
+        None if mask is not None and not mask[i] else format(Decimal(f"{value}e{-scale}"), "f")
+        for i, value in enumerate(ints.tolist())  # exact, any scale
+    ]
     return build(out, t.string())
 
 
@@ -634,29 +601,38 @@ def _same(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> A
     return make_array(target, len(arr), arr.buffers, arr.children, arr.null_count, arr.offset)
 
 
-_Converter = Callable[[Array, t.DataType, ReadPolicy, Where], Array]
-_CONVERTERS: dict[type, _Converter] = {
-    t.IntegerType: _integer,
-    t.FloatingPointType: _float,
-    t.DecimalType: _decimal,
-    t.DateType: _date,
-    t.TimeType: _time,
-    t.TimestampType: _timestamp,
-    t.DurationType: _duration,
-    t.IntervalType: _interval,
-    t.BinaryType: _binary_like,
-    t.StringType: _binary_like,
-    t.BinaryViewType: _binary_like,
-    t.StringViewType: _binary_like,
-    t.FixedSizeBinaryType: _binary_like,
-    t.ListType: _list_like,
-    t.LargeListType: _list_like,
-    t.ListViewType: _list_like,
-    t.LargeListViewType: _list_like,
-    t.FixedSizeListType: _list_like,
-    t.MapType: _map,
-    t.StructType: _struct,
-    t.UnionType: _union,
-    t.DictionaryType: _dictionary,
-    t.RunEndEncodedType: _run_end,
-}
+def _storage(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
+    storage = make_array(arr.type.storage_type, len(arr), arr.buffers, arr.children,  # type: ignore[attr-defined]
+                         arr.null_count, arr.offset, arr.dictionary)
+    return to_spark_array(storage, policy, where)
+
+
+def _as_is(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
+    # (Spark reads these types as they are: to_spark_array takes them before any lookup)
+    return _checked_as_is(arr, policy, where)
+
+
+# one converter per type class (the registry's spark_convert piece), for an array whose
+# Spark type (spark_arrow_type) is not its own, or that is nested
+for _convert, _classes in (
+    (_as_is, (t.NullType, t.BoolType)),
+    (_storage, (t.ExtensionType,)),
+    (_integer, (t.IntegerType,)),
+    (_float, (t.FloatingPointType,)),
+    (_decimal, (t.DecimalType,)),
+    (_date, (t.DateType,)),
+    (_time, (t.TimeType,)),
+    (_timestamp, (t.TimestampType,)),
+    (_duration, (t.DurationType,)),
+    (_interval, (t.IntervalType,)),
+    (_binary_like, (t.BinaryType, t.StringType, t.BinaryViewType, t.StringViewType,
+                    t.FixedSizeBinaryType)),
+    (_list_like, (t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType,
+                  t.FixedSizeListType)),
+    (_map, (t.MapType,)),
+    (_struct, (t.StructType,)),
+    (_union, (t.UnionType,)),
+    (_dictionary, (t.DictionaryType,)),
+    (_run_end, (t.RunEndEncodedType,)),
+):
+    registry.register("spark_convert", _convert, *_classes)

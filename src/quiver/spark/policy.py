@@ -28,9 +28,11 @@ disagree on nullability stays valid.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import registry
 from .. import types as t
 from ..errors import NotSupported
 
@@ -82,79 +84,127 @@ def _list_of(value: t.DataType, policy: ReadPolicy) -> t.DataType:
 
 
 def spark_arrow_type(dtype: t.DataType, policy: ReadPolicy = DEFAULT_POLICY) -> t.DataType:
-    """The Arrow type Spark reads for ``dtype`` (docs/spark.md's type table, as code).
+    """The Arrow type Spark reads for ``dtype`` (docs/spark.md's type table, as code: one
+    function per type class, the registry's ``spark_arrow`` piece).
 
     Raises :class:`~quiver.errors.NotSupported` for a type Spark cannot hold under the
     policy (a decimal256 of more than 38 digits unless ``wide_decimals="string"``).
     """
-    if isinstance(dtype, t.ExtensionType):
-        return spark_arrow_type(dtype.storage_type, policy)
-    if isinstance(dtype, (t.NullType, t.BoolType)):
+    rule = registry.table("spark_arrow").get(type(dtype))
+    if rule is None:
+        raise NotSupported(f"expected a type Spark can read, found {dtype}")
+    return rule(dtype, policy)
+
+
+@registry.implements("spark_arrow", t.ExtensionType)
+def _extension(dtype: t.ExtensionType, policy: ReadPolicy) -> t.DataType:
+    return spark_arrow_type(dtype.storage_type, policy)
+
+
+@registry.implements("spark_arrow", t.NullType, t.BoolType)
+def _itself(dtype: t.DataType, policy: ReadPolicy) -> t.DataType:
+    return dtype
+
+
+@registry.implements("spark_arrow", t.IntegerType)
+def _integer(dtype: t.IntegerType, policy: ReadPolicy) -> t.DataType:
+    if dtype.signed:
         return dtype
-    if isinstance(dtype, t.IntegerType):
-        if dtype.signed:
-            return dtype
-        if dtype.width == 64:
-            return t.decimal128(20, 0)
-        return t.int64() if dtype.width == 32 else t.int32() if dtype.width == 16 else t.int16()
-    if isinstance(dtype, t.FloatingPointType):
-        return t.float32() if dtype.width == 16 else dtype
-    if isinstance(dtype, t.DecimalType):
-        if (dtype.scale < 0 or dtype.scale > dtype.precision) and policy.wide_decimals != "string":
-            raise NotSupported(
-                f"expected a decimal scale from 0 to its precision for Spark, found {dtype}; "
-                "read it as a string with .option('wideDecimals', 'string')"
-            )
-        if dtype.scale < 0 or dtype.scale > dtype.precision:
-            return t.string()
-        if dtype.precision <= MAX_DECIMAL_PRECISION:
-            return t.decimal128(dtype.precision, dtype.scale)
-        if policy.wide_decimals == "string":
-            return t.string()
+    if dtype.width == 64:
+        return t.decimal128(20, 0)
+    return t.int64() if dtype.width == 32 else t.int32() if dtype.width == 16 else t.int16()
+
+
+@registry.implements("spark_arrow", t.FloatingPointType)
+def _float(dtype: t.FloatingPointType, policy: ReadPolicy) -> t.DataType:
+    return t.float32() if dtype.width == 16 else dtype
+
+
+@registry.implements("spark_arrow", t.DecimalType)
+def _decimal(dtype: t.DecimalType, policy: ReadPolicy) -> t.DataType:
+    if (dtype.scale < 0 or dtype.scale > dtype.precision) and policy.wide_decimals != "string":
         raise NotSupported(
-            f"expected a decimal of at most {MAX_DECIMAL_PRECISION} digits for Spark, found "
-            f"{dtype}; read it as a string with .option('wideDecimals', 'string')"
+            f"expected a decimal scale from 0 to its precision for Spark, found {dtype}; "
+            "read it as a string with .option('wideDecimals', 'string')"
         )
-    if isinstance(dtype, t.DateType):
-        return t.date32()
-    if isinstance(dtype, t.TimeType):
-        return t.time64("ns")
-    if isinstance(dtype, t.TimestampType):
-        return t.timestamp("us", "UTC" if dtype.tz else None)
-    if isinstance(dtype, t.DurationType):
-        return t.duration("us")
-    if isinstance(dtype, t.IntervalType):
-        return t.struct([t.field(n, ft, nullable=True) for n, ft in _INTERVAL_FIELDS[dtype.unit]])
-    if isinstance(dtype, (t.BinaryType, t.BinaryViewType, t.FixedSizeBinaryType)):
-        return t.binary()
-    if isinstance(dtype, (t.StringType, t.StringViewType)):
+    if dtype.scale < 0 or dtype.scale > dtype.precision:
         return t.string()
-    if isinstance(dtype, (t._ListBase, t.FixedSizeListType)):
-        return _list_of(dtype.value_field.type, policy)
-    if isinstance(dtype, t.MapType):
-        key, value = dtype.entries_field.type.fields
-        return t.map_(
-            t.field("key", spark_arrow_type(key.type, policy), nullable=False),
-            _nullable("value", value.type, policy),
+    if dtype.precision <= MAX_DECIMAL_PRECISION:
+        return t.decimal128(dtype.precision, dtype.scale)
+    if policy.wide_decimals == "string":
+        return t.string()
+    raise NotSupported(
+        f"expected a decimal of at most {MAX_DECIMAL_PRECISION} digits for Spark, found "
+        f"{dtype}; read it as a string with .option('wideDecimals', 'string')"
+    )
+
+
+def _constant(result: t.DataType) -> Callable[[t.DataType, ReadPolicy], t.DataType]:
+    """The rule of a class whose every type Spark reads as ``result``."""
+
+    def rule(dtype: t.DataType, policy: ReadPolicy) -> t.DataType:
+        return result
+
+    return rule
+
+
+for _result, _classes in (
+    (t.date32(), (t.DateType,)),
+    (t.time64("ns"), (t.TimeType,)),
+    (t.duration("us"), (t.DurationType,)),
+    (t.binary(), (t.BinaryType, t.BinaryViewType, t.FixedSizeBinaryType)),
+    (t.string(), (t.StringType, t.StringViewType)),
+):
+    registry.register("spark_arrow", _constant(_result), *_classes)
+
+
+@registry.implements("spark_arrow", t.TimestampType)
+def _timestamp(dtype: t.TimestampType, policy: ReadPolicy) -> t.DataType:
+    return t.timestamp("us", "UTC" if dtype.tz else None)
+
+
+@registry.implements("spark_arrow", t.IntervalType)
+def _interval(dtype: t.IntervalType, policy: ReadPolicy) -> t.DataType:
+    return t.struct([t.field(n, ft, nullable=True) for n, ft in _INTERVAL_FIELDS[dtype.unit]])
+
+
+@registry.implements("spark_arrow", t.ListType, t.LargeListType, t.ListViewType,
+                     t.LargeListViewType, t.FixedSizeListType)
+def _list(dtype: t.DataType, policy: ReadPolicy) -> t.DataType:
+    return _list_of(dtype.value_field.type, policy)  # type: ignore[attr-defined]
+
+
+@registry.implements("spark_arrow", t.MapType)
+def _map(dtype: t.MapType, policy: ReadPolicy) -> t.DataType:
+    key, value = dtype.entries_field.type.fields
+    return t.map_(
+        t.field("key", spark_arrow_type(key.type, policy), nullable=False),
+        _nullable("value", value.type, policy),
+    )
+
+
+@registry.implements("spark_arrow", t.StructType)
+def _struct(dtype: t.StructType, policy: ReadPolicy) -> t.DataType:
+    names = [f.name for f in dtype.fields]
+    if len(set(names)) != len(names):
+        raise NotSupported(
+            f"expected distinct field names in a struct for Spark, found duplicate field "
+            f"names {names} in {dtype}"
         )
-    if isinstance(dtype, t.StructType):
-        names = [f.name for f in dtype.fields]
-        if len(set(names)) != len(names):
-            raise NotSupported(
-                f"expected distinct field names in a struct for Spark, found duplicate field "
-                f"names {names} in {dtype}"
-            )
-        return t.struct([_nullable(f.name, f.type, policy) for f in dtype.fields])
-    if isinstance(dtype, t.UnionType):
-        return t.struct(
-            [t.field(UNION_TYPE_CODE, t.int8(), nullable=True)]
-            + [_nullable(f.name, f.type, policy) for f in dtype.fields]
-        )
-    if isinstance(dtype, t.DictionaryType):
-        return spark_arrow_type(dtype.value_type, policy)
-    if isinstance(dtype, t.RunEndEncodedType):
-        return spark_arrow_type(dtype.value_type, policy)
-    raise NotSupported(f"expected a type Spark can read, found {dtype}")
+    return t.struct([_nullable(f.name, f.type, policy) for f in dtype.fields])
+
+
+@registry.implements("spark_arrow", t.UnionType)
+def _union(dtype: t.UnionType, policy: ReadPolicy) -> t.DataType:
+    return t.struct(
+        [t.field(UNION_TYPE_CODE, t.int8(), nullable=True)]
+        + [_nullable(f.name, f.type, policy) for f in dtype.fields]
+    )
+
+
+@registry.implements("spark_arrow", t.DictionaryType, t.RunEndEncodedType)
+def _encoded(dtype: t.DataType, policy: ReadPolicy) -> t.DataType:
+    return spark_arrow_type(dtype.value_type, policy)  # type: ignore[attr-defined]
 
 
 def spark_arrow_schema(schema: t.Schema, policy: ReadPolicy = DEFAULT_POLICY) -> t.Schema:
@@ -170,43 +220,104 @@ def spark_arrow_schema(schema: t.Schema, policy: ReadPolicy = DEFAULT_POLICY) ->
 
 
 def to_spark_type(dtype: t.DataType) -> Any:
-    """The Spark SQL type of a Spark-compatible Arrow type (see :func:`spark_arrow_type`)."""
+    """The Spark SQL type of a Spark-compatible Arrow type (see :func:`spark_arrow_type`),
+    by the registry's ``spark_sql`` piece of its class."""
     from pyspark.sql import types as st
 
-    if isinstance(dtype, t.NullType):
-        return st.NullType()
-    if isinstance(dtype, t.BoolType):
-        return st.BooleanType()
-    if isinstance(dtype, t.IntegerType) and dtype.signed:
-        return {8: st.ByteType, 16: st.ShortType, 32: st.IntegerType, 64: st.LongType}[
-            dtype.width
-        ]()
-    if isinstance(dtype, t.FloatingPointType) and dtype.width in (32, 64):
-        return st.FloatType() if dtype.width == 32 else st.DoubleType()
-    if isinstance(dtype, t.DecimalType) and dtype.width == 128:
-        return st.DecimalType(dtype.precision, dtype.scale)
-    if isinstance(dtype, t.StringType) and not dtype.large:
-        return st.StringType()
-    if isinstance(dtype, t.BinaryType) and not dtype.large:
-        return st.BinaryType()
-    if isinstance(dtype, t.DateType) and dtype.unit == "day":
-        return st.DateType()
-    if isinstance(dtype, t.TimestampType) and dtype.unit == "us":
-        return st.TimestampType() if dtype.tz else st.TimestampNTZType()
-    if isinstance(dtype, t.TimeType) and dtype.unit == "ns":
-        return st.TimeType(6)
-    if isinstance(dtype, t.DurationType) and dtype.unit == "us":
-        return st.DayTimeIntervalType()
-    if isinstance(dtype, t.ListType):
-        return st.ArrayType(to_spark_type(dtype.value_field.type), True)
-    if isinstance(dtype, t.MapType):
-        key, value = dtype.entries_field.type.fields
-        return st.MapType(to_spark_type(key.type), to_spark_type(value.type), True)
-    if isinstance(dtype, t.StructType):
-        return st.StructType(
-            [st.StructField(f.name, to_spark_type(f.type), True) for f in dtype.fields]
-        )
-    raise NotSupported(f"expected a Spark-compatible Arrow type, found {dtype}")
+    rule = registry.table("spark_sql").get(type(dtype))
+    found = None if rule is None else rule(dtype, st)
+    if found is None:
+        raise NotSupported(f"expected a Spark-compatible Arrow type, found {dtype}")
+    return found
+
+
+# the registry's spark_sql piece: ``(dtype, pyspark.sql.types) -> Spark type``, or None
+# for a type of the class that is not one spark_arrow_type gives
+
+
+@registry.implements("spark_sql", t.NullType)
+def _null_sql(dtype: t.DataType, st: Any) -> Any:
+    return st.NullType()
+
+
+@registry.implements("spark_sql", t.BoolType)
+def _bool_sql(dtype: t.DataType, st: Any) -> Any:
+    return st.BooleanType()
+
+
+@registry.implements("spark_sql", t.IntegerType)
+def _integer_sql(dtype: t.IntegerType, st: Any) -> Any:
+    if not dtype.signed:
+        return None
+    return {8: st.ByteType, 16: st.ShortType, 32: st.IntegerType, 64: st.LongType}[dtype.width]()
+
+
+@registry.implements("spark_sql", t.FloatingPointType)
+def _float_sql(dtype: t.FloatingPointType, st: Any) -> Any:
+    return {32: st.FloatType, 64: st.DoubleType}.get(dtype.width, lambda: None)()
+
+
+@registry.implements("spark_sql", t.DecimalType)
+def _decimal_sql(dtype: t.DecimalType, st: Any) -> Any:
+    return st.DecimalType(dtype.precision, dtype.scale) if dtype.width == 128 else None
+
+
+@registry.implements("spark_sql", t.StringType)
+def _string_sql(dtype: t.StringType, st: Any) -> Any:
+    return None if dtype.large else st.StringType()
+
+
+@registry.implements("spark_sql", t.BinaryType)
+def _binary_sql(dtype: t.BinaryType, st: Any) -> Any:
+    return None if dtype.large else st.BinaryType()
+
+
+@registry.implements("spark_sql", t.DateType)
+def _date_sql(dtype: t.DateType, st: Any) -> Any:
+    return st.DateType() if dtype.unit == "day" else None
+
+
+@registry.implements("spark_sql", t.TimestampType)
+def _timestamp_sql(dtype: t.TimestampType, st: Any) -> Any:
+    if dtype.unit != "us":
+        return None
+    return st.TimestampType() if dtype.tz else st.TimestampNTZType()
+
+
+@registry.implements("spark_sql", t.TimeType)
+def _time_sql(dtype: t.TimeType, st: Any) -> Any:
+    return st.TimeType(6) if dtype.unit == "ns" else None
+
+
+@registry.implements("spark_sql", t.DurationType)
+def _duration_sql(dtype: t.DurationType, st: Any) -> Any:
+    return st.DayTimeIntervalType() if dtype.unit == "us" else None
+
+
+@registry.implements("spark_sql", t.ListType)
+def _list_sql(dtype: t.ListType, st: Any) -> Any:
+    return st.ArrayType(to_spark_type(dtype.value_field.type), True)
+
+
+@registry.implements("spark_sql", t.MapType)
+def _map_sql(dtype: t.MapType, st: Any) -> Any:
+    key, value = dtype.entries_field.type.fields
+    return st.MapType(to_spark_type(key.type), to_spark_type(value.type), True)
+
+
+@registry.implements("spark_sql", t.StructType)
+def _struct_sql(dtype: t.StructType, st: Any) -> Any:
+    return st.StructType(
+        [st.StructField(f.name, to_spark_type(f.type), True) for f in dtype.fields]
+    )
+
+
+@registry.implements("spark_sql", t.IntervalType, t.BinaryViewType, t.StringViewType,
+                     t.FixedSizeBinaryType, t.LargeListType, t.ListViewType,
+                     t.LargeListViewType, t.FixedSizeListType, t.UnionType, t.DictionaryType,
+                     t.RunEndEncodedType, t.ExtensionType)
+def _no_sql(dtype: t.DataType, st: Any) -> Any:
+    return None  # spark_arrow_type turns these into others first
 
 
 def to_spark_schema(schema: t.Schema) -> Any:

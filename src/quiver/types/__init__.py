@@ -461,9 +461,11 @@ for _row in (
     registry.TypeRow(RunEndEncodedType, ((22, "RunEndEncoded"),), ("runendencoded",),
                      _NOT_FIXED_WIDTH),
     # a dictionary travels as its index type (and a dictionary batch)
-    registry.TypeRow(DictionaryType, without=_AS_ANOTHER),
-    # an extension travels as its storage type, whose layout, dtypes and format it uses
-    registry.TypeRow(ExtensionType, without=_AS_ANOTHER | {
+    # (casts decode it first; pandas makes a Categorical of it)
+    registry.TypeRow(DictionaryType, without=_AS_ANOTHER | {"cast_family"}),
+    # an extension travels as its storage type, whose layout, dtypes and format it uses,
+    # and casts and converts to pandas as it
+    registry.TypeRow(ExtensionType, without=_AS_ANOTHER | registry.CONVERTS_AS_ANOTHER | {
         "layout", "numpy_storage", "numpy_logical", "c_format"}),
 ):
     registry.add_row(_row)

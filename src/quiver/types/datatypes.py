@@ -181,9 +181,8 @@ class DecimalType(DataType):
     def __post_init__(self) -> None:
         maxp = _DECIMAL_MAX_PRECISION.get(self.width)
         if maxp is None:
-            raise ArrowInvalidArgument(
-                f"expected a decimal width of 32/64/128/256, found {self.width}"
-            )
+            widths = "/".join(map(str, _DECIMAL_MAX_PRECISION))
+            raise ArrowInvalidArgument(f"expected a decimal width of {widths}, found {self.width}")
         if not isinstance(self.precision, int) or not 1 <= self.precision <= maxp:
             raise ArrowInvalidArgument(
                 f"expected decimal{self.width} precision in 1..{maxp}, found {self.precision}"

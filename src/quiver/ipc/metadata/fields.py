@@ -212,7 +212,7 @@ def _decode_fixed_binary(code: int, tt: Table, children: tuple[Field, ...]) -> D
 )
 def _decode_list(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
     _need_children(children, 1, _TYPE_NAMES[code], tt)
-    return _LIST_TYPES[code](children[0])
+    return _CODE_CLASSES[code](children[0])
 
 
 @registry.implements("ipc_decode", t.FixedSizeListType)
@@ -277,11 +277,9 @@ _LEAF_TYPES: dict[int, DataType] = {
     _UTF8_VIEW: t.StringViewType(),
 }
 
-_LIST_TYPES: dict[int, Any] = {
-    _LIST: t.ListType,
-    _LARGE_LIST: t.LargeListType,
-    _LIST_VIEW: t.ListViewType,
-    _LARGE_LIST_VIEW: t.LargeListViewType,
+# Type union code -> the DataType class its registry row names
+_CODE_CLASSES: dict[int, type] = {
+    code: row.cls for row in registry.rows() for code, _name in row.ipc_types
 }
 
 

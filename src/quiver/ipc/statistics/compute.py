@@ -8,11 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from ... import registry
 from ... import types as t
 from ...array import make_array
 from ...array.base import Array
 from ...array.concat import concat_arrays
 from ...array.data import typed_view
+from ...array.decimal import limbs, sort_keys, to_ints
 from ...array.select import _null_mask
 from ...array.validate_values import full_union, join_path
 from ...buffers import unpack_bits
@@ -91,14 +93,7 @@ def _signed_zero_bounds(low: Any, high: Any) -> tuple[Any, Any]:
 
 def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
                     ) -> tuple[int, int] | None:
-    words = dtype.byte_width // 8 if dtype.byte_width >= 8 else 0
-    if words == 0:  # decimal32: one int32 per value
-        values = arr.buffers[1].view("<i4")[arr.offset : arr.offset + len(arr)].astype(np.int64)
-        keys = [values]
-    else:
-        raw = arr.buffers[1].view("<u8")[arr.offset * words : (arr.offset + len(arr)) * words]
-        raw = raw.reshape(-1, words)
-        keys = [raw[:, i] for i in range(words - 1)] + [raw[:, words - 1].view(np.int64)]
+    keys = sort_keys(limbs(arr.buffers[1], dtype.width, arr.offset, len(arr)))  # type: ignore[attr-defined, arg-type]
     rows = np.arange(len(arr)) if valid is None else np.flatnonzero(valid)
     if len(rows) == 0:
         return None
@@ -421,73 +416,106 @@ def _check_selected_slots(arr: Array, path: str) -> None:
 
 def _raw_function(dtype: t.DataType, name: str = "") -> Any:
     """The function computing a column's :data:`Raw` statistics, chosen once per type
-    (``name``: the column's, for errors)."""
-    if isinstance(dtype, t.ExtensionType):  # bounds of the storage values
+    (``name``: the column's, for errors) by the registry's ``stats_raw`` piece."""
+    make = registry.table("stats_raw").get(type(dtype))
+    if make is None:
+        raise registry.missing_piece("stats_raw", type(dtype))
+    return make(dtype, name)
 
-        storage = dtype.storage_type
-        inner = _raw_function(storage, name)
 
-        def extension(arr: Array) -> Raw:
-            return inner(make_array(storage, len(arr), arr.buffers, arr.children,
-                                    arr.null_count, arr.offset, arr.dictionary))
+@registry.implements("stats_raw", t.ExtensionType)
+def _extension_raw(dtype: t.DataType, name: str) -> Any:
+    """Bounds of the storage values."""
+    storage = dtype.storage_type  # type: ignore[attr-defined]
+    inner = _raw_function(storage, name)
 
-        return extension
-    if isinstance(dtype, (t.DictionaryType, t.RunEndEncodedType, t.UnionType)):
+    def extension(arr: Array) -> Raw:
+        return inner(make_array(storage, len(arr), arr.buffers, arr.children,
+                                arr.null_count, arr.offset, arr.dictionary))
 
-        is_dict = isinstance(dtype, t.DictionaryType)
+    return extension
 
-        def logical(arr: Array) -> Raw:
-            # the logical null count (a null dictionary value, run or union child is a
-            # null to every reader), which is what a filter's "is null" asks about
-            _check_selected_slots(arr, name)
-            nulls = int(np.count_nonzero(_null_mask(arr)))
-            if not is_dict or arr.dictionary is None or nulls == len(arr):
-                return (nulls, 0, None, None, True, True)
-            inner = column_raw(arr.dictionary)
-            return (nulls, 0, inner[2], inner[3], False, False)
 
-        return logical
-    if isinstance(dtype, (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,
-                          t.TimestampType, t.DurationType)):
+@registry.implements("stats_raw", t.DictionaryType, t.RunEndEncodedType, t.UnionType)
+def _logical_raw(dtype: t.DataType, name: str) -> Any:
+    """The logical null count; a dictionary's bounds are its values' (not exact)."""
+    is_dict = isinstance(dtype, t.DictionaryType)
 
-        np_dtype = storage_numpy_dtype(dtype)
+    def logical(arr: Array) -> Raw:
+        # the logical null count (a null dictionary value, run or union child is a
+        # null to every reader), which is what a filter's "is null" asks about
+        _check_selected_slots(arr, name)
+        nulls = int(np.count_nonzero(_null_mask(arr)))
+        if not is_dict or arr.dictionary is None or nulls == len(arr):
+            return (nulls, 0, None, None, True, True)
+        inner = column_raw(arr.dictionary)
+        return (nulls, 0, inner[2], inner[3], False, False)
 
-        def fixed(arr: Array, nulls: int) -> tuple[Any, ...] | None:
-            found = _fixed_extremes(arr._fixed_values_view(np_dtype),
-                                    arr.is_valid_mask() if nulls else None)
-            return None if found is None else (found[2], found[0], found[1], True, True)
+    return logical
 
-        return _bounded(fixed)
-    if isinstance(dtype, t.DecimalType):
-        width = dtype.byte_width
 
-        def decimal(arr: Array, nulls: int) -> tuple[Any, ...] | None:
-            rows = _decimal_bounds(arr, dtype, arr.is_valid_mask())
-            if rows is None:
-                return None
-            raw = arr.buffers[1]
-            low, high = ((arr.offset + r) * width for r in rows)
-            return (0, bytes(raw[low : low + width]), bytes(raw[high : high + width]),
-                    True, True)
+@registry.implements("stats_raw", t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,
+                     t.TimestampType, t.DurationType)
+def _fixed_raw(dtype: t.DataType, name: str) -> Any:
+    """Bounds of numbers numpy holds (NaNs counted for floats)."""
+    np_dtype = storage_numpy_dtype(dtype)
 
-        return _bounded(decimal)
-    if isinstance(dtype, t.BoolType):
+    def fixed(arr: Array, nulls: int) -> tuple[Any, ...] | None:
+        found = _fixed_extremes(arr._fixed_values_view(np_dtype),
+                                arr.is_valid_mask() if nulls else None)
+        return None if found is None else (found[2], found[0], found[1], True, True)
 
-        def boolean(arr: Array, nulls: int) -> tuple[Any, ...]:
-            bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
-            valid = arr.is_valid_mask()
-            if valid is not None:
-                bits = bits[valid]
-            return (0, bool(bits.all()), bool(bits.any()), True, True)
+    return _bounded(fixed)
 
-        return _bounded(boolean)
-    if isinstance(dtype, (t.StringType, t.BinaryType)):
 
-        def binary(arr: Array, nulls: int) -> tuple[Any, ...] | None:
-            found = _binary_extremes(arr, dtype, arr.is_valid_mask())
-            return None if found is None else (0, *found)
+@registry.implements("stats_raw", t.DecimalType)
+def _decimal_raw(dtype: t.DataType, name: str) -> Any:
+    """Bounds of decimals, as their stored bytes."""
+    width = dtype.byte_width
 
-        return _bounded(binary)
+    def decimal(arr: Array, nulls: int) -> tuple[Any, ...] | None:
+        rows = _decimal_bounds(arr, dtype, arr.is_valid_mask())
+        if rows is None:
+            return None
+        raw = arr.buffers[1]
+        low, high = ((arr.offset + r) * width for r in rows)
+        return (0, bytes(raw[low : low + width]), bytes(raw[high : high + width]),
+                True, True)
+
+    return _bounded(decimal)
+
+
+@registry.implements("stats_raw", t.BoolType)
+def _bool_raw(dtype: t.DataType, name: str) -> Any:
+    """Bounds of booleans: all true, any true."""
+
+    def boolean(arr: Array, nulls: int) -> tuple[Any, ...]:
+        bits = unpack_bits(arr.buffers[1], arr.offset, len(arr))
+        valid = arr.is_valid_mask()
+        if valid is not None:
+            bits = bits[valid]
+        return (0, bool(bits.all()), bool(bits.any()), True, True)
+
+    return _bounded(boolean)
+
+
+@registry.implements("stats_raw", t.StringType, t.BinaryType)
+def _binary_raw(dtype: t.DataType, name: str) -> Any:
+    """Bounds of strings and binaries (cut to a prefix when long)."""
+
+    def binary(arr: Array, nulls: int) -> tuple[Any, ...] | None:
+        found = _binary_extremes(arr, dtype, arr.is_valid_mask())
+        return None if found is None else (0, *found)
+
+    return _bounded(binary)
+
+
+@registry.implements("stats_raw", t.NullType, t.IntervalType, t.BinaryViewType,
+                     t.StringViewType, t.FixedSizeBinaryType, t.ListType, t.LargeListType,
+                     t.ListViewType, t.LargeListViewType, t.FixedSizeListType, t.StructType,
+                     t.MapType)
+def _counts_raw(dtype: t.DataType, name: str) -> Any:
+    """No bounds: the null count only."""
 
     def other(arr: Array) -> Raw:
         return (arr.null_count, 0, None, None, True, True)
@@ -563,11 +591,8 @@ def compare_values(a: Array, b: Array) -> int:
         y = bool(unpack_bits(b.buffers[1], b.offset, 1)[0])
         return (x > y) - (x < y)
     if isinstance(dtype, t.DecimalType):
-        width = dtype.byte_width
-        x = int.from_bytes(bytes(a.buffers[1][a.offset * width : (a.offset + 1) * width]),
-                           "little", signed=True)
-        y = int.from_bytes(bytes(b.buffers[1][b.offset * width : (b.offset + 1) * width]),
-                           "little", signed=True)
+        x = to_ints(limbs(a.buffers[1], dtype.width, a.offset, 1))[0]
+        y = to_ints(limbs(b.buffers[1], dtype.width, b.offset, 1))[0]
         return (x > y) - (x < y)
     x, y = _numbers(a, dtype)[0], _numbers(b, dtype)[0]
     return int(x > y) - int(x < y)
