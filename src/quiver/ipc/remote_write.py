@@ -65,6 +65,18 @@ class RemoteStreamWriter(_Uploading, RecordBatchStreamWriter):
         super().__init__(upload, schema, **kw)
 
 
+def _uploading(cls: Any, url: Any, schema: Any, storage_options: Mapping[str, Any] | None,
+               kw: dict[str, Any]) -> Any:
+    """A writer of class ``cls`` over a new upload to ``url``; the upload is aborted when
+    the writer cannot start (a bad schema or option leaves no object)."""
+    upload = Upload(url, storage_options)
+    try:
+        return cls(upload, schema, **kw)
+    except BaseException:
+        upload.discard()
+        raise
+
+
 @entry(writer.new_file, URL_DOC + """    A URL's object is written as a multipart upload,
     completed on ``close`` and aborted when the ``with`` block raises: no half object.""")
 def new_file(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | None = None,
@@ -72,12 +84,7 @@ def new_file(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | Non
     """A file writer (see :func:`quiver.ipc.writer.new_file`), also to a URL."""
     if not wants_url(sink, storage_options):
         return writer.new_file(sink, schema, **kw)
-    upload = Upload(sink, storage_options)
-    try:
-        return RemoteFileWriter(upload, schema, **kw)
-    except BaseException:
-        upload.discard()
-        raise
+    return _uploading(RemoteFileWriter, sink, schema, storage_options, kw)
 
 
 @entry(writer.new_stream, URL_DOC + """    A URL's object is written as a multipart upload,
@@ -87,12 +94,7 @@ def new_stream(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | N
     """A stream writer (see :func:`quiver.ipc.writer.new_stream`), also to a URL."""
     if not wants_url(sink, storage_options):
         return writer.new_stream(sink, schema, **kw)
-    upload = Upload(sink, storage_options)
-    try:
-        return RemoteStreamWriter(upload, schema, **kw)
-    except BaseException:
-        upload.discard()
-        raise
+    return _uploading(RemoteStreamWriter, sink, schema, storage_options, kw)
 
 
 __all__ = ["RemoteFileWriter", "RemoteStreamWriter", "new_file", "new_stream"]

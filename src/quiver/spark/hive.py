@@ -422,6 +422,13 @@ def _refuse(raw: str, dtype: t.DataType) -> ArrowInvalid:
     return ArrowInvalid(f"expected a partition value of type {dtype}, found {raw!r}")
 
 
+def _parsed(value: Any, raw: str, dtype: t.DataType) -> Any:
+    """``value`` as parsed from ``raw``, or the error when the parse gave ``None``."""
+    if value is None:
+        raise _refuse(raw, dtype)
+    return value
+
+
 def partition_value(raw: str | None, dtype: t.DataType, zone: str | None = None) -> Any:
     """The value of a directory's raw (escaped) text under ``dtype``, as Spark's
     ``castPartValueToDesiredType`` reads it; ``None`` (the default partition) is null.
@@ -435,23 +442,16 @@ def partition_value(raw: str | None, dtype: t.DataType, zone: str | None = None)
     if isinstance(dtype, t.BinaryType):
         return raw.encode()
     if isinstance(dtype, t.IntegerType):
-        value = _java_int(raw)
-        if value is None:
-            raise _refuse(raw, dtype)
+        value = _parsed(_java_int(raw), raw, dtype)
         low, high = ((0, 2**dtype.width) if not dtype.signed
                      else (-(2 ** (dtype.width - 1)), 2 ** (dtype.width - 1)))
         if not low <= value < high:
             raise ArrowInvalid(f"expected a partition value that fits {dtype}, found {raw!r}")
         return value
     if isinstance(dtype, t.FloatingPointType):
-        number = _java_double(raw)
-        if number is None:
-            raise _refuse(raw, dtype)
-        return number
+        return _parsed(_java_double(raw), raw, dtype)
     if isinstance(dtype, t.DecimalType):
-        exact = _java_big_decimal(raw)
-        if exact is None:
-            raise _refuse(raw, dtype)
+        exact = _parsed(_java_big_decimal(raw), raw, dtype)
         try:
             scaled = exact.quantize(Decimal(1).scaleb(-dtype.scale))
         except InvalidOperation:
@@ -465,18 +465,13 @@ def partition_value(raw: str | None, dtype: t.DataType, zone: str | None = None)
             raise _refuse(raw, dtype)
         return lowered == "true"
     if isinstance(dtype, t.DateType):
-        day = _cast_date(raw)
-        if day is None:
-            raise _refuse(raw, dtype)
-        return day
+        return _parsed(_cast_date(raw), raw, dtype)
     if isinstance(dtype, t.TimestampType):
         text = unescape_partition_text(raw)
         target = (zone or session_zone()) if dtype.tz else None
         found = _cast_timestamp(text, target)
         if found is None:
-            day = _cast_date(raw)
-            if day is None:
-                raise _refuse(raw, dtype)
+            day = _parsed(_cast_date(raw), raw, dtype)
             found = _cast_timestamp(day.isoformat(), target)
         return found
     if isinstance(dtype, t.TimeType):
