@@ -18,6 +18,24 @@ import importlib
 from types import ModuleType
 from typing import Any
 
+from . import hooks
+
+# the module that answers each hook of a lower layer (quiver.hooks): a hook's first call
+# imports it, so ``import quiver`` loads none of them
+hooks.provide({
+    "cdata.export_schema_node": "quiver.cdata.capsule",
+    "cdata.export_array": "quiver.cdata.array",
+    "cdata.export_batch": "quiver.cdata.stream",
+    "cdata.export_stream": "quiver.cdata.stream",
+    "cdata.import_type": "quiver.cdata.schema",
+    "cdata.import_schema": "quiver.cdata.schema",
+    "cdata.import_array": "quiver.cdata.import_array",
+    "cdata.reader_from_stream": "quiver.cdata.import_batch",
+    "pandas.array_to_pandas": "quiver.pandas_out",
+    "pandas.batch_to_pandas": "quiver.pandas_out",
+    "pandas.frame_parts": "quiver.pandas_in",
+})
+
 # public name -> the module that defines it
 _NAMES: dict[str, str] = {
     "__version__": "quiver._version",
@@ -176,7 +194,7 @@ _NAMES: dict[str, str] = {
 # submodules reachable as attributes (``quiver.ipc``, ``quiver.types``, ...)
 _SUBMODULES = frozenset({
     "batch", "buffers", "cdata", "cli", "compute", "constructors", "errors", "filters",
-    "integration", "interop", "ipc", "job", "layout", "spark", "tensor", "types",
+    "hooks", "integration", "interop", "ipc", "job", "layout", "spark", "tensor", "types",
 })
 
 __all__ = sorted(n for n in _NAMES if not n.startswith("_"))

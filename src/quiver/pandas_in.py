@@ -33,7 +33,9 @@ from ._version import __version__
 from .array.base import Array, make_array
 from .array.build import _bitmap, _build_binary, _MixedKinds, array, from_numpy
 from .array.infer import _tz_name
+from .cdata.import_array import import_array
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
+from .hooks import register
 from .pandas_out import PANDAS_KEY, pandas_module
 
 
@@ -87,8 +89,6 @@ def array_from_pandas(series: Any,
         # pandas builds anew on every call; the stream serves anything else
         data = getattr(series.array, "__arrow_array__", None)
         data = data() if data is not None else None
-        from .cdata.import_array import import_array  # ctypes: only for Arrow memory
-
         arr = import_array(data if hasattr(data, "__arrow_c_stream__") else series)
         is_str = isinstance(dtype, pd.StringDtype)
         if is_str:  # (pyarrow's entry: the logical type of what it holds, large_string)
@@ -387,3 +387,7 @@ def _check_text_target(have: t.DataType, f: t.Field) -> None:
 
 def _version() -> str:
     return __version__
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("pandas.frame_parts", frame_parts)

@@ -2,25 +2,29 @@
 
 Cross-module on purpose: it reads every module of the package.
 
-Layers, bottom to top (README, "Architecture"); a module may import its own layer and the
-ones below, never one above:
+Layers, bottom to top (README, "Architecture"); each folder is one layer, and a module may
+import its own layer and the ones below, never one above:
 
-0. errors      ``errors``, ``_version``, ``_readonly``, ``_keywords``, ``cdata.capsule``
-               (ctypes structs, capsules)
-1. types       ``types/*``, ``cdata.schema`` (format strings and schema capsules -> types)
+0. errors      ``errors``, ``hooks`` (how a lower layer calls up), ``_version``,
+               ``_readonly``, ``_keywords``, ``_lazy``
+1. types       ``types/*``, ``registry``
 2. layout      ``layout``, ``buffers``, ``fs/*`` (URLs through fsspec: errors, retries,
                ranged reads; below the IPC readers that use them)
-3. array       ``array/*``, ``cdata.array`` and ``cdata.import_array`` (arrays to and from
-               the C data interface), ``pandas_out`` (arrays and batches to pandas:
-               ``Array.to_pandas`` calls it), ``tensor/*`` (siblings of arrays over buffers)
-4. batch       ``batch/*``, ``cdata.stream`` and ``cdata.import_batch`` (batches and streams
-               to and from the C interfaces), ``pandas_in`` (pandas to arrays and batch
-               parts), ``compute``, ``filters`` (work over arrays and batches; the IPC
+3. array       ``array/*``, ``tensor/*`` (siblings of arrays over buffers)
+4. batch       ``batch/*``, ``compute``, ``filters`` (work over arrays and batches; the IPC
                reader and the Spark source use filters)
-5. ipc         ``ipc/*``
-6. interop     ``interop/*``, ``integration/*`` (other libraries' objects; JSON)
-7. top         ``constructors`` (public factories that take foreign objects), the package
-               ``__init__`` (lazy re-exports), ``spark/*``, ``cli/*``, ``job``, ``__main__``
+5. cdata       ``cdata/*``: the C data and C stream interfaces, both ways
+6. ipc         ``ipc/*``
+7. interop     ``interop/*`` (re-exports of cdata and the pandas conversions),
+               ``pandas_out`` and ``pandas_in`` (to and from pandas), ``integration/*``
+               (the JSON integration format)
+8. top         ``constructors`` (public factories that take foreign objects), the package
+               ``__init__`` (lazy re-exports; it names the provider of every hook),
+               ``spark/*``, ``cli/*``, ``job``, ``__main__``
+
+Where a lower class answers for a higher layer (``DataType.__arrow_c_schema__``,
+``Array.__arrow_c_array__``, ``Array.to_pandas``, ``RecordBatch.from_pandas``), it calls a
+:class:`quiver.hooks.Hook`, which the module above registers; it never imports it.
 
 Every import counts, at module level or inside a function (``if TYPE_CHECKING:`` blocks
 do not), and so does ``importlib.import_module("literal")``.  The test fails, naming the
@@ -42,43 +46,41 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "quiver"
 
-LAYERS = ["errors", "types", "layout", "array", "batch", "ipc", "interop", "top"]
+LAYERS = ["errors", "types", "layout", "array", "batch", "cdata", "ipc", "interop", "top"]
 
-# module pattern -> layer; the first match wins
+# module pattern -> layer; the first match wins.  Folders are whole (``pkg`` and ``pkg.*``
+# in one layer, checked by test_one_layer_per_folder); the top folder's single modules
+# each name theirs.
 LAYER_OF: list[tuple[str, str]] = [
     ("quiver.errors", "errors"),
+    ("quiver.hooks", "errors"),
     ("quiver._version", "errors"),
     ("quiver._readonly", "errors"),
     ("quiver._keywords", "errors"),
     ("quiver._lazy", "errors"),
-    ("quiver.cdata", "errors"),  # the package: a docstring only
-    ("quiver.cdata.capsule", "errors"),
     ("quiver.types", "types"),
     ("quiver.types.*", "types"),
     ("quiver.registry", "types"),
-    ("quiver.cdata.schema", "types"),
     ("quiver.layout", "layout"),
+    ("quiver.buffers", "layout"),
     ("quiver.fs", "layout"),
     ("quiver.fs.*", "layout"),
-    ("quiver.buffers", "layout"),
     ("quiver.array", "array"),
     ("quiver.array.*", "array"),
-    ("quiver.cdata.array", "array"),
-    ("quiver.cdata.import_array", "array"),
-    ("quiver.pandas_out", "array"),
     ("quiver.tensor", "array"),
     ("quiver.tensor.*", "array"),
     ("quiver.batch", "batch"),
     ("quiver.batch.*", "batch"),
-    ("quiver.cdata.stream", "batch"),
-    ("quiver.cdata.import_batch", "batch"),
-    ("quiver.pandas_in", "batch"),
     ("quiver.compute", "batch"),
     ("quiver.filters", "batch"),
+    ("quiver.cdata", "cdata"),
+    ("quiver.cdata.*", "cdata"),
     ("quiver.ipc", "ipc"),
     ("quiver.ipc.*", "ipc"),
     ("quiver.interop", "interop"),
     ("quiver.interop.*", "interop"),
+    ("quiver.pandas_out", "interop"),
+    ("quiver.pandas_in", "interop"),
     ("quiver.integration", "interop"),
     ("quiver.integration.*", "interop"),
     ("quiver", "top"),
@@ -100,9 +102,9 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
     ("*", "rich*", "rich: optional, only for progress bars and tables on a terminal"),
     ("*", "scipy*", "scipy: optional, only for sparse tensor conversion"),
     ("*", "fcntl", "POSIX only: file locking, absent on Windows"),
-    ("*", "quiver.cdata.*",
-     "ctypes and the C structs, loaded by the __arrow_c_*__ methods on first export (and by "
-     "casts to another library's type), so that importing types, arrays and batches does not"),
+    ("quiver.ipc.*", "quiver.cdata.*",
+     "ctypes and the C structs, loaded when a writer is handed another library's schema, "
+     "batch or stream, so that importing the IPC writers does not"),
     ("quiver.cli*", "quiver.*",
      "the command line: each command loads only what it uses (start-up budget of "
      "benchmarks/bench_cli.py)"),
@@ -284,6 +286,19 @@ def test_every_module_has_a_layer() -> None:
     known, _ = _all_imports()
     for module in sorted(known):
         _layer(module)
+
+
+def test_one_layer_per_folder() -> None:
+    known, _ = _all_imports()
+    packages = {m for m in known if (SRC.parent / m.replace(".", "/") / "__init__.py").exists()}
+    mixed = [
+        f"{m}: expected layer {LAYERS[_layer(m.rpartition('.')[0])]} (its folder's), "
+        f"found {LAYERS[_layer(m)]}"
+        for m in sorted(known)
+        if m.rpartition(".")[0] in packages - {"quiver"}
+        and _layer(m) != _layer(m.rpartition(".")[0])
+    ]
+    assert not mixed, "modules outside their folder's layer\n" + "\n".join(mixed)
 
 
 def test_imports_follow_the_layers() -> None:

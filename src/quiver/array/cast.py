@@ -38,6 +38,7 @@ import numpy as np
 from .. import types as t
 from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
+from ..hooks import Hook
 from ..layout import storage_numpy_dtype
 from .base import Array, make_array, typed_view
 from .data import null_mask
@@ -45,6 +46,10 @@ from .data import offsets_and_data as _offsets_and_data
 from .data import ranges as _ranges
 from .parse import parse_floats, parse_integers
 from .take import _take
+
+# another library's type (``__arrow_c_schema__``) as a DataType: the C data interface,
+# above this layer (quiver.hooks; ctypes loads only for such a target)
+_import_type = Hook("cdata.import_type")
 
 __all__ = ["cast"]
 
@@ -542,9 +547,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
     target = target_type
     if not isinstance(target, t.DataType):
         if hasattr(target, "__arrow_c_schema__"):
-            from ..cdata.schema import import_type  # ctypes, loaded only for such a target
-
-            target = import_type(target)
+            target = _import_type(target)
         else:
             raise ArrowTypeError(f"expected a DataType to cast to, found {target_type!r}")
     if not isinstance(arr, Array):

@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
-from ..cdata.import_array import import_array
 from ..errors import (
     ArrowIndexError,
     ArrowInvalidArgument,
     ArrowTypeError,
     NotSupported,
 )
+from ..hooks import Hook
 from ..layout import storage_numpy_dtype
 from .base import Array
 from .build import array, from_numpy
@@ -37,6 +37,10 @@ from .cast import cast
 from .concat import concat_arrays
 from .data import null_mask as _null_mask
 from .take import _all_null, _take
+
+# another library's array as a quiver Array: the C data interface, above this layer
+# (quiver.hooks)
+_import_array = Hook("cdata.import_array")
 
 __all__ = ["fill_null", "filter", "is_null", "is_valid", "sort_indices", "take"]
 
@@ -53,7 +57,7 @@ def _mask_of(values: Any, what: str) -> tuple[np.ndarray, np.ndarray | None]:
     if not isinstance(values, Array) and (
         hasattr(values, "__arrow_c_array__") or hasattr(values, "__arrow_c_stream__")
     ):
-        values = import_array(values)  # as is: its nulls stay nulls (no trip through numpy)
+        values = _import_array(values)  # as is: its nulls stay nulls (no trip through numpy)
     if isinstance(values, Array):
         st = t.storage_of(values.type)
         valid = values.is_valid_mask()

@@ -16,9 +16,21 @@ from ..errors import (
     ArrowKeyError,
     ArrowTypeError,
 )
+from ..hooks import Hook
 
 if TYPE_CHECKING:
     pass
+
+# answered above the batch layer (quiver.hooks): the C data interface (ctypes loads on
+# the first export or foreign object, not with this package) and the pandas conversions
+export_c_batch = Hook("cdata.export_batch")
+export_c_stream = Hook("cdata.export_stream")
+import_c_type = Hook("cdata.import_type")
+import_c_schema = Hook("cdata.import_schema")
+reader_from_c_stream = Hook("cdata.reader_from_stream")
+batch_to_pandas = Hook("pandas.batch_to_pandas")
+frame_parts = Hook("pandas.frame_parts")
+
 
 _PREVIEW = 10
 
@@ -143,10 +155,7 @@ def _sort_spec(sorting: str | Sequence[tuple[str, str]]) -> list[tuple[str, str]
 def _cast_type(target: Any) -> t.DataType:
     if isinstance(target, t.DataType):
         return target
-    # another library's type (``__arrow_c_schema__``); ctypes loads only for one
-    from ..cdata.schema import import_type
-
-    return import_type(target)
+    return import_c_type(target)  # another library's type (``__arrow_c_schema__``)
 
 
 def _columns_from_rows(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[list]:

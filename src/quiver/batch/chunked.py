@@ -16,7 +16,7 @@ from ..array.concat import concat_arrays
 from ..array.equal import array_equals
 from ..array.validate import validate_array
 from ..errors import ArrowError, ArrowIndexError, ArrowInvalidArgument, ArrowTypeError
-from ._common import _cast_type, _preview_chunks, _window
+from ._common import _cast_type, _preview_chunks, _window, export_c_stream
 
 
 def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
@@ -184,10 +184,7 @@ class ChunkedArray:
         >>> pa.chunked_array(chunked_array([[1], [2, 3]])).num_chunks
         2
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.stream import export_stream
-
-        return export_stream(self, requested_schema)
+        return export_c_stream(self, requested_schema)
 
     def validate(self, *, full: bool = False) -> None:
         """Validate every chunk."""

@@ -26,6 +26,7 @@ from ._common import (
     _preview,
     _rename,
     _sort_spec,
+    export_c_batch,
 )
 from .chunked import _build
 from .tabular import _Tabular
@@ -280,10 +281,7 @@ class RecordBatch(_Tabular):
         >>> pa.record_batch(record_batch({"a": [1, 2]})).num_rows
         2
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.stream import export_batch
-
-        return export_batch(self, requested_schema)
+        return export_c_batch(self, requested_schema)
 
     def __repr__(self) -> str:
         head = min(self._num_rows, _PREVIEW)

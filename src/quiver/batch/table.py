@@ -19,6 +19,9 @@ from ._common import (
     _preview_chunks,
     _rename,
     _window,
+    export_c_stream,
+    import_c_schema,
+    reader_from_c_stream,
 )
 from .chunked import ChunkedArray, _build, _chunks_equal
 from .record_batch import RecordBatch, record_batch
@@ -327,10 +330,8 @@ class RecordBatchReader:
         """A reader of ``batches`` (quiver RecordBatches of ``schema``, checked as they come;
         ``schema`` may be any ``__arrow_c_schema__`` object)."""
         if not isinstance(schema, t.Schema):
-            # another library's schema (``__arrow_c_schema__``); ctypes loads only for one
-            from ..cdata.schema import import_schema
-
-            schema = (import_schema(schema) if hasattr(schema, "__arrow_c_schema__")
+            # another library's schema (``__arrow_c_schema__``)
+            schema = (import_c_schema(schema) if hasattr(schema, "__arrow_c_schema__")
                       else t.schema(schema))
 
         def checked() -> Iterator[RecordBatch]:
@@ -345,18 +346,8 @@ class RecordBatchReader:
     @classmethod
     def from_stream(cls, data: Any) -> RecordBatchReader:
         """A reader of any ``__arrow_c_stream__`` source (pyarrow, polars, duckdb), lazily."""
-        # ctypes and the C structs load only for such a source
-        from ..cdata.import_array import ArrayStreamReader, stream_capsule
-        from ..cdata.schema import _schema_of
-
-        stream = ArrayStreamReader(stream_capsule(data))
-        field = stream.field
-        if not isinstance(field.type, t.StructType):
-            raise ArrowTypeError(
-                f"expected a stream of record batches, found a stream of {field.type}"
-            )
-        batches = (RecordBatch._from_struct_array(_schema_of(field), a) for a in stream)
-        return cls(_schema_of(field), batches)
+        schema, batches = reader_from_c_stream(data)
+        return cls(schema, batches)
 
     schema: t.Schema = readonly("_schema", "The schema of every batch.")
 
@@ -393,10 +384,7 @@ class RecordBatchReader:
         >>> pa.RecordBatchReader.from_stream(table({"a": [1]}).to_reader()).read_all().num_rows
         1
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.stream import export_stream
-
-        return export_stream(self, requested_schema)
+        return export_c_stream(self, requested_schema)
 
     def __enter__(self) -> RecordBatchReader:
         return self

@@ -12,9 +12,14 @@ from .._readonly import readonly
 from ..array import select as _select
 from ..array.base import Array, step_one_slice
 from ..errors import ArrowInvalidArgument, ArrowKeyError, ArrowTypeError
-from ..pandas_in import frame_parts
-from ..pandas_out import batch_to_pandas
-from ._common import _column_index, _columns_from_rows, _schema_from
+from ._common import (
+    _column_index,
+    _columns_from_rows,
+    _schema_from,
+    batch_to_pandas,
+    export_c_stream,
+    frame_parts,
+)
 from .chunked import _build
 
 if TYPE_CHECKING:
@@ -247,7 +252,4 @@ class _Tabular:
         >>> pa.table(table({"a": [1, 2]})).num_rows
         2
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.stream import export_stream
-
-        return export_stream(self, requested_schema)
+        return export_c_stream(self, requested_schema)

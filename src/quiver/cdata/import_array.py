@@ -39,6 +39,7 @@ from ..array.concat import concat_arrays
 from ..array.validate import validate_array
 from ..buffers import empty_buffer
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, NotSupported
+from ..hooks import register
 from ..layout import layout_of
 from . import capsule as c
 from .schema import MAX_DEPTH, _field_from_capsule, _field_from_struct, export_schema
@@ -448,3 +449,7 @@ def stream_capsule(obj: Any, requested_schema: Any = None) -> Any:
     requested = None if requested_schema is None else export_schema(requested_schema)
     return c.protocol_capsules(obj, "__arrow_c_stream__", "an arrow_array_stream capsule",
                              requested)
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.import_array", import_array)

@@ -17,7 +17,7 @@ which spares the struct copy and a release through ctypes per batch.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from ..array.base import Array, array_class_for, unchecked_new_source
 from ..batch import RecordBatch, Table
 from ..buffers import empty_buffer
 from ..errors import ArrowTypeError
+from ..hooks import register
 from ..layout import layout_of
 from . import capsule as c
 from .import_array import (
@@ -48,6 +49,19 @@ from .stream import export_stream
 
 def _batch_from_struct(field: t.Field, array: Array) -> Any:
     return RecordBatch._from_struct_array(_schema_of(field), array)
+
+
+def reader_from_stream(data: Any) -> tuple[t.Schema, Iterator[Any]]:
+    """The schema and the lazily imported RecordBatches of any ``__arrow_c_stream__``
+    source of record batches (``RecordBatchReader.from_stream``)."""
+    stream = ArrayStreamReader(stream_capsule(data))
+    field = stream.field
+    if not isinstance(field.type, t.StructType):
+        raise ArrowTypeError(
+            f"expected a stream of record batches, found a stream of {field.type}"
+        )
+    schema = _schema_of(field)
+    return schema, (RecordBatch._from_struct_array(schema, a) for a in stream)
 
 
 def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> Any:
@@ -477,3 +491,7 @@ def import_table(obj: Any, requested_schema: Any = None, *, validate: str = "non
                 f"expected a stream of record batches (a struct type), found {reader.field.type}"
             )
         return reader.read_all()
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.reader_from_stream", reader_from_stream)

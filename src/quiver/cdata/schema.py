@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
+from ..hooks import register
 from . import capsule as c
 
 MAX_DEPTH = 200
@@ -454,3 +455,8 @@ def import_schema(obj: Any) -> t.Schema:
     KeyValueMetadata([(b'k', b'v')])
     """
     return _schema_of(import_field(obj))
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.import_type", import_type)
+register("cdata.import_schema", import_schema)

@@ -12,10 +12,10 @@ from ..errors import ArrowIndexError, ArrowKeyError, ArrowTypeError
 from .datatypes import (
     DataType,
     StructType,
-    _c_schema_capsule,
     _field_str,
     _strip_metadata,
     c_field_metadata,
+    c_schema_capsule,
     c_schema_node,
 )
 from .metadata import KeyValueMetadata, _metadata
@@ -75,7 +75,7 @@ class Field:
         pyarrow.Field<a: int8 not null>
         """
         node = c_schema_node(self.name, self.type, self.nullable, c_field_metadata(self))
-        return _c_schema_capsule(node)
+        return c_schema_capsule(node)
 
     def __str__(self) -> str:
         return _field_str(self)
@@ -148,7 +148,7 @@ class Schema:
         ['a']
         """
         pairs = self.metadata.items() if self.metadata else []
-        return _c_schema_capsule(
+        return c_schema_capsule(
             c_schema_node("", StructType(self.fields), False, pairs, self.fields)
         )
 
