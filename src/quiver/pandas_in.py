@@ -31,8 +31,8 @@ import numpy as np
 from . import types as t
 from ._version import __version__
 from .array.base import Array, make_array
-from .array.build import _bitmap, _build_binary, _MixedKinds, array, from_numpy
-from .array.infer import _tz_name
+from .array.build import MixedKinds, _bitmap, array, build_binary, from_numpy
+from .array.infer import tz_name
 from .cdata.import_array import import_array
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
 from .hooks import register
@@ -157,7 +157,7 @@ def _zone(tz: Any) -> str:
     filename = getattr(tz, "_filename", None)  # dateutil's zone files: named by their path
     if type(tz).__name__ == "tzfile" and isinstance(filename, str) and "zoneinfo/" in filename:
         return filename.rsplit("zoneinfo/", 1)[1]
-    return _tz_name(tz)
+    return tz_name(tz)
 
 
 def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> Array:
@@ -177,8 +177,8 @@ def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> 
     present = values[valid].tolist()
     if present and present[0].__class__ is str:
         try:
-            dense = _build_binary(present, t.string(), strict=True)
-        except (_MixedKinds, ArrowInvalid):  # other kinds, or more than int32 offsets
+            dense = build_binary(present, t.string(), strict=True)
+        except (MixedKinds, ArrowInvalid):  # other kinds, or more than int32 offsets
             dense = None
         if dense is not None:
             _, offsets, data = dense.buffers

@@ -18,8 +18,8 @@ def test_build_dispatches_by_type_class_through_the_registry() -> None:
 
 
 def test_validity_gives_bitmap_count_and_mask_only_with_nulls() -> None:
-    assert build_common._validity([1, 2]) == (None, 0, None)
-    bitmap, nulls, valid = build_common._validity([1, None, 3])
+    assert build_common.validity([1, 2]) == (None, 0, None)
+    bitmap, nulls, valid = build_common.validity([1, None, 3])
     assert nulls == 1 and valid.tolist() == [True, False, True]
     assert bitmap.tolist() == [0b101]
 

@@ -36,7 +36,7 @@ from .build import array, from_numpy
 from .cast import cast
 from .concat import concat_arrays
 from .data import null_mask as _null_mask
-from .take import _all_null, _take
+from .take import _take, all_null
 
 # another library's array as a quiver Array: the C data interface, above this layer
 # (quiver.hooks)
@@ -138,11 +138,11 @@ def take(arr: Array, indices: Any) -> Array:
         raise ArrowTypeError(f"expected a quiver Array, found {type(arr).__name__}")
     idx, valid = _indices(indices, len(arr))
     if len(arr) == 0 and len(idx):
-        return _all_null(arr.type, len(idx))
+        return all_null(arr.type, len(idx))
     return _take(arr, idx, valid)
 
 
-def _selection(mask: Any, n: int) -> np.ndarray:
+def selection(mask: Any, n: int) -> np.ndarray:
     """The positions a boolean mask keeps (null entries drop the row, as pyarrow's
     default ``null_selection_behavior="drop"``)."""
     data, valid = _mask_of(mask, "a filter mask")
@@ -165,7 +165,7 @@ def filter(arr: Array, mask: Any) -> Array:
     """
     if not isinstance(arr, Array):
         raise ArrowTypeError(f"expected a quiver Array, found {type(arr).__name__}")
-    return _take(arr, _selection(mask, len(arr)), None)
+    return _take(arr, selection(mask, len(arr)), None)
 
 
 def is_null(arr: Array) -> Array:

@@ -42,7 +42,7 @@ from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, NotSupporte
 from ..hooks import register
 from ..layout import layout_of
 from . import capsule as c
-from .schema import MAX_DEPTH, _field_from_capsule, _field_from_struct, export_schema
+from .schema import MAX_DEPTH, export_schema, field_from_capsule, field_from_struct
 
 # --------------------------------------------------------------------------------------
 # getting capsules out of objects
@@ -58,7 +58,7 @@ def is_capsule_pair(obj: Any) -> bool:
     )
 
 
-def _array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
+def array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
     if is_capsule_pair(obj):
         return obj
     requested = None if requested_schema is None else export_schema(requested_schema)
@@ -108,7 +108,7 @@ def memory_view(address: int, size: int, owner: Any) -> np.ndarray:
     return _frombuffer(memoryview(base).toreadonly(), _u8, size)
 
 
-def _move_array(capsule: Any) -> _Owner:
+def move_array(capsule: Any) -> _Owner:
     address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
     source = c.ArrowArray.from_address(address)
     if not source.release:
@@ -311,16 +311,16 @@ def _validated(array: Array, validate: str) -> Array:
     return array
 
 
-def _import_array_field(
+def import_array_field(
     capsules: tuple[Any, Any], validate: str = "none"
 ) -> tuple[t.Field, Array]:
     schema_capsule, array_capsule = capsules
-    field = _field_from_capsule(schema_capsule)
-    owner = _move_array(array_capsule)
+    field = field_from_capsule(schema_capsule)
+    owner = move_array(array_capsule)
     return field, _validated(_build(owner.struct, field.type, owner, "", 0), validate)
 
 
-def _concat(chunks: list[Array], dtype: t.DataType) -> Array:
+def concat(chunks: list[Array], dtype: t.DataType) -> Array:
     if len(chunks) == 1:
         return chunks[0]
     if not chunks:
@@ -347,7 +347,7 @@ def import_array(obj: Any, requested_schema: Any = None, *, validate: str = "non
     if not hasattr(obj, "__arrow_c_array__") and hasattr(obj, "__arrow_c_stream__"):
         with ArrayStreamReader(stream_capsule(obj, requested_schema), validate=validate) as reader:
             return reader.read_all()
-    return _import_array_field(_array_capsules(obj, requested_schema), validate)[1]
+    return import_array_field(array_capsules(obj, requested_schema), validate)[1]
 
 
 # --------------------------------------------------------------------------------------
@@ -374,7 +374,7 @@ class ArrayStreamReader:
         try:
             out = c.ArrowSchema()
             self._check(self._stream.get_schema(ctypes.byref(self._stream), ctypes.byref(out)))
-            self._field = _field_from_struct(out)
+            self._field = field_from_struct(out)
         except BaseException:
             self.close()
             raise
@@ -422,7 +422,7 @@ class ArrayStreamReader:
 
     def read_all(self) -> Any:
         """Every remaining array as one Array (chunks concatenated)."""
-        return _concat(list(self), self._field.type)
+        return concat(list(self), self._field.type)
 
     def close(self) -> None:
         """Release the producer's stream (idempotent)."""

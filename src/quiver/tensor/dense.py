@@ -192,7 +192,7 @@ def _ints(values: Sequence[Any], what: str) -> tuple[int, ...]:
         raise ArrowTypeError(f"expected a sequence of ints as {what}, found {values!r}") from None
 
 
-class _Dimensioned:
+class Dimensioned:
     """What dense and sparse tensors share: value type, shape, dimension names, data."""
 
     __slots__ = ("_data", "_dim_names", "_shape", "_type")
@@ -254,7 +254,7 @@ class _Dimensioned:
     __hash__ = None  # type: ignore[assignment]
 
 
-class Tensor(_Dimensioned):
+class Tensor(Dimensioned):
     """A dense n-dimensional array of fixed-width numbers over one data buffer."""
 
     __slots__ = ("_strides",)
@@ -299,7 +299,7 @@ class Tensor(_Dimensioned):
             arr = np.ascontiguousarray(arr)
         return cls(_base_bytes(arr), typ, arr.shape, arr.strides, dim_names)
 
-    # -- attributes (type, shape, ndim, size, dim_names: _Dimensioned) -------------------
+    # -- attributes (type, shape, ndim, size, dim_names: Dimensioned) -------------------
 
     strides: tuple[int, ...] = readonly("_strides", "Bytes to step one index along each dimension.")
 

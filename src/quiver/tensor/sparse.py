@@ -11,7 +11,7 @@ import numpy as np
 from .. import types as t
 from .._readonly import readonly
 from ..errors import ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
-from .dense import Tensor, _Dimensioned, _ints, _names, tensor_type_of
+from .dense import Dimensioned, Tensor, _ints, _names, tensor_type_of
 
 
 def _index_array(values: Any, what: str) -> np.ndarray:
@@ -62,7 +62,7 @@ def _check_indptr(indptr: np.ndarray, length: int, total: int, what: str) -> Non
         raise ArrowInvalid(f"expected non-decreasing {what}, found a decrease")
 
 
-class SparseTensor(_Dimensioned):
+class SparseTensor(Dimensioned):
     """What the sparse formats share: value type, shape, dimension names, the values."""
 
     __slots__ = ()

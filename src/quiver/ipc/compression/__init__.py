@@ -76,8 +76,8 @@ from .codecs import (
 from .lz4frame import (
     LZ4_BIG_BLOCK,
     LZ4_COMPRESS_CHUNK,
-    _lz4_walk,
-    _xxh32_short,
+    lz4_walk,
+    xxh32_short,
 )
 from .pool import (
     PARALLEL_THRESHOLD,

@@ -30,7 +30,7 @@ PREFIX_BYTES = 8
 UNCOMPRESSED = -1
 
 
-_UNCOMPRESSED_PREFIX = UNCOMPRESSED.to_bytes(8, "little", signed=True)
+UNCOMPRESSED_PREFIX = UNCOMPRESSED.to_bytes(8, "little", signed=True)
 
 
 def normalize_codec(codec: str) -> str:
@@ -102,9 +102,9 @@ def _one_shot(name: str, payload_size: int, declared: int) -> bool:
     )
 
 
-def _more_error(declared: int, where: str) -> CompressionError:
+def more_error(declared: int, where: str) -> CompressionError:
     return CompressionError(f"expected {declared} uncompressed bytes, found more{_where(where)}")
 
 
-def _joined(pieces: list[bytes]) -> bytes:
+def joined(pieces: list[bytes]) -> bytes:
     return pieces[0] if len(pieces) == 1 else b"".join(pieces)

@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 
 V4 = 3
 V5 = 4
-_SUPPORTED_VERSIONS = (V4, V5)
+SUPPORTED_VERSIONS = (V4, V5)
 
 # MessageHeader union
-_H_SCHEMA, _H_DICTIONARY_BATCH, _H_RECORD_BATCH, _H_TENSOR, _H_SPARSE_TENSOR = 1, 2, 3, 4, 5
+H_SCHEMA, H_DICTIONARY_BATCH, H_RECORD_BATCH, H_TENSOR, H_SPARSE_TENSOR = 1, 2, 3, 4, 5
 
 # Message.fbs: enum CompressionType : byte { LZ4_FRAME, ZSTD } (position = enum value)
 CODECS: tuple[str, ...] = ("lz4_frame", "zstd")
@@ -95,7 +95,7 @@ class MetadataLimits:
     max_count: int = 1_000_000
 
 
-_DEFAULT_LIMITS = MetadataLimits()
+DEFAULT_LIMITS = MetadataLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +106,7 @@ class BodyCompression:
     method: str = "buffer"
 
 
-_COMPRESSIONS = {name: BodyCompression(name) for name in _CODECS}
+COMPRESSIONS = {name: BodyCompression(name) for name in _CODECS}
 
 
 def _pair_rows(value: Any) -> list[list[int]]:
