@@ -31,7 +31,7 @@ import numpy as np
 from . import types as t
 from ._version import __version__
 from .array.base import Array, make_array
-from .array.build import MixedKinds, _bitmap, array, build_binary, from_numpy
+from .array.build import MixedKinds, array, bitmap_of, build_binary, from_numpy
 from .array.infer import tz_name
 from .cdata.import_array import import_array
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
@@ -186,7 +186,7 @@ def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> 
             spread = np.empty(len(values) + 1, "<i4")
             spread[0] = 0
             spread[1:] = ends
-            bitmap, null_count = _bitmap(valid)
+            bitmap, null_count = bitmap_of(valid)
             return make_array(t.string(), len(values), (bitmap, spread.view(np.uint8), data),
                               (), null_count)
     values = values.copy()

@@ -27,5 +27,6 @@ def test_validity_gives_bitmap_count_and_mask_only_with_nulls() -> None:
 def test_offsets_refuse_more_than_int32_unless_large() -> None:
     lengths = np.array([2**31 - 1, 1], dtype=np.int64)
     with pytest.raises(qv.ArrowInvalid, match="use the large_ variant"):
-        build_common._offsets(lengths, False, t.binary())
-    assert build_common._offsets(lengths, True, t.large_binary()).tolist() == [0, 2**31 - 1, 2**31]
+        build_common.offsets_from_lengths(lengths, False, t.binary())
+    large = build_common.offsets_from_lengths(lengths, True, t.large_binary())
+    assert large.tolist() == [0, 2**31 - 1, 2**31]

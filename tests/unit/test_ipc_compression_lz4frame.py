@@ -181,7 +181,7 @@ def test_frames_of_raw_blocks_are_walked_past_the_one_call_limit(monkeypatch) ->
     n = 2_000_003
     raw = _data("random", n)
     payload = pa.compress(raw, "lz4", asbytes=True)
-    assert not c._one_shot("lz4_frame", len(payload), n)
+    assert not c.decompress_one_shot("lz4_frame", len(payload), n)
     stored = _prefixed(n, payload)
     tracemalloc.start()
     try:

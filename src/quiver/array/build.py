@@ -53,7 +53,7 @@ from . import build_nested as _build_nested  # noqa: F401  (registers the nested
 from . import build_numpy as _numpy
 from .base import Array, make_array
 from .build_binary import MixedKinds, build_binary
-from .build_common import _bitmap, build, is_nat_kind, kind_error
+from .build_common import bitmap_of, build, is_nat_kind, kind_error
 from .infer import infer_type
 
 __all__ = ["array", "build", "from_numpy", "infer_type"]
@@ -208,7 +208,7 @@ def from_numpy(
         if nan.any():
             null_mask = nan if null_mask is None else (null_mask | nan)
     valid = None if null_mask is None else ~null_mask
-    bitmap, nulls = _bitmap(valid)
+    bitmap, nulls = bitmap_of(valid)
     if isinstance(st, t.BoolType):
         if arr.dtype.kind not in "biuf":
             raise kind_error(arr.dtype, target)

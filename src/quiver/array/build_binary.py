@@ -23,11 +23,11 @@ from ..buffers import as_buffer
 from ..errors import ArrowInvalid
 from .base import Array, make_array
 from .build_common import (
-    _bitmap,
-    _offsets,
+    bitmap_of,
     fill,
     kind_error,
     narrow_offsets,
+    offsets_from_lengths,
     valid_mask,
     validity,
 )
@@ -263,8 +263,8 @@ def build_binary(values: list[Any], dtype: t.DataType, checked: bool = False,
     else:
         data, lengths, valid = _encoded(values, dtype, is_string, strict, try_joined=False,
                                         checked=checked)
-        offs = _offsets(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
-    bitmap, nulls = _bitmap(valid)
+        offs = offsets_from_lengths(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
+    bitmap, nulls = bitmap_of(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(offs), as_buffer(data)), (), nulls)
 
 
@@ -272,7 +272,7 @@ def build_binary(values: list[Any], dtype: t.DataType, checked: bool = False,
 def _build_view(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     n = len(values)
     blob, lengths, valid = _encoded(values, dtype, isinstance(dtype, t.StringViewType))
-    bitmap, nulls = _bitmap(valid)
+    bitmap, nulls = bitmap_of(valid)
     if lengths.size and lengths.max() > np.iinfo(np.int32).max:
         raise ArrowInvalid(f"expected values below 2**31 bytes, found {int(lengths.max())}")
     starts = np.zeros(n, dtype=np.int64)

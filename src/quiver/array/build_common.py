@@ -38,7 +38,7 @@ def validity(values: list[Any]) -> tuple[np.ndarray | None, int, np.ndarray | No
     return pack_bits(valid), nulls, valid
 
 
-def _bitmap(valid: np.ndarray | None) -> tuple[np.ndarray | None, int]:
+def bitmap_of(valid: np.ndarray | None) -> tuple[np.ndarray | None, int]:
     if valid is None:
         return None, 0
     nulls = int(len(valid) - np.count_nonzero(valid))
@@ -93,7 +93,7 @@ def check_kinds(values: list[Any], allowed: tuple[type, ...], dtype: t.DataType,
 
 
 
-def _offsets(lengths: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
+def offsets_from_lengths(lengths: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
     offs = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offs[1:])
     return narrow_offsets(offs, large, dtype)

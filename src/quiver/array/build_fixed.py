@@ -29,7 +29,7 @@ from .build_common import (
     FLOAT_TYPES,
     INT_TYPES,
     NOT_INTS,
-    _bitmap,
+    bitmap_of,
     check_kinds,
     fill,
     first_bad,
@@ -142,7 +142,7 @@ def _negative_numpy_int(values: list[Any]) -> bool:
 def _build_int(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
     raw, valid = _ints(values, npdt, dtype, checked)
-    bitmap, nulls = _bitmap(valid)
+    bitmap, nulls = bitmap_of(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
 
 
@@ -160,7 +160,7 @@ def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) ->
     if np.isnan(raw).any():
         valid = valid_mask(values)
     _check_exact_ints(values, raw, dtype)
-    bitmap, nulls = _bitmap(valid)
+    bitmap, nulls = bitmap_of(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
                       nulls)
 
@@ -466,7 +466,7 @@ def _build_temporal(values: list[Any], dtype: t.DataType, checked: bool = False)
         raw, nat = objects_to_raw(values, valid, dtype, npdt)
         if nat is not None:
             valid = ~nat if valid is None else valid & ~nat
-            bitmap, nulls = _bitmap(valid)
+            bitmap, nulls = bitmap_of(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
                       nulls)
 

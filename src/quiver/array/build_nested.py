@@ -28,11 +28,11 @@ from ..layout import storage_numpy_dtype
 from .base import Array, make_array
 from .build_common import (
     FLOAT_TYPES,
-    _offsets,
     build,
     fill,
     is_int_kind,
     kind_error,
+    offsets_from_lengths,
     validity,
 )
 from .keys import value_key
@@ -62,7 +62,7 @@ def _build_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> 
     lengths = np.fromiter(map(len, filled), np.int64, len(values))
     child = _build_child(list(itertools.chain.from_iterable(filled)), dtype.value_field)  # type: ignore[attr-defined]
     large = isinstance(dtype, (t.LargeListType, t.LargeListViewType))
-    offs = _offsets(lengths, large, dtype)
+    offs = offsets_from_lengths(lengths, large, dtype)
     if isinstance(dtype, (t.ListViewType, t.LargeListViewType)):
         bufs = (bitmap, as_buffer(offs[:-1].copy()), as_buffer(lengths.astype(offs.dtype)))
     else:
@@ -135,7 +135,7 @@ def _build_map(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
     key_arr = _build_child(keys, mt.key_field)
     item_arr = _build_child(items, mt.item_field)
     entries = make_array(mt.entries_field.type, len(flat), (None,), (key_arr, item_arr), 0)
-    offs = _offsets(lengths, False, dtype)
+    offs = offsets_from_lengths(lengths, False, dtype)
     return make_array(dtype, len(values), (bitmap, as_buffer(offs)), (entries,), nulls)
 
 

@@ -99,7 +99,7 @@ def _mask_of(values: Any, what: str) -> tuple[np.ndarray, np.ndarray | None]:
     raise ArrowTypeError(f"expected {what} as an array or a list, found {type(values).__name__}")
 
 
-def _indices(indices: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+def checked_indices(indices: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Checked int64 indices (negative ones refused, as pyarrow does) and their validity."""
     data, valid = _mask_of(indices, "indices")
     if data.dtype.kind == "b":
@@ -136,7 +136,7 @@ def take(arr: Array, indices: Any) -> Array:
     """
     if not isinstance(arr, Array):
         raise ArrowTypeError(f"expected a quiver Array, found {type(arr).__name__}")
-    idx, valid = _indices(indices, len(arr))
+    idx, valid = checked_indices(indices, len(arr))
     if len(arr) == 0 and len(idx):
         return all_null(arr.type, len(idx))
     return _take(arr, idx, valid)

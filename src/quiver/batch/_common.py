@@ -52,7 +52,7 @@ def column_index(schema: t.Schema, key: int | str, what: str = "column") -> int:
     return i % n
 
 
-def _window(parts: Sequence[Any], offset: int, length: int) -> list[Any]:
+def window_of(parts: Sequence[Any], offset: int, length: int) -> list[Any]:
     """The pieces of ``parts`` (chunks or batches) that rows ``offset .. offset+length``
     of their concatenation cover, each sliced without copying.  No rows covered still
     gives one empty piece (of the part at ``offset``) when there are parts, as pyarrow
@@ -118,7 +118,7 @@ def buffer_bytes(arr: Array, seen: set[int]) -> int:
     return total
 
 
-def _rename(schema: t.Schema, names: Sequence[str] | Mapping[str, str]) -> t.Schema:
+def renamed_schema(schema: t.Schema, names: Sequence[str] | Mapping[str, str]) -> t.Schema:
     if isinstance(names, Mapping):
         unknown = [k for k in names if k not in schema.names]
         if unknown:

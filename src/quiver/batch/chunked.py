@@ -16,7 +16,7 @@ from ..array.concat import concat_arrays
 from ..array.equal import array_equals
 from ..array.validate import validate_array
 from ..errors import ArrowError, ArrowIndexError, ArrowInvalidArgument, ArrowTypeError
-from ._common import _window, cast_type, export_c_stream, preview_chunks
+from ._common import cast_type, export_c_stream, preview_chunks, window_of
 
 
 def build(values: Any, dtype: t.DataType | None, name: str) -> Array:
@@ -118,7 +118,7 @@ class ChunkedArray:
     def slice(self, offset: int = 0, length: int | None = None) -> ChunkedArray:
         """Values ``offset .. offset + length`` without copying."""
         offset, length = slice_bounds(self._length, offset, length)
-        return ChunkedArray(_window(self._chunks, offset, length), self._type)
+        return ChunkedArray(window_of(self._chunks, offset, length), self._type)
 
     def __getitem__(self, key: int | slice) -> Any:
         if isinstance(key, slice):

@@ -19,13 +19,13 @@ from ..errors import (
 )
 from ._common import (
     PREVIEW,
-    _rename,
     buffer_bytes,
     column_index,
     column_values,
     export_c_batch,
     is_rows,
     preview,
+    renamed_schema,
     sort_spec,
 )
 from .chunked import build
@@ -165,7 +165,7 @@ class RecordBatch(Tabular):
 
     def rename_columns(self, names: Sequence[str] | Mapping[str, str]) -> RecordBatch:
         """A batch with new column names (a list of all names, or a mapping old -> new)."""
-        return RecordBatch(_rename(self._schema, names), self._columns, self._num_rows)
+        return RecordBatch(renamed_schema(self._schema, names), self._columns, self._num_rows)
 
     def add_column(self, i: int, field_: str | t.Field, column: Any) -> RecordBatch:
         """A batch with ``column`` inserted at position ``i``."""
@@ -230,7 +230,7 @@ class RecordBatch(Tabular):
         >>> record_batch({"a": [1, 2, 3]}).take([2, 0]).to_pydict()
         {'a': [3, 1]}
         """
-        idx, valid = _select._indices(indices, self._num_rows)
+        idx, valid = _select.checked_indices(indices, self._num_rows)
         cols = [_select._take(c, idx, valid) for c in self._columns]
         return RecordBatch(self._schema, cols, len(idx))
 

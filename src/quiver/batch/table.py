@@ -13,8 +13,6 @@ from .._readonly import readonly
 from ..array.base import Array, slice_bounds
 from ..errors import ArrowIndexError, ArrowInvalidArgument, ArrowTypeError
 from ._common import (
-    _rename,
-    _window,
     buffer_bytes,
     check_schema,
     column_index,
@@ -22,6 +20,8 @@ from ._common import (
     import_c_schema,
     preview_chunks,
     reader_from_c_stream,
+    renamed_schema,
+    window_of,
 )
 from .chunked import ChunkedArray, build, chunks_equal
 from .record_batch import RecordBatch, record_batch
@@ -142,7 +142,7 @@ class Table(Tabular):
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
         """Rows ``offset .. offset + length`` without copying."""
         offset, length = slice_bounds(self._num_rows, offset, length)
-        return Table(self._schema, _window(self._batches, offset, length))
+        return Table(self._schema, window_of(self._batches, offset, length))
 
     def select(self, columns: Iterable[int | str]) -> Table:
         """A table of the given columns (by index or name), in that order."""
@@ -152,7 +152,7 @@ class Table(Tabular):
 
     def rename_columns(self, names: Sequence[str] | Mapping[str, str]) -> Table:
         """A table with new column names."""
-        schema = _rename(self._schema, names)
+        schema = renamed_schema(self._schema, names)
         return Table(schema, [RecordBatch(schema, b.columns, b.num_rows) for b in self._batches])
 
     def add_column(self, i: int, field_: str | t.Field, column: Any) -> Table:

@@ -148,7 +148,7 @@ def _child_arrays(table_address: int | None, n: int, path: str) -> list[c.ArrowA
     return out
 
 
-# what _build needs of a type, computed once per type object (keyed by id, the type
+# what build_array needs of a type, computed once per type object (keyed by id, the type
 # kept in the entry so that the id cannot be reused while it is cached): hashing a
 # nested frozen dataclass on every lookup cost more than the lookup saved
 _SPECS: dict[int, tuple[Any, ...]] = {}
@@ -167,7 +167,7 @@ def _spec(dtype: t.DataType) -> tuple[Any, ...]:
     return spec
 
 
-def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: int) -> Array:
+def build_array(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: int) -> Array:
     """A quiver Array viewing the C array ``a`` (which ``owner`` keeps alive)."""
     if depth > MAX_DEPTH:
         raise ArrowInvalid(
@@ -277,7 +277,7 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
             field_path=path,
         )
     children = [
-        _build(cs, f.type, owner, f"{path}.{f.name}" if path else f.name, depth + 1)
+        build_array(cs, f.type, owner, f"{path}.{f.name}" if path else f.name, depth + 1)
         for cs, f in zip(child_structs, fields)
     ]
     dictionary = None
@@ -286,7 +286,7 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
             raise ArrowInvalid(
                 "expected a dictionary array for a dictionary type, found NULL", field_path=path
             )
-        dictionary = _build(
+        dictionary = build_array(
             c.ArrowArray.from_address(dictionary_address), physical.value_type, owner, path,
             depth + 1,
         )
@@ -317,7 +317,7 @@ def import_array_field(
     schema_capsule, array_capsule = capsules
     field = field_from_capsule(schema_capsule)
     owner = move_array(array_capsule)
-    return field, _validated(_build(owner.struct, field.type, owner, "", 0), validate)
+    return field, _validated(build_array(owner.struct, field.type, owner, "", 0), validate)
 
 
 def concat(chunks: list[Array], dtype: t.DataType) -> Array:
@@ -407,7 +407,7 @@ class ArrayStreamReader:
             self.close()
             raise StopIteration
         owner = _Owner(out)
-        return _validated(_build(out, self._field.type, owner, "", 0), self._validate)
+        return _validated(build_array(out, self._field.type, owner, "", 0), self._validate)
 
     @property
     def field(self) -> t.Field:

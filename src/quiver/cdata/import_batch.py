@@ -32,8 +32,8 @@ from ..layout import layout_of
 from . import capsule as c
 from .import_array import (
     ArrayStreamReader,
-    _build,
     array_capsules,
+    build_array,
     concat,
     import_array_field,
     memory_view,
@@ -128,7 +128,7 @@ class BatchImporter:
             if fast is not None:
                 return fast
         owner = move_array(capsule)
-        array = _build(owner.struct, self._field.type, owner, "", 0)  # type: ignore[union-attr]
+        array = build_array(owner.struct, self._field.type, owner, "", 0)  # type: ignore[union-attr]
         return RecordBatch._from_struct_array(self._schema, array)  # type: ignore[arg-type]
 
 
@@ -141,7 +141,7 @@ class BatchImporter:
 # (sorting them into windows cost more).  The columns are read and built by straight-line
 # code generated per run of up to _CHUNK columns (see _chunk_source): a loop over the
 # columns spent more on its own bookkeeping than on the reads.  Anything out of the
-# ordinary returns None and the general walk (_build) imports the batch instead, errors
+# ordinary returns None and the general walk (build_array) imports the batch instead, errors
 # included.
 
 _WINDOW_MAX = 1 << 30  # the widest span one view covers
@@ -387,7 +387,7 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
             if fast is not None:
                 return fast
         owner = move_array(capsules[1])
-        return batch_from_struct(field, _build(owner.struct, field.type, owner, "", 0))
+        return batch_from_struct(field, build_array(owner.struct, field.type, owner, "", 0))
     field, array = import_array_field(capsules, validate)
     return batch_from_struct(field, array)
 

@@ -159,7 +159,7 @@ def check_geometry(
         )
 
 
-def _names(dim_names: Sequence[str | None] | None, ndim: int) -> tuple[str, ...]:
+def dim_names_of(dim_names: Sequence[str | None] | None, ndim: int) -> tuple[str, ...]:
     if not dim_names:
         return ()
     names = tuple("" if n is None else n for n in dim_names)
@@ -185,7 +185,7 @@ def _base_bytes(arr: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(first, shape=(span,), strides=(1,))
 
 
-def _ints(values: Sequence[Any], what: str) -> tuple[int, ...]:
+def int_tuple(values: Sequence[Any], what: str) -> tuple[int, ...]:
     try:
         return tuple(int(v) for v in values)
     except (TypeError, ValueError):
@@ -268,11 +268,11 @@ class Tensor(Dimensioned):
         dim_names: Sequence[str | None] | None = None,
     ) -> None:
         npd = tensor_numpy_dtype(type)
-        shape_t = _ints(shape, "shape")
+        shape_t = int_tuple(shape, "shape")
         strides_t = (
             row_major_strides(shape_t, npd.itemsize)
             if strides is None
-            else _ints(strides, "strides")
+            else int_tuple(strides, "strides")
         )
         buf = as_buffer(data) if data is not None else empty_buffer()
         check_geometry(shape_t, strides_t, npd.itemsize, buf.nbytes)
@@ -280,7 +280,7 @@ class Tensor(Dimensioned):
         self._type = type
         self._shape = shape_t
         self._strides = strides_t
-        self._dim_names = _names(dim_names, len(shape_t))
+        self._dim_names = dim_names_of(dim_names, len(shape_t))
 
     @classmethod
     def from_numpy(cls, obj: Any, dim_names: Sequence[str] | None = None) -> Tensor:

@@ -69,8 +69,8 @@ from .codecs import (
     PREFIX_BYTES,
     UNCOMPRESSED,
     ZSTD,
-    _one_shot,
     check_level,
+    decompress_one_shot,
     normalize_codec,
 )
 from .lz4frame import (
@@ -82,11 +82,11 @@ from .lz4frame import (
 from .pool import (
     PARALLEL_THRESHOLD,
     POOL_MIN_BYTES,
-    _run,
     compress_buffers,
     compress_buffers_in_order,
     decompress_buffers,
     default_threads,
+    run_parallel,
     run_pooled,
 )
 

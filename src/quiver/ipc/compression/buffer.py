@@ -28,12 +28,12 @@ from .codecs import (
     UNCOMPRESSED,
     UNCOMPRESSED_PREFIX,
     ZSTD,
-    _one_shot,
-    _where,
     check_level,
+    decompress_one_shot,
     joined,
     more_error,
     normalize_codec,
+    where_suffix,
 )
 from .lz4frame import (
     LZ4_COMPRESS_CHUNK,
@@ -138,7 +138,7 @@ def _zstd_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray:
 
 
 def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
-    one_shot = _one_shot(name, payload.nbytes, declared)
+    one_shot = decompress_one_shot(name, payload.nbytes, declared)
     step = declared if one_shot else codecs.DECOMPRESS_CHUNK
     if name == LZ4_FRAME:
         out = lz4_walk(payload, declared, library_fits=one_shot)
@@ -157,7 +157,7 @@ def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -
         if content_size != zstandard.CONTENTSIZE_UNKNOWN and content_size > declared:
             raise CompressionError(
                 f"expected a zstd frame of at most {declared} bytes, found a frame header "
-                f"claiming {content_size}{_where(where)}"
+                f"claiming {content_size}{where_suffix(where)}"
             )
         if one_shot:
             return _zstd_into(payload, declared, where)
@@ -166,7 +166,7 @@ def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -
         raise
     except (RuntimeError, ValueError, zstandard.ZstdError) as exc:
         raise CompressionError(
-            f"expected valid {name} data, found a corrupt stream ({exc}){_where(where)}"
+            f"expected valid {name} data, found a corrupt stream ({exc}){where_suffix(where)}"
         ) from None
 
 
@@ -174,19 +174,19 @@ def read_prefix(data: np.ndarray, max_uncompressed: int, where: str) -> int:
     if data.nbytes < PREFIX_BYTES:
         raise CompressionError(
             f"expected at least {PREFIX_BYTES} bytes for a compressed buffer's length "
-            f"prefix, found {data.nbytes}{_where(where)}"
+            f"prefix, found {data.nbytes}{where_suffix(where)}"
         )
     declared = int.from_bytes(data[:PREFIX_BYTES].tobytes(), "little", signed=True)
     if declared == UNCOMPRESSED:
         return declared
     if declared < 0:
         raise CompressionError(
-            f"expected an uncompressed length >= 0 (or -1), found {declared}{_where(where)}"
+            f"expected an uncompressed length >= 0 (or -1), found {declared}{where_suffix(where)}"
         )
     if declared > max_uncompressed:
         raise LimitExceeded(
             f"expected an uncompressed buffer length <= {max_uncompressed} (the limit), "
-            f"found {declared}{_where(where)}"
+            f"found {declared}{where_suffix(where)}"
         )
     return declared
 
@@ -230,7 +230,7 @@ def _decode(name: str, payload: np.ndarray, declared: int, where: str) -> np.nda
     out = _raw_decompress(name, payload, declared, where)
     if len(out) != declared:
         raise CompressionError(
-            f"expected {declared} uncompressed bytes, found {len(out)}{_where(where)}"
+            f"expected {declared} uncompressed bytes, found {len(out)}{where_suffix(where)}"
         )
     return np.frombuffer(out, dtype=np.uint8)
 

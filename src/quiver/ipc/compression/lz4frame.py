@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import CompressionError
 from . import codecs
-from .codecs import LZ4_FRAME, ONE_SHOT_RATIO, _where, joined, more_error
+from .codecs import LZ4_FRAME, ONE_SHOT_RATIO, joined, more_error, where_suffix
 
 #: lz4 buffers larger than this are written as frames of independent 4 MiB blocks
 LZ4_COMPRESS_CHUNK = 1 << 20
@@ -163,7 +163,7 @@ def lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.nd
 
     The output is allocated at ``declared`` up front only when the frame can produce it:
     raw blocks prove their bytes (they are in the payload), and the rest must pass the
-    rule of one-call decoding (see ``_one_shot``) against the compressed blocks' bytes,
+    rule of one-call decoding (see ``decompress_one_shot``) against the compressed blocks' bytes,
     so a frame of raw blocks of any size is walked.  When the rest is plausible but more
     than ONE_SHOT_MAX, the output starts at what the rule allows and grows (by copying)
     to at most twice what has really come out, rather than the python-lz4 decoder in
@@ -223,7 +223,7 @@ def lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.nd
     unproven = declared - raw_bytes
     if pos != n or unproven > reach:
         return None
-    if unproven <= 0 or codecs._one_shot(LZ4_FRAME, packed, unproven):
+    if unproven <= 0 or codecs.decompress_one_shot(LZ4_FRAME, packed, unproven):
         room = declared
     elif codecs.ONE_SHOT_MAX < unproven <= packed * ONE_SHOT_RATIO[LZ4_FRAME]:
         room = raw_bytes + codecs.ONE_SHOT_MAX
@@ -302,12 +302,12 @@ def _lz4_check_end(
     if not dec.eof:
         raise CompressionError(
             f"expected a complete LZ4 frame of {declared} uncompressed bytes, found "
-            f"a truncated frame ({total} bytes decoded){_where(where)}"
+            f"a truncated frame ({total} bytes decoded){where_suffix(where)}"
         )
     unused = len(dec.unused_data or b"") + unfed
     if unused:
         raise CompressionError(
-            f"expected one LZ4 frame, found {unused} bytes after its end{_where(where)}"
+            f"expected one LZ4 frame, found {unused} bytes after its end{where_suffix(where)}"
         )
 
 

@@ -26,7 +26,7 @@ from .buffer import (
     decompress_buffer,
     read_prefix,
 )
-from .codecs import LZ4_FRAME, PREFIX_BYTES, ZSTD, _where, check_level, normalize_codec
+from .codecs import LZ4_FRAME, PREFIX_BYTES, ZSTD, check_level, normalize_codec, where_suffix
 
 #: below this total size the thread hand-off costs more than it saves
 PARALLEL_THRESHOLD = 1 << 20
@@ -72,7 +72,7 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return pool
 
 
-def _run(
+def run_parallel(
     fn: Callable[[int], Any], sizes: Sequence[int], threads: bool | int, min_bytes: int
 ) -> list[Any]:
     """``[fn(i) for i in range(len(sizes))]``, the items of at least ``min_bytes`` on the
@@ -112,10 +112,10 @@ def _run(
 def run_pooled(
     fn: Callable[[int], Any], sizes: Sequence[int], *, threads: bool | int, min_bytes: int
 ) -> list[Any]:
-    """``[fn(i) for i in range(len(sizes))]`` on the codec thread pool as :func:`_run`
+    """``[fn(i) for i in range(len(sizes))]`` on the codec thread pool as :func:`run_parallel`
     schedules it (the items of at least ``min_bytes``, largest first); the readers use it
     for large positional reads, which release the GIL as the codecs do."""
-    return _run(fn, sizes, threads, min_bytes)
+    return run_parallel(fn, sizes, threads, min_bytes)
 
 
 def decompress_buffers(
@@ -176,7 +176,7 @@ def decompress_buffers(
     if bound_total and total > max_uncompressed:
         raise LimitExceeded(
             f"expected the uncompressed buffers to total <= {max_uncompressed} (the limit), "
-            f"found {total}{_where(where)}"
+            f"found {total}{where_suffix(where)}"
         )
 
     scratch: dict[int, np.ndarray] = {}  # thread id -> its scratch array, for this call
@@ -198,7 +198,7 @@ def decompress_buffers(
                 locate(i, exc)
             raise
 
-    return _run(one, sizes, threads, POOL_MIN_BYTES[name])
+    return run_parallel(one, sizes, threads, POOL_MIN_BYTES[name])
 
 
 def compress_buffers(
@@ -222,7 +222,7 @@ def compress_buffers(
     lvl = check_level(name, level)
     raws = [empty_buffer() if b is None else as_u8(b) for b in buffers]
     sizes = [r.nbytes for r in raws]
-    return _run(
+    return run_parallel(
         lambda i: compress_one(name, raws[i], lvl), sizes, threads, POOL_MIN_BYTES["compress"]
     )
 

@@ -52,7 +52,7 @@ from .fields import (
     UTF8,
 )
 from .model import (
-    _CODECS,
+    CODECS,
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
     H_RECORD_BATCH,
@@ -294,15 +294,15 @@ def _encode_record_batch(b: Builder, rb: RecordBatch) -> int:
     buffers = b.create_struct_vector(_pairs(rb.buffers))
     comp = 0
     if rb.compression is not None:
-        if rb.compression.codec not in _CODECS:
+        if rb.compression.codec not in CODECS:
             raise ArrowInvalidArgument(
-                f"expected a codec in {_CODECS}, found {rb.compression.codec!r}"
+                f"expected a codec in {CODECS}, found {rb.compression.codec!r}"
             )
         if rb.compression.method != "buffer":
             raise ArrowInvalidArgument(
                 f"expected compression method 'buffer', found {rb.compression.method!r}"
             )
-        comp = b.table([(0, "<b", _CODECS.index(rb.compression.codec), 0)])
+        comp = b.table([(0, "<b", CODECS.index(rb.compression.codec), 0)])
     variadic = (
         b.create_scalar_vector("q", list(rb.variadic_buffer_counts))
         if len(rb.variadic_buffer_counts)

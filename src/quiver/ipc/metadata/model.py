@@ -45,7 +45,6 @@ CODEC_ALIASES: dict[str, str] = {
     "lz4frame": "lz4_frame",
     "zstd": "zstd",
 }
-_CODECS = CODECS
 
 EXTENSION_NAME_KEY = b"ARROW:extension:name"
 EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
@@ -106,7 +105,7 @@ class BodyCompression:
     method: str = "buffer"
 
 
-COMPRESSIONS = {name: BodyCompression(name) for name in _CODECS}
+COMPRESSIONS = {name: BodyCompression(name) for name in CODECS}
 
 
 def _pair_rows(value: Any) -> list[list[int]]:
