@@ -7,13 +7,14 @@ batch layer), ``Array.to_pandas`` and ``RecordBatch.from_pandas`` by the pandas
 conversions.  Each such call goes through a :class:`Hook`:
 
 1. the lower module declares it, ``EXPORT = hooks.Hook("cdata.export_array")``, and calls
-   it like the function it stands for;
+   ``EXPORT.call(...)`` as it would the function it stands for;
 2. the package ``quiver/__init__.py`` (the top layer, always imported before any
    submodule) names the module that answers each hook, :func:`provide`;
 3. that module, when imported, hands over its function, :func:`register`.
 
 The first call of a hook imports its provider (so ``import quiver.types`` does not load
-ctypes or pandas) and keeps the function; later calls cost one attribute read.  A hook
+ctypes or pandas) and keeps the function as ``hook.call``; later calls cost one attribute
+read.  A hook
 nobody provides raises :class:`LookupError` naming the hook and the expected module.
 """
 
@@ -33,20 +34,19 @@ _DECLARED: dict[str, list[Hook]] = {}
 
 class Hook:
     """A call point in a lower layer, answered by the function a higher module registers
-    under ``name``."""
+    under ``name``: call it as ``hook.call(...)``.  ``call`` is that function itself once
+    known (one attribute read, no extra frame: the exports stay as fast as a direct call),
+    and until then a stand-in that imports the provider and forwards."""
 
-    __slots__ = ("function", "name")
+    __slots__ = ("call", "name")
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.function: Callable[..., Any] | None = _FUNCTIONS.get(name)
+        self.call: Callable[..., Any] = _FUNCTIONS.get(name) or self._first_call
         _DECLARED.setdefault(name, []).append(self)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        function = self.function
-        if function is None:
-            function = self.resolve()
-        return function(*args, **kwargs)
+    def _first_call(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
 
     def resolve(self) -> Callable[..., Any]:
         """The registered function, importing the provider module on the first call."""
@@ -65,7 +65,7 @@ class Hook:
                     f"expected {module} to register hook {self.name!r} when imported, "
                     "found it unregistered"
                 )
-        self.function = function
+        self.call = function
         return function
 
     def __repr__(self) -> str:
@@ -82,7 +82,7 @@ def register(name: str, function: Callable[..., Any]) -> None:
     """Answer hook ``name`` with ``function`` (called by the provider module at import)."""
     _FUNCTIONS[name] = function
     for hook in _DECLARED.get(name, ()):
-        hook.function = function
+        hook.call = function
 
 
 def providers() -> dict[str, str]:

@@ -60,7 +60,7 @@ def test_each_provider_registers_its_hooks() -> None:
 
 def test_an_unprovided_hook_says_so() -> None:
     with pytest.raises(LookupError, match=r"expected a provider for hook 'no\.such'"):
-        hooks.Hook("no.such")()
+        hooks.Hook("no.such").call()
 
 
 def test_nothing_loads_before_the_first_call() -> None:

@@ -318,7 +318,7 @@ class Array(ArrayData):
         >>> pa.array(qv.array([1, None, 3])).to_pylist()
         [1, None, 3]
         """
-        return _export_c_array(self, requested_schema)
+        return _export_c_array.call(self, requested_schema)
 
     def to_pandas(self, **options: Any) -> Any:
         """A pandas Series of this array (``types_mapper``, ``date_as_object``,
@@ -329,7 +329,7 @@ class Array(ArrayData):
         >>> qv.array([1, None, 3]).to_pandas().tolist()
         [1.0, nan, 3.0]
         """
-        return _array_to_pandas(self, **options)
+        return _array_to_pandas.call(self, **options)
 
     # -- buffers, for the family subclasses ----------------------------------------------
 

@@ -547,7 +547,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
     target = target_type
     if not isinstance(target, t.DataType):
         if hasattr(target, "__arrow_c_schema__"):
-            target = _import_type(target)
+            target = _import_type.call(target)
         else:
             raise ArrowTypeError(f"expected a DataType to cast to, found {target_type!r}")
     if not isinstance(arr, Array):

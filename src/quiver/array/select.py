@@ -57,7 +57,7 @@ def _mask_of(values: Any, what: str) -> tuple[np.ndarray, np.ndarray | None]:
     if not isinstance(values, Array) and (
         hasattr(values, "__arrow_c_array__") or hasattr(values, "__arrow_c_stream__")
     ):
-        values = _import_array(values)  # as is: its nulls stay nulls (no trip through numpy)
+        values = _import_array.call(values)  # as is: its nulls stay nulls (no trip through numpy)
     if isinstance(values, Array):
         st = t.storage_of(values.type)
         valid = values.is_valid_mask()

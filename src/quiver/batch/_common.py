@@ -155,7 +155,7 @@ def sort_spec(sorting: str | Sequence[tuple[str, str]]) -> list[tuple[str, str]]
 def cast_type(target: Any) -> t.DataType:
     if isinstance(target, t.DataType):
         return target
-    return import_c_type(target)  # another library's type (``__arrow_c_schema__``)
+    return import_c_type.call(target)  # another library's type (``__arrow_c_schema__``)
 
 
 def columns_from_rows(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[list]:

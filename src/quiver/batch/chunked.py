@@ -184,7 +184,7 @@ class ChunkedArray:
         >>> pa.chunked_array(chunked_array([[1], [2, 3]])).num_chunks
         2
         """
-        return export_c_stream(self, requested_schema)
+        return export_c_stream.call(self, requested_schema)
 
     def validate(self, *, full: bool = False) -> None:
         """Validate every chunk."""

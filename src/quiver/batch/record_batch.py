@@ -281,7 +281,7 @@ class RecordBatch(Tabular):
         >>> pa.record_batch(record_batch({"a": [1, 2]})).num_rows
         2
         """
-        return export_c_batch(self, requested_schema)
+        return export_c_batch.call(self, requested_schema)
 
     def __repr__(self) -> str:
         head = min(self._num_rows, PREVIEW)

@@ -331,7 +331,7 @@ class RecordBatchReader:
         ``schema`` may be any ``__arrow_c_schema__`` object)."""
         if not isinstance(schema, t.Schema):
             # another library's schema (``__arrow_c_schema__``)
-            schema = (import_c_schema(schema) if hasattr(schema, "__arrow_c_schema__")
+            schema = (import_c_schema.call(schema) if hasattr(schema, "__arrow_c_schema__")
                       else t.schema(schema))
 
         def checked() -> Iterator[RecordBatch]:
@@ -346,7 +346,7 @@ class RecordBatchReader:
     @classmethod
     def from_stream(cls, data: Any) -> RecordBatchReader:
         """A reader of any ``__arrow_c_stream__`` source (pyarrow, polars, duckdb), lazily."""
-        schema, batches = reader_from_c_stream(data)
+        schema, batches = reader_from_c_stream.call(data)
         return cls(schema, batches)
 
     schema: t.Schema = readonly("_schema", "The schema of every batch.")
@@ -384,7 +384,7 @@ class RecordBatchReader:
         >>> pa.RecordBatchReader.from_stream(table({"a": [1]}).to_reader()).read_all().num_rows
         1
         """
-        return export_c_stream(self, requested_schema)
+        return export_c_stream.call(self, requested_schema)
 
     def __enter__(self) -> RecordBatchReader:
         return self

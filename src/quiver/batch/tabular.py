@@ -211,7 +211,7 @@ class Tabular:
         pyarrow's ``pandas`` metadata (index, nullable and string dtypes); pyarrow's
         memory options (``split_blocks``, ``self_destruct``, ...) are accepted and
         ignored.  See :func:`quiver.pandas_out.batch_to_pandas`."""
-        return batch_to_pandas(
+        return batch_to_pandas.call(
             self,
             types_mapper=types_mapper,
             date_as_object=date_as_object,
@@ -229,7 +229,7 @@ class Tabular:
         pyarrow's ``pandas`` metadata; ``preserve_index`` as pyarrow's (None: a RangeIndex
         in the metadata only, another index as columns); see
         :func:`quiver.pandas_in.frame_parts`, which also takes a ``schema``."""
-        return cls._of_parts(*frame_parts(df, preserve_index=preserve_index, schema=schema))
+        return cls._of_parts(*frame_parts.call(df, preserve_index=preserve_index, schema=schema))
 
     # -- the Arrow PyCapsule protocol ----------------------------------------------------
 
@@ -252,4 +252,4 @@ class Tabular:
         >>> pa.table(table({"a": [1, 2]})).num_rows
         2
         """
-        return export_c_stream(self, requested_schema)
+        return export_c_stream.call(self, requested_schema)

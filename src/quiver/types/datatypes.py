@@ -90,7 +90,7 @@ class DataType:
         >>> pa.DataType._import_from_c_capsule(qv.list_(qv.int8()).__arrow_c_schema__())
         ListType(list<item: int8>)
         """
-        return c_schema_capsule(c_schema_node("", self, True, _c_metadata(self)))
+        return c_schema_capsule.call(c_schema_node("", self, True, _c_metadata(self)))
 
     def __repr__(self) -> str:
         return f"DataType({self})"

@@ -75,7 +75,7 @@ class Field:
         pyarrow.Field<a: int8 not null>
         """
         node = c_schema_node(self.name, self.type, self.nullable, c_field_metadata(self))
-        return c_schema_capsule(node)
+        return c_schema_capsule.call(node)
 
     def __str__(self) -> str:
         return _field_str(self)
@@ -148,7 +148,7 @@ class Schema:
         ['a']
         """
         pairs = self.metadata.items() if self.metadata else []
-        return c_schema_capsule(
+        return c_schema_capsule.call(
             c_schema_node("", StructType(self.fields), False, pairs, self.fields)
         )
 
