@@ -1,10 +1,10 @@
 """quiver: the Apache Arrow columnar format and its IPC serialization, in Python.
 
 This module only re-exports, lazily (PEP 562): ``import quiver`` loads nothing but this
-file, and each name loads its module on first use, so a command that reads a schema does
-not pay for numpy, arrays or IPC writers.  The code lives in the submodules, in layers (see
-the README's "Architecture"): errors, types, layout/buffers, array, batch, ipc,
-interop/integration, and at the top the public factories of :mod:`quiver.constructors`
+file and :mod:`quiver.hooks` (whose providers it names), and each name loads its module on
+first use, so a command that reads a schema does not pay for numpy, arrays or IPC writers.
+The code lives in the submodules, in layers (see the README's "Architecture"): errors,
+types, layout/buffers, array, batch, cdata, ipc, interop/integration, and at the top the public factories of :mod:`quiver.constructors`
 (which also take other libraries' objects), spark and the command line.
 
 >>> import quiver as qv
