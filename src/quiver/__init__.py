@@ -4,8 +4,9 @@ This module only re-exports, lazily (PEP 562): ``import quiver`` loads nothing b
 file and :mod:`quiver.hooks` (whose providers it names), and each name loads its module on
 first use, so a command that reads a schema does not pay for numpy, arrays or IPC writers.
 The code lives in the submodules, in layers (see the README's "Architecture"): errors,
-types, layout/buffers, array, batch, cdata, ipc, interop/integration, and at the top the public factories of :mod:`quiver.constructors`
-(which also take other libraries' objects), spark and the command line.
+types, layout/buffers, array, batch, cdata, ipc, interop/integration, and at the top the
+public factories of :mod:`quiver.constructors` (which also take other libraries' objects),
+spark and the command line.
 
 >>> import quiver as qv
 >>> qv.array([1, None, 3]).to_pylist()
