@@ -60,7 +60,8 @@ def main() -> None:
     sizes = [1_000, 1_000_000] if args.quick else [1_000, 1_000_000, 10_000_000]
 
     print(f"{'rows':>10} {'quiver->pa':>11} {'pa->quiver':>11} {'pa->pa':>9} "
-          f"{'quiver export':>14} {'quiver import':>14}   (us per crossing)")
+          f"{'quiver export':>14} {'quiver import':>14} {'__arrow_c_array__':>18}"
+          "   (us per crossing)")
     for rows in sizes:
         p = make_pyarrow(rows)
         q = make_quiver(rows)
@@ -80,12 +81,16 @@ def main() -> None:
         def quiver_import(p=p) -> object:
             return import_array(p)
 
+        def quiver_method(q=q) -> object:  # the protocol method: through quiver.hooks
+            return q.__arrow_c_array__()
+
         row = [
             best_us(fn, args.repeat, loops)
-            for fn in (quiver_to_pa, pa_to_quiver, pa_to_pa, quiver_export, quiver_import)
+            for fn in (quiver_to_pa, pa_to_quiver, pa_to_pa, quiver_export, quiver_import,
+                       quiver_method)
         ]
         print(f"{rows:>10} {row[0]:>11.1f} {row[1]:>11.1f} {row[2]:>9.1f} "
-              f"{row[3]:>14.1f} {row[4]:>14.1f}")
+              f"{row[3]:>14.1f} {row[4]:>14.1f} {row[5]:>18.1f}")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """quiver: the Apache Arrow columnar format and its IPC serialization, in Python.
 
 This module only re-exports, lazily (PEP 562): ``import quiver`` loads nothing but this
-file, and each name loads its module on first use, so a command that reads a schema does
-not pay for numpy, arrays or IPC writers.  The code lives in the submodules, in layers (see
-docs/ARCHITECTURE.md): errors, types, layout/buffers, array, batch, ipc,
-interop/integration, and at the top the public factories of :mod:`quiver.constructors`
-(which also take other libraries' objects), spark and the command line.
+file and :mod:`quiver.hooks` (whose providers it names), and each name loads its module on
+first use, so a command that reads a schema does not pay for numpy, arrays or IPC writers.
+The code lives in the submodules, in layers (see docs/ARCHITECTURE.md): errors, types,
+layout/buffers, array, batch, cdata, ipc, interop/integration, and at the top the public
+factories of :mod:`quiver.constructors` (which also take other libraries' objects),
+spark and the command line.
 
 >>> import quiver as qv
 >>> qv.array([1, None, 3]).to_pylist()
@@ -17,6 +18,24 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 from typing import Any
+
+from . import hooks
+
+# the module that answers each hook of a lower layer (quiver.hooks): a hook's first call
+# imports it, so ``import quiver`` loads none of them
+hooks.provide({
+    "cdata.export_schema_node": "quiver.cdata.capsule",
+    "cdata.export_array": "quiver.cdata.array",
+    "cdata.export_batch": "quiver.cdata.stream",
+    "cdata.export_stream": "quiver.cdata.stream",
+    "cdata.import_type": "quiver.cdata.schema",
+    "cdata.import_schema": "quiver.cdata.schema",
+    "cdata.import_array": "quiver.cdata.import_array",
+    "cdata.reader_from_stream": "quiver.cdata.import_batch",
+    "pandas.array_to_pandas": "quiver.pandas_out",
+    "pandas.batch_to_pandas": "quiver.pandas_out",
+    "pandas.frame_parts": "quiver.pandas_in",
+})
 
 # public name -> the module that defines it
 _NAMES: dict[str, str] = {
@@ -176,7 +195,7 @@ _NAMES: dict[str, str] = {
 # submodules reachable as attributes (``quiver.ipc``, ``quiver.types``, ...)
 _SUBMODULES = frozenset({
     "batch", "buffers", "cdata", "cli", "compute", "constructors", "errors", "filters",
-    "integration", "interop", "ipc", "job", "layout", "spark", "tensor", "types",
+    "hooks", "integration", "interop", "ipc", "job", "layout", "spark", "tensor", "types",
 })
 
 __all__ = sorted(n for n in _NAMES if not n.startswith("_"))

@@ -20,7 +20,7 @@ from . import types as t
 from .array import select as _select
 from .array.base import Array
 from .array.build import from_numpy
-from .batch import ChunkedArray, RecordBatch, Table, _sort_spec
+from .batch import ChunkedArray, RecordBatch, Table, sort_spec
 from .errors import ArrowInvalidArgument, ArrowTypeError
 
 __all__ = ["cast", "fill_null", "filter", "is_null", "is_valid", "sort_indices", "take"]
@@ -95,12 +95,12 @@ def sort_indices(
             if not data.column_names:
                 raise ArrowInvalidArgument("expected a column to sort by, found no columns")
             sort_keys = [(data.column_names[0], order)]
-        keys = _sort_spec(sort_keys)
+        keys = sort_spec(sort_keys)
         cols = [data.column(name) for name, _ in keys]
         cols = [c.combine_chunks() if isinstance(c, ChunkedArray) else c for c in cols]
         return from_numpy(_select.sort_indices(cols, [o for _, o in keys]))
     if sort_keys is not None and not isinstance(sort_keys, str):
-        keys = _sort_spec(sort_keys)
+        keys = sort_spec(sort_keys)
         if len(keys) != 1:
             raise ArrowInvalidArgument(
                 f"expected one sort key for an array, found {len(keys)}"

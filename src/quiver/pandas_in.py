@@ -31,9 +31,11 @@ import numpy as np
 from . import types as t
 from ._version import __version__
 from .array.base import Array, make_array
-from .array.build import _bitmap, _build_binary, _MixedKinds, array, from_numpy
-from .array.infer import _tz_name
+from .array.build import MixedKinds, array, bitmap_of, build_binary, from_numpy
+from .array.infer import tz_name
+from .cdata.import_array import import_array
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
+from .hooks import register
 from .pandas_out import PANDAS_KEY, pandas_module
 
 
@@ -87,8 +89,6 @@ def array_from_pandas(series: Any,
         # pandas builds anew on every call; the stream serves anything else
         data = getattr(series.array, "__arrow_array__", None)
         data = data() if data is not None else None
-        from .cdata.import_array import import_array  # ctypes: only for Arrow memory
-
         arr = import_array(data if hasattr(data, "__arrow_c_stream__") else series)
         is_str = isinstance(dtype, pd.StringDtype)
         if is_str:  # (pyarrow's entry: the logical type of what it holds, large_string)
@@ -157,7 +157,7 @@ def _zone(tz: Any) -> str:
     filename = getattr(tz, "_filename", None)  # dateutil's zone files: named by their path
     if type(tz).__name__ == "tzfile" and isinstance(filename, str) and "zoneinfo/" in filename:
         return filename.rsplit("zoneinfo/", 1)[1]
-    return _tz_name(tz)
+    return tz_name(tz)
 
 
 def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> Array:
@@ -177,8 +177,8 @@ def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> 
     present = values[valid].tolist()
     if present and present[0].__class__ is str:
         try:
-            dense = _build_binary(present, t.string(), strict=True)
-        except (_MixedKinds, ArrowInvalid):  # other kinds, or more than int32 offsets
+            dense = build_binary(present, t.string(), strict=True)
+        except (MixedKinds, ArrowInvalid):  # other kinds, or more than int32 offsets
             dense = None
         if dense is not None:
             _, offsets, data = dense.buffers
@@ -186,7 +186,7 @@ def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> 
             spread = np.empty(len(values) + 1, "<i4")
             spread[0] = 0
             spread[1:] = ends
-            bitmap, null_count = _bitmap(valid)
+            bitmap, null_count = bitmap_of(valid)
             return make_array(t.string(), len(values), (bitmap, spread.view(np.uint8), data),
                               (), null_count)
     values = values.copy()
@@ -387,3 +387,7 @@ def _check_text_target(have: t.DataType, f: t.Field) -> None:
 
 def _version() -> str:
     return __version__
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("pandas.frame_parts", frame_parts)

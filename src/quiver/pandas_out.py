@@ -33,6 +33,7 @@ from . import registry
 from . import types as t
 from .array.data import ArrayData, null_mask, offsets_and_data
 from .errors import ArrowInvalid, ArrowTypeError, NotSupported
+from .hooks import register
 from .layout import storage_numpy_dtype
 
 PANDAS_KEY = b"pandas"
@@ -629,3 +630,8 @@ def array_to_pandas(arr: ArrayData, **options: Any) -> Any:
         opts["as_categorical"] = True
     values = _column_to_pandas(pd, arr, None, opts)
     return pd.Series(values, copy=False)
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("pandas.array_to_pandas", array_to_pandas)
+register("pandas.batch_to_pandas", batch_to_pandas)

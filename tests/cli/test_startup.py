@@ -1,4 +1,5 @@
-"""Start-up: ``import quiver`` loads nothing but the package's lazy re-exports, and each
+"""Start-up: ``import quiver`` loads nothing but the package's lazy re-exports (and the
+small table of :mod:`quiver.hooks`), and each
 command imports only what it needs.  ``quiver schema`` must cost no more than
 ``import pyarrow`` (benchmarks/bench_cli.py measures it); here the imports it makes are held
 to the few modules that read a schema."""
@@ -43,7 +44,8 @@ def test_import_quiver_loads_no_numpy_and_no_submodule() -> None:
         f"[m for m in {_HEAVY!r} if m in sys.modules]]))"
     )
     quiver, heavy = json.loads(_run(probe))
-    assert quiver == ["quiver"]
+    # quiver.hooks: the package names the provider of each hook (stdlib only, no I/O)
+    assert quiver == ["quiver", "quiver.hooks"]
     assert heavy == []
 
 
@@ -83,6 +85,7 @@ def test_schema_imports_only_the_schema_readers(tmp_path: Path, sample_file: Pat
         "quiver.types.checks",  # the time zone and extension storage rules of the factories
         "quiver._readonly",
         "quiver._lazy",  # the PEP 562 hook of quiver.ipc and quiver.ipc.metadata
+        "quiver.hooks",  # loaded by the package, which names each hook's provider
     }
     for path in (sample_file, sample_stream):
         code, quiver, others = _imports(tmp_path, "schema", str(path))

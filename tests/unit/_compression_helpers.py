@@ -43,7 +43,7 @@ def _data(kind: str, n: int, seed: int = 0) -> bytes:
 
 
 def _walk(payload: bytes, n: int) -> np.ndarray | None:
-    return compression._lz4_walk(np.frombuffer(payload, np.uint8), n, library_fits=True)
+    return compression.lz4_walk(np.frombuffer(payload, np.uint8), n, library_fits=True)
 
 
 def _decode(payload: bytes, n: int) -> np.ndarray:

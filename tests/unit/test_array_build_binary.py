@@ -22,9 +22,9 @@ def test_the_joined_fast_path_and_the_value_by_value_path_agree() -> None:
 
 
 def test_strict_mode_hands_mixed_kinds_back() -> None:
-    assert build._MixedKinds is build_binary._MixedKinds
-    with pytest.raises(build_binary._MixedKinds):
-        build_binary._build_binary(["a", 1], t.string(), strict=True)
+    assert build.MixedKinds is build_binary.MixedKinds
+    with pytest.raises(build_binary.MixedKinds):
+        build_binary.build_binary(["a", 1], t.string(), strict=True)
 
 
 def test_fixed_size_binary_checks_the_width() -> None:

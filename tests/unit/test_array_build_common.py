@@ -18,8 +18,8 @@ def test_build_dispatches_by_type_class_through_the_registry() -> None:
 
 
 def test_validity_gives_bitmap_count_and_mask_only_with_nulls() -> None:
-    assert build_common._validity([1, 2]) == (None, 0, None)
-    bitmap, nulls, valid = build_common._validity([1, None, 3])
+    assert build_common.validity([1, 2]) == (None, 0, None)
+    bitmap, nulls, valid = build_common.validity([1, None, 3])
     assert nulls == 1 and valid.tolist() == [True, False, True]
     assert bitmap.tolist() == [0b101]
 
@@ -27,5 +27,6 @@ def test_validity_gives_bitmap_count_and_mask_only_with_nulls() -> None:
 def test_offsets_refuse_more_than_int32_unless_large() -> None:
     lengths = np.array([2**31 - 1, 1], dtype=np.int64)
     with pytest.raises(qv.ArrowInvalid, match="use the large_ variant"):
-        build_common._offsets(lengths, False, t.binary())
-    assert build_common._offsets(lengths, True, t.large_binary()).tolist() == [0, 2**31 - 1, 2**31]
+        build_common.offsets_from_lengths(lengths, False, t.binary())
+    large = build_common.offsets_from_lengths(lengths, True, t.large_binary())
+    assert large.tolist() == [0, 2**31 - 1, 2**31]

@@ -45,11 +45,11 @@ def test_a_schema_imported_twice_is_parsed_once_and_still_checked() -> None:
 
     from quiver.interop import import_ as imp
 
-    imp._FIELD_CACHE.clear()
+    imp.FIELD_CACHE.clear()
     first = imp.import_batch(pa.record_batch({"a": [1], "b": ["x"]}))
     again = imp.import_batch(pa.record_batch({"a": [2], "b": ["y"]}))
     assert first.schema is again.schema or first.schema.fields[0] is again.schema.fields[0]
-    assert len(imp._FIELD_CACHE) == 1
+    assert len(imp.FIELD_CACHE) == 1
     # another name, type, nullability or metadata is another schema
     other = imp.import_batch(pa.record_batch({"a": [1.5], "b": ["x"]}))
     assert str(other.schema.field("a").type) == "double"
@@ -59,7 +59,7 @@ def test_a_schema_imported_twice_is_parsed_once_and_still_checked() -> None:
     assert meta.schema.metadata == {b"k": b"v"}
     renamed = imp.import_batch(pa.record_batch({"z": [1], "b": ["x"]}))
     assert renamed.schema.names == ["z", "b"]
-    assert len(imp._FIELD_CACHE) == 4
+    assert len(imp.FIELD_CACHE) == 4
 
 
 def test_batch_importer_reuses_the_schema_while_the_producer_says_it_is_the_same() -> None:
@@ -105,7 +105,7 @@ def test_batch_importer_fast_path_matches_the_general_import_on_leaf_types() -> 
         ours = importer(sliced)
         assert importer._leaves is not None  # the fast path applies to every column here
         # the general walk, by hand
-        general = imp._batch_from_struct(*imp._import_array_field(sliced.__arrow_c_array__()))
+        general = imp.batch_from_struct(*imp.import_array_field(sliced.__arrow_c_array__()))
         for got in (ours, imp.import_batch(sliced)):  # import_batch takes the fast path too
             assert got.equals(general)
             assert got.to_pydict() == general.to_pydict() == sliced.to_pydict()
@@ -267,7 +267,7 @@ def test_batch_fast_path_with_buffers_apart_matches_the_general_import(
     })
     for sliced in (batch, batch.slice(3, 20), batch.slice(0, 0)):
         ours = imp.BatchImporter()(sliced)
-        general = imp._batch_from_struct(*imp._import_array_field(sliced.__arrow_c_array__()))
+        general = imp.batch_from_struct(*imp.import_array_field(sliced.__arrow_c_array__()))
         assert ours.equals(general) and ours.to_pydict() == sliced.to_pydict()
         ours.validate(full=True)
         assert all(b is None or not b.flags.writeable for col in ours.columns for b in col.buffers)
@@ -305,7 +305,7 @@ def test_batch_fast_path_on_a_batch_wider_than_one_generated_run() -> None:
         importer = imp.BatchImporter()
         ours = importer(sliced)
         assert importer._leaves is not None
-        general = imp._batch_from_struct(*imp._import_array_field(sliced.__arrow_c_array__()))
+        general = imp.batch_from_struct(*imp.import_array_field(sliced.__arrow_c_array__()))
         assert ours.num_columns == width and ours.equals(general)
         assert ours.to_pydict() == sliced.to_pydict()
         ours.validate(full=True)

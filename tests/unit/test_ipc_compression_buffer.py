@@ -67,7 +67,7 @@ def test_round_trip_restores_bytes(codec: str) -> None:
 @pytest.mark.parametrize("n", [100_000, 700_000])
 def test_output_matches_pyarrow_codec_bytes(codec: str, n: int) -> None:
     # 5.6 MB of lz4: a frame of independent 4 MiB blocks, not Arrow C++'s linked 64 KiB
-    # blocks (see compression._lz4_big_frame): pyarrow reads it, at the same size to 0.1%
+    # blocks (see compression.lz4_big_frame): pyarrow reads it, at the same size to 0.1%
     raw = _ints(n)
     parts = c.compress_buffer(codec, raw)
     payload = b"".join(bytes(p) for p in parts[1:])

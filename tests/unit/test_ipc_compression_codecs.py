@@ -45,9 +45,9 @@ def test_codec_names_come_from_one_table_in_message_fbs_order() -> None:
 
 def test_plausible_ratio_decides_one_call_or_pieces() -> None:
     mib = 1 << 20
-    assert c._one_shot("lz4_frame", 100, mib)  # small: always one call
-    assert c._one_shot("lz4_frame", 40_000, 8 * mib)  # 210x: lz4 reaches ~255x
-    assert not c._one_shot("lz4_frame", 4_000, 8 * mib)
-    assert c._one_shot("zstd", 300, 8 * mib)  # 28000x: zstd reaches ~32500x
-    assert not c._one_shot("zstd", 100, 8 * mib)
-    assert not c._one_shot("zstd", 64 * mib, 65 * mib)  # big: in pieces
+    assert c.decompress_one_shot("lz4_frame", 100, mib)  # small: always one call
+    assert c.decompress_one_shot("lz4_frame", 40_000, 8 * mib)  # 210x: lz4 reaches ~255x
+    assert not c.decompress_one_shot("lz4_frame", 4_000, 8 * mib)
+    assert c.decompress_one_shot("zstd", 300, 8 * mib)  # 28000x: zstd reaches ~32500x
+    assert not c.decompress_one_shot("zstd", 100, 8 * mib)
+    assert not c.decompress_one_shot("zstd", 64 * mib, 65 * mib)  # big: in pieces

@@ -80,11 +80,11 @@ def test_piecewise_lz4_rejects_bytes_after_the_frame(in_pieces) -> None:
 
 def test_xxh32_matches_reference_values() -> None:
     # XXH32 (seed 0) as the reference library (libxxhash) computes it
-    assert c._xxh32_short(b"") == 0x02CC5D05
-    assert c._xxh32_short(b"a") == 0x550D7456
-    assert c._xxh32_short(b"abc") == 0x32D153FF
-    assert c._xxh32_short(b"abcd") == 0xA3643705
-    assert c._xxh32_short(b"Nobody inspects") == 0x9759CD1A
+    assert c.xxh32_short(b"") == 0x02CC5D05
+    assert c.xxh32_short(b"a") == 0x550D7456
+    assert c.xxh32_short(b"abc") == 0x32D153FF
+    assert c.xxh32_short(b"abcd") == 0xA3643705
+    assert c.xxh32_short(b"Nobody inspects") == 0x9759CD1A
 
 
 @pytest.mark.parametrize("kind", ["random", "text", "mixed"])
@@ -159,7 +159,7 @@ def test_walk_declines_odd_frames() -> None:
     assert _walk(sized, n) is not None
     assert _walk(sized, n - 1) is None
     doubled = np.repeat(np.frombuffer(bytes(good), np.uint8), 2)[::2]
-    assert c._lz4_walk(doubled, n, library_fits=True) is None
+    assert c.lz4_walk(doubled, n, library_fits=True) is None
     assert _decode(bytes(doubled), n).tobytes() == raw
 
 
@@ -181,7 +181,7 @@ def test_frames_of_raw_blocks_are_walked_past_the_one_call_limit(monkeypatch) ->
     n = 2_000_003
     raw = _data("random", n)
     payload = pa.compress(raw, "lz4", asbytes=True)
-    assert not c._one_shot("lz4_frame", len(payload), n)
+    assert not c.decompress_one_shot("lz4_frame", len(payload), n)
     stored = _prefixed(n, payload)
     tracemalloc.start()
     try:
@@ -200,7 +200,7 @@ def test_frames_of_raw_blocks_are_walked_past_the_one_call_limit(monkeypatch) ->
     frame = np.frombuffer(packed, np.uint8)
     tracemalloc.start()
     try:
-        out = c._lz4_walk(frame, n, library_fits=False)
+        out = c.lz4_walk(frame, n, library_fits=False)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -208,7 +208,7 @@ def test_frames_of_raw_blocks_are_walked_past_the_one_call_limit(monkeypatch) ->
     assert peak < 3 * n + (1 << 20)
     assert _decode(packed, n).tobytes() == text
     for lie in (n + 1, n + 70_000, 300 * len(packed)):
-        assert c._lz4_walk(frame, lie, library_fits=False) is None
+        assert c.lz4_walk(frame, lie, library_fits=False) is None
         with pytest.raises(CompressionError, match=f"expected {lie} uncompressed bytes"):
             _decode(packed, lie)
 
@@ -244,7 +244,7 @@ def test_every_truncation_is_a_compression_error(walk: str, kind: str) -> None:
 def _frame_of(blocks: bytes) -> bytes:
     """An LZ4 frame (independent 64 KiB blocks, no checksums) around ``blocks``."""
     head = bytearray(b"\x04\x22\x4d\x18" + bytes([0x60, 0x40]))
-    head.append((c._xxh32_short(bytes(head[4:6])) >> 8) & 0xFF)
+    head.append((c.xxh32_short(bytes(head[4:6])) >> 8) & 0xFF)
     return bytes(head) + blocks + b"\x00\x00\x00\x00"
 
 
@@ -267,7 +267,7 @@ def test_frames_of_many_tiny_blocks_are_left_to_the_c_decoders(
     declared size, so 16 MB of empty blocks took seconds and hundreds of MB.  The walk now
     declines them; the library decoders give the byte or say the frame holds more."""
     payload = _frame_of(blocks)
-    assert c._lz4_walk(np.frombuffer(payload, np.uint8), 1, library_fits=False) is None
+    assert c.lz4_walk(np.frombuffer(payload, np.uint8), 1, library_fits=False) is None
     stored = _prefixed(1, payload)
     if expected is None:
         with pytest.raises(CompressionError):

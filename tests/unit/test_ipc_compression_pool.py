@@ -72,12 +72,14 @@ def test_pool_runs_the_largest_first_and_small_ones_inline(monkeypatch) -> None:
 
     monkeypatch.setattr(c.pool, "_pool", lambda workers: Pool())
     sizes = [10, 5 << 20, 100, 9 << 20, 7 << 20, 3]
-    assert c._run(lambda i: i * 2, sizes, threads=2, min_bytes=1 << 16) == [i * 2 for i in range(6)]
+    doubled = [i * 2 for i in range(6)]
+    assert c.run_parallel(lambda i: i * 2, sizes, threads=2, min_bytes=1 << 16) == doubled
     assert submitted == [3, 4, 1]
     submitted.clear()
-    assert c._run(lambda i: i * 2, sizes, threads=1, min_bytes=1) == [i * 2 for i in range(6)]
-    assert c._run(lambda i: i * 2, [10, 5 << 20, 3], threads=2, min_bytes=1 << 16) == [0, 2, 4]
-    assert c._run(lambda i: i * 2, sizes, threads=2, min_bytes=8 << 20) == [i * 2 for i in range(6)]
+    assert c.run_parallel(lambda i: i * 2, sizes, threads=1, min_bytes=1) == doubled
+    three = [10, 5 << 20, 3]
+    assert c.run_parallel(lambda i: i * 2, three, threads=2, min_bytes=1 << 16) == [0, 2, 4]
+    assert c.run_parallel(lambda i: i * 2, sizes, threads=2, min_bytes=8 << 20) == doubled
     assert submitted == []  # serial, or a single large buffer: no hand-off
 
 
@@ -90,4 +92,4 @@ def test_pool_raises_the_first_failing_buffers_error() -> None:
         return i
 
     with pytest.raises(CompressionError, match="buffer 1"):
-        c._run(fn, sizes, threads=2, min_bytes=1 << 16)
+        c.run_parallel(fn, sizes, threads=2, min_bytes=1 << 16)

@@ -212,9 +212,9 @@ def test_plain_and_general_record_batch_decoders_agree():
     for ncols in (0, 1, 3, 40, 2000):
         rb = RecordBatch(7, [[7, k % 3] for k in range(ncols)], [[8 * k, 8] for k in range(ncols)])
         enc = encode_message(Message(md.V4, rb, 8 * ncols))
-        fast = md._fast_record_batch_message(enc, MetadataLimits())
+        fast = md.fast_record_batch_message(enc, MetadataLimits())
         assert fast is not None
-        assert fast == md._decode_message_general(enc, 0, MetadataLimits())
+        assert fast == md.decode_message_general(enc, 0, MetadataLimits())
         # the generic builder's layout decodes the same, on the general path too
         b = Builder()
         nodes = b.create_struct_vector(np.asarray(rb.nodes, dtype="<i8").reshape(-1, 2))
@@ -345,7 +345,7 @@ def test_mutated_record_batch_messages_decode_the_same_on_fast_and_general_paths
     else:
         rb = RecordBatch(9, nodes, buffers)
     good = encode_message(Message(md.V5, rb, 112))
-    assert md._fast_record_batch_message(good, MetadataLimits()) == rb_message(rb)
+    assert md.fast_record_batch_message(good, MetadataLimits()) == rb_message(rb)
     rng = random.Random(99)
     limits = MetadataLimits()
     fast_hits = 0
@@ -354,9 +354,9 @@ def test_mutated_record_batch_messages_decode_the_same_on_fast_and_general_paths
         for _ in range(rng.randrange(1, 3)):
             buf[rng.randrange(len(buf))] = rng.randrange(256)
         data = bytes(buf)
-        fast = md._fast_record_batch_message(data, limits)
+        fast = md.fast_record_batch_message(data, limits)
         try:
-            general = md._decode_message_general(data, 0, limits)
+            general = md.decode_message_general(data, 0, limits)
         except (FormatError, NotSupported):
             assert fast is None, "the fast path accepted bytes the general path rejects"
             continue
@@ -420,7 +420,7 @@ def test_footer_without_a_version_field_reads_as_v4():
     assert full.version == md.V5
     # rebuild the footer table with only its schema (field 1), no version (field 0)
     b = Builder()
-    schema_handle = md._encode_schema_table(b, sm)
+    schema_handle = md.encode_schema_table(b, sm)
     root = b.table([(1, "offset", schema_handle)])
     footer = decode_footer(b.finish(root))
     assert footer.version == md.V4
@@ -452,7 +452,7 @@ def _every_type_schema_message() -> bytes:
 def _decoded(data: bytes, *, plain: bool, monkeypatch: pytest.MonkeyPatch) -> object:
     with monkeypatch.context() as m:
         if not plain:
-            m.setattr(md_fields, "_plain_field", lambda *args: None)
+            m.setattr(md_fields, "plain_field", lambda *args: None)
         try:
             n = struct.unpack_from("<i", data, 4)[0]
             msg = md.decode_message(data[8 : 8 + n])
@@ -466,14 +466,14 @@ def test_plain_fields_decode_as_the_general_decoder_does(
 ) -> None:
     data = _every_type_schema_message()
     taken = []
-    plain_field = md._plain_field
+    plain_field = md.plain_field
 
     def counting(*args):
         got = plain_field(*args)
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(md_fields, "_plain_field", counting)
+    monkeypatch.setattr(md_fields, "plain_field", counting)
     fast = _decoded(data, plain=True, monkeypatch=monkeypatch)
     assert any(taken) and not all(taken)  # both paths ran
     general = _decoded(data, plain=False, monkeypatch=monkeypatch)

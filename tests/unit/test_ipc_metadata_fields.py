@@ -127,7 +127,7 @@ def test_decoding_bugs_are_not_disguised_as_metadata_errors(monkeypatch: pytest.
     def broken(*args):
         raise IndexError("a bug")
 
-    monkeypatch.setattr(md_fields, "_plain_field", broken)
+    monkeypatch.setattr(md_fields, "plain_field", broken)
     data = encode_schema(SchemaMessage(qt.schema([("a", qt.int32())]), {}))
     with pytest.raises(IndexError, match="a bug"):
         decode_schema(data)

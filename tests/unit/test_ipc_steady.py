@@ -500,10 +500,10 @@ def _crafted_message(length: int, field: str) -> bytes:
     flatbuffers allow, where a structural field changes with a per-batch number."""
     tmpl = md.RecordBatchTemplate(4, 1, 2)
     meta = bytearray(tmpl.encode(8 * length, length, [length, 0], [0, 0, 0, 8 * length]))
-    root = md._follow(meta, 0)
+    root = md.follow(meta, 0)
     vt = root - struct.unpack_from("<i", meta, root)[0]
-    rb = md._follow(meta, md._field_position(bytes(meta), root, 2))
-    nodes_at = md._follow(meta, md._field_position(bytes(meta), rb, 1)) + 4
+    rb = md.follow(meta, md.field_position(bytes(meta), root, 2))
+    nodes_at = md.follow(meta, md.field_position(bytes(meta), rb, 1)) + 4
     struct.pack_into("<H", meta, vt + 2, len(meta) - root)  # the table covers to the end
     slot = {"version": 0, "header type": 1}[field]
     struct.pack_into("<H", meta, vt + 4 + 2 * slot, nodes_at - root)

@@ -347,7 +347,7 @@ def test_a_failure_leaves_no_half_message(
 ) -> None:
     batches = _batches()
     path = tmp_path / "t.arrow"
-    real = compression.pool._compress_one
+    real = compression.pool.compress_one
     calls = []
 
     def failing(name: str, raw: np.ndarray, level: int) -> list[Any]:
@@ -360,12 +360,12 @@ def test_a_failure_leaves_no_half_message(
         w.write_batch(batches[1])
         w._sink._f.flush()  # the buffered writer may still hold the small messages
         size = path.stat().st_size
-        monkeypatch.setattr(compression.pool, "_compress_one", failing)
+        monkeypatch.setattr(compression.pool, "compress_one", failing)
         with pytest.raises(MemoryError):
             w.write_batch(batches[0])
         w._sink._f.flush()
         assert path.stat().st_size == size  # cut back to where the message began
-        monkeypatch.setattr(compression.pool, "_compress_one", real)
+        monkeypatch.setattr(compression.pool, "compress_one", real)
         w.write_batch(batches[0])
     got = ipc.open_file(path).read_all()
     assert got.to_pylist() == batches[1].to_pylist() + batches[0].to_pylist()

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import pandas_out as _pandas_out  # the module: it imports array.data first
 from .. import registry
 from .. import types as t
 from ..buffers import as_buffer
@@ -34,6 +33,7 @@ from ..errors import (
     ArrowTypeError,
     NotSupported,
 )
+from ..hooks import Hook
 from ..layout import layout_of, logical_numpy_dtype
 from .data import ArrayData, slice_bounds, typed_view
 from .equal import array_equals
@@ -54,6 +54,12 @@ __all__ = [
 
 # the registry's "array_class" piece: DataType class -> Array subclass
 _ARRAY_CLASSES: dict[type, type[Array]] = registry.table("array_class")
+
+
+# answered above this layer (quiver.hooks): the C data interface (ctypes loads on the first
+# export, not with this module) and the pandas conversion
+_export_c_array = Hook("cdata.export_array")
+_array_to_pandas = Hook("pandas.array_to_pandas")
 
 
 def register_array_class(*type_classes: type) -> Any:
@@ -312,10 +318,7 @@ class Array(ArrayData):
         >>> pa.array(qv.array([1, None, 3])).to_pylist()
         [1, None, 3]
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.array import export_array
-
-        return export_array(self, requested_schema)
+        return _export_c_array.call(self, requested_schema)
 
     def to_pandas(self, **options: Any) -> Any:
         """A pandas Series of this array (``types_mapper``, ``date_as_object``,
@@ -326,7 +329,7 @@ class Array(ArrayData):
         >>> qv.array([1, None, 3]).to_pandas().tolist()
         [1.0, nan, 3.0]
         """
-        return _pandas_out.array_to_pandas(self, **options)
+        return _array_to_pandas.call(self, **options)
 
     # -- buffers, for the family subclasses ----------------------------------------------
 

@@ -52,8 +52,8 @@ from . import build_fixed as _build_fixed  # noqa: F401  (registers the fixed-wi
 from . import build_nested as _build_nested  # noqa: F401  (registers the nested builders)
 from . import build_numpy as _numpy
 from .base import Array, make_array
-from .build_binary import _build_binary, _MixedKinds
-from .build_common import _bitmap, _is_nat_kind, _kind_error, build
+from .build_binary import MixedKinds, build_binary
+from .build_common import bitmap_of, build, is_nat_kind, kind_error
 from .infer import infer_type
 
 __all__ = ["array", "build", "from_numpy", "infer_type"]
@@ -110,8 +110,8 @@ def array(
         first = next((v for v in values if v is not None), None)
         if first.__class__ is str:  # common case: skip inference, the join checks kinds
             try:
-                return _build_binary(values, t.string(), strict=True)
-            except _MixedKinds:
+                return build_binary(values, t.string(), strict=True)
+            except MixedKinds:
                 pass
         return build(values, infer_type(values), checked=True)
     return build(values, type)
@@ -124,7 +124,7 @@ def _pandas_nulls(values: list[Any]) -> list[Any]:
     kinds = set(map(type, values))
     if any(k.__name__ == "NAType" for k in kinds):  # pd.NA (by name: no pandas here)
         values = [None if type(v).__name__ == "NAType" else v for v in values]
-    kinds = tuple(k for k in kinds if issubclass(k, float) or _is_nat_kind(k))
+    kinds = tuple(k for k in kinds if issubclass(k, float) or is_nat_kind(k))
     if not kinds:
         return values
     return [None if isinstance(v, kinds) and v != v else v for v in values]
@@ -208,10 +208,10 @@ def from_numpy(
         if nan.any():
             null_mask = nan if null_mask is None else (null_mask | nan)
     valid = None if null_mask is None else ~null_mask
-    bitmap, nulls = _bitmap(valid)
+    bitmap, nulls = bitmap_of(valid)
     if isinstance(st, t.BoolType):
         if arr.dtype.kind not in "biuf":
-            raise _kind_error(arr.dtype, target)
+            raise kind_error(arr.dtype, target)
         bits = _numpy.convert_numbers(arr, valid, st, safe)
         return make_array(target, len(arr), (bitmap, pack_bits(bits)), (), nulls)
     npdt = None if isinstance(st, t.DictionaryType) else storage_numpy_dtype(st)

@@ -23,13 +23,13 @@ from ..buffers import as_buffer
 from ..errors import ArrowInvalid
 from .base import Array, make_array
 from .build_common import (
-    _bitmap,
-    _fill,
-    _kind_error,
-    _narrow_offsets,
-    _offsets,
-    _valid_mask,
-    _validity,
+    bitmap_of,
+    fill,
+    kind_error,
+    narrow_offsets,
+    offsets_from_lengths,
+    valid_mask,
+    validity,
 )
 
 
@@ -46,7 +46,7 @@ def _only_bytes_like(values: list[Any]) -> bool:
     return all(k is type(None) or issubclass(k, _BYTES_LIKE) for k in set(map(type, values)))
 
 
-class _MixedKinds(Exception):
+class MixedKinds(Exception):
     """Internal: a fast path met values of another kind and must hand over."""
 
 
@@ -170,7 +170,7 @@ def _encoded(values: list[Any], dtype: t.DataType, is_string: bool, strict: bool
 
     One C-level ``join`` does the work when every value is of the expected kind (``str``
     for strings, bytes-like for binary); other kinds are converted one by one, or, with
-    ``strict``, raise :class:`_MixedKinds`.  :func:`_joined` is tried first unless
+    ``strict``, raise :class:`MixedKinds`.  :func:`_joined` is tried first unless
     ``try_joined`` is False (the caller tried it already).
     """
     fast = _joined(values, is_string, checked) if try_joined else None
@@ -195,7 +195,7 @@ def _encoded(values: list[Any], dtype: t.DataType, is_string: bool, strict: bool
         else:
             missing = list(itertools.compress(values, ~valid))
             if missing.count(None) != len(missing):
-                valid = _valid_mask(values)
+                valid = valid_mask(values)
                 all_lengths = None
             present = list(itertools.compress(values, valid))
         try:
@@ -217,7 +217,7 @@ def _encoded(values: list[Any], dtype: t.DataType, is_string: bool, strict: bool
             present_lengths = _lengths(present)
         else:
             if joined is None and strict:
-                raise _MixedKinds
+                raise MixedKinds
             if joined is not None:
                 enc = [v.encode("utf-8") for v in present]
             else:
@@ -241,7 +241,7 @@ def _as_utf8(v: Any, dtype: t.DataType) -> bytes:
         b = bytes(v)
         b.decode("utf-8")
         return b
-    raise _kind_error(v, dtype)
+    raise kind_error(v, dtype)
 
 
 def _as_bytes(v: Any, dtype: t.DataType) -> bytes:
@@ -249,22 +249,22 @@ def _as_bytes(v: Any, dtype: t.DataType) -> bytes:
         return bytes(v)
     if isinstance(v, str):
         return v.encode("utf-8")
-    raise _kind_error(v, dtype)
+    raise kind_error(v, dtype)
 
 
 @registry.implements("builder", t.BinaryType, t.StringType)
-def _build_binary(values: list[Any], dtype: t.DataType, checked: bool = False,
+def build_binary(values: list[Any], dtype: t.DataType, checked: bool = False,
                   strict: bool = False) -> Array:
     is_string = isinstance(dtype, t.StringType)
     fast = _joined(values, is_string, checked)
     if fast is not None:
         data, offs, valid = fast
-        offs = _narrow_offsets(offs, dtype.large, dtype)  # type: ignore[attr-defined]
+        offs = narrow_offsets(offs, dtype.large, dtype)  # type: ignore[attr-defined]
     else:
         data, lengths, valid = _encoded(values, dtype, is_string, strict, try_joined=False,
                                         checked=checked)
-        offs = _offsets(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
-    bitmap, nulls = _bitmap(valid)
+        offs = offsets_from_lengths(lengths, dtype.large, dtype)  # type: ignore[attr-defined]
+    bitmap, nulls = bitmap_of(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(offs), as_buffer(data)), (), nulls)
 
 
@@ -272,7 +272,7 @@ def _build_binary(values: list[Any], dtype: t.DataType, checked: bool = False,
 def _build_view(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     n = len(values)
     blob, lengths, valid = _encoded(values, dtype, isinstance(dtype, t.StringViewType))
-    bitmap, nulls = _bitmap(valid)
+    bitmap, nulls = bitmap_of(valid)
     if lengths.size and lengths.max() > np.iinfo(np.int32).max:
         raise ArrowInvalid(f"expected values below 2**31 bytes, found {int(lengths.max())}")
     starts = np.zeros(n, dtype=np.int64)
@@ -309,9 +309,9 @@ def _build_view(values: list[Any], dtype: t.DataType, checked: bool = False) -> 
 
 @registry.implements("builder", t.FixedSizeBinaryType)
 def _build_fixed_binary(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, valid = _validity(values)
+    bitmap, nulls, valid = validity(values)
     w = dtype.width  # type: ignore[attr-defined]
-    data, lengths, _ = _encoded(_fill(values, valid, bytes(w)), dtype, False)
+    data, lengths, _ = _encoded(fill(values, valid, bytes(w)), dtype, False)
     if lengths.size and (lengths != w).any():
         bad = int(lengths[lengths != w][0])
         raise ArrowInvalid(f"expected values of {w} bytes for {dtype}, found {bad} bytes")

@@ -20,86 +20,86 @@ from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from .base import Array
 
 
-def _valid_mask(values: list[Any]) -> np.ndarray:
+def valid_mask(values: list[Any]) -> np.ndarray:
     """True where a value is not None (one C-level pass)."""
     return np.fromiter(map(operator.is_not, values, itertools.repeat(None)), dtype=bool,
                        count=len(values))
 
 
-def _validity(values: list[Any]) -> tuple[np.ndarray | None, int, np.ndarray | None]:
+def validity(values: list[Any]) -> tuple[np.ndarray | None, int, np.ndarray | None]:
     """(bitmap or None, null_count, bool mask of valid slots or None)."""
     n = len(values)
     if n == 0:
         return None, 0, None
-    valid = _valid_mask(values)
+    valid = valid_mask(values)
     nulls = n - int(np.count_nonzero(valid))
     if nulls == 0:
         return None, 0, None
     return pack_bits(valid), nulls, valid
 
 
-def _bitmap(valid: np.ndarray | None) -> tuple[np.ndarray | None, int]:
+def bitmap_of(valid: np.ndarray | None) -> tuple[np.ndarray | None, int]:
     if valid is None:
         return None, 0
     nulls = int(len(valid) - np.count_nonzero(valid))
     return (pack_bits(valid), nulls) if nulls else (None, 0)
 
 
-def _fill(values: list[Any], valid: np.ndarray | None, filler: Any) -> list[Any]:
+def fill(values: list[Any], valid: np.ndarray | None, filler: Any) -> list[Any]:
     if valid is None:
         return values
     return [filler if v is None else v for v in values]
 
 
-def _kind_error(value: Any, dtype: t.DataType) -> ArrowTypeError:
-    hint = "; pass from_pandas=True to take NaT as null" if _is_nat_kind(type(value)) else ""
+def kind_error(value: Any, dtype: t.DataType) -> ArrowTypeError:
+    hint = "; pass from_pandas=True to take NaT as null" if is_nat_kind(type(value)) else ""
     return ArrowTypeError(
         f"expected a value convertible to {dtype}, found {value!r} of type "
         f"{type(value).__name__}{hint}"
     )
 
 
-def _is_nat_kind(k: type) -> bool:
+def is_nat_kind(k: type) -> bool:
     """True for the type of pandas' ``NaT`` (a ``datetime`` subclass that is no date: it is
     recognized by name, so that the array layer needs no pandas)."""
     return k.__name__ == "NaTType"
 
 
-def _first_bad(values: list[Any], ok: Any) -> Any:
+def first_bad(values: list[Any], ok: Any) -> Any:
     for v in values:
         if v is not None and not ok(v):
             return v
     return None
 
-_INT_TYPES = (int, np.integer)
-_FLOAT_TYPES = (float, np.floating)
+INT_TYPES = (int, np.integer)
+FLOAT_TYPES = (float, np.floating)
 # subclasses of int / np.integer that are not integers to Arrow (np.timedelta64 is a
 # np.signedinteger to numpy, a duration to pyarrow)
-_NOT_INTS = (bool, np.bool_, np.timedelta64)
+NOT_INTS = (bool, np.bool_, np.timedelta64)
 
 
-def _is_int_kind(k: type) -> bool:
+def is_int_kind(k: type) -> bool:
     """True for the Python and numpy integer types (not bools, not np.timedelta64)."""
-    return issubclass(k, _INT_TYPES) and not issubclass(k, _NOT_INTS)
+    return issubclass(k, INT_TYPES) and not issubclass(k, NOT_INTS)
 
 
-def _check_kinds(values: list[Any], allowed: tuple[type, ...], dtype: t.DataType,
+def check_kinds(values: list[Any], allowed: tuple[type, ...], dtype: t.DataType,
                  forbid: tuple[type, ...] = ()) -> None:
     kinds = set(map(type, values))
     kinds.discard(type(None))
     for k in kinds:
-        if not issubclass(k, allowed) or (forbid and issubclass(k, forbid)) or _is_nat_kind(k):
-            raise _kind_error(next(v for v in values if type(v) is k), dtype)
+        if not issubclass(k, allowed) or (forbid and issubclass(k, forbid)) or is_nat_kind(k):
+            raise kind_error(next(v for v in values if type(v) is k), dtype)
 
 
 
-def _offsets(lengths: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
+def offsets_from_lengths(lengths: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
     offs = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offs[1:])
-    return _narrow_offsets(offs, large, dtype)
+    return narrow_offsets(offs, large, dtype)
 
 
-def _narrow_offsets(offs: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
+def narrow_offsets(offs: np.ndarray, large: bool, dtype: t.DataType) -> np.ndarray:
     """int32/int64 offsets as the type's offsets (int32 unless ``large``), checking the
     range."""
     if large:

@@ -26,34 +26,34 @@ from ..errors import ArrowInvalid
 from ..layout import storage_numpy_dtype
 from .base import Array, make_array
 from .build_common import (
-    _FLOAT_TYPES,
-    _INT_TYPES,
-    _NOT_INTS,
-    _bitmap,
-    _check_kinds,
-    _fill,
-    _first_bad,
-    _is_int_kind,
-    _kind_error,
-    _valid_mask,
-    _validity,
+    FLOAT_TYPES,
+    INT_TYPES,
+    NOT_INTS,
+    bitmap_of,
+    check_kinds,
+    fill,
+    first_bad,
+    is_int_kind,
+    kind_error,
+    valid_mask,
+    validity,
 )
 from .decimal import from_ints
 
 
 @registry.implements("builder", t.NullType)
 def _build_null(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bad = _first_bad(values, lambda v: False)
+    bad = first_bad(values, lambda v: False)
     if bad is not None:
-        raise _kind_error(bad, dtype)
+        raise kind_error(bad, dtype)
     return make_array(dtype, len(values), (), (), len(values))
 
 
 @registry.implements("builder", t.BoolType)
 def _build_bool(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, valid = _validity(values)
-    _check_kinds(values, (bool, np.bool_), dtype)
-    bits = np.array(_fill(values, valid, False), dtype=bool)
+    bitmap, nulls, valid = validity(values)
+    check_kinds(values, (bool, np.bool_), dtype)
+    bits = np.array(fill(values, valid, False), dtype=bool)
     return make_array(dtype, len(values), (bitmap, pack_bits(bits)), (), nulls)
 
 
@@ -65,10 +65,10 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
     if not checked:
         kinds = set(map(type, values)) - {type(None)}
         for k in kinds:
-            if not issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) or issubclass(k, _NOT_INTS):
-                raise _kind_error(next(v for v in values if type(v) is k), dtype)
-        has_float = any(issubclass(k, _FLOAT_TYPES) for k in kinds)
-        if has_float and any(issubclass(k, _INT_TYPES) for k in kinds):
+            if not issubclass(k, (*INT_TYPES, *FLOAT_TYPES)) or issubclass(k, NOT_INTS):
+                raise kind_error(next(v for v in values if type(v) is k), dtype)
+        has_float = any(issubclass(k, FLOAT_TYPES) for k in kinds)
+        if has_float and any(issubclass(k, INT_TYPES) for k in kinds):
             # ints beside floats: the integral floats become ints, so that no int is
             # rounded (or wrapped) through a double
             return _ints(_floats_as_ints(values, dtype), npdt, dtype, checked=True)
@@ -77,8 +77,8 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
     fraction = None
     try:
         if has_float:
-            valid = _valid_mask(values)
-            raw = np.array(_fill(values, valid if not valid.all() else None, 0),
+            valid = valid_mask(values)
+            raw = np.array(fill(values, valid if not valid.all() else None, 0),
                            dtype=np.float64)
             bad = ~np.isfinite(raw) | (raw != np.trunc(raw))
             if bad.any():
@@ -99,7 +99,7 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
                         wide.kind == "i" or present.min(initial=0) >= 0):
                     raw = np.where(valid, as_float, 0).astype(wide)
                 else:
-                    raw = np.fromiter(_fill(values, valid, 0), wide, n)
+                    raw = np.fromiter(fill(values, valid, 0), wide, n)
     except (OverflowError, ValueError):
         if fraction is not None:
             raise ArrowInvalid(f"expected integral values for {dtype}, found {fraction}") from None
@@ -122,7 +122,7 @@ def _ints(values: list[Any], npdt: np.dtype, dtype: t.DataType,
 def _floats_as_ints(values: list[Any], dtype: t.DataType) -> list[Any]:
     """The values with each float an int, refusing a fraction, NaN or an infinity."""
     n = len(values)
-    is_float = np.fromiter(map(isinstance, values, itertools.repeat(_FLOAT_TYPES)), bool, n)
+    is_float = np.fromiter(map(isinstance, values, itertools.repeat(FLOAT_TYPES)), bool, n)
     floats = np.array(list(itertools.compress(values, is_float)), dtype=np.float64)
     bad = ~np.isfinite(floats) | (floats != np.trunc(floats))
     if bad.any():
@@ -143,7 +143,7 @@ def _negative_numpy_int(values: list[Any]) -> bool:
 def _build_int(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
     raw, valid = _ints(values, npdt, dtype, checked)
-    bitmap, nulls = _bitmap(valid)
+    bitmap, nulls = bitmap_of(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
 
 
@@ -151,7 +151,7 @@ def _build_int(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
 def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     npdt = storage_numpy_dtype(dtype)
     if not checked:  # bools are 0.0 / 1.0, as pyarrow takes Python's (numpy's: as Python's)
-        _check_kinds(values, (*_INT_TYPES, *_FLOAT_TYPES, np.bool_), dtype,
+        check_kinds(values, (*INT_TYPES, *FLOAT_TYPES, np.bool_), dtype,
                      forbid=(np.timedelta64,))
     try:
         raw = np.array(values, dtype=np.float64)  # None becomes NaN
@@ -159,9 +159,9 @@ def _build_float(values: list[Any], dtype: t.DataType, checked: bool = False) ->
         raise ArrowInvalid(f"expected numbers that fit {dtype}, found one too large") from None
     valid = None
     if np.isnan(raw).any():
-        valid = _valid_mask(values)
+        valid = valid_mask(values)
     _check_exact_ints(values, raw, dtype)
-    bitmap, nulls = _bitmap(valid)
+    bitmap, nulls = bitmap_of(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
                       nulls)
 
@@ -179,7 +179,7 @@ def _check_exact_ints(values: list[Any], raw: np.ndarray, dtype: t.DataType) -> 
         return
     for i in np.flatnonzero(np.abs(raw) >= limit).tolist():
         v = values[i]
-        if _is_int_kind(type(v)) and abs(int(v)) > limit:
+        if is_int_kind(type(v)) and abs(int(v)) > limit:
             raise ArrowInvalid(
                 f"expected integers that {dtype} holds exactly (-{limit} to {limit}), found "
                 f"{int(v)} at row {i}"
@@ -187,7 +187,7 @@ def _check_exact_ints(values: list[Any], raw: np.ndarray, dtype: t.DataType) -> 
 
 
 def _unscaled(v: Any, dtype: t.DecimalType) -> int:
-    if _is_int_kind(type(v)):
+    if is_int_kind(type(v)):
         if dtype.scale < 0:
             return _unscaled(Decimal(int(v)), dtype)
         unscaled = int(v) * 10**dtype.scale
@@ -196,7 +196,7 @@ def _unscaled(v: Any, dtype: t.DecimalType) -> int:
                                f"found {v}")
         return unscaled
     if not isinstance(v, Decimal):
-        raise _kind_error(v, dtype)
+        raise kind_error(v, dtype)
     if not v.is_finite():
         raise ArrowInvalid(f"expected a finite Decimal for {dtype}, found {v}")
     sign, digits, exp = v.as_tuple()
@@ -215,7 +215,7 @@ def _unscaled(v: Any, dtype: t.DecimalType) -> int:
 
 @registry.implements("builder", t.DecimalType)
 def _build_decimal(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, _ = _validity(values)
+    bitmap, nulls, _ = validity(values)
     ints = [0 if v is None else _unscaled(v, dtype) for v in values]
     raw = from_ints(ints, dtype.width)  # type: ignore[attr-defined]
     return make_array(dtype, len(values), (bitmap, as_buffer(raw)), (), nulls)
@@ -322,14 +322,14 @@ def _per(fine: str, coarse: str) -> int:
 
 
 def _all_ints(values: list[Any]) -> bool:
-    return all(_is_int_kind(k) for k in set(map(type, values)) - {type(None)})
+    return all(is_int_kind(k) for k in set(map(type, values)) - {type(None)})
 
 
 def _raw_temporal(values: list[Any], dtype: t.DataType, npdt: np.dtype,
                   valid: np.ndarray | None) -> np.ndarray | None:
     """Raw integers when the values are ints already (pyarrow accepts them), else None."""
     if _all_ints(values):
-        raw, _ = _ints(_fill(values, valid, 0), npdt, dtype)
+        raw, _ = _ints(fill(values, valid, 0), npdt, dtype)
         return raw
     return None
 
@@ -344,7 +344,7 @@ def _split_raw(values: list[Any], dtype: t.DataType, npdt: np.dtype, convert: An
     """
     kinds = set(map(type, values))
     groups = [
-        (tuple(k for k in kinds if _is_int_kind(k)),
+        (tuple(k for k in kinds if is_int_kind(k)),
          lambda objs: (_ints(objs, npdt, dtype)[0], None)),
         (tuple(k for k in kinds if issubclass(k, _NP_TEMPORAL)),
          lambda objs: _numpy_ticks(objs, dtype, units)),
@@ -379,7 +379,7 @@ def _date_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
         days = np.fromiter(map(_dt.date.toordinal, objs), np.int64, len(objs)) - _EPOCH_ORDINAL
         return days * _MS_PER_DAY if ms else days
 
-    raw, nat = _split_raw(_fill(values, valid, _EPOCH_DATE), dtype, npdt, convert,
+    raw, nat = _split_raw(fill(values, valid, _EPOCH_DATE), dtype, npdt, convert,
                           ("D", "ms") if ms else ("D",))
     if not ms:  # date32: numpy scalars may be past int32
         raw, _ = _ints(raw, npdt, dtype, checked=True)
@@ -403,7 +403,7 @@ def _timestamp_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataTyp
             ticks = _floor_ticks(map(_since_epoch, objs), n, dtype)
         return _micros_to(ticks, dtype)
 
-    return _split_raw(_fill(values, valid, _EPOCH), dtype, npdt, convert,
+    return _split_raw(fill(values, valid, _EPOCH), dtype, npdt, convert,
                       (dtype.unit,), exact=True)  # type: ignore[attr-defined]
 
 
@@ -419,7 +419,7 @@ def _time_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
         )
         return us * 1000 if unit == "ns" else us // _US[unit]
 
-    return _split_raw(_fill(values, valid, _dt.time(0)), dtype, npdt, convert, (unit,))
+    return _split_raw(fill(values, valid, _dt.time(0)), dtype, npdt, convert, (unit,))
 
 
 def _duration_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType,
@@ -427,7 +427,7 @@ def _duration_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType
     def convert(objs: list[Any]) -> np.ndarray:
         return _micros_to(_floor_ticks(objs, len(objs), dtype), dtype)
 
-    return _split_raw(_fill(values, valid, _dt.timedelta(0)), dtype, npdt, convert,
+    return _split_raw(fill(values, valid, _dt.timedelta(0)), dtype, npdt, convert,
                       (dtype.unit,), exact=True)  # type: ignore[attr-defined]
 
 
@@ -435,10 +435,10 @@ def _duration_raw(values: list[Any], valid: np.ndarray | None, dtype: t.DataType
 # (None already replaced where ``valid`` is False) to raw integers in the type's unit, with
 # the NaT mask of numpy scalars (or None)
 _TEMPORAL: dict[type, tuple[tuple[type, ...], Any]] = {
-    t.DateType: ((_dt.date, np.datetime64, *_INT_TYPES), _date_raw),
-    t.TimestampType: ((_dt.date, np.datetime64, *_INT_TYPES), _timestamp_raw),
-    t.TimeType: ((_dt.time, *_INT_TYPES), _time_raw),
-    t.DurationType: ((_dt.timedelta, np.timedelta64, *_INT_TYPES), _duration_raw),
+    t.DateType: ((_dt.date, np.datetime64, *INT_TYPES), _date_raw),
+    t.TimestampType: ((_dt.date, np.datetime64, *INT_TYPES), _timestamp_raw),
+    t.TimeType: ((_dt.time, *INT_TYPES), _time_raw),
+    t.DurationType: ((_dt.timedelta, np.timedelta64, *INT_TYPES), _duration_raw),
 }
 
 
@@ -448,35 +448,35 @@ def _build_temporal(values: list[Any], dtype: t.DataType, checked: bool = False)
     unit (as pyarrow takes them), other values are converted by the type's entry in
     :data:`_TEMPORAL`; numpy NaT scalars are nulls (as in pyarrow), pandas' NaT is refused
     (``array(..., from_pandas=True)`` makes it null)."""
-    bitmap, nulls, valid = _validity(values)
+    bitmap, nulls, valid = validity(values)
     npdt = storage_numpy_dtype(dtype)
     raw = _raw_temporal(values, dtype, npdt, valid)
     if raw is None:
         kinds, objects_to_raw = _TEMPORAL[dtype.__class__]
         # bools are ints, np.timedelta64 too (to numpy): only durations take the latter
-        forbid = (bool, np.bool_) if np.timedelta64 in kinds else _NOT_INTS
-        _check_kinds(values, kinds, dtype, forbid=forbid)
+        forbid = (bool, np.bool_) if np.timedelta64 in kinds else NOT_INTS
+        check_kinds(values, kinds, dtype, forbid=forbid)
         raw, nat = objects_to_raw(values, valid, dtype, npdt)
         if nat is not None:
             valid = ~nat if valid is None else valid & ~nat
-            bitmap, nulls = _bitmap(valid)
+            bitmap, nulls = bitmap_of(valid)
     return make_array(dtype, len(values), (bitmap, as_buffer(raw.astype(npdt, copy=False))), (),
                       nulls)
 
 
 @registry.implements("builder", t.IntervalType)
 def _build_interval(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, valid = _validity(values)
+    bitmap, nulls, valid = validity(values)
     unit = dtype.unit  # type: ignore[attr-defined]
     try:
         if unit == "year_month":
-            raw, _ = _ints(_fill(values, valid, 0), np.dtype("<i4"), dtype)
+            raw, _ = _ints(fill(values, valid, 0), np.dtype("<i4"), dtype)
         elif unit == "day_time":
-            raw = np.array([tuple(v) for v in _fill(values, valid, (0, 0))], dtype="<i4")
+            raw = np.array([tuple(v) for v in fill(values, valid, (0, 0))], dtype="<i4")
             raw = raw.reshape(len(values), 2)
         else:
             rec = np.dtype([("m", "<i4"), ("d", "<i4"), ("n", "<i8")])
-            raw = np.array([tuple(v) for v in _fill(values, valid, (0, 0, 0))], dtype=rec)
+            raw = np.array([tuple(v) for v in fill(values, valid, (0, 0, 0))], dtype=rec)
     except (TypeError, ValueError, OverflowError):
         raise ArrowInvalid(
             f"expected {dtype} values as tuples of integers in range, found {values[:3]!r}..."

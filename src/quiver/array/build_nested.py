@@ -27,13 +27,13 @@ from ..errors import ArrowError, ArrowInvalid
 from ..layout import storage_numpy_dtype
 from .base import Array, make_array
 from .build_common import (
-    _FLOAT_TYPES,
-    _fill,
-    _is_int_kind,
-    _kind_error,
-    _offsets,
-    _validity,
+    FLOAT_TYPES,
     build,
+    fill,
+    is_int_kind,
+    kind_error,
+    offsets_from_lengths,
+    validity,
 )
 from .keys import value_key
 
@@ -51,18 +51,18 @@ def _build_child(values: list[Any], f: t.Field) -> Array:
 def _check_sequences(values: list[Any], dtype: t.DataType) -> None:
     for k in set(map(type, values)) - {type(None)}:
         if issubclass(k, (str, bytes, Mapping)) or not issubclass(k, (list, tuple, np.ndarray)):
-            raise _kind_error(next(v for v in values if type(v) is k), dtype)
+            raise kind_error(next(v for v in values if type(v) is k), dtype)
 
 
 @registry.implements("builder", t.ListType, t.LargeListType, t.ListViewType, t.LargeListViewType)
 def _build_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, valid = _validity(values)
+    bitmap, nulls, valid = validity(values)
     _check_sequences(values, dtype)
-    filled = _fill(values, valid, ())
+    filled = fill(values, valid, ())
     lengths = np.fromiter(map(len, filled), np.int64, len(values))
     child = _build_child(list(itertools.chain.from_iterable(filled)), dtype.value_field)  # type: ignore[attr-defined]
     large = isinstance(dtype, (t.LargeListType, t.LargeListViewType))
-    offs = _offsets(lengths, large, dtype)
+    offs = offsets_from_lengths(lengths, large, dtype)
     if isinstance(dtype, (t.ListViewType, t.LargeListViewType)):
         bufs = (bitmap, as_buffer(offs[:-1].copy()), as_buffer(lengths.astype(offs.dtype)))
     else:
@@ -72,10 +72,10 @@ def _build_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> 
 
 @registry.implements("builder", t.FixedSizeListType)
 def _build_fixed_list(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, valid = _validity(values)
+    bitmap, nulls, valid = validity(values)
     _check_sequences(values, dtype)
     k = dtype.list_size  # type: ignore[attr-defined]
-    filled = _fill(values, valid, (None,) * k)
+    filled = fill(values, valid, (None,) * k)
     lengths = np.fromiter(map(len, filled), np.int64, len(values))
     if lengths.size and (lengths != k).any():
         bad = int(lengths[lengths != k][0])
@@ -86,11 +86,11 @@ def _build_fixed_list(values: list[Any], dtype: t.DataType, checked: bool = Fals
 
 @registry.implements("builder", t.StructType)
 def _build_struct(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, _ = _validity(values)
+    bitmap, nulls, _ = validity(values)
     fields = dtype.fields
     for kind in set(map(type, values)) - {type(None)}:
         if not issubclass(kind, (Mapping, tuple, list)):
-            raise _kind_error(next(v for v in values if type(v) is kind), dtype)
+            raise kind_error(next(v for v in values if type(v) is kind), dtype)
     children = []
     for i, f in enumerate(fields):
         col = [
@@ -111,7 +111,7 @@ def _item(v: Any, i: int, dtype: t.DataType) -> Any:
 
 @registry.implements("builder", t.MapType)
 def _build_map(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
-    bitmap, nulls, _ = _validity(values)
+    bitmap, nulls, _ = validity(values)
     pairs_per = []
     for v in values:
         if v is None:
@@ -121,7 +121,7 @@ def _build_map(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
         elif isinstance(v, (list, tuple)):
             pairs_per.append(v)
         else:
-            raise _kind_error(v, dtype)
+            raise kind_error(v, dtype)
     lengths = np.fromiter(map(len, pairs_per), np.int64, len(values))
     flat = list(itertools.chain.from_iterable(pairs_per))
     try:
@@ -135,7 +135,7 @@ def _build_map(values: list[Any], dtype: t.DataType, checked: bool = False) -> A
     key_arr = _build_child(keys, mt.key_field)
     item_arr = _build_child(items, mt.item_field)
     entries = make_array(mt.entries_field.type, len(flat), (None,), (key_arr, item_arr), 0)
-    offs = _offsets(lengths, False, dtype)
+    offs = offsets_from_lengths(lengths, False, dtype)
     return make_array(dtype, len(values), (bitmap, as_buffer(offs)), (entries,), nulls)
 
 
@@ -149,12 +149,12 @@ def _accepts(dtype: t.DataType, v: Any) -> bool:
     if isinstance(st, t.BoolType):
         return isinstance(v, (bool, np.bool_))
     if isinstance(st, t.IntegerType):
-        if not _is_int_kind(type(v)):
+        if not is_int_kind(type(v)):
             return False
         info = np.iinfo(storage_numpy_dtype(st))
         return info.min <= int(v) <= info.max
     if isinstance(st, t.FloatingPointType):
-        return _is_int_kind(type(v)) or isinstance(v, _FLOAT_TYPES)
+        return is_int_kind(type(v)) or isinstance(v, FLOAT_TYPES)
     if isinstance(st, t.DecimalType):
         return isinstance(v, Decimal)
     if isinstance(st, t.TimestampType):
@@ -207,7 +207,7 @@ def _build_union(values: list[Any], dtype: t.DataType, checked: bool = False) ->
                 choice.append(i)
                 break
         else:
-            raise _kind_error(v, dtype)
+            raise kind_error(v, dtype)
     ch = np.array(choice, dtype=np.int64)
     type_ids = np.array(ut.type_codes, dtype=np.int8)[ch] if n else np.zeros(0, np.int8)
     children = []
@@ -242,7 +242,7 @@ def _key(v: Any) -> Any:
 @registry.implements("builder", t.DictionaryType)
 def _build_dictionary(values: list[Any], dtype: t.DataType, checked: bool = False) -> Array:
     dt_: t.DictionaryType = dtype  # type: ignore[assignment]
-    bitmap, nulls, _ = _validity(values)
+    bitmap, nulls, _ = validity(values)
     codes: dict[Any, int] = {}
     uniques: list[Any] = []
     idx = []

@@ -40,6 +40,7 @@ from .. import registry
 from .. import types as t
 from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
+from ..hooks import Hook
 from ..layout import storage_numpy_dtype
 from .base import Array, make_array
 from .build_numpy import check_numbers, raise_first
@@ -49,6 +50,10 @@ from .data import ranges as _ranges
 from .decimal import from_ints, limbs, to_ints
 from .parse import parse_floats, parse_integers
 from .take import _take
+
+# another library's type (``__arrow_c_schema__``) as a DataType: the C data interface,
+# above this layer (quiver.hooks; ctypes loads only for such a target)
+_import_type = Hook("cdata.import_type")
 
 __all__ = ["cast"]
 
@@ -565,9 +570,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
     target = target_type
     if not isinstance(target, t.DataType):
         if hasattr(target, "__arrow_c_schema__"):
-            from ..cdata.schema import import_type  # ctypes, loaded only for such a target
-
-            target = import_type(target)
+            target = _import_type.call(target)
         else:
             raise ArrowTypeError(f"expected a DataType to cast to, found {target_type!r}")
     if not isinstance(arr, Array):

@@ -65,7 +65,7 @@ def array_equals(a: Array, b: Array) -> bool:
         return False
     if not a.type.equals(b.type) or len(a) != len(b):
         return False
-    if a is b and not _has_floats(a.type):
+    if a is b and not has_floats(a.type):
         return True
     index = range(len(a))
     try:
@@ -79,14 +79,14 @@ def array_equals(a: Array, b: Array) -> bool:
         ) from None
 
 
-def _has_floats(dtype: t.DataType) -> bool:
+def has_floats(dtype: t.DataType) -> bool:
     """NaN != NaN means an array with floats may differ from itself."""
     st = t.storage_of(dtype)
     if isinstance(st, t.FloatingPointType):
         return True
     if isinstance(st, t.DictionaryType):
-        return _has_floats(st.value_type)
-    return any(_has_floats(f.type) for f in st.fields)
+        return has_floats(st.value_type)
+    return any(has_floats(f.type) for f in st.fields)
 
 
 Index = np.ndarray | range

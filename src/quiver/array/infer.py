@@ -20,15 +20,15 @@ import numpy as np
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
 from .build_common import (
-    _FLOAT_TYPES,
-    _INT_TYPES,
-    _NOT_INTS,
-    _is_int_kind,
-    _is_nat_kind,
+    FLOAT_TYPES,
+    INT_TYPES,
+    NOT_INTS,
+    is_int_kind,
+    is_nat_kind,
 )
 
 
-def _tz_name(tz: _dt.tzinfo) -> str:
+def tz_name(tz: _dt.tzinfo) -> str:
     key = getattr(tz, "key", None)
     if isinstance(key, str):
         return key
@@ -68,12 +68,12 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
         return t.null()
     if all(issubclass(k, (bool, np.bool_)) for k in kinds):
         return t.bool_()
-    if all(_is_int_kind(k) for k in kinds):
+    if all(is_int_kind(k) for k in kinds):
         if all(issubclass(k, np.integer) for k in kinds):  # numpy ints alone
             return _numpy_int_type(kinds)
         return t.int64()
     if all(
-        issubclass(k, (*_INT_TYPES, *_FLOAT_TYPES)) and not issubclass(k, _NOT_INTS)
+        issubclass(k, (*INT_TYPES, *FLOAT_TYPES)) and not issubclass(k, NOT_INTS)
         for k in kinds
     ):
         if all(issubclass(k, np.generic) for k in kinds):  # numpy numbers alone
@@ -86,7 +86,7 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
     if kinds == {np.datetime64} or kinds == {np.timedelta64}:
         return _numpy_scalar_type(values)
     if any(issubclass(k, Decimal) for k in kinds) and all(
-            issubclass(k, Decimal) or _is_int_kind(k) for k in kinds):
+            issubclass(k, Decimal) or is_int_kind(k) for k in kinds):
         # the Decimals give the precision and scale; ints beside them must fit it (pyarrow's
         # rule: they do not widen it, and the build refuses one that does not fit)
         shapes = [_decimal_shape(v) for v in values if isinstance(v, Decimal)]
@@ -101,10 +101,10 @@ def infer_type(values: Iterable[Any]) -> t.DataType:
         # the first datetime's zone, as pyarrow: naive first gives a naive timestamp (the
         # aware ones kept as their UTC instants), aware first its zone (naive ones as UTC)
         tz = next(v.tzinfo for v in values if v is not None)
-        return t.timestamp("us", None if tz is None else _tz_name(tz))
+        return t.timestamp("us", None if tz is None else tz_name(tz))
     if all(issubclass(k, _dt.date) for k in kinds):
         times = sorted(k.__name__ for k in kinds
-                       if issubclass(k, _dt.datetime) and not _is_nat_kind(k))
+                       if issubclass(k, _dt.datetime) and not is_nat_kind(k))
         if times:  # pyarrow refuses [datetime, date] and drops the time of [date, datetime]
             raise ArrowTypeError(
                 f"expected dates or datetimes to infer a type, found both (date and "

@@ -23,20 +23,24 @@ from typing import Any
 import numpy as np
 
 from .. import types as t
-from ..cdata.import_array import import_array
 from ..errors import (
     ArrowIndexError,
     ArrowInvalidArgument,
     ArrowTypeError,
     NotSupported,
 )
+from ..hooks import Hook
 from ..layout import storage_numpy_dtype
 from .base import Array
 from .build import array, from_numpy
 from .cast import cast
 from .concat import concat_arrays
 from .data import null_mask as _null_mask
-from .take import _all_null, _take
+from .take import _take, all_null
+
+# another library's array as a quiver Array: the C data interface, above this layer
+# (quiver.hooks)
+_import_array = Hook("cdata.import_array")
 
 __all__ = ["fill_null", "filter", "is_null", "is_valid", "sort_indices", "take"]
 
@@ -53,7 +57,7 @@ def _mask_of(values: Any, what: str) -> tuple[np.ndarray, np.ndarray | None]:
     if not isinstance(values, Array) and (
         hasattr(values, "__arrow_c_array__") or hasattr(values, "__arrow_c_stream__")
     ):
-        values = import_array(values)  # as is: its nulls stay nulls (no trip through numpy)
+        values = _import_array.call(values)  # as is: its nulls stay nulls (no trip through numpy)
     if isinstance(values, Array):
         st = t.storage_of(values.type)
         valid = values.is_valid_mask()
@@ -95,7 +99,7 @@ def _mask_of(values: Any, what: str) -> tuple[np.ndarray, np.ndarray | None]:
     raise ArrowTypeError(f"expected {what} as an array or a list, found {type(values).__name__}")
 
 
-def _indices(indices: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+def checked_indices(indices: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Checked int64 indices (negative ones refused, as pyarrow does) and their validity."""
     data, valid = _mask_of(indices, "indices")
     if data.dtype.kind == "b":
@@ -132,13 +136,13 @@ def take(arr: Array, indices: Any) -> Array:
     """
     if not isinstance(arr, Array):
         raise ArrowTypeError(f"expected a quiver Array, found {type(arr).__name__}")
-    idx, valid = _indices(indices, len(arr))
+    idx, valid = checked_indices(indices, len(arr))
     if len(arr) == 0 and len(idx):
-        return _all_null(arr.type, len(idx))
+        return all_null(arr.type, len(idx))
     return _take(arr, idx, valid)
 
 
-def _selection(mask: Any, n: int) -> np.ndarray:
+def selection(mask: Any, n: int) -> np.ndarray:
     """The positions a boolean mask keeps (null entries drop the row, as pyarrow's
     default ``null_selection_behavior="drop"``)."""
     data, valid = _mask_of(mask, "a filter mask")
@@ -161,7 +165,7 @@ def filter(arr: Array, mask: Any) -> Array:
     """
     if not isinstance(arr, Array):
         raise ArrowTypeError(f"expected a quiver Array, found {type(arr).__name__}")
-    return _take(arr, _selection(mask, len(arr)), None)
+    return _take(arr, selection(mask, len(arr)), None)
 
 
 def is_null(arr: Array) -> Array:

@@ -141,7 +141,7 @@ def _take(arr: Array, idx: np.ndarray, valid: np.ndarray | None) -> Array:
             # the first child
             first = children[0]
             null_at = len(first)
-            children[0] = concat_arrays([first, _all_null(first.type, 1)])
+            children[0] = concat_arrays([first, all_null(first.type, 1)])
             ids = buffers[0].view(np.int8)
             offs = buffers[1].view("<i4")
             ids[~valid] = st.type_codes[0]  # type: ignore[attr-defined]
@@ -178,5 +178,5 @@ def _take_run_end(arr: Array, at: np.ndarray, valid: np.ndarray | None) -> Array
     return make_array(arr.type, k, [], [ends_out, run_values], 0, 0)
 
 
-def _all_null(dtype: t.DataType, n: int) -> Array:
+def all_null(dtype: t.DataType, n: int) -> Array:
     return array([None] * n, type=dtype)

@@ -26,7 +26,7 @@ name.
 from __future__ import annotations
 
 from .._lazy import adopt_classes
-from ._common import _sort_spec
+from ._common import sort_spec
 from .chunked import ChunkedArray, chunked_array
 from .record_batch import RecordBatch, record_batch
 from .table import RecordBatchReader, Table, concat_tables, table

@@ -1,6 +1,6 @@
 """What the batch modules share: column lookup by index or name, zero-copy windows over
-chunks, value previews for ``repr``, and :class:`_Tabular`, the part RecordBatch and
-Table have in common."""
+chunks, value previews for ``repr``, and the hooks to the layers above (the part
+RecordBatch and Table have in common is :class:`~quiver.batch.tabular.Tabular`)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,26 @@ from ..errors import (
     ArrowKeyError,
     ArrowTypeError,
 )
+from ..hooks import Hook
 
 if TYPE_CHECKING:
     pass
 
-_PREVIEW = 10
+# answered above the batch layer (quiver.hooks): the C data interface (ctypes loads on
+# the first export or foreign object, not with this package) and the pandas conversions
+export_c_batch = Hook("cdata.export_batch")
+export_c_stream = Hook("cdata.export_stream")
+import_c_type = Hook("cdata.import_type")
+import_c_schema = Hook("cdata.import_schema")
+reader_from_c_stream = Hook("cdata.reader_from_stream")
+batch_to_pandas = Hook("pandas.batch_to_pandas")
+frame_parts = Hook("pandas.frame_parts")
 
 
-def _column_index(schema: t.Schema, key: int | str, what: str = "column") -> int:
+PREVIEW = 10
+
+
+def column_index(schema: t.Schema, key: int | str, what: str = "column") -> int:
     """Position of a column given by index (negative allowed) or unique name."""
     n = len(schema.fields)
     if isinstance(key, str):
@@ -40,7 +52,7 @@ def _column_index(schema: t.Schema, key: int | str, what: str = "column") -> int
     return i % n
 
 
-def _window(parts: Sequence[Any], offset: int, length: int) -> list[Any]:
+def window_of(parts: Sequence[Any], offset: int, length: int) -> list[Any]:
     """The pieces of ``parts`` (chunks or batches) that rows ``offset .. offset+length``
     of their concatenation cover, each sliced without copying.  No rows covered still
     gives one empty piece (of the part at ``offset``) when there are parts, as pyarrow
@@ -74,39 +86,39 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
-def _preview(values: list[Any], total: int) -> str:
+def preview(values: list[Any], total: int) -> str:
     more = ",..." if total > len(values) else ""
     return "[" + ",".join(_format_value(v) for v in values) + more + "]"
 
 
-def _preview_chunks(chunks: Iterable[Array]) -> str:
+def preview_chunks(chunks: Iterable[Array]) -> str:
     """The first values of ``chunks``, chunk by chunk: ``[[1,2],[3,...]]``."""
     parts = []
     shown = 0
     for c in chunks:
-        if shown >= _PREVIEW:
+        if shown >= PREVIEW:
             parts.append("...")
             break
-        take = min(len(c), _PREVIEW - shown)
-        parts.append(_preview(c.slice(0, take).to_pylist(), len(c)))
+        take = min(len(c), PREVIEW - shown)
+        parts.append(preview(c.slice(0, take).to_pylist(), len(c)))
         shown += take
     return "[" + ",".join(parts) + "]"
 
 
-def _buffer_bytes(arr: Array, seen: set[int]) -> int:
+def buffer_bytes(arr: Array, seen: set[int]) -> int:
     total = 0
     for buf in arr.buffers:
         if buf is not None and id(buf) not in seen:
             seen.add(id(buf))
             total += int(buf.nbytes)
     for child in arr.children:
-        total += _buffer_bytes(child, seen)
+        total += buffer_bytes(child, seen)
     if arr.dictionary is not None:
-        total += _buffer_bytes(arr.dictionary, seen)
+        total += buffer_bytes(arr.dictionary, seen)
     return total
 
 
-def _rename(schema: t.Schema, names: Sequence[str] | Mapping[str, str]) -> t.Schema:
+def renamed_schema(schema: t.Schema, names: Sequence[str] | Mapping[str, str]) -> t.Schema:
     if isinstance(names, Mapping):
         unknown = [k for k in names if k not in schema.names]
         if unknown:
@@ -121,11 +133,11 @@ def _rename(schema: t.Schema, names: Sequence[str] | Mapping[str, str]) -> t.Sch
     return t.Schema(tuple(f.with_name(n) for f, n in zip(schema.fields, new)), schema.metadata)
 
 
-def _schema_from(names: Sequence[str], arrays: Sequence[Array], metadata: Any) -> t.Schema:
+def schema_from(names: Sequence[str], arrays: Sequence[Array], metadata: Any) -> t.Schema:
     return t.schema([t.field(n, a.type) for n, a in zip(names, arrays)], metadata=metadata)
 
 
-def _sort_spec(sorting: str | Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+def sort_spec(sorting: str | Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     if isinstance(sorting, str):
         return [(sorting, "ascending")]
     keys = []
@@ -140,16 +152,13 @@ def _sort_spec(sorting: str | Sequence[tuple[str, str]]) -> list[tuple[str, str]
     return keys
 
 
-def _cast_type(target: Any) -> t.DataType:
+def cast_type(target: Any) -> t.DataType:
     if isinstance(target, t.DataType):
         return target
-    # another library's type (``__arrow_c_schema__``); ctypes loads only for one
-    from ..cdata.schema import import_type
-
-    return import_type(target)
+    return import_c_type.call(target)  # another library's type (``__arrow_c_schema__``)
 
 
-def _columns_from_rows(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[list]:
+def columns_from_rows(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[list]:
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise ArrowTypeError(f"expected row {i} as a mapping, found {type(row).__name__}")
@@ -164,7 +173,7 @@ def _one_line(schema: t.Schema) -> str:
     return ", ".join(str(f) for f in schema.fields)
 
 
-def _check_schema(what: str, found: t.Schema, expected: t.Schema, whose: str) -> None:
+def check_schema(what: str, found: t.Schema, expected: t.Schema, whose: str) -> None:
     """``found`` (the schema of ``what``, e.g. "batch 2") equals ``expected`` (``whose``:
     "the table schema"), else an ArrowInvalidArgument showing both."""
     if not found.equals(expected):
@@ -173,11 +182,11 @@ def _check_schema(what: str, found: t.Schema, expected: t.Schema, whose: str) ->
         )
 
 
-def _is_rows(data: Any) -> bool:
+def is_rows(data: Any) -> bool:
     return isinstance(data, list) and bool(data) and isinstance(data[0], Mapping)
 
 
-def _column_values(f: t.Field, column: Array) -> list[Any]:
+def column_values(f: t.Field, column: Array) -> list[Any]:
     """``column.to_pylist()``; a conversion error names the column it came from."""
     try:
         return column.to_pylist()

@@ -16,10 +16,10 @@ from ..array.concat import concat_arrays
 from ..array.equal import array_equals
 from ..array.validate import validate_array
 from ..errors import ArrowError, ArrowIndexError, ArrowInvalidArgument, ArrowTypeError
-from ._common import _cast_type, _preview_chunks, _window
+from ._common import cast_type, export_c_stream, preview_chunks, window_of
 
 
-def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
+def build(values: Any, dtype: t.DataType | None, name: str) -> Array:
     """An Array from ``values`` (an Array, a ChunkedArray, or Python / numpy data)."""
     if isinstance(values, ChunkedArray):
         values = values.combine_chunks()
@@ -35,7 +35,7 @@ def _build(values: Any, dtype: t.DataType | None, name: str) -> Array:
         raise exc.locate(field_path=name or None) from None
 
 
-def _chunks_equal(a: Sequence[Array], b: Sequence[Array]) -> bool:
+def chunks_equal(a: Sequence[Array], b: Sequence[Array]) -> bool:
     """Equality of two chunk lists of the same total length, whatever their chunking."""
     ia = ib = 0  # current chunk
     oa = ob = 0  # position inside it
@@ -118,7 +118,7 @@ class ChunkedArray:
     def slice(self, offset: int = 0, length: int | None = None) -> ChunkedArray:
         """Values ``offset .. offset + length`` without copying."""
         offset, length = slice_bounds(self._length, offset, length)
-        return ChunkedArray(_window(self._chunks, offset, length), self._type)
+        return ChunkedArray(window_of(self._chunks, offset, length), self._type)
 
     def __getitem__(self, key: int | slice) -> Any:
         if isinstance(key, slice):
@@ -147,7 +147,7 @@ class ChunkedArray:
     def combine_chunks(self) -> Array:
         """One array with every value (copies unless there is exactly one chunk)."""
         if not self._chunks:
-            return _build([], self._type, "")
+            return build([], self._type, "")
         return concat_arrays(list(self._chunks))
 
     def take(self, indices: Any) -> ChunkedArray:
@@ -156,7 +156,7 @@ class ChunkedArray:
 
     def filter(self, mask: Any) -> ChunkedArray:
         """The values where ``mask`` is True (one chunk)."""
-        return self.take(_select._selection(mask, self._length))
+        return self.take(_select.selection(mask, self._length))
 
     def is_null(self) -> ChunkedArray:
         """Booleans, True where a value is null (chunk by chunk)."""
@@ -169,7 +169,7 @@ class ChunkedArray:
     def cast(self, target_type: Any, safe: bool = True) -> ChunkedArray:
         """Every chunk cast to ``target_type``."""
         chunks = [c.cast(target_type, safe=safe) for c in self._chunks]  # type: ignore[attr-defined]
-        dtype = chunks[0].type if chunks else _cast_type(target_type)
+        dtype = chunks[0].type if chunks else cast_type(target_type)
         return ChunkedArray(chunks, dtype)
 
     def to_pandas(self) -> Any:
@@ -184,10 +184,7 @@ class ChunkedArray:
         >>> pa.chunked_array(chunked_array([[1], [2, 3]])).num_chunks
         2
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.stream import export_stream
-
-        return export_stream(self, requested_schema)
+        return export_c_stream.call(self, requested_schema)
 
     def validate(self, *, full: bool = False) -> None:
         """Validate every chunk."""
@@ -200,7 +197,7 @@ class ChunkedArray:
             return False
         if not self._type.equals(other._type) or self._length != other._length:
             return False
-        return _chunks_equal(self._chunks, other._chunks)
+        return chunks_equal(self._chunks, other._chunks)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ChunkedArray):
@@ -211,12 +208,12 @@ class ChunkedArray:
 
     def __repr__(self) -> str:
         head = f"<quiver.ChunkedArray {self._type} length={self._length}>"
-        return f"{head} {_preview_chunks(self._chunks)}"
+        return f"{head} {preview_chunks(self._chunks)}"
 
 
 def chunked_array(arrays: Sequence[Any], type: t.DataType | None = None) -> ChunkedArray:
     """A ChunkedArray from Arrays (or Python lists built with ``type``)."""
-    chunks = [_build(a, type, "") for a in arrays]
+    chunks = [build(a, type, "") for a in arrays]
     return ChunkedArray(chunks, type)
 
 

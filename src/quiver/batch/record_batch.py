@@ -18,20 +18,21 @@ from ..errors import (
     ArrowTypeError,
 )
 from ._common import (
-    _PREVIEW,
-    _buffer_bytes,
-    _column_index,
-    _column_values,
-    _is_rows,
-    _preview,
-    _rename,
-    _sort_spec,
+    PREVIEW,
+    buffer_bytes,
+    column_index,
+    column_values,
+    export_c_batch,
+    is_rows,
+    preview,
+    renamed_schema,
+    sort_spec,
 )
-from .chunked import _build
-from .tabular import _Tabular
+from .chunked import build
+from .tabular import Tabular
 
 
-class RecordBatch(_Tabular):
+class RecordBatch(Tabular):
     """A schema and equal-length columns (quiver Arrays), like ``pyarrow.RecordBatch``.
 
     ``num_rows`` is needed only for a batch without columns (IPC allows those).
@@ -124,11 +125,11 @@ class RecordBatch(_Tabular):
     def nbytes(self) -> int:
         """Total size of the buffers the columns reference (each buffer counted once)."""
         seen: set[int] = set()
-        return sum(_buffer_bytes(c, seen) for c in self._columns)
+        return sum(buffer_bytes(c, seen) for c in self._columns)
 
     def column(self, i: int | str) -> Array:
         """A column by position or name."""
-        return self._columns[_column_index(self._schema, i)]
+        return self._columns[column_index(self._schema, i)]
 
     def __iter__(self) -> Iterator[Array]:
         return iter(self._columns)
@@ -137,12 +138,12 @@ class RecordBatch(_Tabular):
 
     def to_pydict(self) -> dict[str, list[Any]]:
         """``{name: values}`` with Python values (later duplicate names win, like pyarrow)."""
-        return {f.name: _column_values(f, c) for f, c in zip(self._schema.fields, self._columns)}
+        return {f.name: column_values(f, c) for f, c in zip(self._schema.fields, self._columns)}
 
     def to_pylist(self) -> list[dict[str, Any]]:
         """One dict per row, like pyarrow."""
         names = self._schema.names
-        values = [_column_values(f, c) for f, c in zip(self._schema.fields, self._columns)]
+        values = [column_values(f, c) for f, c in zip(self._schema.fields, self._columns)]
         if not values:
             return [{} for _ in range(self._num_rows)]
         return [dict(zip(names, row)) for row in zip(*values)]
@@ -158,13 +159,13 @@ class RecordBatch(_Tabular):
 
     def select(self, columns: Iterable[int | str]) -> RecordBatch:
         """A batch of the given columns (by index or name), in that order."""
-        idx = [_column_index(self._schema, c) for c in columns]
+        idx = [column_index(self._schema, c) for c in columns]
         schema = t.Schema(tuple(self._schema.fields[i] for i in idx), self._schema.metadata)
         return RecordBatch(schema, [self._columns[i] for i in idx], self._num_rows)
 
     def rename_columns(self, names: Sequence[str] | Mapping[str, str]) -> RecordBatch:
         """A batch with new column names (a list of all names, or a mapping old -> new)."""
-        return RecordBatch(_rename(self._schema, names), self._columns, self._num_rows)
+        return RecordBatch(renamed_schema(self._schema, names), self._columns, self._num_rows)
 
     def add_column(self, i: int, field_: str | t.Field, column: Any) -> RecordBatch:
         """A batch with ``column`` inserted at position ``i``."""
@@ -173,10 +174,10 @@ class RecordBatch(_Tabular):
                 f"expected a column position in 0..{len(self._columns)}, found {i!r}"
             )
         if isinstance(field_, t.Field):
-            col = _build(column, field_.type, field_.name)
+            col = build(column, field_.type, field_.name)
             fld = field_
         else:
-            col = _build(column, None, str(field_))
+            col = build(column, None, str(field_))
             fld = t.field(str(field_), col.type)
         fields = list(self._schema.fields)
         fields.insert(i, fld)
@@ -190,14 +191,14 @@ class RecordBatch(_Tabular):
 
     def remove_column(self, i: int) -> RecordBatch:
         """A batch without column ``i``."""
-        i = _column_index(self._schema, i)
+        i = column_index(self._schema, i)
         fields = self._schema.fields[:i] + self._schema.fields[i + 1 :]
         cols = self._columns[:i] + self._columns[i + 1 :]
         return RecordBatch(t.Schema(fields, self._schema.metadata), cols, self._num_rows)
 
     def set_column(self, i: int, field_: str | t.Field, column: Any) -> RecordBatch:
         """A batch with column ``i`` replaced."""
-        return self.remove_column(i).add_column(_column_index(self._schema, i), field_, column)
+        return self.remove_column(i).add_column(column_index(self._schema, i), field_, column)
 
     def to_struct_array(self) -> Array:
         """The rows as one struct array (no copy: the columns become its children)."""
@@ -229,7 +230,7 @@ class RecordBatch(_Tabular):
         >>> record_batch({"a": [1, 2, 3]}).take([2, 0]).to_pydict()
         {'a': [3, 1]}
         """
-        idx, valid = _select._indices(indices, self._num_rows)
+        idx, valid = _select.checked_indices(indices, self._num_rows)
         cols = [_select._take(c, idx, valid) for c in self._columns]
         return RecordBatch(self._schema, cols, len(idx))
 
@@ -240,7 +241,7 @@ class RecordBatch(_Tabular):
         >>> record_batch({"a": [2, None, 1]}).sort_by([("a", "descending")]).to_pydict()
         {'a': [2, 1, None]}
         """
-        keys = _sort_spec(sorting)
+        keys = sort_spec(sorting)
         cols = [self.column(name) for name, _ in keys]
         return self.take(_select.sort_indices(cols, [order for _, order in keys]))
 
@@ -280,15 +281,12 @@ class RecordBatch(_Tabular):
         >>> pa.record_batch(record_batch({"a": [1, 2]})).num_rows
         2
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.stream import export_batch
-
-        return export_batch(self, requested_schema)
+        return export_c_batch.call(self, requested_schema)
 
     def __repr__(self) -> str:
-        head = min(self._num_rows, _PREVIEW)
+        head = min(self._num_rows, PREVIEW)
         return self._repr("quiver.RecordBatch", (
-            _preview(c.slice(0, head).to_pylist(), len(c)) for c in self._columns))
+            preview(c.slice(0, head).to_pylist(), len(c)) for c in self._columns))
 
 
 def record_batch(
@@ -304,7 +302,7 @@ def record_batch(
         return data
     if isinstance(data, Mapping):
         return RecordBatch.from_pydict(data, schema, metadata)
-    if _is_rows(data):
+    if is_rows(data):
         return RecordBatch.from_pylist(data, schema, metadata)
     if isinstance(data, (list, tuple)):
         return RecordBatch.from_arrays(list(data), names, schema, metadata)

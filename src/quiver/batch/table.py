@@ -13,16 +13,19 @@ from .._readonly import readonly
 from ..array.base import Array, slice_bounds
 from ..errors import ArrowIndexError, ArrowInvalidArgument, ArrowTypeError
 from ._common import (
-    _buffer_bytes,
-    _check_schema,
-    _column_index,
-    _preview_chunks,
-    _rename,
-    _window,
+    buffer_bytes,
+    check_schema,
+    column_index,
+    export_c_stream,
+    import_c_schema,
+    preview_chunks,
+    reader_from_c_stream,
+    renamed_schema,
+    window_of,
 )
-from .chunked import ChunkedArray, _build, _chunks_equal
+from .chunked import ChunkedArray, build, chunks_equal
 from .record_batch import RecordBatch, record_batch
-from .tabular import _Tabular
+from .tabular import Tabular
 
 
 def _is_chunk_list(column: Any) -> bool:
@@ -32,7 +35,7 @@ def _is_chunk_list(column: Any) -> bool:
         isinstance(c, (Array, list, tuple, np.ndarray)) for c in column)
 
 
-class Table(_Tabular):
+class Table(Tabular):
     """A schema and a list of record batches of that schema, like ``pyarrow.Table``.
 
     >>> tbl = Table.from_batches([record_batch({"n": [1, 2]}), record_batch({"n": [3]})])
@@ -53,7 +56,7 @@ class Table(_Tabular):
                 raise ArrowTypeError(
                     f"expected batch {i} as a RecordBatch, found {type(b).__name__}"
                 )
-            _check_schema(f"batch {i}", b.schema, schema, "the table schema")
+            check_schema(f"batch {i}", b.schema, schema, "the table schema")
         self._schema = schema
         self._batches = batches
         self._num_rows = sum(b.num_rows for b in batches)
@@ -92,11 +95,11 @@ class Table(_Tabular):
     def nbytes(self) -> int:
         """Total size of the buffers the batches reference (each buffer counted once)."""
         seen: set[int] = set()
-        return sum(_buffer_bytes(c, seen) for b in self._batches for c in b.columns)
+        return sum(buffer_bytes(c, seen) for b in self._batches for c in b.columns)
 
     def column(self, i: int | str) -> ChunkedArray:
         """A column by position or name, one chunk per batch."""
-        k = _column_index(self._schema, i)
+        k = column_index(self._schema, i)
         return ChunkedArray([b.column(k) for b in self._batches], self._schema.fields[k].type)
 
     def to_batches(self, max_chunksize: int | None = None) -> list[RecordBatch]:
@@ -139,17 +142,17 @@ class Table(_Tabular):
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
         """Rows ``offset .. offset + length`` without copying."""
         offset, length = slice_bounds(self._num_rows, offset, length)
-        return Table(self._schema, _window(self._batches, offset, length))
+        return Table(self._schema, window_of(self._batches, offset, length))
 
     def select(self, columns: Iterable[int | str]) -> Table:
         """A table of the given columns (by index or name), in that order."""
-        idx = [_column_index(self._schema, c) for c in columns]
+        idx = [column_index(self._schema, c) for c in columns]
         schema = t.Schema(tuple(self._schema.fields[i] for i in idx), self._schema.metadata)
         return Table(schema, [b.select(idx) for b in self._batches])
 
     def rename_columns(self, names: Sequence[str] | Mapping[str, str]) -> Table:
         """A table with new column names."""
-        schema = _rename(self._schema, names)
+        schema = renamed_schema(self._schema, names)
         return Table(schema, [RecordBatch(schema, b.columns, b.num_rows) for b in self._batches])
 
     def add_column(self, i: int, field_: str | t.Field, column: Any) -> Table:
@@ -162,13 +165,13 @@ class Table(_Tabular):
         fld_type = field_.type if isinstance(field_, t.Field) else None
         name = field_.name if isinstance(field_, t.Field) else str(field_)
         if _is_chunk_list(column):
-            chunks = [_build(c, fld_type, name) for c in column]
+            chunks = [build(c, fld_type, name) for c in column]
             if fld_type is None and chunks:
                 fld_type = chunks[0].type
             column = ChunkedArray(chunks, fld_type)
         if isinstance(column, ChunkedArray):
             column = column.combine_chunks()
-        col = _build(column, fld_type, name)
+        col = build(column, fld_type, name)
         if len(col) != self._num_rows:
             raise ArrowInvalidArgument(
                 f"expected column {name!r} of length {self._num_rows}, found {len(col)}"
@@ -190,7 +193,7 @@ class Table(_Tabular):
 
     def remove_column(self, i: int) -> Table:
         """A table without column ``i``."""
-        k = _column_index(self._schema, i)
+        k = column_index(self._schema, i)
         return self.select([j for j in range(len(self._schema.fields)) if j != k])
 
     def replace_schema_metadata(self, metadata: Any = None) -> Table:
@@ -234,7 +237,7 @@ class Table(_Tabular):
     def _one_batch(self) -> RecordBatch:
         if len(self._batches) == 1:
             return self._batches[0]
-        cols = [_build([], f.type, f.name) for f in self._schema.fields]
+        cols = [build([], f.type, f.name) for f in self._schema.fields]
         return RecordBatch(self._schema, cols, 0)
 
     # -- checks ------------------------------------------------------------------------
@@ -251,14 +254,14 @@ class Table(_Tabular):
         for i in range(len(self._schema.fields)):
             a = [b.column(i) for b in self._batches]
             b = [x.column(i) for x in other._batches]  # type: ignore[attr-defined]
-            if not _chunks_equal(a, b):
+            if not chunks_equal(a, b):
                 return False
         return True
 
     def __repr__(self) -> str:
         columns = range(len(self._schema.fields))
         return self._repr("quiver.Table", (
-            _preview_chunks(b.column(i) for b in self._batches) for i in columns))
+            preview_chunks(b.column(i) for b in self._batches) for i in columns))
 
 
 def table(
@@ -296,7 +299,7 @@ def concat_tables(tables: Iterable[Table]) -> Table:
             raise ArrowTypeError(
                 f"expected table {i} as a quiver Table, found {type(tbl).__name__}"
             )
-        _check_schema(f"table {i}", tbl.schema, schema, "the schema of table 0")
+        check_schema(f"table {i}", tbl.schema, schema, "the schema of table 0")
         batches.extend(
             b if b.schema is schema else RecordBatch._trusted(schema, b.columns, b.num_rows)
             for b in tbl._batches
@@ -327,17 +330,15 @@ class RecordBatchReader:
         """A reader of ``batches`` (quiver RecordBatches of ``schema``, checked as they come;
         ``schema`` may be any ``__arrow_c_schema__`` object)."""
         if not isinstance(schema, t.Schema):
-            # another library's schema (``__arrow_c_schema__``); ctypes loads only for one
-            from ..cdata.schema import import_schema
-
-            schema = (import_schema(schema) if hasattr(schema, "__arrow_c_schema__")
+            # another library's schema (``__arrow_c_schema__``)
+            schema = (import_c_schema.call(schema) if hasattr(schema, "__arrow_c_schema__")
                       else t.schema(schema))
 
         def checked() -> Iterator[RecordBatch]:
             for i, b in enumerate(batches):
                 if not isinstance(b, RecordBatch):
                     b = record_batch(b)
-                _check_schema(f"batch {i}", b.schema, schema, "the reader's schema")
+                check_schema(f"batch {i}", b.schema, schema, "the reader's schema")
                 yield b
 
         return cls(schema, checked())
@@ -345,18 +346,8 @@ class RecordBatchReader:
     @classmethod
     def from_stream(cls, data: Any) -> RecordBatchReader:
         """A reader of any ``__arrow_c_stream__`` source (pyarrow, polars, duckdb), lazily."""
-        # ctypes and the C structs load only for such a source
-        from ..cdata.import_array import ArrayStreamReader, stream_capsule
-        from ..cdata.schema import _schema_of
-
-        stream = ArrayStreamReader(stream_capsule(data))
-        field = stream.field
-        if not isinstance(field.type, t.StructType):
-            raise ArrowTypeError(
-                f"expected a stream of record batches, found a stream of {field.type}"
-            )
-        batches = (RecordBatch._from_struct_array(_schema_of(field), a) for a in stream)
-        return cls(_schema_of(field), batches)
+        schema, batches = reader_from_c_stream.call(data)
+        return cls(schema, batches)
 
     schema: t.Schema = readonly("_schema", "The schema of every batch.")
 
@@ -393,10 +384,7 @@ class RecordBatchReader:
         >>> pa.RecordBatchReader.from_stream(table({"a": [1]}).to_reader()).read_all().num_rows
         1
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.stream import export_stream
-
-        return export_stream(self, requested_schema)
+        return export_c_stream.call(self, requested_schema)
 
     def __enter__(self) -> RecordBatchReader:
         return self

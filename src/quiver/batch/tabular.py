@@ -1,4 +1,4 @@
-"""What RecordBatch and Table share: :class:`_Tabular`, their common base (construction
+"""What RecordBatch and Table share: :class:`Tabular`, their common base (construction
 from arrays, dicts and rows; the pyarrow attributes; column lookup; pandas; the Arrow
 PyCapsule protocol)."""
 
@@ -12,16 +12,21 @@ from .._readonly import readonly
 from ..array import select as _select
 from ..array.base import Array, step_one_slice
 from ..errors import ArrowInvalidArgument, ArrowKeyError, ArrowTypeError
-from ..pandas_in import frame_parts
-from ..pandas_out import batch_to_pandas
-from ._common import _column_index, _columns_from_rows, _schema_from
-from .chunked import _build
+from ._common import (
+    batch_to_pandas,
+    column_index,
+    columns_from_rows,
+    export_c_stream,
+    frame_parts,
+    schema_from,
+)
+from .chunked import build
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-class _Tabular:
+class Tabular:
     """What RecordBatch and Table share: a schema, a row count, columns by position or
     name, pandas conversions, and the Arrow PyCapsule protocol (the schema and a stream).
 
@@ -58,7 +63,7 @@ class _Tabular:
                 raise ArrowInvalidArgument(
                     f"expected {len(schema.fields)} arrays for the schema, found {len(arrays)}"
                 )
-            cols = [_build(a, f.type, f.name) for a, f in zip(arrays, schema.fields)]
+            cols = [build(a, f.type, f.name) for a, f in zip(arrays, schema.fields)]
             if metadata is not None:
                 schema = schema.with_metadata(metadata)
             return cls._of_parts(schema, cols, None)
@@ -69,8 +74,8 @@ class _Tabular:
             raise ArrowInvalidArgument(
                 f"expected {len(arrays)} names for the arrays, found {len(names)}"
             )
-        cols = [_build(a, None, n) for a, n in zip(arrays, names)]
-        return cls._of_parts(_schema_from(names, cols, metadata), cols, None)
+        cols = [build(a, None, n) for a, n in zip(arrays, names)]
+        return cls._of_parts(schema_from(names, cols, metadata), cols, None)
 
     @classmethod
     def from_pydict(
@@ -108,7 +113,7 @@ class _Tabular:
             names = [str(k) for k in rows[0]]
         else:
             names = []
-        columns = _columns_from_rows(rows, names)
+        columns = columns_from_rows(rows, names)
         if schema is not None:
             return cls.from_arrays(columns, schema=schema, metadata=metadata)
         return cls.from_arrays(columns, names=names, metadata=metadata)
@@ -139,7 +144,7 @@ class _Tabular:
 
     def field(self, i: int | str) -> t.Field:
         """A field by position or name."""
-        return self._schema.fields[_column_index(self._schema, i)]
+        return self._schema.fields[column_index(self._schema, i)]
 
     def __getitem__(self, key: int | str | slice) -> Any:
         if isinstance(key, slice):
@@ -156,13 +161,13 @@ class _Tabular:
         """A copy without the given columns (names or indices)."""
         if isinstance(columns, (str, int)):
             columns = [columns]
-        drop = {_column_index(self._schema, c) for c in columns}
+        drop = {column_index(self._schema, c) for c in columns}
         keep = [j for j in range(len(self._schema.fields)) if j not in drop]
         return self.select(keep)  # type: ignore[attr-defined]
 
     def filter(self, mask: Any) -> Self:
         """The rows where ``mask`` is True (a null in the mask drops the row)."""
-        return self.take(_select._selection(mask, self._num_rows))  # type: ignore[attr-defined]
+        return self.take(_select.selection(mask, self._num_rows))  # type: ignore[attr-defined]
 
     # -- equality and printing -----------------------------------------------------------
 
@@ -176,7 +181,7 @@ class _Tabular:
         )
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _Tabular):
+        if not isinstance(other, Tabular):
             return NotImplemented
         return self.equals(other)  # type: ignore[attr-defined]
 
@@ -206,7 +211,7 @@ class _Tabular:
         pyarrow's ``pandas`` metadata (index, nullable and string dtypes); pyarrow's
         memory options (``split_blocks``, ``self_destruct``, ...) are accepted and
         ignored.  See :func:`quiver.pandas_out.batch_to_pandas`."""
-        return batch_to_pandas(
+        return batch_to_pandas.call(
             self,
             types_mapper=types_mapper,
             date_as_object=date_as_object,
@@ -224,7 +229,7 @@ class _Tabular:
         pyarrow's ``pandas`` metadata; ``preserve_index`` as pyarrow's (None: a RangeIndex
         in the metadata only, another index as columns); see
         :func:`quiver.pandas_in.frame_parts`, which also takes a ``schema``."""
-        return cls._of_parts(*frame_parts(df, preserve_index=preserve_index, schema=schema))
+        return cls._of_parts(*frame_parts.call(df, preserve_index=preserve_index, schema=schema))
 
     # -- the Arrow PyCapsule protocol ----------------------------------------------------
 
@@ -247,7 +252,4 @@ class _Tabular:
         >>> pa.table(table({"a": [1, 2]})).num_rows
         2
         """
-        # ctypes and the C structs load on the first export, not with this module
-        from ..cdata.stream import export_stream
-
-        return export_stream(self, requested_schema)
+        return export_c_stream.call(self, requested_schema)

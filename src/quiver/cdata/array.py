@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import types as t
 from ..errors import NotSupported
+from ..hooks import register
 from ..layout import layout_of
 from . import capsule as c
 from .schema import peek_field
@@ -130,3 +131,7 @@ def export_array(arr: Any, requested_schema: Any = None) -> tuple[Any, Any]:
     a = c.ArrowArray()
     fill_array(a, arr)
     return schema_capsule, c.new_capsule(a, c.ARRAY_CAPSULE)
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.export_array", export_array)

@@ -37,6 +37,7 @@ import sys
 from typing import Any
 
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
+from ..hooks import register
 
 
 class ArrowSchema(ctypes.Structure):
@@ -452,3 +453,7 @@ def fill_array(
         _RELEASE_ARRAY_ADDRESS,
         key,
     )
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.export_schema_node", export_schema_node)

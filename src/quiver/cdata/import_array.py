@@ -39,9 +39,10 @@ from ..array.concat import concat_arrays
 from ..array.validate import validate_array
 from ..buffers import empty_buffer
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, NotSupported
+from ..hooks import register
 from ..layout import layout_of
 from . import capsule as c
-from .schema import MAX_DEPTH, _field_from_capsule, _field_from_struct, export_schema
+from .schema import MAX_DEPTH, export_schema, field_from_capsule, field_from_struct
 
 # --------------------------------------------------------------------------------------
 # getting capsules out of objects
@@ -57,7 +58,7 @@ def is_capsule_pair(obj: Any) -> bool:
     )
 
 
-def _array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
+def array_capsules(obj: Any, requested_schema: Any) -> tuple[Any, Any]:
     if is_capsule_pair(obj):
         return obj
     requested = None if requested_schema is None else export_schema(requested_schema)
@@ -107,7 +108,7 @@ def memory_view(address: int, size: int, owner: Any) -> np.ndarray:
     return _frombuffer(memoryview(base).toreadonly(), _u8, size)
 
 
-def _move_array(capsule: Any) -> _Owner:
+def move_array(capsule: Any) -> _Owner:
     address = c.capsule_address(capsule, c.ARRAY_CAPSULE)
     source = c.ArrowArray.from_address(address)
     if not source.release:
@@ -147,7 +148,7 @@ def _child_arrays(table_address: int | None, n: int, path: str) -> list[c.ArrowA
     return out
 
 
-# what _build needs of a type, computed once per type object (keyed by id, the type
+# what build_array needs of a type, computed once per type object (keyed by id, the type
 # kept in the entry so that the id cannot be reused while it is cached): hashing a
 # nested frozen dataclass on every lookup cost more than the lookup saved
 _SPECS: dict[int, tuple[Any, ...]] = {}
@@ -166,7 +167,7 @@ def _spec(dtype: t.DataType) -> tuple[Any, ...]:
     return spec
 
 
-def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: int) -> Array:
+def build_array(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: int) -> Array:
     """A quiver Array viewing the C array ``a`` (which ``owner`` keeps alive)."""
     if depth > MAX_DEPTH:
         raise ArrowInvalid(
@@ -276,7 +277,7 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
             field_path=path,
         )
     children = [
-        _build(cs, f.type, owner, f"{path}.{f.name}" if path else f.name, depth + 1)
+        build_array(cs, f.type, owner, f"{path}.{f.name}" if path else f.name, depth + 1)
         for cs, f in zip(child_structs, fields)
     ]
     dictionary = None
@@ -285,7 +286,7 @@ def _build(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, depth: 
             raise ArrowInvalid(
                 "expected a dictionary array for a dictionary type, found NULL", field_path=path
             )
-        dictionary = _build(
+        dictionary = build_array(
             c.ArrowArray.from_address(dictionary_address), physical.value_type, owner, path,
             depth + 1,
         )
@@ -310,16 +311,16 @@ def _validated(array: Array, validate: str) -> Array:
     return array
 
 
-def _import_array_field(
+def import_array_field(
     capsules: tuple[Any, Any], validate: str = "none"
 ) -> tuple[t.Field, Array]:
     schema_capsule, array_capsule = capsules
-    field = _field_from_capsule(schema_capsule)
-    owner = _move_array(array_capsule)
-    return field, _validated(_build(owner.struct, field.type, owner, "", 0), validate)
+    field = field_from_capsule(schema_capsule)
+    owner = move_array(array_capsule)
+    return field, _validated(build_array(owner.struct, field.type, owner, "", 0), validate)
 
 
-def _concat(chunks: list[Array], dtype: t.DataType) -> Array:
+def concat(chunks: list[Array], dtype: t.DataType) -> Array:
     if len(chunks) == 1:
         return chunks[0]
     if not chunks:
@@ -346,7 +347,7 @@ def import_array(obj: Any, requested_schema: Any = None, *, validate: str = "non
     if not hasattr(obj, "__arrow_c_array__") and hasattr(obj, "__arrow_c_stream__"):
         with ArrayStreamReader(stream_capsule(obj, requested_schema), validate=validate) as reader:
             return reader.read_all()
-    return _import_array_field(_array_capsules(obj, requested_schema), validate)[1]
+    return import_array_field(array_capsules(obj, requested_schema), validate)[1]
 
 
 # --------------------------------------------------------------------------------------
@@ -373,7 +374,7 @@ class ArrayStreamReader:
         try:
             out = c.ArrowSchema()
             self._check(self._stream.get_schema(ctypes.byref(self._stream), ctypes.byref(out)))
-            self._field = _field_from_struct(out)
+            self._field = field_from_struct(out)
         except BaseException:
             self.close()
             raise
@@ -406,7 +407,7 @@ class ArrayStreamReader:
             self.close()
             raise StopIteration
         owner = _Owner(out)
-        return _validated(_build(out, self._field.type, owner, "", 0), self._validate)
+        return _validated(build_array(out, self._field.type, owner, "", 0), self._validate)
 
     @property
     def field(self) -> t.Field:
@@ -421,7 +422,7 @@ class ArrayStreamReader:
 
     def read_all(self) -> Any:
         """Every remaining array as one Array (chunks concatenated)."""
-        return _concat(list(self), self._field.type)
+        return concat(list(self), self._field.type)
 
     def close(self) -> None:
         """Release the producer's stream (idempotent)."""
@@ -448,3 +449,7 @@ def stream_capsule(obj: Any, requested_schema: Any = None) -> Any:
     requested = None if requested_schema is None else export_schema(requested_schema)
     return c.protocol_capsules(obj, "__arrow_c_stream__", "an arrow_array_stream capsule",
                              requested)
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.import_array", import_array)

@@ -17,7 +17,7 @@ which spares the struct copy and a release through ctypes per batch.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -27,27 +27,41 @@ from ..array.base import Array, array_class_for, unchecked_new_source
 from ..batch import RecordBatch, Table
 from ..buffers import empty_buffer
 from ..errors import ArrowTypeError
+from ..hooks import register
 from ..layout import layout_of
 from . import capsule as c
 from .import_array import (
     ArrayStreamReader,
-    _array_capsules,
-    _build,
-    _concat,
-    _import_array_field,
-    _move_array,
+    array_capsules,
+    build_array,
+    concat,
+    import_array_field,
     memory_view,
+    move_array,
     stream_capsule,
 )
-from .schema import _field_from_capsule, _schema_of, schema_check, schema_digest
+from .schema import field_from_capsule, schema_check, schema_digest, schema_of
 from .stream import export_stream
 
 # --------------------------------------------------------------------------------------
 # record batches
 
 
-def _batch_from_struct(field: t.Field, array: Array) -> Any:
-    return RecordBatch._from_struct_array(_schema_of(field), array)
+def batch_from_struct(field: t.Field, array: Array) -> Any:
+    return RecordBatch._from_struct_array(schema_of(field), array)
+
+
+def reader_from_stream(data: Any) -> tuple[t.Schema, Iterator[Any]]:
+    """The schema and the lazily imported RecordBatches of any ``__arrow_c_stream__``
+    source of record batches (``RecordBatchReader.from_stream``)."""
+    stream = ArrayStreamReader(stream_capsule(data))
+    field = stream.field
+    if not isinstance(field.type, t.StructType):
+        raise ArrowTypeError(
+            f"expected a stream of record batches, found a stream of {field.type}"
+        )
+    schema = schema_of(field)
+    return schema, (RecordBatch._from_struct_array(schema, a) for a in stream)
 
 
 def new_record_batch(schema: t.Schema, columns: list[Array], num_rows: int) -> Any:
@@ -84,8 +98,8 @@ class BatchImporter:
         key = schema_digest(address)
         entry = self._known.get(key) if key is not None else None
         if entry is None:
-            field = _field_from_capsule(schema_capsule)
-            schema = _schema_of(field)
+            field = field_from_capsule(schema_capsule)
+            schema = schema_of(field)
             if self._target is not None and schema.equals(self._target):
                 schema = self._target
             entry = (schema_check(key) if key is not None else None, field, schema,
@@ -98,7 +112,7 @@ class BatchImporter:
 
     def __call__(self, obj: Any) -> Any:
         """A quiver RecordBatch viewing ``obj`` (any struct ``__arrow_c_array__``)."""
-        schema_capsule, capsule = _array_capsules(obj, None)
+        schema_capsule, capsule = array_capsules(obj, None)
         address = c.capsule_address(schema_capsule, c.SCHEMA_CAPSULE)
         same = self._same
         if same is not None:
@@ -113,8 +127,8 @@ class BatchImporter:
             fast = leaves(c.capsule_address(capsule, c.ARRAY_CAPSULE), capsule)
             if fast is not None:
                 return fast
-        owner = _move_array(capsule)
-        array = _build(owner.struct, self._field.type, owner, "", 0)  # type: ignore[union-attr]
+        owner = move_array(capsule)
+        array = build_array(owner.struct, self._field.type, owner, "", 0)  # type: ignore[union-attr]
         return RecordBatch._from_struct_array(self._schema, array)  # type: ignore[arg-type]
 
 
@@ -127,7 +141,7 @@ class BatchImporter:
 # (sorting them into windows cost more).  The columns are read and built by straight-line
 # code generated per run of up to _CHUNK columns (see _chunk_source): a loop over the
 # columns spent more on its own bookkeeping than on the reads.  Anything out of the
-# ordinary returns None and the general walk (_build) imports the batch instead, errors
+# ordinary returns None and the general walk (build_array) imports the batch instead, errors
 # included.
 
 _WINDOW_MAX = 1 << 30  # the widest span one view covers
@@ -360,22 +374,22 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
         # a table-like source (a polars DataFrame, a pyarrow Table): one batch of it all
         with import_stream(obj, requested_schema, arrays=True, validate=validate) as reader:
             field = reader.field
-            array = _concat(list(reader), field.type)
-        return _batch_from_struct(field, array)
-    capsules = _array_capsules(obj, requested_schema)
+            array = concat(list(reader), field.type)
+        return batch_from_struct(field, array)
+    capsules = array_capsules(obj, requested_schema)
     if validate == "none":
         # batches of plain leaf columns take the flat fast path (as BatchImporter)
-        field = _field_from_capsule(capsules[0])
+        field = field_from_capsule(capsules[0])
         plan = _leaf_plan_of(field)
         if plan is not None:
             capsule = capsules[1]
             fast = plan(c.capsule_address(capsule, c.ARRAY_CAPSULE), capsule)
             if fast is not None:
                 return fast
-        owner = _move_array(capsules[1])
-        return _batch_from_struct(field, _build(owner.struct, field.type, owner, "", 0))
-    field, array = _import_array_field(capsules, validate)
-    return _batch_from_struct(field, array)
+        owner = move_array(capsules[1])
+        return batch_from_struct(field, build_array(owner.struct, field.type, owner, "", 0))
+    field, array = import_array_field(capsules, validate)
+    return batch_from_struct(field, array)
 
 
 # the generated leaf import of each imported record batch field (the field objects come
@@ -387,7 +401,7 @@ _LEAF_PLANS: dict[int, tuple[t.Field, Any]] = {}
 def _leaf_plan_of(field: t.Field) -> Callable[[int, Any], Any] | None:
     entry = _LEAF_PLANS.get(id(field))
     if entry is None or entry[0] is not field:
-        plan = _leaf_plan(_schema_of(field)) if isinstance(field.type, t.StructType) else None
+        plan = _leaf_plan(schema_of(field)) if isinstance(field.type, t.StructType) else None
         if len(_LEAF_PLANS) > 256:
             _LEAF_PLANS.clear()
         entry = _LEAF_PLANS[id(field)] = (field, plan)
@@ -413,7 +427,7 @@ class ArrowStreamReader(ArrayStreamReader):
             # a stream of a non-struct type (a polars Series, a chunked array) or one
             # opened with arrays=True yields Arrays; otherwise record batches
             self._arrays = arrays or not is_struct
-            self.schema: t.Schema | None = _schema_of(self._field) if is_struct else None
+            self.schema: t.Schema | None = schema_of(self._field) if is_struct else None
         except BaseException:
             self.close()
             raise
@@ -421,7 +435,7 @@ class ArrowStreamReader(ArrayStreamReader):
     def read_next_batch(self) -> Any:
         """The next batch; ``StopIteration`` at the end of the stream."""
         array = self.read_next_array()
-        return array if self._arrays else _batch_from_struct(self._field, array)
+        return array if self._arrays else batch_from_struct(self._field, array)
 
     def __next__(self) -> Any:
         return self.read_next_batch()
@@ -433,7 +447,7 @@ class ArrowStreamReader(ArrayStreamReader):
         """
         batches = list(self)
         if self._arrays:
-            return _concat(batches, self._field.type)
+            return concat(batches, self._field.type)
         return Table.from_batches(batches, schema=self.schema)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
@@ -477,3 +491,7 @@ def import_table(obj: Any, requested_schema: Any = None, *, validate: str = "non
                 f"expected a stream of record batches (a struct type), found {reader.field.type}"
             )
         return reader.read_all()
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.reader_from_stream", reader_from_stream)

@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
+from ..hooks import register
 from . import capsule as c
 
 MAX_DEPTH = 200
@@ -218,7 +219,7 @@ def _read_field(s: c.ArrowSchema, path: str, depth: int) -> t.Field:
 # metadata and flags): a producer that exports batch after batch of one schema (a Spark
 # sink writing pyarrow batches) has it parsed once.  Reading those bytes costs a third of
 # a full parse.
-_FIELD_CACHE: dict[tuple[Any, ...], t.Field] = {}
+FIELD_CACHE: dict[tuple[Any, ...], t.Field] = {}
 _FIELD_CACHE_SIZE = 256
 _DIGEST_NODES = 512  # wider schemas are parsed every time
 _I32 = struct.Struct("<i")
@@ -386,27 +387,27 @@ def schema_check(key: tuple[Any, ...]) -> Any:
     return same
 
 
-def _field_from_struct(s: c.ArrowSchema) -> t.Field:
+def field_from_struct(s: c.ArrowSchema) -> t.Field:
     try:
         key = schema_digest(ctypes.addressof(s))
         if key is not None:
-            hit = _FIELD_CACHE.get(key)
+            hit = FIELD_CACHE.get(key)
             if hit is not None:
                 return hit
         field = _read_field(s, "", 0)
         if key is not None:
-            if len(_FIELD_CACHE) >= _FIELD_CACHE_SIZE:
-                _FIELD_CACHE.clear()
-            _FIELD_CACHE[key] = field
+            if len(FIELD_CACHE) >= _FIELD_CACHE_SIZE:
+                FIELD_CACHE.clear()
+            FIELD_CACHE[key] = field
         return field
     finally:
         if s.release:
             s.release(ctypes.byref(s))
 
 
-def _field_from_capsule(capsule: Any) -> t.Field:
+def field_from_capsule(capsule: Any) -> t.Field:
     address = c.capsule_address(capsule, c.SCHEMA_CAPSULE)
-    return _field_from_struct(c.ArrowSchema.from_address(address))
+    return field_from_struct(c.ArrowSchema.from_address(address))
 
 
 def peek_field(obj: Any) -> t.Field:
@@ -427,7 +428,7 @@ def import_field(obj: Any) -> t.Field:
     >>> str(import_field(pa.field("x", pa.list_(pa.int8()), nullable=False)))
     'x: list<item: int8> not null'
     """
-    return _field_from_capsule(_schema_capsule(obj))
+    return field_from_capsule(_schema_capsule(obj))
 
 
 def import_type(obj: Any) -> t.DataType:
@@ -440,7 +441,7 @@ def import_type(obj: Any) -> t.DataType:
     return import_field(obj).type
 
 
-def _schema_of(f: t.Field) -> t.Schema:
+def schema_of(f: t.Field) -> t.Schema:
     if not isinstance(f.type, t.StructType):
         raise ArrowTypeError(f"expected a struct ('+s') schema for a record batch, found {f.type}")
     return t.Schema(f.type.fields, f.metadata)
@@ -453,4 +454,9 @@ def import_schema(obj: Any) -> t.Schema:
     >>> import_schema(pa.schema([("a", pa.int32())], metadata={"k": "v"})).metadata
     KeyValueMetadata([(b'k', b'v')])
     """
-    return _schema_of(import_field(obj))
+    return schema_of(import_field(obj))
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.import_type", import_type)
+register("cdata.import_schema", import_schema)

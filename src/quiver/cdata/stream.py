@@ -24,6 +24,7 @@ from typing import Any
 from .. import types as t
 from ..array.base import Array, make_array
 from ..errors import ArrowError, ArrowTypeError
+from ..hooks import register
 from . import capsule as c
 from .array import check_requested, fill_array
 from .array import export_array as export_one
@@ -238,3 +239,8 @@ def export_stream(
     st.release = _stream_release
     st.private_data = key
     return c.new_capsule(st, c.STREAM_CAPSULE)
+
+
+# the hooks this module answers for the layers below (quiver.hooks)
+register("cdata.export_batch", export_batch)
+register("cdata.export_stream", export_stream)

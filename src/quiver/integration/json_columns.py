@@ -62,7 +62,7 @@ class FieldNode:
 
 
 
-def _need(obj: Any, key: str, kind: type | tuple[type, ...], where: str, what: str) -> Any:
+def need(obj: Any, key: str, kind: type | tuple[type, ...], where: str, what: str) -> Any:
     if not isinstance(obj, dict):
         raise FormatError(f"expected a JSON object for {what}, found {type(obj).__name__}",
                           field_path=where or None)
@@ -96,7 +96,7 @@ def _np(values: Any, dtype: Any, path: str, what: str) -> np.ndarray:
 
 
 def _list_of(col: dict[str, Any], key: str, count: int, path: str) -> list[Any]:
-    values = _need(col, key, list, path, "column")
+    values = need(col, key, list, path, "column")
     if len(values) != count:
         raise FormatError(f"expected {count} {key} entries, found {len(values)}",
                           field_path=path)
@@ -184,7 +184,7 @@ def _values(st: t.DataType, col: dict[str, Any], count: int, path: str) -> np.nd
 
 def _offsets(col: dict[str, Any], key: str, n: int, width: int, path: str) -> np.ndarray:
     """The ``n`` integers of ``width`` bytes under ``key`` (OFFSET, SIZE)."""
-    arr = _np(_need(col, key, list, path, "column"), f"<i{width}", path, key)
+    arr = _np(need(col, key, list, path, "column"), f"<i{width}", path, key)
     if arr.size != n:
         raise FormatError(f"expected {n} {key} entries, found {arr.size}", field_path=path)
     return arr
@@ -217,7 +217,7 @@ def _views(
 ) -> list[np.ndarray]:
     """(views, data buffers...) of a binary/string view column."""
     views = _list_of(col, "VIEWS", count, path)
-    jbuffers = _need(col, "VARIADIC_DATA_BUFFERS", list, path, "column")
+    jbuffers = need(col, "VARIADIC_DATA_BUFFERS", list, path, "column")
     buffers = [np.frombuffer(b, dtype=np.uint8) for b in
                _hex_bytes(jbuffers, path, "VARIADIC_DATA_BUFFERS")]
     is_text = isinstance(st, t.StringViewType)
@@ -226,13 +226,13 @@ def _views(
     inlined: list[bytes] = []
     refs: list[tuple[bytes, int, int]] = []
     for i, v in enumerate(views):
-        size = _need(v, "SIZE", int, path, f"view {i}")
+        size = need(v, "SIZE", int, path, f"view {i}")
         if not 0 <= size < 2**31:
             raise FormatError(f"expected view {i} size in 0..2**31-1, found {size}",
                               field_path=path)
         sizes[i] = size
         if size <= 12:
-            value = _need(v, "INLINED", str, path, f"view {i}")
+            value = need(v, "INLINED", str, path, f"view {i}")
             if is_text:
                 raw = _utf8_bytes([value], path, f"INLINED of view {i}")[0]
             else:
@@ -243,10 +243,10 @@ def _views(
             inline[i] = True
             inlined.append(raw.ljust(12, b"\0"))
         else:
-            prefix = _hex_bytes([_need(v, "PREFIX_HEX", str, path, f"view {i}")], path,
+            prefix = _hex_bytes([need(v, "PREFIX_HEX", str, path, f"view {i}")], path,
                                 "PREFIX_HEX")[0]
-            index = _need(v, "BUFFER_INDEX", int, path, f"view {i}")
-            offset = _need(v, "OFFSET", int, path, f"view {i}")
+            index = need(v, "BUFFER_INDEX", int, path, f"view {i}")
+            offset = need(v, "OFFSET", int, path, f"view {i}")
             if len(prefix) != 4:
                 raise FormatError(f"expected a 4-byte view prefix, found {len(prefix)} bytes "
                                   f"at view {i}", field_path=path)
@@ -320,7 +320,7 @@ class _Column:
 
     def __init__(self, node: PlanNode, col: Any, v4: bool) -> None:
         path = node.name
-        count = _need(col, "count", int, path, "column")
+        count = need(col, "count", int, path, "column")
         if not 0 <= count <= MAX_COUNT:
             raise FormatError(f"expected a count in 0..{MAX_COUNT}, found {count}",
                               field_path=path)
@@ -340,7 +340,7 @@ class _Column:
         """The next child's ``FieldData`` (the walk asks for each child once, in order)."""
         i = self.next_child
         self.next_child = i + 1
-        jchildren = _need(self.col, "children", list, self.path, "column")
+        jchildren = need(self.col, "children", list, self.path, "column")
         if i == 0 and len(jchildren) != len(self.node.children):
             raise FormatError(f"expected {len(self.node.children)} children, found "
                               f"{len(jchildren)}", field_path=self.path)
@@ -470,7 +470,7 @@ class JsonDictionaries:
                 raise FormatError(f"expected 'dictionaries' as a list, found "
                                   f"{type(jdicts).__name__}")
             for d in jdicts:
-                did = _need(d, "id", int, "", "dictionary batch")
+                did = need(d, "id", int, "", "dictionary batch")
                 if did in self._jdicts:
                     raise FormatError(f"expected one dictionary batch per id, found id {did} "
                                       "twice (JSON cannot express deltas)")
@@ -505,12 +505,12 @@ class JsonDictionaries:
                               "inside its own values", field_path=path)
         self._busy.add(did)
         try:
-            data = _need(jd, "data", dict, path, "dictionary batch")
-            count = _need(data, "count", int, path, "dictionary batch data")
+            data = need(jd, "data", dict, path, "dictionary batch")
+            count = need(data, "count", int, path, "dictionary batch data")
             if not 0 <= count <= MAX_COUNT:
                 raise FormatError(f"expected a dictionary count in 0..{MAX_COUNT}, found "
                                   f"{count}", field_path=path)
-            cols = _need(data, "columns", list, path, "dictionary batch data")
+            cols = need(data, "columns", list, path, "dictionary batch data")
             if len(cols) != 1:
                 raise FormatError(f"expected one column in dictionary batch {did}, found "
                                   f"{len(cols)}", field_path=path)

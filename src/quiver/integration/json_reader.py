@@ -50,9 +50,9 @@ from .json_columns import (
     FieldNode,
     JsonColumnLoader,
     JsonDictionaries,
-    _need,
     check_json_array,
     dictionary_ids,
+    need,
 )
 from .json_columns import MONTH_DAY_NANO_DTYPE as MONTH_DAY_NANO_DTYPE
 from .json_columns import VIEW_INLINE_DTYPE as VIEW_INLINE_DTYPE
@@ -133,7 +133,7 @@ def _int32(obj: Any, key: str, path: str, what: str, default: int | None = None)
     """An int parameter of a type, bounded like its Schema.fbs field (a 32-bit ``int``)."""
     if default is not None and key not in obj:
         return default
-    value = _need(obj, key, int, path, what)
+    value = need(obj, key, int, path, what)
     if not _INT32_MIN <= value <= _INT32_MAX:
         raise MetadataError(f"expected {what} key {key!r} in -2**31..2**31-1 (an int32), "
                             f"found {value}", field_path=path or None)
@@ -158,8 +158,8 @@ def metadata_from_json(value: Any, where: str = "") -> t.KeyValueMetadata | None
                             field_path=where or None)
     pairs = []
     for item in value:
-        key = _need(item, "key", str, where, "metadata entry")
-        val = _need(item, "value", str, where, "metadata entry")
+        key = need(item, "key", str, where, "metadata entry")
+        val = need(item, "value", str, where, "metadata entry")
         pairs.append((key, val))
     return t.KeyValueMetadata(pairs) if pairs else None
 
@@ -173,7 +173,7 @@ def _unit(table: dict[str, str], value: Any, what: str, path: str) -> str:
 
 def type_from_json(obj: Any, children: Sequence[t.Field], path: str = "") -> t.DataType:
     """Build a quiver type from a JSON ``type`` object and the already parsed children."""
-    name = _need(obj, "name", str, path, "type")
+    name = need(obj, "name", str, path, "type")
     try:
         return _type_from_json(name, obj, tuple(children), path)
     except MetadataError:
@@ -219,8 +219,8 @@ def _simple_from_json(
 def _int_from_json(
     name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
 ) -> t.DataType:
-    width = _need(obj, "bitWidth", int, path, "int type")
-    signed = _need(obj, "isSigned", bool, path, "int type")
+    width = need(obj, "bitWidth", int, path, "int type")
+    signed = need(obj, "isSigned", bool, path, "int type")
     return t.IntegerType(width, signed)
 
 
@@ -229,7 +229,7 @@ def _float_from_json(
     name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
 ) -> t.DataType:
     return t.FloatingPointType(
-        _PRECISIONS.get(_need(obj, "precision", str, path, "floatingpoint type"), 0)
+        _PRECISIONS.get(need(obj, "precision", str, path, "floatingpoint type"), 0)
     )
 
 
@@ -271,7 +271,7 @@ def _unit_type_from_json(
     before: tuple[Any, ...] = ()  # the parameters the type takes before its unit
     after: tuple[Any, ...] = ()  # and after it
     if name == "time":
-        before = (_need(obj, "bitWidth", int, path, "time type"),)
+        before = (need(obj, "bitWidth", int, path, "time type"),)
     elif name == "timestamp":
         tz = obj.get("timezone")
         if tz is not None and not isinstance(tz, str):
@@ -324,7 +324,7 @@ def _map_from_json(
 def _union_from_json(
     name: str, obj: dict[str, Any], children: tuple[t.Field, ...], path: str
 ) -> t.DataType:
-    mode = _need(obj, "mode", str, path, "union type")
+    mode = need(obj, "mode", str, path, "union type")
     if mode not in ("SPARSE", "DENSE"):
         raise MetadataError(f"expected union mode SPARSE or DENSE, found {mode!r}",
                             field_path=path)
@@ -377,7 +377,7 @@ def field_from_json(obj: Any, path: str = "", depth: int = 0) -> FieldNode:
     if depth >= MAX_DEPTH:
         raise MetadataError(f"expected type nesting of at most {MAX_DEPTH} levels, found "
                             "deeper", field_path=path)
-    name = _need(obj, "name", str, path, "field")
+    name = need(obj, "name", str, path, "field")
     here = f"{path}.{name}" if path else name
     nullable = obj.get("nullable", True)
     if not isinstance(nullable, bool):
@@ -393,8 +393,8 @@ def field_from_json(obj: Any, path: str = "", depth: int = 0) -> FieldNode:
     dict_id: int | None = None
     jdict = obj.get("dictionary")
     if jdict is not None:
-        dict_id = _need(jdict, "id", int, here, "field dictionary")
-        index_type = type_from_json(_need(jdict, "indexType", dict, here, "field dictionary"),
+        dict_id = need(jdict, "id", int, here, "field dictionary")
+        index_type = type_from_json(need(jdict, "indexType", dict, here, "field dictionary"),
                                     (), here)
         if not isinstance(index_type, t.IntegerType):
             raise MetadataError(f"expected an integer dictionary indexType, found {index_type}",
@@ -410,7 +410,7 @@ def field_from_json(obj: Any, path: str = "", depth: int = 0) -> FieldNode:
 
 def schema_from_json(obj: Any) -> tuple[t.Schema, tuple[FieldNode, ...]]:
     """Parse a JSON ``Schema`` object: the quiver schema and its field-node tree."""
-    jfields = _need(obj, "fields", list, "", "schema")
+    jfields = need(obj, "fields", list, "", "schema")
     nodes = tuple(field_from_json(f) for f in jfields)
     metadata = metadata_from_json(obj.get("metadata"))
     return t.Schema(tuple(n.field for n in nodes), metadata), nodes
@@ -431,7 +431,7 @@ def parse_json(doc: Any, *, validate: bool = True) -> JsonFile:
     if not isinstance(doc, dict):
         raise FormatError(f"expected a JSON object at the top level, found "
                           f"{type(doc).__name__}")
-    schema, nodes = schema_from_json(_need(doc, "schema", dict, "", "document"))
+    schema, nodes = schema_from_json(need(doc, "schema", dict, "", "document"))
     plan = compile_plan(schema, dictionary_ids(nodes))
     dictionaries = JsonDictionaries(nodes, doc.get("dictionaries"), validate)
     jbatches = doc.get("batches") or []
@@ -439,10 +439,10 @@ def parse_json(doc: Any, *, validate: bool = True) -> JsonFile:
         raise FormatError(f"expected 'batches' as a list, found {type(jbatches).__name__}")
     batches = []
     for b, jb in enumerate(jbatches):
-        count = _need(jb, "count", int, "", f"batch {b}")
+        count = need(jb, "count", int, "", f"batch {b}")
         if not 0 <= count <= MAX_COUNT:
             raise FormatError(f"expected a batch count in 0..{MAX_COUNT}, found {count}")
-        cols = _need(jb, "columns", list, "", f"batch {b}")
+        cols = need(jb, "columns", list, "", f"batch {b}")
         if len(cols) != len(nodes):
             raise FormatError(f"expected {len(nodes)} columns in batch {b}, found {len(cols)}")
         columns = []

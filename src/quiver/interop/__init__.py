@@ -4,16 +4,16 @@ Spec: CDataInterface.rst, CStreamInterface.rst, PyCapsuleInterface.rst.
 
 - Export: :func:`export_schema`, :func:`export_array`, :func:`export_stream` return the
   capsules that ``__arrow_c_schema__`` / ``__arrow_c_array__`` / ``__arrow_c_stream__``
-  hand out (the classes define those methods themselves, through :mod:`quiver.cdata`).
+  hand out (the classes' methods reach :mod:`quiver.cdata` through :mod:`quiver.hooks`).
 - Import: :func:`import_type`, :func:`import_field`, :func:`import_schema`,
   :func:`import_array`, :func:`import_batch`, :func:`import_table`, :func:`import_stream`
   accept any object that speaks the protocol (pyarrow, polars, duckdb, nanoarrow, ...) or
   raw capsules.
 - pandas: :func:`batch_to_pandas` and :func:`batch_from_pandas`, built with numpy.
 
-The code lives by layer in :mod:`quiver.cdata` (the C interfaces both ways) and in
-:mod:`quiver.pandas_out` / :mod:`quiver.pandas_in`; this package gives it one home for
-callers.
+This package only re-exports: the code lives in :mod:`quiver.cdata` (the C interfaces both
+ways, one layer below IPC) and in :mod:`quiver.pandas_out` / :mod:`quiver.pandas_in` (this
+layer); this package gives it one home for callers.
 
 >>> import pyarrow as pa
 >>> import quiver as qv

@@ -15,14 +15,15 @@ import other libraries' data without reaching up into this package.
 
 from __future__ import annotations
 
+from ..cdata.import_array import import_array, is_capsule_pair
+
 # BatchImporter (the writers' importer) and three internals that the interop tests reach
 # through this module stay importable here, outside __all__
-from ..cdata.import_array import _import_array_field as _import_array_field
-from ..cdata.import_array import import_array, is_capsule_pair
+from ..cdata.import_array import import_array_field as import_array_field
 from ..cdata.import_batch import ArrowStreamReader, import_batch, import_stream, import_table
 from ..cdata.import_batch import BatchImporter as BatchImporter
-from ..cdata.import_batch import _batch_from_struct as _batch_from_struct
-from ..cdata.schema import _FIELD_CACHE as _FIELD_CACHE
+from ..cdata.import_batch import batch_from_struct as batch_from_struct
+from ..cdata.schema import FIELD_CACHE as FIELD_CACHE
 from ..cdata.schema import import_field, import_schema, import_type
 
 __all__ = [

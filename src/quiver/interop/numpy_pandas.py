@@ -1,8 +1,9 @@
 """pandas <-> quiver record batches and arrays, under their interop names.
 
-The conversions live by layer: :mod:`quiver.pandas_out` (to pandas, below ``Array`` and
-``RecordBatch``, whose ``to_pandas`` call it) and :mod:`quiver.pandas_in` (from pandas:
-arrays and the parts of a batch, which ``RecordBatch.from_pandas`` builds); the rules and
+The conversions live in this layer: :mod:`quiver.pandas_out` (to pandas; ``Array`` and
+``RecordBatch`` reach it from below through the hooks of :mod:`quiver.hooks`) and
+:mod:`quiver.pandas_in` (from pandas: arrays and the parts of a batch, which
+``RecordBatch.from_pandas`` builds); the rules and
 the ``pandas`` metadata convention are in their module docstrings.
 """
 

@@ -55,7 +55,7 @@ from .framing import EOS, FILE_HEADER, frame_message
 
 _CODECS = md.CODEC_ALIASES  # the one codec-name table (quiver.ipc.metadata.model)
 _ZEROS = bytes(8)
-_I32 = struct.Struct("<i")
+I32 = struct.Struct("<i")
 
 #: one encoded message: the parts to write (``parts[0]`` the framed metadata, the rest
 #: its body) and the body length
@@ -180,7 +180,7 @@ def _flatten(messages: list[EncodedMessage]) -> list[Any]:
     return [part for parts, _ in messages for part in parts]
 
 
-class _Encoder:
+class Encoder:
     """What the stream and file encoders share (see the module's theory of operation)."""
 
     file_format = False
@@ -416,7 +416,7 @@ class PipelinedBatch:
     """
 
     def __init__(
-        self, encoder: _Encoder, length: int, flat: Assembled, custom: t.KeyValueMetadata | None
+        self, encoder: Encoder, length: int, flat: Assembled, custom: t.KeyValueMetadata | None
     ) -> None:
         self._encoder = encoder
         self.length = length
@@ -475,7 +475,7 @@ class PipelinedBatch:
         return meta
 
 
-class StreamEncoder(_Encoder):
+class StreamEncoder(Encoder):
     """Encodes the IPC stream format: ``begin()``, ``write_batch()``..., ``end()``, each
     returning the parts to write (see the module's theory of operation).
 

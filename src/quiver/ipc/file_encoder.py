@@ -18,13 +18,13 @@ from typing import Any, Unpack
 
 from .. import types as t
 from . import metadata as md
-from .encoder import _I32, IpcWriteOptions, WriteOptionKeywords, _Encoder, write_options
+from .encoder import I32, Encoder, IpcWriteOptions, WriteOptionKeywords, write_options
 from .framing import MAGIC
 from .statistics.encode import StatisticsCollector
 from .statistics.model import STATISTICS_KEY
 
 
-class FileEncoder(_Encoder):
+class FileEncoder(Encoder):
     """Encodes the IPC file format; the Blocks of the footer (``dictionary_blocks``,
     ``record_batch_blocks``) are counted from the sizes given out (``position``).
     ``metadata`` becomes the footer's custom metadata; with ``statistics=True`` each
@@ -99,7 +99,7 @@ class FileEncoder(_Encoder):
             self._footer_with_statistics(),
         )
         data = md.encode_footer(footer)
-        parts += [data, _I32.pack(len(data)), MAGIC]
+        parts += [data, I32.pack(len(data)), MAGIC]
         self.position += len(data) + 4 + len(MAGIC)
         return parts
 

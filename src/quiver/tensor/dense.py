@@ -159,7 +159,7 @@ def check_geometry(
         )
 
 
-def _names(dim_names: Sequence[str | None] | None, ndim: int) -> tuple[str, ...]:
+def dim_names_of(dim_names: Sequence[str | None] | None, ndim: int) -> tuple[str, ...]:
     if not dim_names:
         return ()
     names = tuple("" if n is None else n for n in dim_names)
@@ -185,14 +185,14 @@ def _base_bytes(arr: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(first, shape=(span,), strides=(1,))
 
 
-def _ints(values: Sequence[Any], what: str) -> tuple[int, ...]:
+def int_tuple(values: Sequence[Any], what: str) -> tuple[int, ...]:
     try:
         return tuple(int(v) for v in values)
     except (TypeError, ValueError):
         raise ArrowTypeError(f"expected a sequence of ints as {what}, found {values!r}") from None
 
 
-class _Dimensioned:
+class Dimensioned:
     """What dense and sparse tensors share: value type, shape, dimension names, data."""
 
     __slots__ = ("_data", "_dim_names", "_shape", "_type")
@@ -254,7 +254,7 @@ class _Dimensioned:
     __hash__ = None  # type: ignore[assignment]
 
 
-class Tensor(_Dimensioned):
+class Tensor(Dimensioned):
     """A dense n-dimensional array of fixed-width numbers over one data buffer."""
 
     __slots__ = ("_strides",)
@@ -268,11 +268,11 @@ class Tensor(_Dimensioned):
         dim_names: Sequence[str | None] | None = None,
     ) -> None:
         npd = tensor_numpy_dtype(type)
-        shape_t = _ints(shape, "shape")
+        shape_t = int_tuple(shape, "shape")
         strides_t = (
             row_major_strides(shape_t, npd.itemsize)
             if strides is None
-            else _ints(strides, "strides")
+            else int_tuple(strides, "strides")
         )
         buf = as_buffer(data) if data is not None else empty_buffer()
         check_geometry(shape_t, strides_t, npd.itemsize, buf.nbytes)
@@ -280,7 +280,7 @@ class Tensor(_Dimensioned):
         self._type = type
         self._shape = shape_t
         self._strides = strides_t
-        self._dim_names = _names(dim_names, len(shape_t))
+        self._dim_names = dim_names_of(dim_names, len(shape_t))
 
     @classmethod
     def from_numpy(cls, obj: Any, dim_names: Sequence[str] | None = None) -> Tensor:
@@ -299,7 +299,7 @@ class Tensor(_Dimensioned):
             arr = np.ascontiguousarray(arr)
         return cls(_base_bytes(arr), typ, arr.shape, arr.strides, dim_names)
 
-    # -- attributes (type, shape, ndim, size, dim_names: _Dimensioned) -------------------
+    # -- attributes (type, shape, ndim, size, dim_names: Dimensioned) -------------------
 
     strides: tuple[int, ...] = readonly("_strides", "Bytes to step one index along each dimension.")
 

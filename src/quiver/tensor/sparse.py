@@ -11,7 +11,7 @@ import numpy as np
 from .. import types as t
 from .._readonly import readonly
 from ..errors import ArrowInvalid, ArrowInvalidArgument, ArrowTypeError, NotSupported
-from .dense import Tensor, _Dimensioned, _ints, _names, tensor_type_of
+from .dense import Dimensioned, Tensor, dim_names_of, int_tuple, tensor_type_of
 
 
 def _index_array(values: Any, what: str) -> np.ndarray:
@@ -32,7 +32,7 @@ def _values_array(values: Any) -> tuple[np.ndarray, t.DataType]:
 
 
 def _shape_of(shape: Sequence[int]) -> tuple[int, ...]:
-    out = _ints(shape, "shape")
+    out = int_tuple(shape, "shape")
     if any(d < 0 for d in out):
         raise ArrowInvalidArgument(f"expected non-negative dimension sizes, found {out}")
     return out
@@ -62,7 +62,7 @@ def _check_indptr(indptr: np.ndarray, length: int, total: int, what: str) -> Non
         raise ArrowInvalid(f"expected non-decreasing {what}, found a decrease")
 
 
-class SparseTensor(_Dimensioned):
+class SparseTensor(Dimensioned):
     """What the sparse formats share: value type, shape, dimension names, the values."""
 
     __slots__ = ()
@@ -74,7 +74,7 @@ class SparseTensor(_Dimensioned):
         self._shape = _shape_of(shape)
         if not self._shape:
             raise ArrowInvalid("expected a sparse tensor of at least 1 dimension, found 0")
-        self._dim_names = _names(dim_names, len(self._shape))
+        self._dim_names = dim_names_of(dim_names, len(self._shape))
 
     data: np.ndarray = readonly("_data", "The non-zero values (1-D).")
 
@@ -367,7 +367,7 @@ class SparseCSFTensor(SparseTensor):
     ) -> None:
         super().__init__(data, shape, dim_names)
         ndim = len(self._shape)
-        order = tuple(range(ndim)) if axis_order is None else _ints(axis_order, "axis_order")
+        order = tuple(range(ndim)) if axis_order is None else int_tuple(axis_order, "axis_order")
         if sorted(order) != list(range(ndim)):
             raise ArrowInvalid(f"expected axis_order to be a permutation of 0..{ndim - 1}, "
                             f"found {order}")

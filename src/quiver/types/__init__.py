@@ -71,7 +71,7 @@ from .datatypes import (
     c_schema_node,
     storage_of,
 )
-from .metadata import KeyValueMetadata, _metadata
+from .metadata import KeyValueMetadata, as_metadata
 from .schema import Field, Schema
 
 # --------------------------------------------------------------------------------------
@@ -374,7 +374,7 @@ def field(
     name: str, type: DataType, nullable: bool = True, metadata: Any = None
 ) -> Field:
     """A named field; ``metadata`` is a mapping or (key, value) pairs."""
-    return Field(name, type, nullable, _metadata(metadata))
+    return Field(name, type, nullable, as_metadata(metadata))
 
 
 def schema(fields: Any, metadata: Any = None) -> Schema:
@@ -382,7 +382,7 @@ def schema(fields: Any, metadata: Any = None) -> Schema:
     :func:`quiver.constructors.schema`, also takes other libraries' schemas.)"""
     if isinstance(fields, Schema):
         return fields if metadata is None else fields.with_metadata(metadata)
-    return Schema(_fields_from(fields), _metadata(metadata))
+    return Schema(_fields_from(fields), as_metadata(metadata))
 
 
 # --------------------------------------------------------------------------------------

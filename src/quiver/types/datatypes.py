@@ -17,6 +17,7 @@ from ..errors import (
     ArrowTypeError,
     NotSupported,
 )
+from ..hooks import Hook
 
 if TYPE_CHECKING:
     from .schema import Field
@@ -89,7 +90,7 @@ class DataType:
         >>> pa.DataType._import_from_c_capsule(qv.list_(qv.int8()).__arrow_c_schema__())
         ListType(list<item: int8>)
         """
-        return _c_schema_capsule(c_schema_node("", self, True, _c_metadata(self)))
+        return c_schema_capsule.call(c_schema_node("", self, True, _c_metadata(self)))
 
     def __repr__(self) -> str:
         return f"DataType({self})"
@@ -751,19 +752,10 @@ def c_schema_node(
     return (fmt, name, flags, metadata, children, dictionary)
 
 
-def _c_schema_capsule(node: tuple[Any, ...]) -> Any:
-    """An ``arrow_schema`` PyCapsule of a :func:`c_schema_node` description."""
-    global _export_schema_node
-    if _export_schema_node is None:
-        # ctypes and the C structs load on the first export, not with this module (kept
-        # after that: an import statement per export would cost a sixth of a small one)
-        from ..cdata.capsule import export_schema_node
-
-        _export_schema_node = export_schema_node
-    return _export_schema_node(node)
-
-
-_export_schema_node: Any = None
+# a c_schema_node description as an ``arrow_schema`` PyCapsule: answered by
+# :func:`quiver.cdata.capsule.export_schema_node`, above this layer (ctypes and the C
+# structs load on the first export, not with this module)
+c_schema_capsule = Hook("cdata.export_schema_node")
 
 
 # the classes name their package as their module (its __init__), which doctest would then

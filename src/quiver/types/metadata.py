@@ -133,7 +133,7 @@ class KeyValueMetadata(Mapping[bytes, bytes]):
         return KeyValueMetadata([(k, v) for k, v in self._items if k not in drop])
 
 
-def _metadata(value: Any) -> KeyValueMetadata | None:
+def as_metadata(value: Any) -> KeyValueMetadata | None:
     if value is None:
         return None
     md = value if isinstance(value, KeyValueMetadata) else KeyValueMetadata(value)

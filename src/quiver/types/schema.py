@@ -12,13 +12,13 @@ from ..errors import ArrowIndexError, ArrowKeyError, ArrowTypeError
 from .datatypes import (
     DataType,
     StructType,
-    _c_schema_capsule,
     _field_str,
     _strip_metadata,
     c_field_metadata,
+    c_schema_capsule,
     c_schema_node,
 )
-from .metadata import KeyValueMetadata, _metadata
+from .metadata import KeyValueMetadata, as_metadata
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,7 @@ class Field:
             raise ArrowTypeError(
                 f"expected a DataType for field {self.name!r}, found {self.type!r}"
             )
-        object.__setattr__(self, "metadata", _metadata(self.metadata))
+        object.__setattr__(self, "metadata", as_metadata(self.metadata))
 
     def with_type(self, new_type: DataType) -> Field:
         """A copy with another type."""
@@ -53,7 +53,7 @@ class Field:
 
     def with_metadata(self, metadata: Any) -> Field:
         """A copy with other metadata."""
-        return Field(self.name, self.type, self.nullable, _metadata(metadata))
+        return Field(self.name, self.type, self.nullable, as_metadata(metadata))
 
     def remove_metadata(self) -> Field:
         """A copy without metadata, here and in child types."""
@@ -75,7 +75,7 @@ class Field:
         pyarrow.Field<a: int8 not null>
         """
         node = c_schema_node(self.name, self.type, self.nullable, c_field_metadata(self))
-        return _c_schema_capsule(node)
+        return c_schema_capsule.call(node)
 
     def __str__(self) -> str:
         return _field_str(self)
@@ -94,7 +94,7 @@ class Schema:
             if not isinstance(f, Field):
                 raise ArrowTypeError(f"expected Field objects in a schema, found {f!r}")
         object.__setattr__(self, "fields", fields)
-        object.__setattr__(self, "metadata", _metadata(self.metadata))
+        object.__setattr__(self, "metadata", as_metadata(self.metadata))
 
     def __len__(self) -> int:
         return len(self.fields)
@@ -148,13 +148,13 @@ class Schema:
         ['a']
         """
         pairs = self.metadata.items() if self.metadata else []
-        return _c_schema_capsule(
+        return c_schema_capsule.call(
             c_schema_node("", StructType(self.fields), False, pairs, self.fields)
         )
 
     def with_metadata(self, metadata: Any) -> Schema:
         """A copy with other schema metadata."""
-        return Schema(self.fields, _metadata(metadata))
+        return Schema(self.fields, as_metadata(metadata))
 
     def remove_metadata(self) -> Schema:
         """A copy without schema metadata (field metadata is kept)."""

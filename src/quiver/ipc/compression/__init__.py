@@ -69,24 +69,24 @@ from .codecs import (
     PREFIX_BYTES,
     UNCOMPRESSED,
     ZSTD,
-    _one_shot,
     check_level,
+    decompress_one_shot,
     normalize_codec,
 )
 from .lz4frame import (
     LZ4_BIG_BLOCK,
     LZ4_COMPRESS_CHUNK,
-    _lz4_walk,
-    _xxh32_short,
+    lz4_walk,
+    xxh32_short,
 )
 from .pool import (
     PARALLEL_THRESHOLD,
     POOL_MIN_BYTES,
-    _run,
     compress_buffers,
     compress_buffers_in_order,
     decompress_buffers,
     default_threads,
+    run_parallel,
     run_pooled,
 )
 

@@ -23,25 +23,25 @@ from ...buffers import as_buffer, empty_buffer, nbytes_of
 from ...errors import CompressionError, LimitExceeded
 from . import codecs
 from .codecs import (
-    _UNCOMPRESSED_PREFIX,
     LZ4_FRAME,
     PREFIX_BYTES,
     UNCOMPRESSED,
+    UNCOMPRESSED_PREFIX,
     ZSTD,
-    _joined,
-    _more_error,
-    _one_shot,
-    _where,
     check_level,
+    decompress_one_shot,
+    joined,
+    more_error,
     normalize_codec,
+    where_suffix,
 )
 from .lz4frame import (
     LZ4_COMPRESS_CHUNK,
-    _lz4_big_frame,
-    _lz4_chunked,
-    _lz4_into,
-    _lz4_one_shot,
-    _lz4_walk,
+    lz4_big_frame,
+    lz4_chunked,
+    lz4_into,
+    lz4_one_shot,
+    lz4_walk,
 )
 
 
@@ -53,7 +53,7 @@ def _raw_compress(name: str, data: np.ndarray, level: int) -> list[Any]:
     # optional content size), byte-identical to pyarrow's.
     if data.nbytes <= LZ4_COMPRESS_CHUNK:
         return [lz4.frame.compress(data, compression_level=level, store_size=False)]
-    return _lz4_big_frame(data, level)
+    return lz4_big_frame(data, level)
 
 
 _local = threading.local()
@@ -89,13 +89,13 @@ def _zstd_stream(payload: np.ndarray, declared: int, step: int, where: str) -> A
     while total * 2 < declared:
         piece = reader.read(min(step, declared - total))
         if not piece:
-            return _joined(pieces) if pieces else b""
+            return joined(pieces) if pieces else b""
         total += len(piece)
         pieces.append(piece)
     if total == declared:
         if reader.read(1):
-            raise _more_error(declared, where)
-        return _joined(pieces)
+            raise more_error(declared, where)
+        return joined(pieces)
     out = np.empty(declared + 1, dtype=np.uint8)
     pos = 0
     for piece in pieces:
@@ -116,7 +116,7 @@ def _read_rest(reader: Any, out: np.ndarray, pos: int, declared: int, where: str
             break
         pos += got
     if pos > declared:
-        raise _more_error(declared, where)
+        raise more_error(declared, where)
     result = out[:pos]
     result.flags.writeable = False  # like every buffer read from IPC
     return result
@@ -138,26 +138,26 @@ def _zstd_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray:
 
 
 def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
-    one_shot = _one_shot(name, payload.nbytes, declared)
+    one_shot = decompress_one_shot(name, payload.nbytes, declared)
     step = declared if one_shot else codecs.DECOMPRESS_CHUNK
     if name == LZ4_FRAME:
-        out = _lz4_walk(payload, declared, library_fits=one_shot)
+        out = lz4_walk(payload, declared, library_fits=one_shot)
         if out is None and one_shot:
-            out = _lz4_into(payload, declared, where)
+            out = lz4_into(payload, declared, where)
         if out is not None:
             return out
     try:
         if name == LZ4_FRAME:
             if one_shot:
-                return _lz4_one_shot(payload, declared, where)
-            return _lz4_chunked(payload, declared, where)
+                return lz4_one_shot(payload, declared, where)
+            return lz4_chunked(payload, declared, where)
         # the zstandard package allocates whatever a frame header claims, ignoring
         # max_output_size; so look at the header first
         content_size = zstandard.frame_content_size(payload)
         if content_size != zstandard.CONTENTSIZE_UNKNOWN and content_size > declared:
             raise CompressionError(
                 f"expected a zstd frame of at most {declared} bytes, found a frame header "
-                f"claiming {content_size}{_where(where)}"
+                f"claiming {content_size}{where_suffix(where)}"
             )
         if one_shot:
             return _zstd_into(payload, declared, where)
@@ -166,32 +166,32 @@ def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -
         raise
     except (RuntimeError, ValueError, zstandard.ZstdError) as exc:
         raise CompressionError(
-            f"expected valid {name} data, found a corrupt stream ({exc}){_where(where)}"
+            f"expected valid {name} data, found a corrupt stream ({exc}){where_suffix(where)}"
         ) from None
 
 
-def _read_prefix(data: np.ndarray, max_uncompressed: int, where: str) -> int:
+def read_prefix(data: np.ndarray, max_uncompressed: int, where: str) -> int:
     if data.nbytes < PREFIX_BYTES:
         raise CompressionError(
             f"expected at least {PREFIX_BYTES} bytes for a compressed buffer's length "
-            f"prefix, found {data.nbytes}{_where(where)}"
+            f"prefix, found {data.nbytes}{where_suffix(where)}"
         )
     declared = int.from_bytes(data[:PREFIX_BYTES].tobytes(), "little", signed=True)
     if declared == UNCOMPRESSED:
         return declared
     if declared < 0:
         raise CompressionError(
-            f"expected an uncompressed length >= 0 (or -1), found {declared}{_where(where)}"
+            f"expected an uncompressed length >= 0 (or -1), found {declared}{where_suffix(where)}"
         )
     if declared > max_uncompressed:
         raise LimitExceeded(
             f"expected an uncompressed buffer length <= {max_uncompressed} (the limit), "
-            f"found {declared}{_where(where)}"
+            f"found {declared}{where_suffix(where)}"
         )
     return declared
 
 
-def _as_u8(data: Any) -> np.ndarray:
+def as_u8(data: Any) -> np.ndarray:
     if isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 1:
         return data
     return as_buffer(data)
@@ -230,12 +230,12 @@ def _decode(name: str, payload: np.ndarray, declared: int, where: str) -> np.nda
     out = _raw_decompress(name, payload, declared, where)
     if len(out) != declared:
         raise CompressionError(
-            f"expected {declared} uncompressed bytes, found {len(out)}{_where(where)}"
+            f"expected {declared} uncompressed bytes, found {len(out)}{where_suffix(where)}"
         )
     return np.frombuffer(out, dtype=np.uint8)
 
 
-def _decode_stored(
+def decode_stored(
     name: str, stored: StoredRange, declared: int, scratch: dict[int, np.ndarray], where: str
 ) -> np.ndarray:
     """One buffer still in its file (prefix already read and checked as ``declared``).
@@ -280,12 +280,12 @@ def decompress_buffer(
     if isinstance(data, StoredRange):  # the prefix is read and checked before the rest
         if data.nbytes == 0:
             return empty_buffer()
-        declared = _read_prefix(data.head(PREFIX_BYTES), max_uncompressed, where)
-        return _decode_stored(name, data, declared, {}, where)
-    buf = _as_u8(data)
+        declared = read_prefix(data.head(PREFIX_BYTES), max_uncompressed, where)
+        return decode_stored(name, data, declared, {}, where)
+    buf = as_u8(data)
     if buf.nbytes == 0:
         return buf
-    declared = _read_prefix(buf, max_uncompressed, where)
+    declared = read_prefix(buf, max_uncompressed, where)
     payload = buf[PREFIX_BYTES:]
     if declared == UNCOMPRESSED:
         return payload
@@ -309,16 +309,16 @@ def compress_buffer(codec: str, buf: Any, *, level: int | None = None) -> list[A
     """
     name = normalize_codec(codec)
     lvl = check_level(name, level)
-    return _compress_one(name, _as_u8(buf), lvl)
+    return compress_one(name, as_u8(buf), lvl)
 
 
-def _compress_one(name: str, raw: np.ndarray, level: int) -> list[Any]:
+def compress_one(name: str, raw: np.ndarray, level: int) -> list[Any]:
     n = raw.nbytes
     if n == 0:
         return []
     pieces = _raw_compress(name, raw, level)
     if sum(len(p) for p in pieces) >= n:
-        return [_UNCOMPRESSED_PREFIX, raw]
+        return [UNCOMPRESSED_PREFIX, raw]
     return [n.to_bytes(8, "little", signed=True), *pieces]
 
 

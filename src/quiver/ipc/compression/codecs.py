@@ -30,7 +30,7 @@ PREFIX_BYTES = 8
 UNCOMPRESSED = -1
 
 
-_UNCOMPRESSED_PREFIX = UNCOMPRESSED.to_bytes(8, "little", signed=True)
+UNCOMPRESSED_PREFIX = UNCOMPRESSED.to_bytes(8, "little", signed=True)
 
 
 def normalize_codec(codec: str) -> str:
@@ -70,7 +70,7 @@ def check_level(codec: str, level: int | None) -> int:
     return int(level)
 
 
-def _where(where: str) -> str:
+def where_suffix(where: str) -> str:
     return f" in {where}" if where else ""
 
 
@@ -96,15 +96,17 @@ ONE_SHOT_RATIO = {LZ4_FRAME: 256, ZSTD: 1 << 15}
 LZ4_INPUT_CHUNK = 1 << 18
 
 
-def _one_shot(name: str, payload_size: int, declared: int) -> bool:
+def decompress_one_shot(name: str, payload_size: int, declared: int) -> bool:
     return declared <= DECOMPRESS_CHUNK or (
         declared <= ONE_SHOT_MAX and declared <= payload_size * ONE_SHOT_RATIO[name]
     )
 
 
-def _more_error(declared: int, where: str) -> CompressionError:
-    return CompressionError(f"expected {declared} uncompressed bytes, found more{_where(where)}")
+def more_error(declared: int, where: str) -> CompressionError:
+    return CompressionError(
+        f"expected {declared} uncompressed bytes, found more{where_suffix(where)}"
+    )
 
 
-def _joined(pieces: list[bytes]) -> bytes:
+def joined(pieces: list[bytes]) -> bytes:
     return pieces[0] if len(pieces) == 1 else b"".join(pieces)

@@ -2,7 +2,7 @@
 with the descriptor's XXH32 check, the writer of frames of independent 4 MiB blocks, and
 the library decoders (cramjam, python-lz4) that take the frames the walk declines.
 
->>> _xxh32_short(b"\x60\x70") >> 8 & 0xFF == _LZ4_BIG_HEADER[-1]
+>>> xxh32_short(b"\x60\x70") >> 8 & 0xFF == _LZ4_BIG_HEADER[-1]
 True
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import CompressionError
 from . import codecs
-from .codecs import LZ4_FRAME, ONE_SHOT_RATIO, _joined, _more_error, _where
+from .codecs import LZ4_FRAME, ONE_SHOT_RATIO, joined, more_error, where_suffix
 
 #: lz4 buffers larger than this are written as frames of independent 4 MiB blocks
 LZ4_COMPRESS_CHUNK = 1 << 20
@@ -89,7 +89,7 @@ _XXH_P1, _XXH_P2, _XXH_P3, _XXH_P4, _XXH_P5 = (
 _M32 = 0xFFFFFFFF
 
 
-def _xxh32_short(data: bytes) -> int:
+def xxh32_short(data: bytes) -> int:
     """XXH32 with seed 0 of fewer than 16 bytes (the LZ4 frame descriptor's checksum)."""
     h = (_XXH_P5 + len(data)) & _M32
     for i in range(0, len(data) - 3, 4):
@@ -105,12 +105,12 @@ def _xxh32_short(data: bytes) -> int:
     return h ^ (h >> 16)
 
 
-#: the frame header of _lz4_big_frame: FLG version 01 with independent blocks and nothing
+#: the frame header of lz4_big_frame: FLG version 01 with independent blocks and nothing
 #: optional (0x60), BD 4 MiB blocks (0x70), then the descriptor's checksum byte
-_LZ4_BIG_HEADER = _LZ4_MAGIC + bytes([0x60, 0x70, (_xxh32_short(b"\x60\x70") >> 8) & 0xFF])
+_LZ4_BIG_HEADER = _LZ4_MAGIC + bytes([0x60, 0x70, (xxh32_short(b"\x60\x70") >> 8) & 0xFF])
 
 
-def _lz4_big_frame(data: np.ndarray, level: int) -> list[Any]:
+def lz4_big_frame(data: np.ndarray, level: int) -> list[Any]:
     """One LZ4 frame of independent 4 MiB blocks, each block compressed by python-lz4's
     block compressor, or stored (a view of ``data``) when that would not be smaller.
 
@@ -151,19 +151,19 @@ def _lz4_header(payload: np.ndarray, declared: int) -> tuple[int, int, bool] | N
     if flg & _LZ4_FLG_MASK != _LZ4_FLG_WANT or bd & 0x8F or block_max is None:
         return None
     end = 14 if flg & _LZ4_FLG_CONTENT_SIZE else 6
-    if len(head) <= end or head[end] != (_xxh32_short(head[4:end]) >> 8) & 0xFF:
+    if len(head) <= end or head[end] != (xxh32_short(head[4:end]) >> 8) & 0xFF:
         return None
     if end == 14 and int.from_bytes(head[6:14], "little") != declared:
         return None
     return end + 1, block_max, not flg & _LZ4_FLG_INDEPENDENT
 
 
-def _lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.ndarray | None:
+def lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.ndarray | None:
     """The ``declared`` bytes of one LZ4 frame, or None (see above).
 
     The output is allocated at ``declared`` up front only when the frame can produce it:
     raw blocks prove their bytes (they are in the payload), and the rest must pass the
-    rule of one-call decoding (see ``_one_shot``) against the compressed blocks' bytes,
+    rule of one-call decoding (see ``decompress_one_shot``) against the compressed blocks' bytes,
     so a frame of raw blocks of any size is walked.  When the rest is plausible but more
     than ONE_SHOT_MAX, the output starts at what the rule allows and grows (by copying)
     to at most twice what has really come out, rather than the python-lz4 decoder in
@@ -223,7 +223,7 @@ def _lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.n
     unproven = declared - raw_bytes
     if pos != n or unproven > reach:
         return None
-    if unproven <= 0 or codecs._one_shot(LZ4_FRAME, packed, unproven):
+    if unproven <= 0 or codecs.decompress_one_shot(LZ4_FRAME, packed, unproven):
         room = declared
     elif codecs.ONE_SHOT_MAX < unproven <= packed * ONE_SHOT_RATIO[LZ4_FRAME]:
         room = raw_bytes + codecs.ONE_SHOT_MAX
@@ -277,7 +277,7 @@ def _lz4_walk(payload: np.ndarray, declared: int, *, library_fits: bool) -> np.n
     return out
 
 
-def _lz4_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray | None:
+def lz4_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray | None:
     """A frame the walk declined, in one cramjam call straight into an output of exactly
     ``declared`` bytes, or None to let python-lz4's streaming decoder explain the error.
 
@@ -288,7 +288,7 @@ def _lz4_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray | No
         written = cramjam.lz4.decompress_into(payload, out)
     except cramjam.DecompressionError as exc:
         if "whole buffer" in str(exc):  # the output would not fit: more than declared
-            raise _more_error(declared, where) from None
+            raise more_error(declared, where) from None
         return None  # corrupt, or something the streaming decoder explains better
     if written != declared:
         return None
@@ -302,27 +302,27 @@ def _lz4_check_end(
     if not dec.eof:
         raise CompressionError(
             f"expected a complete LZ4 frame of {declared} uncompressed bytes, found "
-            f"a truncated frame ({total} bytes decoded){_where(where)}"
+            f"a truncated frame ({total} bytes decoded){where_suffix(where)}"
         )
     unused = len(dec.unused_data or b"") + unfed
     if unused:
         raise CompressionError(
-            f"expected one LZ4 frame, found {unused} bytes after its end{_where(where)}"
+            f"expected one LZ4 frame, found {unused} bytes after its end{where_suffix(where)}"
         )
 
 
-def _lz4_one_shot(payload: np.ndarray, declared: int, where: str) -> bytes:
+def lz4_one_shot(payload: np.ndarray, declared: int, where: str) -> bytes:
     dec = lz4.frame.LZ4FrameDecompressor()
     out = dec.decompress(payload, max_length=declared)
     if len(out) == declared and not dec.eof and dec.decompress(b"", max_length=1):
         # a frame that holds exactly ``declared`` bytes still has its end mark to read;
         # anything it would still produce is more than declared
-        raise _more_error(declared, where)
+        raise more_error(declared, where)
     _lz4_check_end(dec, len(out), 0, declared, where)
     return out
 
 
-def _lz4_chunked(payload: np.ndarray, declared: int, where: str) -> bytes:
+def lz4_chunked(payload: np.ndarray, declared: int, where: str) -> bytes:
     dec = lz4.frame.LZ4FrameDecompressor()
     pieces: list[bytes] = []
     total = 0
@@ -341,11 +341,11 @@ def _lz4_chunked(payload: np.ndarray, declared: int, where: str) -> bytes:
         if piece:
             total += len(piece)
             if total > declared:
-                raise _more_error(declared, where)
+                raise more_error(declared, where)
             pieces.append(piece)
         if dec.eof:
             break
         if not piece and not len(data) and (pos >= payload.nbytes or not dec.needs_input):
             break  # no progress and no input left: a truncated frame, reported below
     _lz4_check_end(dec, total, payload.nbytes - pos, declared, where)
-    return _joined(pieces) if pieces else b""
+    return joined(pieces) if pieces else b""

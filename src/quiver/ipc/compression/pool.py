@@ -20,13 +20,13 @@ from ...buffers import empty_buffer
 from ...errors import ArrowError, ArrowInvalidArgument, LimitExceeded
 from .buffer import (
     StoredRange,
-    _as_u8,
-    _compress_one,
-    _decode_stored,
-    _read_prefix,
+    as_u8,
+    compress_one,
+    decode_stored,
     decompress_buffer,
+    read_prefix,
 )
-from .codecs import LZ4_FRAME, PREFIX_BYTES, ZSTD, _where, check_level, normalize_codec
+from .codecs import LZ4_FRAME, PREFIX_BYTES, ZSTD, check_level, normalize_codec, where_suffix
 
 #: below this total size the thread hand-off costs more than it saves
 PARALLEL_THRESHOLD = 1 << 20
@@ -72,7 +72,7 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return pool
 
 
-def _run(
+def run_parallel(
     fn: Callable[[int], Any], sizes: Sequence[int], threads: bool | int, min_bytes: int
 ) -> list[Any]:
     """``[fn(i) for i in range(len(sizes))]``, the items of at least ``min_bytes`` on the
@@ -112,10 +112,10 @@ def _run(
 def run_pooled(
     fn: Callable[[int], Any], sizes: Sequence[int], *, threads: bool | int, min_bytes: int
 ) -> list[Any]:
-    """``[fn(i) for i in range(len(sizes))]`` on the codec thread pool as :func:`_run`
+    """``[fn(i) for i in range(len(sizes))]`` on the codec thread pool as :func:`run_parallel`
     schedules it (the items of at least ``min_bytes``, largest first); the readers use it
     for large positional reads, which release the GIL as the codecs do."""
-    return _run(fn, sizes, threads, min_bytes)
+    return run_parallel(fn, sizes, threads, min_bytes)
 
 
 def decompress_buffers(
@@ -153,7 +153,7 @@ def decompress_buffers(
     """
     name = normalize_codec(codec)
     views = [
-        None if b is None else b if isinstance(b, StoredRange) else _as_u8(b) for b in buffers
+        None if b is None else b if isinstance(b, StoredRange) else as_u8(b) for b in buffers
     ]
     label = (where + ", ") if where else ""
     if names is None:
@@ -165,7 +165,7 @@ def decompress_buffers(
             continue
         try:
             head = v.head(PREFIX_BYTES) if isinstance(v, StoredRange) else v
-            prefixes[i] = declared = _read_prefix(head, max_uncompressed, label + names[i])
+            prefixes[i] = declared = read_prefix(head, max_uncompressed, label + names[i])
         except ArrowError as exc:
             if locate is not None:
                 locate(i, exc)
@@ -176,7 +176,7 @@ def decompress_buffers(
     if bound_total and total > max_uncompressed:
         raise LimitExceeded(
             f"expected the uncompressed buffers to total <= {max_uncompressed} (the limit), "
-            f"found {total}{_where(where)}"
+            f"found {total}{where_suffix(where)}"
         )
 
     scratch: dict[int, np.ndarray] = {}  # thread id -> its scratch array, for this call
@@ -189,7 +189,7 @@ def decompress_buffers(
             if isinstance(v, StoredRange):
                 if v.nbytes == 0:
                     return empty_buffer()
-                return _decode_stored(name, v, prefixes[i], scratch, label + names[i])
+                return decode_stored(name, v, prefixes[i], scratch, label + names[i])
             return decompress_buffer(
                 name, v, max_uncompressed=max_uncompressed, where=label + names[i]
             )
@@ -198,7 +198,7 @@ def decompress_buffers(
                 locate(i, exc)
             raise
 
-    return _run(one, sizes, threads, POOL_MIN_BYTES[name])
+    return run_parallel(one, sizes, threads, POOL_MIN_BYTES[name])
 
 
 def compress_buffers(
@@ -220,10 +220,10 @@ def compress_buffers(
     """
     name = normalize_codec(codec)
     lvl = check_level(name, level)
-    raws = [empty_buffer() if b is None else _as_u8(b) for b in buffers]
+    raws = [empty_buffer() if b is None else as_u8(b) for b in buffers]
     sizes = [r.nbytes for r in raws]
-    return _run(
-        lambda i: _compress_one(name, raws[i], lvl), sizes, threads, POOL_MIN_BYTES["compress"]
+    return run_parallel(
+        lambda i: compress_one(name, raws[i], lvl), sizes, threads, POOL_MIN_BYTES["compress"]
     )
 
 
@@ -248,21 +248,21 @@ def compress_buffers_in_order(
     """
     name = normalize_codec(codec)
     lvl = check_level(name, level)
-    raws = [empty_buffer() if b is None else _as_u8(b) for b in buffers]
+    raws = [empty_buffer() if b is None else as_u8(b) for b in buffers]
     workers = _workers(threads)
     floor = POOL_MIN_BYTES["compress"]
     futures: dict[int, Future[list[Any]]] = {}
     if workers > 1:
         pool = _pool(workers)
         futures = {
-            i: pool.submit(_compress_one, name, r, lvl)
+            i: pool.submit(compress_one, name, r, lvl)
             for i, r in enumerate(raws)
             if r.nbytes >= floor
         }
     try:
         for i, raw in enumerate(raws):
             future = futures.get(i)
-            yield _compress_one(name, raw, lvl) if future is None else future.result()
+            yield compress_one(name, raw, lvl) if future is None else future.result()
     finally:
         for future in futures.values():  # left early: what has not started never will
             future.cancel()

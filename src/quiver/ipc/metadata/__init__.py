@@ -34,25 +34,25 @@ from typing import TYPE_CHECKING, Any
 from ..._lazy import lazy_attributes
 from . import model as _model
 from .decode import (
-    _decode_message_general,
-    _fast_record_batch_message,
     decode_footer,
     decode_message,
+    decode_message_general,
     decode_schema,
+    fast_record_batch_message,
 )
-from .fields import _plain_field
+from .fields import plain_field
 from .model import *  # the plain objects, the enum versions and the codec table
 
 if TYPE_CHECKING:
     from .encode import (
         RecordBatchTemplate,
-        _encode_schema_table,
-        _field_position,
-        _follow,
         encode_footer,
         encode_message,
         encode_message_general,
         encode_schema,
+        encode_schema_table,
+        field_position,
+        follow,
         record_batch_template,
     )
     from .fast import read_record_batch
@@ -64,9 +64,9 @@ _LAZY = {
     "read_record_batch": "fast",
     "record_batch_shape": "shape",
     "RecordBatchTemplate": "encode",
-    "_encode_schema_table": "encode",
-    "_field_position": "encode",
-    "_follow": "encode",
+    "encode_schema_table": "encode",
+    "field_position": "encode",
+    "follow": "encode",
     "encode_footer": "encode",
     "encode_message": "encode",
     "encode_message_general": "encode",

@@ -5,7 +5,7 @@
 With :mod:`.fields` this is the only code that turns flatbuffer tables into schema
 objects, and the only reader of Message, Footer, Tensor and SparseTensor tables.
 :func:`decode_message` is the entry point for messages: plain RecordBatch messages take a
-hot path of a few ``struct`` calls (:func:`_fast_record_batch_message`), anything else, or
+hot path of a few ``struct`` calls (:func:`fast_record_batch_message`), anything else, or
 anything that path refuses, the checked path through :class:`~quiver.ipc.flatbuf.Table`,
 which explains what is wrong.  RecordBatch tables have one decoder,
 :func:`quiver.ipc.metadata.fast.read_record_batch`, used by both paths and bound on the
@@ -51,11 +51,11 @@ from ..flatbuf import (
 # the model's tensor classes and rarer header codes as m.X (cold paths); the names the
 # hot paths use, imported
 from . import model as m
-from .fields import _decode_schema_table, _decode_type, _int_type, _key_values
+from .fields import decode_schema_table, decode_type, int_type, key_values
 from .model import (
-    _DEFAULT_LIMITS,
-    _H_RECORD_BATCH,
-    _SUPPORTED_VERSIONS,
+    DEFAULT_LIMITS,
+    H_RECORD_BATCH,
+    SUPPORTED_VERSIONS,
     V4,
     V5,
     Blocks,
@@ -106,7 +106,7 @@ def _decode_record_batch(tbl: Table, limits: MetadataLimits) -> RecordBatch:
 _message = unchecked_maker(Message, ("version", "header", "body_length", "custom_metadata"))
 
 
-def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | None:
+def fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | None:
     """The hot path: a RecordBatch message, its root read with a few struct calls and its
     header by :func:`~quiver.ipc.metadata.fast.read_record_batch`.
 
@@ -133,7 +133,7 @@ def _fast_record_batch_message(buf: Any, limits: MetadataLimits) -> Message | No
     ):
         return None
     version = read_i16(buf, root + o_version)[0]
-    if version not in _SUPPORTED_VERSIONS or buf[root + o_htype] != _H_RECORD_BATCH:
+    if version not in SUPPORTED_VERSIONS or buf[root + o_htype] != H_RECORD_BATCH:
         return None
     body_length = read_i64(buf, root + o_body)[0] if o_body else 0
     if body_length < 0:
@@ -151,7 +151,7 @@ def decode_message(
 ) -> Message:
     """Decode a Message flatbuffer (the bytes after the length prefix, padding allowed).
 
-    Plain RecordBatch messages take the hot path (:func:`_fast_record_batch_message`);
+    Plain RecordBatch messages take the hot path (:func:`fast_record_batch_message`);
     every other message, and any message the hot path refuses, goes through the checked
     decoder, which explains what is wrong.
 
@@ -161,13 +161,13 @@ def decode_message(
     >>> m.header.nodes.tolist(), m.body_length
     ([[3, 0]], 24)
     """
-    lim = limits or _DEFAULT_LIMITS
+    lim = limits or DEFAULT_LIMITS
     if not isinstance(buf, bytes):
         buf = as_readable(buf)
-    fast = _fast_record_batch_message(buf, lim)
+    fast = fast_record_batch_message(buf, lim)
     if fast is not None:
         return fast
-    return _decode_message_general(buf, base_offset, lim)
+    return decode_message_general(buf, base_offset, lim)
 
 
 def _decode_dictionary_batch(tbl: Table, limits: MetadataLimits) -> DictionaryBatch:
@@ -206,7 +206,7 @@ def _buffer_vector(tbl: Table, i: int, what: str) -> tuple[Buffer, ...]:
 
 def _tensor_type(tbl: Table) -> DataType:
     code, tt = tbl.union(0)
-    return _decode_type(code, tt, (), tbl)
+    return decode_type(code, tt, (), tbl)
 
 
 def _tensor_dims(tbl: Table) -> tuple[tuple[int, ...], tuple[str | None, ...]]:
@@ -227,7 +227,7 @@ def _required_int(tbl: Table, i: int, what: str) -> DataType:
     it = tbl.table(i)
     if it is None:
         raise tbl.reader.error(f"expected {what}, found none", tbl.pos)
-    return _int_type(it, what)
+    return int_type(it, what)
 
 
 def _decode_tensor(tbl: Table) -> m.Tensor:
@@ -286,7 +286,7 @@ def _decode_sparse_tensor(tbl: Table) -> m.SparseTensor:
 
 
 def _check_version(version: int, tbl: Table) -> None:
-    if version in _SUPPORTED_VERSIONS:
+    if version in SUPPORTED_VERSIONS:
         return
     if 0 <= version < V4:
         raise NotSupported(
@@ -342,7 +342,7 @@ def _as_format_error(exc: ArrowError, reader: Reader, what: str) -> ArrowError:
         return reader.error(f"expected a well-formed {what} flatbuffer, found {exc!r}", 0)
     return exc
 
-def _decode_message_general(buf: Any, base_offset: int, lim: MetadataLimits) -> Message:
+def decode_message_general(buf: Any, base_offset: int, lim: MetadataLimits) -> Message:
     """Every message kind, through :class:`~quiver.ipc.flatbuf.Table` (checks and explains)."""
     reader = _reader(buf, base_offset, lim)
     try:
@@ -353,22 +353,22 @@ def _decode_message_general(buf: Any, base_offset: int, lim: MetadataLimits) -> 
         body_length = root.get(3, I64, 0)
         if body_length < 0:
             raise reader.error(f"expected a non-negative bodyLength, found {body_length}", root.pos)
-        custom = _key_values(root, 4, lim) if root.has(4) else None
+        custom = key_values(root, 4, lim) if root.has(4) else None
         if code == 0:
             return Message(version, None, body_length, custom)
         if ht is None:
             raise reader.error(
                 f"expected a header table for header type {code}, found none", root.pos
             )
-        if code == _H_RECORD_BATCH:
+        if code == H_RECORD_BATCH:
             header: m.Header = _decode_record_batch(ht, lim)
-        elif code == m._H_SCHEMA:
-            header = _decode_schema_table(ht, lim)
-        elif code == m._H_DICTIONARY_BATCH:
+        elif code == m.H_SCHEMA:
+            header = decode_schema_table(ht, lim)
+        elif code == m.H_DICTIONARY_BATCH:
             header = _decode_dictionary_batch(ht, lim)
-        elif code == m._H_TENSOR:
+        elif code == m.H_TENSOR:
             header = _decode_tensor(ht)
-        elif code == m._H_SPARSE_TENSOR:
+        elif code == m.H_SPARSE_TENSOR:
             header = _decode_sparse_tensor(ht)
         else:
             raise reader.error(f"expected a MessageHeader type 0..5, found {code}", root.pos)
@@ -388,10 +388,10 @@ def decode_schema(
     >>> decode_schema(encode_schema(sm)).dictionary_ids
     {(0,): 5}
     """
-    lim = limits or _DEFAULT_LIMITS
+    lim = limits or DEFAULT_LIMITS
     reader = _reader(buf, base_offset, lim)
     try:
-        return _decode_schema_table(reader.root(), lim)
+        return decode_schema_table(reader.root(), lim)
     except ArrowError as exc:
         raise _as_format_error(exc, reader, "Schema") from None
 
@@ -445,7 +445,7 @@ def decode_footer(
     >>> f.record_batches
     (Block(offset=8, meta_data_length=136, body_length=64),)
     """
-    lim = limits or _DEFAULT_LIMITS
+    lim = limits or DEFAULT_LIMITS
     reader = _reader(buf, base_offset, lim)
     try:
         root = reader.root()
@@ -455,13 +455,13 @@ def decode_footer(
         st = root.table(1)
         if st is None:
             raise reader.error("expected a Footer schema, found none", root.pos)
-        schema = _decode_schema_table(st, lim)
+        schema = decode_schema_table(st, lim)
         return Footer(
             version,
             schema,
             _blocks(root, 2, lim),
             _blocks(root, 3, lim),
-            _key_values(root, 4, lim),
+            key_values(root, 4, lim),
         )
     except ArrowError as exc:
         raise _as_format_error(exc, reader, "Footer") from None

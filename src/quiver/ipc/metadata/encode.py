@@ -31,32 +31,32 @@ from ..flatbuf import Builder
 # hot paths use, imported
 from . import model as m
 from .fields import (
-    _BINARY,
-    _DATE,
-    _DECIMAL,
-    _DURATION,
-    _FIXED_BINARY,
-    _FIXED_LIST,
-    _FLOAT,
-    _FLOAT_WIDTHS,
-    _INT,
-    _INTERVAL,
-    _INTERVAL_UNITS,
-    _LARGE_BINARY,
-    _LARGE_UTF8,
-    _MAP,
-    _TIME,
-    _TIME_UNITS,
-    _TIMESTAMP,
-    _UNION,
-    _UTF8,
+    BINARY,
+    DATE,
+    DECIMAL,
+    DURATION,
+    FIXED_BINARY,
+    FIXED_LIST,
+    FLOAT,
+    FLOAT_WIDTHS,
+    INT,
+    INTERVAL,
+    INTERVAL_UNITS,
+    LARGE_BINARY,
+    LARGE_UTF8,
+    MAP,
+    TIME,
+    TIME_UNITS,
+    TIMESTAMP,
+    UNION,
+    UTF8,
 )
 from .model import (
-    _CODECS,
-    _H_RECORD_BATCH,
-    _SUPPORTED_VERSIONS,
+    CODECS,
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
+    H_RECORD_BATCH,
+    SUPPORTED_VERSIONS,
     Block,
     Buffer,
     DictionaryBatch,
@@ -98,7 +98,7 @@ def _encode_int(b: Builder, typ: DataType) -> int:
     return b.table([(0, "<i", typ.width), (1, "<?", typ.signed, False)])
 
 
-_UNIT_INDEX = {u: i for i, u in enumerate(_TIME_UNITS)}
+_UNIT_INDEX = {u: i for i, u in enumerate(TIME_UNITS)}
 
 
 def _encode_type(b: Builder, typ: DataType) -> tuple[int, int]:
@@ -126,74 +126,74 @@ for _cls in (
 
 @registry.implements("ipc_encode", t.BinaryType)
 def _encode_binary(b: Builder, typ: t.BinaryType) -> tuple[int, int]:
-    return (_LARGE_BINARY if typ.large else _BINARY), b.table([])
+    return (LARGE_BINARY if typ.large else BINARY), b.table([])
 
 
 @registry.implements("ipc_encode", t.StringType)
 def _encode_string(b: Builder, typ: t.StringType) -> tuple[int, int]:
-    return (_LARGE_UTF8 if typ.large else _UTF8), b.table([])
+    return (LARGE_UTF8 if typ.large else UTF8), b.table([])
 
 
 @registry.implements("ipc_encode", t.IntegerType)
 def _encode_int_type(b: Builder, typ: t.IntegerType) -> tuple[int, int]:
-    return _INT, _encode_int(b, typ)
+    return INT, _encode_int(b, typ)
 
 
 @registry.implements("ipc_encode", t.FloatingPointType)
 def _encode_float(b: Builder, typ: t.FloatingPointType) -> tuple[int, int]:
-    return _FLOAT, b.table([(0, "<h", _FLOAT_WIDTHS.index(typ.width))])
+    return FLOAT, b.table([(0, "<h", FLOAT_WIDTHS.index(typ.width))])
 
 
 @registry.implements("ipc_encode", t.DecimalType)
 def _encode_decimal(b: Builder, typ: t.DecimalType) -> tuple[int, int]:
-    return _DECIMAL, b.table([(0, "<i", typ.precision), (1, "<i", typ.scale), (2, "<i", typ.width)])
+    return DECIMAL, b.table([(0, "<i", typ.precision), (1, "<i", typ.scale), (2, "<i", typ.width)])
 
 
 @registry.implements("ipc_encode", t.DateType)
 def _encode_date(b: Builder, typ: t.DateType) -> tuple[int, int]:
-    return _DATE, b.table([(0, "<h", 0 if typ.unit == "day" else 1)])
+    return DATE, b.table([(0, "<h", 0 if typ.unit == "day" else 1)])
 
 
 @registry.implements("ipc_encode", t.TimeType)
 def _encode_time(b: Builder, typ: t.TimeType) -> tuple[int, int]:
-    return _TIME, b.table([(0, "<h", _UNIT_INDEX[typ.unit]), (1, "<i", typ.width)])
+    return TIME, b.table([(0, "<h", _UNIT_INDEX[typ.unit]), (1, "<i", typ.width)])
 
 
 @registry.implements("ipc_encode", t.TimestampType)
 def _encode_timestamp(b: Builder, typ: t.TimestampType) -> tuple[int, int]:
     tz = b.create_string(typ.tz) if typ.tz is not None else 0
-    return _TIMESTAMP, b.table([(0, "<h", _UNIT_INDEX[typ.unit]), (1, "offset", tz)])
+    return TIMESTAMP, b.table([(0, "<h", _UNIT_INDEX[typ.unit]), (1, "offset", tz)])
 
 
 @registry.implements("ipc_encode", t.IntervalType)
 def _encode_interval(b: Builder, typ: t.IntervalType) -> tuple[int, int]:
-    return _INTERVAL, b.table([(0, "<h", _INTERVAL_UNITS.index(typ.unit))])
+    return INTERVAL, b.table([(0, "<h", INTERVAL_UNITS.index(typ.unit))])
 
 
 @registry.implements("ipc_encode", t.DurationType)
 def _encode_duration(b: Builder, typ: t.DurationType) -> tuple[int, int]:
-    return _DURATION, b.table([(0, "<h", _UNIT_INDEX[typ.unit])])
+    return DURATION, b.table([(0, "<h", _UNIT_INDEX[typ.unit])])
 
 
 @registry.implements("ipc_encode", t.FixedSizeBinaryType)
 def _encode_fixed_binary(b: Builder, typ: t.FixedSizeBinaryType) -> tuple[int, int]:
-    return _FIXED_BINARY, b.table([(0, "<i", typ.width)])
+    return FIXED_BINARY, b.table([(0, "<i", typ.width)])
 
 
 @registry.implements("ipc_encode", t.FixedSizeListType)
 def _encode_fixed_list(b: Builder, typ: t.FixedSizeListType) -> tuple[int, int]:
-    return _FIXED_LIST, b.table([(0, "<i", typ.list_size)])
+    return FIXED_LIST, b.table([(0, "<i", typ.list_size)])
 
 
 @registry.implements("ipc_encode", t.MapType)
 def _encode_map(b: Builder, typ: t.MapType) -> tuple[int, int]:
-    return _MAP, b.table([(0, "<?", typ.keys_sorted, False)])
+    return MAP, b.table([(0, "<?", typ.keys_sorted, False)])
 
 
 @registry.implements("ipc_encode", t.UnionType)
 def _encode_union(b: Builder, typ: t.UnionType) -> tuple[int, int]:
     ids = b.create_scalar_vector("i", typ.type_codes)
-    return _UNION, b.table([(0, "<h", 0 if typ.mode == "sparse" else 1), (1, "offset", ids)])
+    return UNION, b.table([(0, "<h", 0 if typ.mode == "sparse" else 1), (1, "offset", ids)])
 
 
 class _SchemaEncoder:
@@ -266,7 +266,7 @@ class _SchemaEncoder:
         ]
 
 
-def _encode_schema_table(b: Builder, sm: SchemaMessage) -> int:
+def encode_schema_table(b: Builder, sm: SchemaMessage) -> int:
     if sm.endianness not in ("little", "big"):
         raise ArrowInvalidArgument(
             f"expected endianness 'little' or 'big', found {sm.endianness!r}"
@@ -294,15 +294,15 @@ def _encode_record_batch(b: Builder, rb: RecordBatch) -> int:
     buffers = b.create_struct_vector(_pairs(rb.buffers))
     comp = 0
     if rb.compression is not None:
-        if rb.compression.codec not in _CODECS:
+        if rb.compression.codec not in CODECS:
             raise ArrowInvalidArgument(
-                f"expected a codec in {_CODECS}, found {rb.compression.codec!r}"
+                f"expected a codec in {CODECS}, found {rb.compression.codec!r}"
             )
         if rb.compression.method != "buffer":
             raise ArrowInvalidArgument(
                 f"expected compression method 'buffer', found {rb.compression.method!r}"
             )
-        comp = b.table([(0, "<b", _CODECS.index(rb.compression.codec), 0)])
+        comp = b.table([(0, "<b", CODECS.index(rb.compression.codec), 0)])
     variadic = (
         b.create_scalar_vector("q", list(rb.variadic_buffer_counts))
         if len(rb.variadic_buffer_counts)
@@ -417,23 +417,23 @@ def _encode_header(b: Builder, header: m.Header) -> tuple[int, int]:
     if header is None:
         return 0, 0
     if isinstance(header, RecordBatch):
-        return _H_RECORD_BATCH, _encode_record_batch(b, header)
+        return H_RECORD_BATCH, _encode_record_batch(b, header)
     if isinstance(header, SchemaMessage):
-        return m._H_SCHEMA, _encode_schema_table(b, header)
+        return m.H_SCHEMA, encode_schema_table(b, header)
     if isinstance(header, DictionaryBatch):
         data = _encode_record_batch(b, header.data)
-        return m._H_DICTIONARY_BATCH, b.table(
+        return m.H_DICTIONARY_BATCH, b.table(
             [(0, "<q", int(header.id)), (1, "offset", data), (2, "<?", header.is_delta, False)]
         )
     if isinstance(header, m.Tensor):
-        return m._H_TENSOR, _encode_tensor(b, header)
+        return m.H_TENSOR, _encode_tensor(b, header)
     if isinstance(header, m.SparseTensor):
-        return m._H_SPARSE_TENSOR, _encode_sparse_tensor(b, header)
+        return m.H_SPARSE_TENSOR, _encode_sparse_tensor(b, header)
     raise ArrowInvalidArgument(f"expected a message header object, found {header!r}")
 
 
 def _check_write_version(version: int) -> None:
-    if version not in _SUPPORTED_VERSIONS:
+    if version not in SUPPORTED_VERSIONS:
         raise ArrowInvalidArgument(f"expected metadata version V4 (3) or V5 (4), found {version}")
 
 
@@ -454,7 +454,7 @@ def _finish_message(
     return b.finish(root)
 
 
-def _field_position(buf: bytes, table: int, index: int) -> int:
+def field_position(buf: bytes, table: int, index: int) -> int:
     """Where field ``index`` of the table at ``table`` sits (0: absent), from its vtable."""
     (soffset,) = struct.unpack_from("<i", buf, table)
     vtable = table - soffset
@@ -465,7 +465,7 @@ def _field_position(buf: bytes, table: int, index: int) -> int:
     return table + pos if pos else 0
 
 
-def _follow(buf: bytes, pos: int) -> int:
+def follow(buf: bytes, pos: int) -> int:
     """The target of the uoffset at ``pos``."""
     (rel,) = struct.unpack_from("<I", buf, pos)
     return pos + rel
@@ -513,14 +513,14 @@ class RecordBatchTemplate:
             1, np.ones((num_nodes, 2), dtype="<i8"), np.ones((num_buffers, 2), dtype="<i8")
         )
         b = Builder()
-        buf = _finish_message(b, version, _H_RECORD_BATCH, _encode_record_batch(b, rb), 1, None)
+        buf = _finish_message(b, version, H_RECORD_BATCH, _encode_record_batch(b, rb), 1, None)
         self.size = len(buf)
-        root = _follow(buf, 0)
-        body_length_at = _field_position(buf, root, 3)
-        rb_table = _follow(buf, _field_position(buf, root, 2))
-        length_at = _field_position(buf, rb_table, 0)
-        nodes_at = _follow(buf, _field_position(buf, rb_table, 1)) + 4
-        buffers_at = _follow(buf, _field_position(buf, rb_table, 2)) + 4
+        root = follow(buf, 0)
+        body_length_at = field_position(buf, root, 3)
+        rb_table = follow(buf, field_position(buf, root, 2))
+        length_at = field_position(buf, rb_table, 0)
+        nodes_at = follow(buf, field_position(buf, rb_table, 1)) + 4
+        buffers_at = follow(buf, field_position(buf, rb_table, 2)) + 4
         # the order in which the general builder places them (it writes back to front:
         # nodes first, so they end up last); the one pack below relies on it
         if not 0 < body_length_at < length_at < buffers_at < nodes_at:
@@ -597,7 +597,7 @@ def encode_message_general(msg: Message) -> bytes:
 def encode_schema(schema_msg: SchemaMessage) -> bytes:
     """Encode a bare Schema table as a flatbuffer root."""
     b = Builder()
-    return b.finish(_encode_schema_table(b, schema_msg))
+    return b.finish(encode_schema_table(b, schema_msg))
 
 
 _BLOCK_DTYPE = np.dtype(
@@ -618,7 +618,7 @@ def encode_footer(footer: Footer) -> bytes:
     """Encode an IPC file Footer as a flatbuffer."""
     _check_write_version(footer.version)
     b = Builder()
-    schema = _encode_schema_table(b, footer.schema)
+    schema = encode_schema_table(b, footer.schema)
     dicts = b.create_struct_vector(_blocks_bytes(footer.dictionaries))
     batches = b.create_struct_vector(_blocks_bytes(footer.record_batches))
     md = _encode_key_values(b, footer.custom_metadata)

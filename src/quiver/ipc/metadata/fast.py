@@ -37,8 +37,8 @@ from ..flatbuf import (
     target,
 )
 from .model import (
-    _COMPRESSIONS,
     CODECS,
+    COMPRESSIONS,
     BodyCompression,
     MetadataLimits,
     RecordBatch,
@@ -157,7 +157,7 @@ def _compression(buf: Any, size: int, tbl: int, o: int, base: int) -> BodyCompre
         raise CompressionError(
             f"expected BodyCompressionMethod 0 (BUFFER), found {method}", offset=base + ct
         )
-    return _COMPRESSIONS[CODECS[codec]]
+    return COMPRESSIONS[CODECS[codec]]
 
 
 def read_record_batch(

@@ -4,7 +4,7 @@
 
 Together with :mod:`.decode` (messages, footers, tensors), this is the only code that turns
 flatbuffer tables into schema objects.  Plain fields (no children, dictionary or custom
-metadata, a simple type) are read with a few ``struct`` calls (:func:`_plain_field`); the
+metadata, a simple type) are read with a few ``struct`` calls (:func:`plain_field`); the
 rest, and anything odd, through :class:`~quiver.ipc.flatbuf.Table`, which explains.
 Dictionary-encoded fields come back as :class:`~quiver.types.DictionaryType` with their ids
 in ``SchemaMessage.dictionary_ids`` keyed by the path of child indices through
@@ -15,7 +15,7 @@ in ``SchemaMessage.dictionary_ids`` keyed by the path of child indices through
 >>> from quiver.ipc.flatbuf import Reader
 >>> from quiver.ipc.metadata.encode import encode_schema
 >>> sm = SchemaMessage(t.schema([("a", t.int32()), ("b", t.list_(t.string()))]), {})
->>> _decode_schema_table(Reader(encode_schema(sm)).root(), MetadataLimits()).schema.names
+>>> decode_schema_table(Reader(encode_schema(sm)).root(), MetadataLimits()).schema.names
 ['a', 'b']
 """
 
@@ -48,22 +48,22 @@ from .model import (
 )
 
 # Schema.fbs: the Type union's codes, and the enums of its tables
-_NULL, _INT, _FLOAT, _BINARY, _UTF8, _BOOL, _DECIMAL, _DATE, _TIME, _TIMESTAMP = range(1, 11)
-_INTERVAL, _LIST, _STRUCT, _UNION, _FIXED_BINARY, _FIXED_LIST, _MAP, _DURATION = range(11, 19)
-_LARGE_BINARY, _LARGE_UTF8, _LARGE_LIST, _RUN_END_ENCODED = range(19, 23)
+_NULL, INT, FLOAT, BINARY, UTF8, _BOOL, DECIMAL, DATE, TIME, TIMESTAMP = range(1, 11)
+INTERVAL, _LIST, _STRUCT, UNION, FIXED_BINARY, FIXED_LIST, MAP, DURATION = range(11, 19)
+LARGE_BINARY, LARGE_UTF8, _LARGE_LIST, _RUN_END_ENCODED = range(19, 23)
 _BINARY_VIEW, _UTF8_VIEW, _LIST_VIEW, _LARGE_LIST_VIEW = range(23, 27)
 
 # names of the Type union members by code, from the registry rows (0 is NONE)
 _CODE_NAMES = {code: name for row in registry.rows() for code, name in row.ipc_types}
 _TYPE_NAMES: tuple[str, ...] = ("NONE", *(_CODE_NAMES[c] for c in range(1, max(_CODE_NAMES) + 1)))
 
-_TIME_UNITS = ("s", "ms", "us", "ns")
-_INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
-_FLOAT_WIDTHS = (16, 32, 64)
+TIME_UNITS = ("s", "ms", "us", "ns")
+INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
+FLOAT_WIDTHS = (16, 32, 64)
 
 
 
-def _key_values(tbl: Table, i: int, limits: MetadataLimits) -> KeyValueMetadata | None:
+def key_values(tbl: Table, i: int, limits: MetadataLimits) -> KeyValueMetadata | None:
     if not tbl.has(i):
         return None
     n = tbl.vector_len(i)
@@ -92,7 +92,7 @@ def _enum(tbl: Table, i: int, default: int, names: tuple, expected: str) -> Any:
 
 
 def _time_unit(tbl: Table, i: int, default: int, what: str) -> str:
-    return _enum(tbl, i, default, _TIME_UNITS, f"a {what} TimeUnit 0..3")
+    return _enum(tbl, i, default, TIME_UNITS, f"a {what} TimeUnit 0..3")
 
 
 def _valid(tbl: Table, what: str, make: Any, *args: Any) -> DataType:
@@ -103,7 +103,7 @@ def _valid(tbl: Table, what: str, make: Any, *args: Any) -> DataType:
         raise tbl.reader.error(f"expected a valid {what}: {exc.reason}", tbl.pos) from None
 
 
-def _int_type(tbl: Table, what: str) -> DataType:
+def int_type(tbl: Table, what: str) -> DataType:
     width = tbl.get(0, I32, 0)
     if width not in (8, 16, 32, 64):
         raise tbl.reader.error(f"expected {what} bitWidth 8/16/32/64, found {width}", tbl.pos)
@@ -121,7 +121,7 @@ def _need_children(children: tuple[Field, ...], n: int, name: str, tbl: Table) -
         )
 
 
-def _decode_type(
+def decode_type(
     code: int, tt: Table | None, children: tuple[Field, ...], where: Table
 ) -> DataType:
     """The quiver type of a Type union member (``code``, table ``tt``) with its children."""
@@ -155,12 +155,12 @@ def _decode_leaf(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
 
 @registry.implements("ipc_decode", t.IntegerType)
 def _decode_int(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
-    return _int_type(tt, "Int")
+    return int_type(tt, "Int")
 
 
 @registry.implements("ipc_decode", t.FloatingPointType)
 def _decode_float(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
-    return t.FloatingPointType(_enum(tt, 0, 0, _FLOAT_WIDTHS, "a FloatingPoint precision 0..2"))
+    return t.FloatingPointType(_enum(tt, 0, 0, FLOAT_WIDTHS, "a FloatingPoint precision 0..2"))
 
 
 @registry.implements("ipc_decode", t.DecimalType)
@@ -189,7 +189,7 @@ def _decode_timestamp(code: int, tt: Table, children: tuple[Field, ...]) -> Data
 
 @registry.implements("ipc_decode", t.IntervalType)
 def _decode_interval(code: int, tt: Table, children: tuple[Field, ...]) -> DataType:
-    return t.IntervalType(_enum(tt, 0, 0, _INTERVAL_UNITS, "an IntervalUnit 0..2"))
+    return t.IntervalType(_enum(tt, 0, 0, INTERVAL_UNITS, "an IntervalUnit 0..2"))
 
 
 @registry.implements("ipc_decode", t.DurationType)
@@ -268,11 +268,11 @@ _DECODERS: dict[int, Any] = {
 
 _LEAF_TYPES: dict[int, DataType] = {
     _NULL: t.NullType(),
-    _BINARY: t.BinaryType(False),
-    _UTF8: t.StringType(False),
+    BINARY: t.BinaryType(False),
+    UTF8: t.StringType(False),
     _BOOL: t.BoolType(),
-    _LARGE_BINARY: t.BinaryType(True),
-    _LARGE_UTF8: t.StringType(True),
+    LARGE_BINARY: t.BinaryType(True),
+    LARGE_UTF8: t.StringType(True),
     _BINARY_VIEW: t.BinaryViewType(),
     _UTF8_VIEW: t.StringViewType(),
 }
@@ -330,7 +330,7 @@ def _plain_string(buf: Any, size: int, pos: int) -> str | None:
         return None
 
 
-def _plain_field(buf: Any, size: int, pos: int) -> Field | None:
+def plain_field(buf: Any, size: int, pos: int) -> Field | None:
     """The Field table at ``pos`` when it is plain: no children, no dictionary, no custom
     metadata, and a parameterless, Int, FloatingPoint, Date or Timestamp type, every
     reference and scalar in bounds and valid.  None otherwise: the general decoder
@@ -370,14 +370,14 @@ def _plain_field(buf: Any, size: int, pos: int) -> Field | None:
 
 def _plain_type(buf: Any, size: int, code: int, tt: int) -> DataType | None:
     """The Int, FloatingPoint, Date or Timestamp type of the table at ``tt`` (as
-    ``_decode_type`` reads it), or None."""
-    if code not in (_INT, _FLOAT, _DATE, _TIMESTAMP):
+    ``decode_type`` reads it), or None."""
+    if code not in (INT, FLOAT, DATE, TIMESTAMP):
         return None
     fields = fast_vtable(buf, size, tt, 2)
     if fields is None:
         return None
     o0, o1, tsize = fields
-    if code == _INT:
+    if code == INT:
         if o0 + 4 > tsize or o1 + 1 > tsize:
             return None
         width = read_i32(buf, tt + o0)[0] if o0 else 0
@@ -386,10 +386,10 @@ def _plain_type(buf: Any, size: int, code: int, tt: int) -> DataType | None:
         return _INTEGER_TYPES[width, bool(o1 and buf[tt + o1])]
     if o0 + 2 > tsize:
         return None
-    if code == _FLOAT:
+    if code == FLOAT:
         p = read_i16(buf, tt + o0)[0] if o0 else 0
-        return t.FloatingPointType(_FLOAT_WIDTHS[p]) if 0 <= p < 3 else None
-    if code == _DATE:
+        return t.FloatingPointType(FLOAT_WIDTHS[p]) if 0 <= p < 3 else None
+    if code == DATE:
         u = read_i16(buf, tt + o0)[0] if o0 else 1
         return t.DateType("day" if u == 0 else "ms") if u in (0, 1) else None
     u = read_i16(buf, tt + o0)[0] if o0 else 0  # Timestamp
@@ -399,7 +399,7 @@ def _plain_type(buf: Any, size: int, code: int, tt: int) -> DataType | None:
     if o1 and tz is None:
         return None
     try:
-        return t.TimestampType(_TIME_UNITS[u], tz)
+        return t.TimestampType(TIME_UNITS[u], tz)
     except ArrowError:
         return None
 
@@ -437,7 +437,7 @@ class _SchemaDecoder:
         fast = depth + 1 <= reader.max_depth
         out = []
         for k, pos in enumerate(tbl._refs(i) or ()):
-            f = _plain_field(reader.buf, reader.size, pos) if fast else None
+            f = plain_field(reader.buf, reader.size, pos) if fast else None
             if f is None:
                 f = self.field(Table(reader, pos, depth), (*path, k), names)
             out.append(f)
@@ -454,13 +454,13 @@ class _SchemaDecoder:
             present = ft.offsets  # vtable entries: 0 for an absent field
             count = len(present)
             children = self.fields(ft, 5, path, names) if count > 5 and present[5] else ()
-            metadata = _key_values(ft, 6, self.limits) if count > 6 and present[6] else None
+            metadata = key_values(ft, 6, self.limits) if count > 6 and present[6] else None
             leaf = _LEAF_TYPES.get(code)
             if leaf is not None and not children and ft.ref(3):
                 # parameterless types: their (empty) table need not be read
                 typ = leaf
             else:
-                typ = _decode_type(code, ft.table(3) if code else None, children, ft)
+                typ = decode_type(code, ft.table(3) if code else None, children, ft)
             if count > 4 and present[4]:
                 de = ft.table(4)
                 if de is not None:
@@ -476,7 +476,7 @@ class _SchemaDecoder:
     def dictionary(self, de: Table, value_type: DataType, path: tuple[int, ...]) -> DataType:
         dict_id = de.get(0, I64, 0)
         it = de.table(1)
-        index_type = t.IntegerType(32, True) if it is None else _int_type(it, "dictionary index")
+        index_type = t.IntegerType(32, True) if it is None else int_type(it, "dictionary index")
         kind = de.get(3, I16, 0)
         if kind != 0:
             raise NotSupported(
@@ -487,7 +487,7 @@ class _SchemaDecoder:
         return t.DictionaryType(index_type, value_type, de.get(2, BOOL, False))
 
 
-def _decode_schema_table(tbl: Table, limits: MetadataLimits) -> SchemaMessage:
+def decode_schema_table(tbl: Table, limits: MetadataLimits) -> SchemaMessage:
     endian = tbl.get(0, I16, 0)
     if endian not in (0, 1):
         raise tbl.reader.error(f"expected Endianness 0 or 1, found {endian}", tbl.pos)
@@ -500,7 +500,7 @@ def _decode_schema_table(tbl: Table, limits: MetadataLimits) -> SchemaMessage:
             "nesting (lower MetadataLimits.max_depth)",
             offset=tbl.reader.base_offset + tbl.pos,
         ) from None
-    metadata = _key_values(tbl, 2, limits)
+    metadata = key_values(tbl, 2, limits)
     features = tbl.scalars(3, "q") or ()
     return SchemaMessage(
         Schema(fields, metadata),

@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 
 V4 = 3
 V5 = 4
-_SUPPORTED_VERSIONS = (V4, V5)
+SUPPORTED_VERSIONS = (V4, V5)
 
 # MessageHeader union
-_H_SCHEMA, _H_DICTIONARY_BATCH, _H_RECORD_BATCH, _H_TENSOR, _H_SPARSE_TENSOR = 1, 2, 3, 4, 5
+H_SCHEMA, H_DICTIONARY_BATCH, H_RECORD_BATCH, H_TENSOR, H_SPARSE_TENSOR = 1, 2, 3, 4, 5
 
 # Message.fbs: enum CompressionType : byte { LZ4_FRAME, ZSTD } (position = enum value)
 CODECS: tuple[str, ...] = ("lz4_frame", "zstd")
@@ -45,7 +45,6 @@ CODEC_ALIASES: dict[str, str] = {
     "lz4frame": "lz4_frame",
     "zstd": "zstd",
 }
-_CODECS = CODECS
 
 EXTENSION_NAME_KEY = b"ARROW:extension:name"
 EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
@@ -95,7 +94,7 @@ class MetadataLimits:
     max_count: int = 1_000_000
 
 
-_DEFAULT_LIMITS = MetadataLimits()
+DEFAULT_LIMITS = MetadataLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +105,7 @@ class BodyCompression:
     method: str = "buffer"
 
 
-_COMPRESSIONS = {name: BodyCompression(name) for name in _CODECS}
+COMPRESSIONS = {name: BodyCompression(name) for name in CODECS}
 
 
 def _pair_rows(value: Any) -> list[list[int]]:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..flatbuf import fast_vtable, read_i32, read_u16x2, read_u32
-from .decode import _fast_record_batch_message
-from .model import _DEFAULT_LIMITS
+from .decode import fast_record_batch_message
+from .model import DEFAULT_LIMITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ def _vtable_ranges(buf: bytes, pos: int) -> list[tuple[int, int]]:
 
 
 def _record_batch_structure(buf: bytes, root: int, rb: int) -> list[tuple[int, int]]:
-    """Byte ranges that :func:`_fast_record_batch_message` reads for structure (all but
+    """Byte ranges that :func:`fast_record_batch_message` reads for structure (all but
     the numbers) in a message it has decoded: root offset, both tables' vtables, the
     version, header type and header offset, the RecordBatch's reference fields, the vector
     counts, the compression table and the variadic counts."""
@@ -99,7 +99,7 @@ def record_batch_shape(buf: Any) -> RecordBatchShape | None:
     """
     buf = bytes(buf)
     size = len(buf)
-    message = _fast_record_batch_message(buf, _DEFAULT_LIMITS)
+    message = fast_record_batch_message(buf, DEFAULT_LIMITS)
     if message is None:
         return None
     root = read_u32(buf, 0)[0]
