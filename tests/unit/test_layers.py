@@ -144,7 +144,6 @@ PRIVATE_ALLOWED: list[tuple[str, str]] = [
     ("quiver.ipc.body", "_Assembler"),
     ("quiver.ipc.append", "_is_float"),
     ("quiver.ipc.statistics.*", "_*"),
-    ("quiver.spark.policy", "_ListBase"),
     ("quiver.types", "_ListBase"),
     ("quiver.types.schema", "_field_str"),
     ("quiver.types.schema", "_strip_metadata"),
