@@ -118,7 +118,7 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
      "decompressed: uncompressed reads and writes, and `quiver schema`, never import them"),
     ("quiver.fs.url", "fsspec*",
      "fsspec: the optional extra quiver[s3], imported only when a URL is opened"),
-    ("quiver.ipc.file_decoder", "quiver.ipc.stream_decoder",
+    ("quiver.ipc.file_decoder", "quiver.ipc.batch_loader",
      "FileDecoder reads the footer and the schema without numpy (the `quiver schema` "
      "start-up budget); the batch loader, which needs numpy, loads with the first batch"),
 ]
