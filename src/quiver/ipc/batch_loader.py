@@ -93,17 +93,32 @@ def check_schema_types(schema: t.Schema, *, full: bool) -> None:
             raise E.ArrowInvalid(message, field_path=path)
 
 
+class SteadySlot:
+    """The steady fast path last set up for a :class:`SchemaPlan`, and how many loaders
+    the plan has served: a reader of the same schema and options starts with it (its
+    ``take`` accepts only messages of the shape it was built from, and refuses, rather
+    than raises, anything the general path would refuse)."""
+
+    __slots__ = ("loaders", "path")
+
+    def __init__(self) -> None:
+        self.path: SteadyBatches | None = None
+        self.loaders = 0
+
+
 @dataclass(frozen=True, slots=True)
 class SchemaPlan:
     """What one schema message and the read options fix for every batch: the columns
     read (indices, in the order asked; None: all), the order that puts the body loader's
     file-order columns in that order (None: already), the projected schema and the
-    compiled plan of the whole schema.  Shared between readers: nothing in it changes."""
+    compiled plan of the whole schema.  Shared between readers: nothing in it changes
+    but ``steady`` (see :class:`SteadySlot`)."""
 
     columns: list[int] | None
     order: list[int] | None
     schema: t.Schema
     plan: list[PlanNode]
+    steady: SteadySlot
 
 
 def make_schema_plan(schema_msg: md.SchemaMessage, options: IpcReadOptions, *,
@@ -122,7 +137,8 @@ def make_schema_plan(schema_msg: md.SchemaMessage, options: IpcReadOptions, *,
         order = [rank[c] for c in columns]
     schema = full if columns is None else t.Schema(
         tuple(full.fields[i] for i in columns), full.metadata)
-    return SchemaPlan(columns, order, schema, compile_plan(full, schema_msg.dictionary_ids))
+    return SchemaPlan(columns, order, schema, compile_plan(full, schema_msg.dictionary_ids),
+                      SteadySlot())
 
 
 _PLANS: OrderedDict[tuple, tuple[md.SchemaMessage, SchemaPlan]] = OrderedDict()
@@ -137,7 +153,9 @@ def schema_plan(schema_msg: md.SchemaMessage, options: IpcReadOptions, *,
     columns = options.columns
     try:
         wanted = None if columns is None else tuple(columns)
-        key = (id(schema_msg), wanted, options.validate, check_types)
+        # every option but use_threads: the steady path kept depends on them all
+        key = (id(schema_msg), wanted, options.validate, options.ensure_native_endian,
+               options.limits, check_types)
         hash(key)
     except TypeError:  # (columns that are not a sequence of names: resolve_columns says)
         return make_schema_plan(schema_msg, options, check_types=check_types)
@@ -182,8 +200,15 @@ class BatchLoader:
         self.kept_foreign = schema_msg.endianness == "big" and not options.ensure_native_endian
         # the steady-state fast path (quiver.ipc.steady): the first few record batches
         # read here may set it up; the readers then offer later messages to it first
-        self.steady_path: SteadyBatches | None = None
+        self._slot = plan.steady
+        self.steady_path: SteadyBatches | None = plan.steady.path
         self.steady_tries = steady.STEADY_TRIES
+        plan.steady.loaders += 1
+
+    @property
+    def plan_reused(self) -> bool:
+        """Whether another loader was made from this one's (cached) schema plan before."""
+        return self._slot.loaders > 1
 
     def context(self, raw: RawMessage) -> LoadContext:
         """The load context of one message (one object, reused while the version holds)."""
@@ -247,6 +272,7 @@ class BatchLoader:
         if self.steady_tries:
             self.steady_tries -= 1
             self.steady_path = self._steady_for(raw) or self.steady_path
+            self._slot.path = self.steady_path  # (for the next reader of this plan)
         return RecordBatch._trusted(self.schema, cols, header.length)
 
     def _validate(self, cols: list[Array], raw: RawMessage) -> None:

@@ -150,7 +150,9 @@ class FileDecoder:
             loader = BatchLoader(footer.schema, options, file_format=True,
                                  plan=schema_plan(footer.schema, options))
             if len(footer.record_batches) < 2:
-                loader.steady_tries = 0  # the fast path pays off only over several batches
+                # the fast path pays off only over several batches, or over files of the
+                # same footer read again (set up once, for the next reader)
+                loader.steady_tries = 1 if loader.plan_reused else 0
             self._batch_loader = loader
         return self._batch_loader
 
