@@ -201,8 +201,9 @@ class BatchLoader:
         # the steady-state fast path (quiver.ipc.steady): the first few record batches
         # read here may set it up; the readers then offer later messages to it first
         self._slot = plan.steady
-        self.steady_path: SteadyBatches | None = plan.steady.path
         self.steady_tries = steady.STEADY_TRIES
+        # (none when the fast path is off: no tries)
+        self.steady_path: SteadyBatches | None = plan.steady.path if self.steady_tries else None
         plan.steady.loaders += 1
 
     @property

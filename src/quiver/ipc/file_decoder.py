@@ -99,6 +99,13 @@ _FOOTER_CACHED = 64 << 10
 _FOOTERS_KEPT = 32
 
 
+def forget_footers() -> None:
+    """Drop the decoded footers kept for files read again (and with them the schema
+    plans and steady fast paths kept for their schemas): the next open decodes afresh."""
+    with _FOOTERS_LOCK:
+        _FOOTERS.clear()
+
+
 def _decode_footer(data: Any, offset: int, limits: md.MetadataLimits) -> md.Footer:
     """:func:`metadata.decode_footer`, kept by the footer's bytes (see _FOOTERS)."""
     if len(data) > _FOOTER_CACHED:
@@ -506,4 +513,4 @@ def _wrong_kind(raw: RawMessage, what: str) -> E.FormatError:
 _EMPTY = memoryview(b"")
 
 
-__all__ = ["MIN_FILE_SIZE", "TRAILER_SIZE", "FileDecoder"]
+__all__ = ["MIN_FILE_SIZE", "TRAILER_SIZE", "FileDecoder", "forget_footers"]
