@@ -23,7 +23,7 @@ from pathlib import Path
 
 import quiver as qv
 import quiver.ipc as ipc
-from quiver.ipc import body, file_decoder, reader
+from quiver.ipc import body, file_decoder
 from quiver.ipc.decoder import END, NEED_DATA
 
 BOUNDARY_INT32 = [0, 1, -1, 7, 8, 255, 256, 0x7FFF, 0x8000, 0xFFFF, 2**31 - 1, -(2**31),

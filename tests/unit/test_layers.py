@@ -121,6 +121,9 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
     ("quiver.ipc.file_decoder", "quiver.ipc.batch_loader",
      "FileDecoder reads the footer and the schema without numpy (the `quiver schema` "
      "start-up budget); the batch loader, which needs numpy, loads with the first batch"),
+    ("quiver.ipc.file_decoder", "quiver.ipc.options",
+     "the read options (and the keyword machinery, which imports inspect) load when options "
+     "are given as keywords or a batch is read: not for the footer alone (`quiver schema`)"),
 ]
 
 @dataclass(frozen=True)

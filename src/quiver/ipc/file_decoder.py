@@ -61,13 +61,13 @@ from .framing import (
     describe_foreign,
     parse_prefix,
 )
-from .options import DEFAULT_OPTIONS, IpcReadOptions, ReadOptionKeywords, read_options
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .. import types as t
     from .batch_loader import BatchLoader
+    from .options import IpcReadOptions, ReadOptionKeywords
     from .plan import PlanNode
 
 #: ``read(offset, n)``: ``n`` bytes of the file from ``offset`` (a view or a copy)
@@ -131,6 +131,8 @@ class FileDecoder:
         self, options: IpcReadOptions | None = None, **kwargs: Unpack[ReadOptionKeywords]
     ) -> None:
         if kwargs:
+            from .options import read_options
+
             options = read_options(options, kwargs)
         # the options, the loader and the modules they need come when a batch is read: the
         # footer alone (``quiver schema``) needs only the metadata decoder
@@ -145,7 +147,11 @@ class FileDecoder:
     @property
     def options(self) -> IpcReadOptions:
         """The read options (columns, validation level, limits)."""
-        return DEFAULT_OPTIONS if self._options is None else self._options
+        if self._options is None:
+            from .options import DEFAULT_OPTIONS
+
+            self._options = DEFAULT_OPTIONS
+        return self._options
 
     @property
     def _loader(self) -> BatchLoader:
