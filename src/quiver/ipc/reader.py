@@ -4,12 +4,14 @@ These and the writers are the only IPC modules that do I/O.  The stream reader i
 that reads exactly ``bytes_needed`` from its source and feeds the sans-IO
 :class:`~quiver.ipc.stream_decoder.StreamDecoder`; over ``bytes`` or a memory map it feeds
 the whole buffer once, so every uncompressed buffer of every batch is a view of the
-source.  The file reader is a loop over the sans-IO
-:class:`~quiver.ipc.file_decoder.FileDecoder`: it reads the header, the trailer, the
-footer and each block the decoder asks for (views of a buffer or memory map, positional
-reads of a file) and hands them over; the decoder checks the footer, the blocks and the
-framing, loads the dictionary blocks in footer order, then record batch blocks on demand
-(random access with :meth:`get_batch`).
+source.  The file reader gives the :class:`~quiver.ipc.file_decoder.FileDecoder` its
+positional reads (views of a buffer or memory map, reads of a file): the decoder reads
+and checks the header, the trailer and the footer (:meth:`FileDecoder.open`), the
+dictionary blocks in footer order, then record batch blocks on demand
+(:meth:`FileDecoder.read_batch`, random access with :meth:`get_batch`), choosing how to
+read each.  Filters go through :class:`~quiver.ipc.scan.Selection`, which the footer
+statistics decide; the remote reader (:mod:`quiver.ipc.remote`) and the Spark source
+share both.
 """
 
 from __future__ import annotations
