@@ -65,9 +65,10 @@ memory-mapped read + sum one column                       1.12    1.00 (0.98, 0.
   the same, the first open of a file (nothing kept)       --      2.29 (0.25 ms; main's 0.22-0.25)
 =======================================================  ======  ======
 
-The target (<= 0.9) is out of this row's reach: timed alone, the sum of the column on a
-fresh map (page faults included) took 2.22 ms of pyarrow's whole 2.51 ms call (medians of
-61, one run), so an open costing nothing would read at 0.885.  The same data in 40
+The target (<= 0.9) is all but out of this row's reach: timed alone, the sum of the
+column on a fresh map (page faults included) took 2.22 ms of pyarrow's whole 2.51 ms call
+(medians of 61, one run), so 0.9 asks for quiver's open, read and unmapping together in
+0.04 ms (the map and unmap system calls alone take about 0.02 ms).  The same data in 40
 batches of 125,000 rows (pyarrow's ``max_chunksize``), read and summed the same way, reads
 at 0.85-0.86 on the branch (main: 0.97-0.99).
 """
