@@ -177,3 +177,17 @@ def test_buffer_fields_names_each_fields_buffers() -> None:
     assert where["i"] == [(raw.body_offset + o, n) for o, n in specs[0:2]]
     assert where["l.item"] == [(raw.body_offset + o, n) for o, n in specs[4:6]]
     assert all(o >= raw.body_offset for v in where.values() for o, _ in v)
+
+
+def test_readers_in_threads_share_the_kept_footer_plan_and_steady_path() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = [_file({"a": qv.array([k, k + 1, k + 2], qv.int64()),
+                    "s": qv.array([f"w{k}", None, "x"])}, batches=3) for k in range(4)]
+
+    def read(k: int) -> list:
+        return ipc.open_file(files[k % 4]).read_all().column("a").to_pylist()
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(read, range(200)))
+    assert got == [[k % 4, k % 4 + 1, k % 4 + 2] * 3 for k in range(200)]
