@@ -23,7 +23,7 @@ from pathlib import Path
 
 import quiver as qv
 import quiver.ipc as ipc
-from quiver.ipc import body, reader
+from quiver.ipc import body, file_decoder
 from quiver.ipc.decoder import END, NEED_DATA
 
 BOUNDARY_INT32 = [0, 1, -1, 7, 8, 255, 256, 0x7FFF, 0x8000, 0xFFFF, 2**31 - 1, -(2**31),
@@ -89,16 +89,16 @@ def read_file(data: bytes | Path) -> list:
 @contextlib.contextmanager
 def _deferring(pooled: bool) -> Iterator[None]:
     """Every compressed record batch body of a file read from a path is left in the file
-    (reader._raw_deferred), and with ``pooled`` every compressed body takes the pooled
+    (FileDecoder.read_batch), and with ``pooled`` every compressed body takes the pooled
     decode (body.predecompress), whatever their sizes."""
-    saved = (reader._DEFERRED_BODY, reader._DEFERRED_BUFFER, body.PARALLEL_BODY_SIZE)
-    reader._DEFERRED_BODY = reader._DEFERRED_BUFFER = 0
+    saved = (file_decoder._DEFERRED_BODY, file_decoder._DEFERRED_BUFFER, body.PARALLEL_BODY_SIZE)
+    file_decoder._DEFERRED_BODY = file_decoder._DEFERRED_BUFFER = 0
     if pooled:
         body.PARALLEL_BODY_SIZE = 0
     try:
         yield
     finally:
-        reader._DEFERRED_BODY, reader._DEFERRED_BUFFER, body.PARALLEL_BODY_SIZE = saved
+        file_decoder._DEFERRED_BODY, file_decoder._DEFERRED_BUFFER, body.PARALLEL_BODY_SIZE = saved
 
 
 def check_path(data: bytes, path: Path, *, pooled: bool) -> Outcome:

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 from quiver.ipc import compression as c
-from quiver.ipc import reader
+from quiver.ipc import file_decoder, reader
 
 
 @pytest.fixture
 def deferred(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """Defer bodies from 1 KiB, and record every deferred read as (offset, bytes)."""
-    monkeypatch.setattr(reader, "_DEFERRED_BODY", 1024)
-    monkeypatch.setattr(reader, "_DEFERRED_BUFFER", 0)
+    monkeypatch.setattr(file_decoder, "_DEFERRED_BODY", 1024)
+    monkeypatch.setattr(file_decoder, "_DEFERRED_BUFFER", 0)
     reads: list[tuple[int, int]] = []
     real = reader._RandomAccess.read_into
 

@@ -418,7 +418,7 @@ def test_statistics_out_of_their_batches_order_are_not_used():
 def test_batches_the_statistics_prove_to_match_throughout_are_kept_whole_unevaluated(
         monkeypatch):
     from quiver.filters import batches_all_match, normalize
-    from quiver.ipc import reader as reader_module
+    from quiver.ipc import scan as reader_module
     from quiver.ipc.statistics import decode_statistics, footer_value
 
     nan, null = float("nan"), None

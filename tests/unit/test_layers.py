@@ -125,9 +125,12 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
      "decompressed: uncompressed reads and writes, and `quiver schema`, never import them"),
     ("quiver.fs.url", "fsspec*",
      "fsspec: the optional extra quiver[s3], imported only when a URL is opened"),
-    ("quiver.ipc.file_decoder", "quiver.ipc.stream_decoder",
+    ("quiver.ipc.file_decoder", "quiver.ipc.batch_loader",
      "FileDecoder reads the footer and the schema without numpy (the `quiver schema` "
      "start-up budget); the batch loader, which needs numpy, loads with the first batch"),
+    ("quiver.ipc.file_decoder", "quiver.ipc.options",
+     "the read options (and the keyword machinery, which imports inspect) load when options "
+     "are given as keywords or a batch is read: not for the footer alone (`quiver schema`)"),
 ]
 
 # cross-module uses of underscore names still waiting, (importing module, name): each sits in

@@ -161,7 +161,7 @@ def open_batches(
 
     With ``without_footer``, a file whose footer cannot be read is read through the stream
     inside it (every file holds one), and ``warning`` says so."""
-    from ..ipc.stream_decoder import IpcReadOptions
+    from ..ipc.options import IpcReadOptions
 
     options = IpcReadOptions(columns=columns, validate=validate)
     if inp.format == "file":
@@ -193,7 +193,7 @@ def open_batches(
 
 
 def _stream_open(reader: MessageReader, options: Any) -> Batches:
-    from ..ipc.stream_decoder import BatchLoader
+    from ..ipc.batch_loader import BatchLoader
 
     messages = iter(reader)
     schema_msg, version = _first_schema(messages, reader)

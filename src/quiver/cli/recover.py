@@ -43,10 +43,11 @@ import numpy as np
 
 from .. import errors as E
 from ..ipc import metadata as md
+from ..ipc.batch_loader import BatchLoader
 from ..ipc.decoder import RawMessage
 from ..ipc.framing import EOS, FILE_HEADER, LEGACY_EOS
 from ..ipc.index import MessageInfo, scan_messages
-from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
+from ..ipc.options import IpcReadOptions
 from ._common import CliError, Input, display_name, message, open_input, output_path, progress
 from ._read import kind_of, open_file_decoder
 from ._resync import resync

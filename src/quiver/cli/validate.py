@@ -37,12 +37,13 @@ from typing import Any
 
 from .. import errors as E
 from ..ipc import metadata as md
+from ..ipc.batch_loader import BatchLoader
 from ..ipc.body import load_record_batch
 from ..ipc.decoder import DEFAULT_LIMITS, RawMessage
 from ..ipc.framing import FILE_HEADER
 from ..ipc.index import MessageInfo
-from ..ipc.plan import preorder
-from ..ipc.stream_decoder import BatchLoader, IpcReadOptions
+from ..ipc.inspection import buffer_fields
+from ..ipc.options import IpcReadOptions
 from ..types.checks import type_problems
 from ._common import Input, open_input, progress
 from ._read import kind_of, open_file_decoder
@@ -510,46 +511,12 @@ class Checker:
                 found = finding_of(exc, offset=raw.offset, message_index=index,
                                    field_path=f.name)
                 if where is None:
-                    where = field_offsets(loader, raw, header)
+                    where = buffer_fields(loader, raw)
                 # the field's buffers; a dictionary's values or a path the walk did not
                 # name point at their column's
                 own = where.get(found.field_path or "") or where.get(f.name) or []
                 at = value_offset(own, found.rule)
                 self.add(replace(found, offset=raw.offset if at is None else at))
-
-
-def field_offsets(loader: BatchLoader, raw: RawMessage, header: md.RecordBatch
-                  ) -> dict[str, list[tuple[int, int]]]:
-    """Each field's own buffers in one record batch as (absolute offset, length), keyed by
-    field path (``a``, ``a.item``, ...), from a dry walk of the body loader that reads no
-    buffer; empty when the walk cannot name them."""
-    from ..ipc.body import _BodyLoader
-
-    try:
-        walk = _BodyLoader(header, raw.body, raw.body_offset, loader.context(raw))
-        paths: dict[int, str] = {}  # buffers the walk names (not those of plain leaves)
-        walk.buffer_paths = paths
-        ranges: dict[str, range] = {}
-        for node in loader.plan:
-            start = walk.i_buf
-            walk.load(node, False)
-            # fields below a column, in pre-order; trusted only where the count agrees
-            # with the walk's (variadic view buffers and V4 union slots vary per batch)
-            tree = {n.name: range(j, j + n.nbuf) for n, _, j in preorder([node], start)}
-            if max(r.stop for r in tree.values()) == walk.i_buf:
-                ranges.update(tree)
-            else:
-                ranges[node.name] = range(start, start + node.nbuf)
-    except (E.ArrowError, AttributeError, TypeError):
-        return {}
-    specs = header.buffers.tolist()
-    out: dict[str, list[tuple[int, int]]] = {}
-    for i in sorted(paths):
-        out.setdefault(paths[i], []).append((raw.body_offset + specs[i][0], specs[i][1]))
-    for name, own in ranges.items():
-        if name not in out:
-            out[name] = [(raw.body_offset + o, n) for o, n in specs[own.start : own.stop]]
-    return out
 
 
 def value_offset(buffers: list[tuple[int, int]], rule: str) -> int | None:

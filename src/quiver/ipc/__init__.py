@@ -26,7 +26,7 @@ _WHERE = {
     # loaded only for a URL; a local path goes straight to the reader or writer)
     "open_file": "remote", "open_stream": "remote", "read_schema": "remote",
     "read_table": "remote",
-    "IpcReadOptions": "stream_decoder", "StreamDecoder": "stream_decoder",
+    "IpcReadOptions": "options", "StreamDecoder": "stream_decoder",
     "get_tensor_size": "tensor", "read_sparse_tensor": "tensor", "read_tensor": "tensor",
     "write_sparse_tensor": "tensor", "write_tensor": "tensor",
     "BufferOutputStream": "writer", "IpcWriteOptions": "encoder",

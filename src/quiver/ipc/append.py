@@ -40,7 +40,7 @@ from ..array.base import Array
 from ..buffers import unpack_bits
 from ..layout import storage_numpy_dtype
 from . import metadata as md
-from .file_decoder import TRAILER_SIZE, FileDecoder
+from .file_decoder import FileDecoder
 from .framing import FILE_HEADER, parse_prefix
 from .statistics.compute import Raw
 from .statistics.decode import decode_statistics, footer_value
@@ -102,12 +102,9 @@ def read_for_append(fd: int, schema: t.Schema, where: str, *,
     (little-endian, ``schema``'s fields), its dictionaries and, unless
     ``statistics=False``, its statistics (with ``statistics=True`` and none in the file,
     those of the old batches are computed from their data)."""
-    size = os.fstat(fd).st_size
     dec = FileDecoder()
-    dec.check_size(size)
-    dec.check_header(_pread(fd, 0, min(size, 32)), hint_reader=True)
-    start, length = dec.footer_range(_pread(fd, size - TRAILER_SIZE, TRAILER_SIZE), size)
-    footer = dec.read_footer(_pread(fd, start, length), start)
+    footer = dec.open(lambda offset, n: _pread(fd, offset, n), os.fstat(fd).st_size)
+    start = dec.data_end  # (where the footer starts)
     schema_msg = footer.schema
     if schema_msg.endianness != "little":
         raise E.NotSupported(
@@ -117,11 +114,10 @@ def read_for_append(fd: int, schema: t.Schema, where: str, *,
     check_same_schema(schema, schema_msg.schema, where)
     dictionary_blocks = list(footer.dictionaries)
     record_batch_blocks = list(footer.record_batches)
-    for i, block in enumerate(dictionary_blocks):
-        dec.read_dictionary(i, _pread(fd, *dec.block_range(block, i, "dictionary")))
+    dec.read_dictionaries(lambda offset, n: _pread(fd, offset, n))
     dictionaries: dict[int, Array] = {}
     if dictionary_blocks:
-        memo = dec._loader.memo
+        memo = dec.memo
         for did in set(schema_msg.dictionary_ids.values()):
             values = memo.get(did)
             if values is not None:

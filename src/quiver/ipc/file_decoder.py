@@ -45,7 +45,10 @@ after the Schema and every footer block before it in file order.
 from __future__ import annotations
 
 import struct
+import threading
 from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Unpack
 
 from .. import errors as E
@@ -60,8 +63,17 @@ from .framing import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .. import types as t
-    from .stream_decoder import BatchLoader, IpcReadOptions, ReadOptionKeywords
+    from .batch_loader import BatchLoader
+    from .options import IpcReadOptions, ReadOptionKeywords
+    from .plan import PlanNode
+
+#: ``read(offset, n)``: ``n`` bytes of the file from ``offset`` (a view or a copy)
+ReadAt = Callable[[int, int], Any]
+#: ``read_into(offset, out)``: fill the numpy array ``out`` from ``offset``, or raise
+ReadInto = Callable[[int, "np.ndarray"], None]
 
 #: bytes at the end of a file that locate the footer: its int32 length and ``ARROW1``
 TRAILER_SIZE = FILE_TRAILER_SIZE
@@ -69,6 +81,47 @@ TRAILER_SIZE = FILE_TRAILER_SIZE
 MIN_FILE_SIZE = len(MAGIC) * 2 + 2 + 4
 
 _I32 = struct.Struct("<i")
+
+# record batch blocks from this size, when the caller can read into an array
+# (``read_into``), have their metadata read first, and a compressed body is left for the
+# decoders to read buffer by buffer (body.DeferredBody) ...
+_DEFERRED_BODY = 1 << 20
+# ... when its buffers average at least this size: each costs two positional reads (a
+# 4,000-column batch of small buffers read 1.5x slower deferred, found in review)
+_DEFERRED_BUFFER = 64 << 10
+
+# decoded footers, by their bytes (and where they lie, and the limits they were decoded
+# with): reopening a file decodes nothing again.  A Footer is immutable, so readers share
+# it; only footers up to _FOOTER_CACHED bytes are kept, _FOOTERS_KEPT of them.
+_FOOTERS: OrderedDict[tuple, md.Footer] = OrderedDict()
+_FOOTERS_LOCK = threading.Lock()
+_FOOTER_CACHED = 64 << 10
+_FOOTERS_KEPT = 32
+
+
+def forget_footers() -> None:
+    """Drop the decoded footers kept for files read again (and with them the schema
+    plans and steady fast paths kept for their schemas): the next open decodes afresh."""
+    with _FOOTERS_LOCK:
+        _FOOTERS.clear()
+
+
+def _decode_footer(data: Any, offset: int, limits: md.MetadataLimits) -> md.Footer:
+    """:func:`metadata.decode_footer`, kept by the footer's bytes (see _FOOTERS)."""
+    if len(data) > _FOOTER_CACHED:
+        return md.decode_footer(data, base_offset=offset, limits=limits)
+    key = (bytes(data), offset, limits)
+    with _FOOTERS_LOCK:
+        hit = _FOOTERS.get(key)
+        if hit is not None:
+            _FOOTERS.move_to_end(key)
+            return hit
+    footer = md.decode_footer(data, base_offset=offset, limits=limits)
+    with _FOOTERS_LOCK:
+        _FOOTERS[key] = footer
+        while len(_FOOTERS) > _FOOTERS_KEPT:
+            _FOOTERS.popitem(last=False)
+    return footer
 
 
 class FileDecoder:
@@ -78,7 +131,7 @@ class FileDecoder:
         self, options: IpcReadOptions | None = None, **kwargs: Unpack[ReadOptionKeywords]
     ) -> None:
         if kwargs:
-            from .stream_decoder import read_options
+            from .options import read_options
 
             options = read_options(options, kwargs)
         # the options, the loader and the modules they need come when a batch is read: the
@@ -95,20 +148,24 @@ class FileDecoder:
     def options(self) -> IpcReadOptions:
         """The read options (columns, validation level, limits)."""
         if self._options is None:
-            from .stream_decoder import IpcReadOptions
+            from .options import DEFAULT_OPTIONS
 
-            self._options = IpcReadOptions()
+            self._options = DEFAULT_OPTIONS
         return self._options
 
     @property
     def _loader(self) -> BatchLoader:
         if self._batch_loader is None:
-            from .stream_decoder import BatchLoader
+            from .batch_loader import BatchLoader, schema_plan
 
             footer = self._ready()
-            loader = BatchLoader(footer.schema, self.options, file_format=True)
+            options = self.options
+            loader = BatchLoader(footer.schema, options, file_format=True,
+                                 plan=schema_plan(footer.schema, options))
             if len(footer.record_batches) < 2:
-                loader.steady_tries = 0  # the fast path pays off only over several batches
+                # the fast path pays off only over several batches, or over files of the
+                # same footer read again (set up once, for the next reader)
+                loader.steady_tries = 1 if loader.plan_reused else 0
             self._batch_loader = loader
         return self._batch_loader
 
@@ -187,12 +244,84 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
 
     def read_footer(self, data: Any, offset: int) -> md.Footer:
         """Decode the footer bytes found at ``offset`` (see :meth:`footer_range`)."""
-        footer = md.decode_footer(data, base_offset=offset, limits=self._metadata_limits)
+        footer = _decode_footer(data, offset, self._metadata_limits)
         self.footer = footer
         self.data_end = offset
         self._batch_loader = None
         self._block_order = None
         return footer
+
+    def open(self, read: ReadAt, size: int) -> md.Footer:
+        """Check the header and the trailer and decode the footer of a file of ``size``
+        bytes, reading through ``read(offset, n)``: three reads (32 bytes at the start,
+        the trailer, the footer), each checked before the next is asked for."""
+        self.check_size(size)
+        self.check_header(read(0, min(size, 32)), hint_reader=True)
+        start, length = self.footer_range(read(size - TRAILER_SIZE, TRAILER_SIZE), size)
+        return self.read_footer(read(start, length), start)
+
+    def read_dictionaries(self, read: ReadAt) -> None:
+        """Read and apply every dictionary block, in footer order, through
+        ``read(offset, n)`` (each range checked to lie in the file data first)."""
+        for i, block in enumerate(self._ready().dictionaries):
+            self.read_dictionary(i, read(*self.block_range(block, i, "dictionary")))
+
+    def read_batch(self, index: int, read: ReadAt, read_into: ReadInto | None = None
+                   ) -> tuple[Any, t.KeyValueMetadata | None]:
+        """Record batch ``index`` (0 <= index < the footer's count) and its message's
+        custom metadata, read through ``read(offset, n)``: the one path every file read
+        takes.  A block shaped like the batches before it goes to the steady fast path
+        (:mod:`quiver.ipc.steady`); with ``read_into`` (positional reads into an array)
+        a large compressed body stays in the file for the decoders to read buffer by
+        buffer; any other block is read whole.  The dictionaries must have been read."""
+        footer = self._ready()
+        block = footer.record_batches[index]
+        loader = self._loader
+        steady = loader.steady_path
+        if steady is not None and block.meta_data_length == steady.head:
+            buf = read(*self.block_range(block, index))
+            got = steady.take(buf)
+            if got is not None:
+                return got[0], None
+            raw = self.record_batch_message(index, buf)
+        elif read_into is not None and block.body_length >= _DEFERRED_BODY:
+            raw = self._deferred(block, index, read, read_into)
+        else:
+            raw = self.record_batch_message(index, read(*self.block_range(block, index)))
+        return loader.record_batch(raw), raw.message.custom_metadata
+
+    def _deferred(self, block: md.Block, index: int, read: ReadAt, read_into: ReadInto
+                  ) -> RawMessage:
+        """A large record batch block: the metadata is read now; a compressed body with
+        large buffers is left in the file (:class:`~quiver.ipc.body.DeferredBody`), any
+        other body is read whole."""
+        from .batch_loader import DeferredBody
+
+        self.block_range(block, index)
+        raw = self.record_batch_message(index, read(block.offset, block.meta_data_length),
+                                        body=False)
+        header = raw.message.header
+        length = raw.message.body_length
+        if header.compression is not None and length >= _DEFERRED_BUFFER * len(header.buffers):
+            body: Any = DeferredBody(read_into, raw.body_offset, length)
+        else:
+            body = read(raw.body_offset, length)
+        return RawMessage(raw.index, raw.offset, raw.message, body, raw.body_offset, raw.metadata)
+
+    @property
+    def columns(self) -> list[int] | None:
+        """The indices of the columns read, in the order asked (None: all)."""
+        return self._loader.columns
+
+    @property
+    def plan(self) -> list[PlanNode]:
+        """The compiled read plan of the file's whole schema, one node per column."""
+        return self._loader.plan
+
+    @property
+    def memo(self) -> Any:
+        """The dictionaries read so far (a :class:`~quiver.ipc.dictionaries.DictionaryMemo`)."""
+        return self._loader.memo
 
     def message_index(self, offset: int) -> int:
         """The index of the message of the block at ``offset`` in the stream inside the
@@ -390,4 +519,4 @@ def _wrong_kind(raw: RawMessage, what: str) -> E.FormatError:
 _EMPTY = memoryview(b"")
 
 
-__all__ = ["MIN_FILE_SIZE", "TRAILER_SIZE", "FileDecoder"]
+__all__ = ["MIN_FILE_SIZE", "TRAILER_SIZE", "FileDecoder", "forget_footers"]

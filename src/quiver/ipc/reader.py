@@ -4,12 +4,14 @@ These and the writers are the only IPC modules that do I/O.  The stream reader i
 that reads exactly ``bytes_needed`` from its source and feeds the sans-IO
 :class:`~quiver.ipc.stream_decoder.StreamDecoder`; over ``bytes`` or a memory map it feeds
 the whole buffer once, so every uncompressed buffer of every batch is a view of the
-source.  The file reader is a loop over the sans-IO
-:class:`~quiver.ipc.file_decoder.FileDecoder`: it reads the header, the trailer, the
-footer and each block the decoder asks for (views of a buffer or memory map, positional
-reads of a file) and hands them over; the decoder checks the footer, the blocks and the
-framing, loads the dictionary blocks in footer order, then record batch blocks on demand
-(random access with :meth:`get_batch`).
+source.  The file reader gives the :class:`~quiver.ipc.file_decoder.FileDecoder` its
+positional reads (views of a buffer or memory map, reads of a file): the decoder reads
+and checks the header, the trailer and the footer (:meth:`FileDecoder.open`), the
+dictionary blocks in footer order, then record batch blocks on demand
+(:meth:`FileDecoder.read_batch`, random access with :meth:`get_batch`), choosing how to
+read each.  Filters go through :class:`~quiver.ipc.scan.Selection`, which the footer
+statistics decide; the remote reader (:mod:`quiver.ipc.remote`) and the Spark source
+share both.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import io
 import mmap
 import os
 import stat
-import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Unpack
@@ -30,37 +31,21 @@ from .. import errors as E
 from .. import types as t
 from .._keywords import spell_out
 from ..batch import RecordBatch, RecordBatchReader, Table
-from ..filters import (
-    batches_all_match,
-    batches_may_match,
-    check_filters,
-    filter_batch,
-    normalize,
-)
+from ..filters import normalize
 from . import metadata as md
-from .body import DeferredBody
 from .compression import run_pooled
 from .decoder import END, NEED_DATA, RawMessage
-from .file_decoder import TRAILER_SIZE, FileDecoder
+from .file_decoder import FileDecoder
 from .fileobj import text_mode_error
 from .framing import MAGIC
-from .statistics.decode import (
-    decode_statistics,
-    footer_value,
-    statistics_for_skipping,
-    statistics_stream,
-)
-from .stream_decoder import IpcReadOptions, ReadOptionKeywords, StreamDecoder, read_options
+from .options import IpcReadOptions, ReadOptionKeywords, read_options
+from .scan import Selection, filtered_table
+from .statistics.decode import decode_statistics, footer_value, statistics_stream
+from .stream_decoder import StreamDecoder
 
 _READ_CHUNK = 1 << 20  # bytes per read() when a message step needs more than this
 _BIG_READ = 1 << 20  # positional reads at least this large go into a numpy allocation
 _READ_PIECE = 8 << 20  # and from twice this size, in pieces of this size on the pool
-# record batch blocks of files from this size have their metadata read first, and a
-# compressed body is left for the decoders to read buffer by buffer (body.DeferredBody)
-_DEFERRED_BODY = 1 << 20
-# ... when its buffers average at least this size: each costs two positional reads (a
-# 4,000-column batch of small buffers read 1.5x slower deferred, found in review)
-_DEFERRED_BUFFER = 64 << 10
 
 
 class ReadKeywords(ReadOptionKeywords, total=False):
@@ -401,11 +386,7 @@ class RecordBatchFileReader(RecordBatchReader):
         self._closed = False
         self._filters = normalize(filters)
         self._statistics: Any = None
-        self._keep: np.ndarray | None = None  # per batch: may match the filters
-        self._whole: np.ndarray | None = None  # per batch: proven to match throughout
-        self._skip_stats: Any = None  # the statistics those two came from
-        self._counted: list[tuple[str, int]] = []  # filter columns whose counts are checked
-        self.batches_skipped = 0  # batches the filters' statistics ruled out unread
+        self._selection: Selection | None = None  # the filters' batches (scan.Selection)
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
         self._owns = owns
@@ -423,47 +404,26 @@ class RecordBatchFileReader(RecordBatchReader):
         """Hand the decoder the bytes it asks for: the header, the trailer, the footer,
         then the dictionary blocks in footer order."""
         src = self._src
-        dec = self._decoder
-        n = src.size
-        dec.check_size(n)
-        dec.check_header(src.read(0, min(n, 32)), hint_reader=True)
-        start, length = dec.footer_range(src.read(n - TRAILER_SIZE, TRAILER_SIZE), n)
-        footer = self._footer = dec.read_footer(src.read(start, length), start)
-        self._loader = dec._loader  # made now: every batch read goes through it
+        self._footer = self._decoder.open(src.read, src.size)
+        self._decoder.schema  # noqa: B018  (the projection and the types checked now)
+        self._before_dictionaries()
+        self._decoder.read_dictionaries(src.read)
         self._next_index = 0
-        for i, block in enumerate(footer.dictionaries):
-            dec.read_dictionary(i, self._block_bytes(block, i, "dictionary"))
 
-    def _block_bytes(self, block: md.Block, index: int, what: str) -> memoryview:
-        """The bytes of one block (checked to lie inside the file data): a view of a
-        buffer or map, a copy from a file."""
-        return self._src.read(*self._decoder.block_range(block, index, what))
-
-    # raw: metadata decoded, body not; deferred: a compressed body left in the file until decoded
-    def _raw_deferred(self, block: md.Block, index: int) -> RawMessage:
-        """A large record batch block of a file: the metadata is read now; a compressed
-        body is left in the file for the decoders to read buffer by buffer (see
-        :class:`~quiver.ipc.compression.StoredRange`), any other body is read whole."""
-        dec = self._decoder
-        dec.block_range(block, index)
-        meta_bytes = self._src.read(block.offset, block.meta_data_length)
-        raw = dec.record_batch_message(index, meta_bytes, body=False)
-        header = raw.message.header
-        length = raw.message.body_length
-        if header.compression is not None and length >= _DEFERRED_BUFFER * len(header.buffers):
-            body: Any = DeferredBody(self._src.read_into, raw.body_offset, length)
-        else:
-            body = self._src.read(raw.body_offset, length)
-        return RawMessage(raw.index, raw.offset, raw.message, body, raw.body_offset, raw.metadata)
+    def _before_dictionaries(self) -> None:
+        """Called once the footer is read, before the dictionary blocks are (a remote
+        reader fetches them together here)."""
 
     def _raw(self, block: md.Block, index: int, what: str) -> RawMessage:
         """One block's message, read and decoded (the decoder checks the block)."""
-        return self._decoder.message(self._block_bytes(block, index, what), block, index, what)
+        dec = self._decoder
+        return dec.message(self._src.read(*dec.block_range(block, index, what)), block,
+                           index, what)
 
     @property
     def schema(self) -> t.Schema:
         """The file's (projected) schema."""
-        return self._loader.schema
+        return self._decoder.schema
 
     @property
     def schema_message(self) -> md.SchemaMessage:
@@ -504,21 +464,8 @@ class RecordBatchFileReader(RecordBatchReader):
         if not isinstance(i, int) or not -n <= i < n:
             raise E.ArrowIndexError(f"expected a batch index below {n}, found {i!r}")
         i = i + n if i < 0 else i
-        block = self._footer.record_batches[i]
-        steady = self._loader.steady_path
-        if steady is not None and block.meta_data_length == steady.head:
-            # a block shaped like the batches before it: the stream reader's fast path
-            buf = self._block_bytes(block, i, "record batch")
-            got = steady.take(buf)
-            if got is not None:
-                return got[0], None
-            raw = self._decoder.record_batch_message(i, buf)
-        elif block.body_length >= _DEFERRED_BODY and self._src.positional:
-            raw = self._raw_deferred(block, i)
-        else:
-            dec = self._decoder
-            raw = dec.record_batch_message(i, self._src.read(*dec.block_range(block, i)))
-        return self._loader.record_batch(raw), raw.message.custom_metadata
+        src = self._src
+        return self._decoder.read_batch(i, src.read, src.read_into if src.positional else None)
 
     @property
     def statistics(self) -> Any:
@@ -543,70 +490,26 @@ class RecordBatchFileReader(RecordBatchReader):
         stream = statistics_stream(value, self.options.limits.max_metadata_size)
         return list(open_stream(stream, limits=self.options.limits))
 
+    @property
+    def batches_skipped(self) -> int:
+        """Batches the filters' footer statistics ruled out, passed over unread so far."""
+        return 0 if self._selection is None else self._selection.skipped
+
     def _selected(self, start: int) -> Iterator[tuple[int, RecordBatch]]:
         """(index, batch) from ``start`` on; with filters, batches the statistics rule
         out are skipped unread, those they prove to match throughout kept whole, and the
-        others filtered row by row."""
-        dnf = self._filters
-        if not dnf:
-            for i in range(start, self.num_record_batches):
+        others filtered row by row (:class:`~quiver.ipc.scan.Selection`)."""
+        n = self.num_record_batches
+        if not self._filters:
+            for i in range(start, n):
                 yield i, self.get_batch(i)
             return
-        self._check_filter_columns()
-        if self._keep is None:
-            file_schema = self._footer.schema.schema
-            names = file_schema.names
-            stats, why = statistics_for_skipping(  # (the filter's columns, if not decoded)
-                footer_value(self._footer.custom_metadata), file_schema,
-                self.num_record_batches,
-                self.options.limits.max_metadata_size,
-                {names.index(p.path[0]) for g in dnf for p in g if p.path[0] in names},
-                decoded=self._statistics)
-            if why is not None:
-                warnings.warn(f"the footer's statistics were not used to skip batches "
-                              f"(every batch is read and filtered): {why}",
-                              E.StatisticsWarning, stacklevel=3)
-            n = self.num_record_batches
-            self._keep = (np.ones(n, bool) if stats is None
-                          else batches_may_match(dnf, stats, file_schema))
-            self._whole = (np.zeros(n, bool) if stats is None
-                           else batches_all_match(dnf, stats, file_schema))
-            self._skip_stats = stats
-            self._counted = [(name, names.index(name))  # the filter's columns, by index
-                             for name in {p.path[0] for g in dnf for p in g}]
-        passed = start  # batches from here on not yet passed over
-        for i in (np.flatnonzero(self._keep[start:]) + start).tolist():
-            self.batches_skipped += i - passed
-            passed = i + 1
-            batch = self.get_batch(i)
-            if self._whole[i] and self._counts_agree(batch, i):
-                yield i, batch
-            else:
-                yield i, filter_batch(batch, dnf)
-        self.batches_skipped += self.num_record_batches - passed
-
-    def _counts_agree(self, batch: RecordBatch, i: int) -> bool:
-        """Whether batch ``i``'s row count and its filter columns' null counts are those
-        its statistics state (a batch the statistics prove to match throughout is kept
-        whole only then: counts are cheap to check, unlike bounds)."""
-        stats = self._skip_stats
-        if stats.row_known[i] and batch.num_rows != int(stats.row_counts[i]):
-            return False
-        for name, c in self._counted:
-            if c < len(stats.null_counts) and stats.null_known[c][i] and (
-                    batch.column(name).null_count != int(stats.null_counts[c][i])):
-                return False
-        return True
-
-    def _check_filter_columns(self) -> None:
-        names = self.schema.names
-        missing = sorted({p.path[0] for group in self._filters for p in group} - set(names))
-        if missing:
-            raise E.ArrowInvalidArgument(
-                f"expected the filter's columns {missing} among the columns read {names}; "
-                "add them to columns="
-            )
-        check_filters(self._filters, self.schema)
+        if self._selection is None:
+            self._selection = Selection(
+                self._filters, self._footer, self.schema,
+                max_size=self.options.limits.max_metadata_size, decoded=self._statistics,
+                stacklevel=3)
+        yield from self._selection.batches(self.get_batch, start, n)
 
     def __iter__(self) -> Iterator[RecordBatch]:
         for _, batch in self._selected(0):
@@ -735,16 +638,6 @@ def read_table(
             return reader.read_all()
     with open_stream(source, **kw) as reader:
         return filtered_table(reader, filters)
-
-
-def filtered_table(stream: Any, filters: Any) -> Table:
-    """Every batch of an open stream reader as a table, with only the rows ``filters``
-    keeps (checked against the stream's schema first; None keeps every row)."""
-    dnf = normalize(filters)
-    if dnf:
-        check_filters(dnf, stream.schema)
-    batches = [filter_batch(b, dnf) if dnf else b for b in stream]
-    return Table.from_batches(batches, schema=stream.schema)
 
 
 def read_schema(source: Any) -> t.Schema:

@@ -26,12 +26,12 @@ import numpy as np
 from ..batch import Table
 from ..fs.ranged import RangeCache, RangedObject, SequentialReader
 from ..fs.url import wants_url
-from . import metadata as md
 from . import reader
 from .decoder import RawMessage
 from .framing import MAGIC
 from .plan import V5, PlanNode
 from .reader import RecordBatchFileReader, RecordBatchStreamReader
+from .scan import filtered_table
 
 #: bytes fetched from the end of a file before its footer length is known
 TAIL_GUESS = 64 << 10
@@ -60,7 +60,6 @@ class RemoteFileReader(RecordBatchFileReader):
         self._object = obj
         self._cache = RangeCache(obj)
         self._metas: dict[int, tuple[RawMessage, list[tuple[int, int]] | None]] = {}
-        self._dictionaries_fetched = False
         #: batches from this index on are never fetched ahead (a Spark split's end)
         self.window_stop: int | None = None
         size = obj.size
@@ -77,14 +76,11 @@ class RemoteFileReader(RecordBatchFileReader):
         """``{"requests": ..., "bytes": ...}`` sent and fetched for this reader so far."""
         return {"requests": self._object.requests, "bytes": self._object.bytes_fetched}
 
-    def _block_bytes(self, block: md.Block, index: int, what: str) -> memoryview:
-        if what == "dictionary" and not self._dictionaries_fetched:
-            self._dictionaries_fetched = True
-            dec = self._decoder
-            ranges = [dec.block_range(b, i, "dictionary")
-                      for i, b in enumerate(dec.dictionaries)]
-            self._cache.prefetch([(o, o + n) for o, n in ranges])
-        return super()._block_bytes(block, index, what)
+    def _before_dictionaries(self) -> None:
+        # the dictionary blocks in one concurrent round, before the first is decoded
+        dec = self._decoder
+        ranges = [dec.block_range(b, i, "dictionary") for i, b in enumerate(dec.dictionaries)]
+        self._cache.prefetch([(o, o + n) for o, n in ranges])
 
     def get_batch_with_custom_metadata(self, i: int) -> Any:
         n = self.num_record_batches
@@ -95,14 +91,14 @@ class RemoteFileReader(RecordBatchFileReader):
         got = self._metas.get(i)
         if got is not None:
             raw = self._sparse(*got)
-            return self._loader.record_batch(raw), raw.message.custom_metadata
+            return self._decoder.load_record_batch(raw), raw.message.custom_metadata
         return super().get_batch_with_custom_metadata(i)
 
     # -- fetching ahead -------------------------------------------------------------------
     def _window(self, i: int) -> list[int]:
         """Batch ``i`` and the batches read after it, up to :data:`WINDOW` bytes."""
         blocks = self._footer.record_batches
-        keep = self._keep
+        keep = None if self._selection is None else self._selection.keep
         stop = len(blocks) if self.window_stop is None else max(self.window_stop, i + 1)
         order = (range(i, stop) if keep is None
                  else [i, *(np.flatnonzero(keep[i + 1 : stop]) + i + 1).tolist()])
@@ -129,7 +125,7 @@ class RemoteFileReader(RecordBatchFileReader):
             whole.append((s, s + n))
         self._cache.keep_only(whole)
         self._metas = {}
-        if self._loader.columns is None:
+        if self._decoder.columns is None:
             self._cache.prefetch(whole)
             return
         # columns=: each batch's metadata first, then only the selected columns' buffers
@@ -152,7 +148,7 @@ class RemoteFileReader(RecordBatchFileReader):
         """The body ranges of the selected columns' buffers, or None when the message is
         not one to pick from (then the whole body is read, and checked as always)."""
         header = raw.message.header
-        wanted = set(self._loader.columns or ())
+        wanted = set(self._decoder.columns or ())
         variadic = iter(header.variadic_buffer_counts)
         specs = header.buffers
         v4 = raw.message.version < V5
@@ -160,7 +156,7 @@ class RemoteFileReader(RecordBatchFileReader):
         out: list[tuple[int, int]] = []
         k = 0
         try:
-            for c, node in enumerate(self._loader.plan):
+            for c, node in enumerate(self._decoder.plan):
                 count = _buffer_count(node, v4, variadic)
                 if c in wanted:
                     for b in range(k, min(k + count, len(specs))):
@@ -302,7 +298,7 @@ def read_table(source: Any, *, columns: Sequence[int | str] | None = None,
         with RemoteFileReader(obj, filters=filters, **kw) as r:
             return r.read_all()
     with RemoteStreamReader(obj, **kw) as s:
-        return reader.filtered_table(s, filters)
+        return filtered_table(s, filters)
 
 
 def _is_file(obj: RangedObject) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -30,13 +30,10 @@ from ..fs.errors import ObjectNotFound, StorageError, retrying
 from ..fs.ranged import RangedObject, ReadAheadBytes
 from ..fs.url import filesystem, is_remote_url, is_url, parse_storage_options, redact
 from ..ipc import index as ipc_index
-from ..ipc.decoder import END
-from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
-from ..ipc.framing import EOS, describe_foreign
+from ..ipc.framing import describe_foreign
 from ..ipc.index import detect_format
 from ..ipc.remote import RemoteFileReader
-from ..ipc.statistics import footer_value, statistics_for_skipping
-from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
+from ..ipc.scan import file_layout
 from .paths import DataFile, hidden_name, partition_of_directories
 
 #: the prefix of the Spark options that are storage options
@@ -224,17 +221,8 @@ def read_layout(data_file: DataFile, layout: Any) -> Any:
         data = ReadAheadBytes(obj)
         size = len(data)
         if data_file.format == "file":
-            dec = FileDecoder()
-            dec.check_size(size)
-            dec.check_header(data[0:32], hint_reader=True)
-            start, length = dec.footer_range(data[size - TRAILER_SIZE : size], size)
-            footer = dec.read_footer(data[start : start + length], start)
-            found = footer.record_batches
-            blocks = tuple((o, o + m + b) for o, m, b in zip(
-                found.offsets, found.meta_data_lengths, found.body_lengths))
-            stats, _ = statistics_for_skipping(footer_value(footer.custom_metadata),
-                                               dec.schema, len(blocks))
-            return layout(data_file, dec.schema, blocks, statistics=stats)
+            found = file_layout(data.read_at, size)
+            return layout(data_file, found.schema, found.blocks, statistics=found.statistics)
         infos = list(ipc_index.scan_messages(data.read_at, size))
     except StorageError:
         raise  # (it names the object and the range already)
@@ -255,29 +243,22 @@ def read_layout(data_file: DataFile, layout: Any) -> Any:
                   tuple(dictionaries), (infos[0].offset, infos[0].end))
 
 
-def raw_batches(split: Any, columns: list[str] | None, validate: str) -> Iterator[Any]:
-    """The record batches of one split, fetched by the executor itself: a file's blocks
-    by coalesced concurrent ranges (only the split's), a stream's prelude and body."""
+def file_reader(split: Any, columns: list[str] | None, validate: str) -> RemoteFileReader:
+    """A reader of one file split's object, by coalesced concurrent ranges, that fetches
+    no block past the split's (the executor reads its batches, :mod:`quiver.spark.plan`)."""
+    reader = RemoteFileReader(RangedObject(split.path, options_for(split.path)),
+                              columns=columns, validate=validate)
+    reader.window_stop = split.stop
+    return reader
+
+
+def stream_pieces(split: Any) -> list[memoryview]:
+    """A stream split's prelude (schema, dictionaries) and body, fetched concurrently."""
     obj = RangedObject(split.path, options_for(split.path))
-    if split.format == "file":
-        reader = RemoteFileReader(obj, columns=columns, validate=validate)
-        reader.window_stop = split.stop
-        try:
-            for i in range(split.start, split.stop):
-                yield reader.get_batch(i)
-        finally:
-            reader.close()
-        return
     try:
         ranges = [*split.prelude, split.body]
         fetched = {(s, e): v for s, e, v in obj.fetch(ranges)}
-        decoder = StreamDecoder(IpcReadOptions(columns=columns, validate=validate))
-        for start, end in ranges:
-            decoder.feed(_slice(fetched, start, end))
-        decoder.feed(EOS)
-        decoder.feed_eof()
-        while (batch := decoder.next_batch()) is not END:
-            yield batch
+        return [_slice(fetched, start, end) for start, end in ranges]
     finally:
         obj.close()
 
@@ -289,5 +270,5 @@ def _slice(fetched: dict[tuple[int, int], memoryview], start: int, end: int) -> 
     raise AssertionError("a range fetched is not covered")  # pragma: no cover
 
 
-__all__ = ["PREFIX", "any_url", "list_files", "options_for", "raw_batches", "read_layout",
-           "register", "storage_options"]
+__all__ = ["PREFIX", "any_url", "file_reader", "list_files", "options_for", "read_layout",
+           "register", "storage_options", "stream_pieces"]

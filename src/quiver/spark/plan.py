@@ -42,12 +42,9 @@ from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, StatisticsW
 from ..filters import Predicate, filter_batch
 from ..fs.url import is_url
 from ..ipc import index as ipc_index
-from ..ipc.decoder import END
-from ..ipc.file_decoder import TRAILER_SIZE, FileDecoder
-from ..ipc.framing import EOS
+from ..ipc.options import IpcReadOptions
 from ..ipc.reader import open_file
-from ..ipc.statistics import footer_value, statistics_for_skipping
-from ..ipc.stream_decoder import IpcReadOptions, StreamDecoder
+from ..ipc.scan import file_layout, range_batches, stream_batches
 from . import objstore
 from .convert import Where, _bitmap, all_null, take, to_spark_array, valid_mask
 from .paths import DataFile, partition_value
@@ -120,25 +117,14 @@ def _pread(fd: int) -> Any:
 
 def _file_layout(data_file: DataFile, fd: int) -> Layout:
     """An IPC file's layout from its header, trailer and footer alone, read with
-    positional reads through the sans-IO :class:`~quiver.ipc.file_decoder.FileDecoder`.
-    Dictionary and record batch blocks are not read here: the executors read (and check)
-    them, and their errors name the file too (:func:`read_split`)."""
-    dec = FileDecoder()
-    size = os.fstat(fd).st_size
-    dec.check_size(size)
-    dec.check_header(os.pread(fd, 32, 0), hint_reader=True)
-    trailer = os.pread(fd, TRAILER_SIZE, size - TRAILER_SIZE) if size >= TRAILER_SIZE else b""
-    start, length = dec.footer_range(trailer, size)
-    footer = dec.read_footer(os.pread(fd, length, start), start)
-    found = footer.record_batches  # (decoded: Blocks, read here by its columns)
-    blocks = tuple((offset, offset + meta + body) for offset, meta, body in zip(
-        found.offsets, found.meta_data_lengths, found.body_lengths))
-    stats, why = statistics_for_skipping(footer_value(footer.custom_metadata), dec.schema,
-                                         len(blocks))
-    if why is not None:  # statistics only spare reads: this file's batches are all read
+    positional reads (:func:`quiver.ipc.scan.file_layout`).  Dictionary and record batch
+    blocks are not read here: the executors read (and check) them, and their errors name
+    the file too (:func:`read_split`)."""
+    found = file_layout(_pread(fd), os.fstat(fd).st_size)
+    if found.why is not None:  # statistics only spare reads: this file's batches are all read
         warnings.warn(f"{data_file.path}: the footer's statistics were not used to skip "
-                      f"batches: {why}", StatisticsWarning, stacklevel=2)
-    return Layout(data_file, dec.schema, blocks, statistics=stats)
+                      f"batches: {found.why}", StatisticsWarning, stacklevel=2)
+    return Layout(data_file, found.schema, found.blocks, statistics=found.statistics)
 
 
 def read_layout(data_file: DataFile) -> Layout:
@@ -296,26 +282,22 @@ def _map(path: str) -> memoryview:
 
 
 def _raw_batches(split: Split, columns: list[str] | None, validate: str) -> Iterator[Any]:
-    if is_url(split.path):  # object storage (spark/objstore.py): ranged reads
-        yield from objstore.raw_batches(split, columns, validate)
-        return
+    """The record batches of one split as the file holds them: a file's through its
+    reader (memory-mapped, or ranged reads of an object, :mod:`quiver.spark.objstore`),
+    a stream's prelude and body through a stream decoder (:mod:`quiver.ipc.scan`)."""
+    remote = is_url(split.path)
     if split.format == "file":
-        reader = open_file(split.path, memory_map=True, columns=columns, validate=validate)
-        try:
-            for i in range(split.start, split.stop):
-                yield reader.get_batch(i)
-        finally:
-            reader.close()
+        reader = (objstore.file_reader(split, columns, validate) if remote else
+                  open_file(split.path, memory_map=True, columns=columns, validate=validate))
+        yield from range_batches(reader, split.start, split.stop)
+        return
+    options = IpcReadOptions(columns=columns, validate=validate)
+    if remote:
+        yield from stream_batches(objstore.stream_pieces(split), options)
         return
     data = _map(split.path)
-    decoder = StreamDecoder(IpcReadOptions(columns=columns, validate=validate))
-    for offset, end in split.prelude:
-        decoder.feed(data[offset:end])
-    decoder.feed(data[split.body[0] : split.body[1]])
-    decoder.feed(EOS)
-    decoder.feed_eof()
-    while (batch := decoder.next_batch()) is not END:
-        yield batch
+    yield from stream_batches([data[start:end] for start, end in [*split.prelude, split.body]],
+                              options)
 
 
 def _constant(dtype: t.DataType, value: Any, n: int) -> Array:
