@@ -18,7 +18,7 @@ from quiver.integration.json_columns import (
     validate_json_array,
 )
 from quiver.integration.json_reader import parse_json, schema_from_json
-from quiver.ipc.body import _BodyLoader, compile_plan
+from quiver.ipc.body import BodyLoader, compile_plan
 
 INT32 = {"name": "int", "bitWidth": 32, "isSigned": True}
 
@@ -36,12 +36,12 @@ def _fld(name: str, type_: dict, children: list | None = None, **extra: Any) -> 
 
 
 def test_the_loader_is_the_ipc_walk() -> None:
-    assert issubclass(JsonColumnLoader, _BodyLoader)
+    assert issubclass(JsonColumnLoader, BodyLoader)
     for name in ("next_node", "next_buffer", "next_variadic", "load"):
-        assert getattr(JsonColumnLoader, name) is not getattr(_BodyLoader, name), name
+        assert getattr(JsonColumnLoader, name) is not getattr(BodyLoader, name), name
     # the checks are the walk's own: none is overridden
     for name in ("_check", "_check_sizes"):
-        assert getattr(JsonColumnLoader, name) is getattr(_BodyLoader, name), name
+        assert getattr(JsonColumnLoader, name) is getattr(BodyLoader, name), name
 
 
 def test_reads_a_nested_column_through_the_walk() -> None:

@@ -16,7 +16,7 @@ from quiver.ipc import body as body_module
 from quiver.ipc import metadata as md
 from quiver.ipc import plan as plan_module
 from quiver.ipc import steady
-from quiver.ipc.body import LoadContext, _BodyLoader
+from quiver.ipc.body import LoadContext, BodyLoader
 from quiver.ipc.plan import (
     PlanNode,
     compile_plan,
@@ -81,7 +81,7 @@ def _loader_loads(node: PlanNode, body: np.ndarray, nodes: list[int], specs: lis
         np.asarray(nodes, "<i8").reshape(-1, 2),
         np.asarray(specs, "<i8").reshape(-1, 2),
     )
-    loader = _BodyLoader(batch, memoryview(body.tobytes()), 0, LoadContext())
+    loader = BodyLoader(batch, memoryview(body.tobytes()), 0, LoadContext())
     loader.direct = False  # the interpreted checks only
     try:
         loader.load(node, True)

@@ -142,8 +142,6 @@ PRIVATE_ALLOWED: list[tuple[str, str]] = [
     ("quiver.batch.record_batch", "_take"),
     ("quiver.spark.convert", "_take"),
     ("quiver.spark.plan", "_bitmap"),
-    ("quiver.cli.validate", "_BodyLoader"),
-    ("quiver.integration.json_columns", "_BodyLoader"),
     ("quiver.ipc.body", "_Assembler"),
     ("quiver.ipc.append", "_is_float"),
     ("quiver.ipc.statistics.*", "_*"),

@@ -3,7 +3,7 @@
 A JSON ``FieldData`` holds what an IPC body holds, in another form: its ``count`` and the
 nulls of its VALIDITY are the FieldNode, and its keys (VALIDITY, DATA, OFFSET, SIZE,
 TYPE_ID, VIEWS, VARIADIC_DATA_BUFFERS) are the buffers.  :class:`JsonColumnLoader` is
-:class:`quiver.ipc.body._BodyLoader` with only those reads replaced (as arrow-js's
+:class:`quiver.ipc.body.BodyLoader` with only those reads replaced (as arrow-js's
 JSONVectorLoader extends its VectorLoader), so that the walk over the compiled plan and
 its structural checks (buffer sizes, offsets within their data or child, the child rules
 of :mod:`quiver.layout_rules`) are the ones IPC reading applies.  Dictionaries
@@ -30,7 +30,7 @@ from ..array.validate import validate_array
 from ..buffers import pack_bits
 from ..errors import ArrowError, ArrowInvalid, FormatError, NotSupported
 from ..ipc import metadata as md
-from ..ipc.body import LoadContext, PlanNode, _BodyLoader
+from ..ipc.body import LoadContext, PlanNode, BodyLoader
 from ..layout import storage_numpy_dtype
 
 #: the largest ``count`` accepted: JSON test files are small, and a huge count on a type
@@ -347,8 +347,8 @@ class _Column:
         return jchildren[i]
 
 
-class JsonColumnLoader(_BodyLoader):
-    """:class:`quiver.ipc.body._BodyLoader` reading FieldNodes and buffers from JSON.
+class JsonColumnLoader(BodyLoader):
+    """:class:`quiver.ipc.body.BodyLoader` reading FieldNodes and buffers from JSON.
 
     The walk (V4 union validity, buffer sizes, offsets, the child rules, dictionaries) is
     the IPC loader's; this class supplies the next node, buffer and variadic count from

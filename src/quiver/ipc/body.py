@@ -97,7 +97,7 @@ _VECTOR_CHECK = 32  # from this many nodes or buffers, check them with numpy
 PARALLEL_BODY_SIZE = 1 << 20  # compressed bodies from this size decompress on the pool
 
 
-class _BodyLoader:
+class BodyLoader:
     """One pass over the nodes and buffers of a RecordBatch table."""
 
     def __init__(
@@ -452,7 +452,7 @@ def load_record_batch(
     columns: Sequence[int] | None = None,
 ) -> list[Array]:
     """The columns of one RecordBatch message (only ``columns`` when given)."""
-    loader = _BodyLoader(batch, body, body_offset, ctx)
+    loader = BodyLoader(batch, body, body_offset, ctx)
     wanted = None if columns is None else set(columns)
     if loader.codec is not None and ctx.threads and len(body) >= PARALLEL_BODY_SIZE:
         loader.predecompress(plan, wanted)
@@ -475,7 +475,7 @@ def load_record_batch(
     return out
 
 
-def _load_leaves(plan: Sequence[PlanNode], loader: _BodyLoader, length: int) -> list[Array] | None:
+def _load_leaves(plan: Sequence[PlanNode], loader: BodyLoader, length: int) -> list[Array] | None:
     """All columns of a batch of plain leaves in one tight loop (:func:`take_leaves`).
 
     Returns None when the plan is not all plain leaves or at the first thing out of the
@@ -500,7 +500,7 @@ def load_single(
     node: PlanNode, batch: md.RecordBatch, body: memoryview, body_offset: int, ctx: LoadContext
 ) -> Array:
     """The one column of a DictionaryBatch's record batch."""
-    loader = _BodyLoader(batch, body, body_offset, ctx)
+    loader = BodyLoader(batch, body, body_offset, ctx)
     return loader.load(node, True)  # type: ignore[return-value]  # load=True builds it
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .. import errors as E
 from .batch_loader import BatchLoader
-from .body import _BodyLoader
+from .body import BodyLoader
 from .decoder import RawMessage
 from .plan import preorder
 
@@ -34,7 +34,7 @@ def buffer_fields(loader: BatchLoader, raw: RawMessage) -> dict[str, list[tuple[
     buffer; empty when the walk cannot name them."""
     try:
         header = raw.message.header
-        walk = _BodyLoader(header, raw.body, raw.body_offset, loader.context(raw))
+        walk = BodyLoader(header, raw.body, raw.body_offset, loader.context(raw))
         paths: dict[int, str] = {}  # buffers the walk names (not those of plain leaves)
         walk.buffer_paths = paths
         ranges: dict[str, range] = {}
