@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
 from quiver.spark import plan as P
+from quiver.spark import read as R
 from quiver.spark.paths import list_files
 from quiver.spark.policy import spark_arrow_schema
 
@@ -25,7 +26,7 @@ def test_read_split_hands_pyarrow_the_mapped_bytes(tmp_path):
     path = write_file(tmp_path / "z.arrow", table, batch_rows=250)
     layout = P.read_layout(list_files([path])[0])
     (split,) = P.splits_of(layout, 1 << 30)
-    batches = list(P.read_split(split, _job(layout)))
+    batches = list(R.read_split(split, _job(layout)))
     assert [b.num_rows for b in batches] == [250] * 4
     quiver_values = batches[1].column(0).buffers[1]
     exported = pa.record_batch(batches[1])
@@ -41,7 +42,7 @@ def test_file_blocks_group_by_size_and_keep_order(tmp_path):
     one_batch = layout.batches[0][1] - layout.batches[0][0]
     splits = P.splits_of(layout, 3 * one_batch)
     assert [(s.start, s.stop) for s in splits] == [(0, 3), (3, 6), (6, 9), (9, 10)]
-    got = [v for s in splits for b in P.read_split(s, _job(layout))
+    got = [v for s in splits for b in R.read_split(s, _job(layout))
            for v in b.column(0).to_pylist()]
     assert got == list(range(10_000))
 
@@ -56,7 +57,7 @@ def test_stream_splits_carry_the_dictionaries_before_them(tmp_path):
     assert [(s.start, s.stop) for s in splits] == [(0, 1), (1, 2), (2, 3), (3, 4)]
     assert all(s.prelude[0] == layout.schema_range for s in splits)
     assert all(len(s.prelude) == 1 + len(layout.dictionaries) for s in splits)
-    rows = [r for s in splits for b in P.read_split(s, _job(layout)) for r in b.to_pylist()]
+    rows = [r for s in splits for b in R.read_split(s, _job(layout)) for r in b.to_pylist()]
     assert rows == [{"d": "a", "i": 1}, {"d": "b", "i": 2}, {"d": "c", "i": 3},
                     {"d": "a", "i": 4}]
 
@@ -91,9 +92,9 @@ def test_a_file_whose_statistics_cannot_be_used_is_planned_whole(tmp_path):
     with pa.ipc.new_file(path, table.schema, metadata={STATISTICS_KEY: "#damaged#"}) as w:
         for batch in table.to_batches(max_chunksize=100):
             w.write_batch(batch)
+    layout = P.read_layout(list_files([path])[0])  # (statistics decode when first used)
     with pytest.warns(StatisticsWarning, match=r"d\.arrow.*base64"):
-        layout = P.read_layout(list_files([path])[0])
-    assert layout.statistics is None and len(layout.batches) == 10
-    got = [v for s in P.splits_of(layout, 1 << 30) for b in P.read_split(s, _job(layout))
+        assert P.layout_statistics(layout) is None and len(layout.batches) == 10
+    got = [v for s in P.splits_of(layout, 1 << 30) for b in R.read_split(s, _job(layout))
            for v in b.column(0).to_pylist()]
     assert got == list(range(1000))

@@ -624,7 +624,7 @@ def test_a_one_batch_file_is_read_by_several_tasks(spark, tmp_path, stream):
 def test_no_batch_handed_to_spark_exceeds_max_records(spark, tmp_path):
     import pyarrow as pa
 
-    from quiver.spark import plan as P
+    from quiver.spark import read as R
 
     from .helpers import write_file
 
@@ -633,7 +633,7 @@ def test_no_batch_handed_to_spark_exceeds_max_records(spark, tmp_path):
     for options, most in (({}, 10_000), ({"maxRecordsPerBatch": "3000"}, 3000)):
         reader = _reader({"path": path, **options}, schema)
         sizes = [b.num_rows for p in reader.partitions() for s in p.splits
-                 for b in P.read_split(s, reader.job)]
+                 for b in R.read_split(s, reader.job)]
         assert sum(sizes) == 25_000 and max(sizes) == most
 
 

@@ -89,7 +89,7 @@ def test_frame_with_schema_refusals() -> None:
         qv.table(df, schema=qv.schema([("c", qv.int64())]))  # pyarrow: KeyError
     with pytest.raises(qv.ArrowInvalid, match="RangeIndex"):
         qv.table(df.rename_axis("r"), schema=qv.schema([("r", qv.int64())]))
-    with pytest.raises(qv.ArrowInvalid, match="found 1.5 at row 0"):
+    with pytest.raises(qv.ArrowInvalid, match=r"found 1\.5 at row 0"):
         qv.table(df.fillna(0), schema=qv.schema([("a", qv.int64())]))  # 1.5 to int64
     with pytest.raises(qv.ArrowInvalid, match="non-nullable"):
         qv.table(df, schema=qv.schema([qv.field("a", qv.float64(), nullable=False)]))

@@ -16,7 +16,7 @@ from quiver.ipc import body as body_module
 from quiver.ipc import metadata as md
 from quiver.ipc import plan as plan_module
 from quiver.ipc import steady
-from quiver.ipc.body import LoadContext, BodyLoader
+from quiver.ipc.body import BodyLoader, LoadContext
 from quiver.ipc.plan import (
     PlanNode,
     compile_plan,

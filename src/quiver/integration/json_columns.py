@@ -30,7 +30,7 @@ from ..array.validate import validate_array
 from ..buffers import pack_bits
 from ..errors import ArrowError, ArrowInvalid, FormatError, NotSupported
 from ..ipc import metadata as md
-from ..ipc.body import LoadContext, PlanNode, BodyLoader
+from ..ipc.body import BodyLoader, LoadContext, PlanNode
 from ..layout import storage_numpy_dtype
 
 #: the largest ``count`` accepted: JSON test files are small, and a huge count on a type

@@ -519,4 +519,12 @@ def _wrong_kind(raw: RawMessage, what: str) -> E.FormatError:
 _EMPTY = memoryview(b"")
 
 
-__all__ = ["MIN_FILE_SIZE", "TRAILER_SIZE", "FileDecoder", "forget_footers"]
+def block_ranges(footer: md.Footer) -> tuple[tuple[int, int], ...]:
+    """Each record batch block's ``(start, end)`` byte range, in footer order (as the
+    footer states them: a reader checks them against the file)."""
+    found = footer.record_batches  # (decoded: Blocks, read here by its columns)
+    return tuple((offset, offset + meta + body) for offset, meta, body in zip(
+        found.offsets, found.meta_data_lengths, found.body_lengths))
+
+
+__all__ = ["MIN_FILE_SIZE", "TRAILER_SIZE", "FileDecoder", "block_ranges", "forget_footers"]

@@ -30,7 +30,7 @@ from ..filters import DNF, batches_all_match, batches_may_match, check_filters, 
 from ..filters import normalize as normalize_filters
 from . import metadata as md
 from .decoder import DEFAULT_LIMITS, END
-from .file_decoder import FileDecoder, ReadAt
+from .file_decoder import FileDecoder, ReadAt, block_ranges
 from .framing import EOS
 from .options import IpcReadOptions
 from .statistics.decode import footer_value, statistics_for_skipping
@@ -65,11 +65,8 @@ def file_layout(read: ReadAt, size: int) -> FileLayout:
     them)."""
     dec = FileDecoder()
     footer = dec.open(read, size)
-    found = footer.record_batches  # (decoded: Blocks, read here by its columns)
-    blocks = tuple((offset, offset + meta + body) for offset, meta, body in zip(
-        found.offsets, found.meta_data_lengths, found.body_lengths))
     stats, why = footer_statistics(footer)
-    return FileLayout(dec.schema, blocks, stats, why)
+    return FileLayout(dec.schema, block_ranges(footer), stats, why)
 
 
 class Selection:

@@ -68,7 +68,8 @@ class Where:
 # -- small numpy helpers --------------------------------------------------------------
 
 
-def _bitmap(mask: np.ndarray | None) -> np.ndarray | None:
+def validity_bitmap(mask: np.ndarray | None) -> np.ndarray | None:
+    """A validity bitmap of a boolean mask of valid slots (None: all valid)."""
     return None if mask is None else pack_bits(mask)
 
 
@@ -81,7 +82,7 @@ def _values(arr: Array, dtype: str | np.dtype, width: int = 1) -> np.ndarray:
 def _fixed(dtype: t.DataType, values: np.ndarray, mask: np.ndarray | None) -> Array:
     n = len(values) if values.ndim == 1 else values.shape[0]
     data = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
-    return make_array(dtype, n, [_bitmap(mask), data], (), -1 if mask is not None else 0)
+    return make_array(dtype, n, [validity_bitmap(mask), data], (), -1 if mask is not None else 0)
 
 
 class _Invalid:
@@ -357,14 +358,14 @@ def _interval(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) 
     else:
         parts = [_values(arr, "<i4").copy()]
     children = [_fixed(f.type, p, None) for f, p in zip(target.fields, parts)]
-    return make_array(target, n, [_bitmap(mask)], children, -1 if mask is not None else 0)
+    return make_array(target, n, [validity_bitmap(mask)], children, -1 if mask is not None else 0)
 
 
 def _binary_like(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
     dtype = arr.type
     n = len(arr)
     mask = valid_mask(arr)
-    validity = _bitmap(mask)
+    validity = validity_bitmap(mask)
     if isinstance(dtype, t.FixedSizeBinaryType):
         width = dtype.width
         if n * width > _INT32_MAX:
@@ -424,7 +425,7 @@ def _views(arr: Array, target: t.DataType, mask: np.ndarray | None, where: Where
     pool = np.concatenate([views, *data_buffers]) if data_buffers else views
     offsets, index = _ranges(starts, lengths)
     return make_array(
-        target, n, [_bitmap(mask), offsets.view(np.uint8), pool[index]], (), arr.null_count
+        target, n, [validity_bitmap(mask), offsets.view(np.uint8), pool[index]], (), arr.null_count
     )
 
 
@@ -464,7 +465,7 @@ def _list_like(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where)
         values = to_spark_array(child.slice(start, stop - start), policy, child_where)
         offsets = (raw - start).astype(np.int32)
     values = _renamed(values, target.value_field.type)
-    return make_array(target, n, [_bitmap(mask), offsets.view(np.uint8)], [values], -1)
+    return make_array(target, n, [validity_bitmap(mask), offsets.view(np.uint8)], [values], -1)
 
 
 def _renamed(arr: Array, target: t.DataType) -> Array:
@@ -501,7 +502,7 @@ def _map(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Ar
         kept = np.repeat(~holds_null, np.diff(offsets.astype(np.int64)))
         converted = take(converted, np.flatnonzero(kept))
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    return make_array(target, n, [_bitmap(mask), offsets.view(np.uint8)], [converted], -1)
+    return make_array(target, n, [validity_bitmap(mask), offsets.view(np.uint8)], [converted], -1)
 
 
 def _struct(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) -> Array:
@@ -511,7 +512,7 @@ def _struct(arr: Array, target: t.DataType, policy: ReadPolicy, where: Where) ->
         for c, f, tf in zip(arr.children, arr.type.fields, target.fields)
     ]
     mask = valid_mask(arr)
-    return make_array(target, n, [_bitmap(mask)], children, -1 if mask is not None else 0)
+    return make_array(target, n, [validity_bitmap(mask)], children, -1 if mask is not None else 0)
 
 
 def _with_mask(arr: Array, mask: np.ndarray) -> Array:

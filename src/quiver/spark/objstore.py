@@ -30,10 +30,9 @@ from ..fs.errors import ObjectNotFound, StorageError, retrying
 from ..fs.ranged import RangedObject, ReadAheadBytes
 from ..fs.url import filesystem, is_remote_url, is_url, parse_storage_options, redact
 from ..ipc import index as ipc_index
+from ..ipc.file_decoder import FileDecoder
 from ..ipc.framing import describe_foreign
 from ..ipc.index import detect_format
-from ..ipc.remote import RemoteFileReader
-from ..ipc.scan import file_layout
 from .paths import DataFile, hidden_name, partition_of_directories
 
 #: the prefix of the Spark options that are storage options
@@ -212,17 +211,19 @@ def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any]) -> list[D
 # -- layouts (driver) and reads (executors) --------------------------------------------
 
 
-def read_layout(data_file: DataFile, layout: Any) -> Any:
-    """The :class:`~quiver.spark.plan.Layout` (the class is ``layout``) of one object: a
-    file's head, tail and footer (two GETs, three for a large footer); a stream's message
+def read_layout(data_file: DataFile, layout: Any, from_footer: Any) -> Any:
+    """The :class:`~quiver.spark.plan.Layout` (the class is ``layout``; ``from_footer``
+    makes a file format file's from its footer) of one object: a file's
+    head, tail and footer (two GETs, three for a large footer); a stream's message
     headers, read in large blocks."""
     obj = RangedObject(data_file.path, options_for(data_file.path))
     try:
         data = ReadAheadBytes(obj)
         size = len(data)
         if data_file.format == "file":
-            found = file_layout(data.read_at, size)
-            return layout(data_file, found.schema, found.blocks, statistics=found.statistics)
+            dec = FileDecoder()
+            footer = dec.open(data.read_at, size)
+            return from_footer(data_file, footer)
         infos = list(ipc_index.scan_messages(data.read_at, size))
     except StorageError:
         raise  # (it names the object and the range already)
@@ -243,15 +244,6 @@ def read_layout(data_file: DataFile, layout: Any) -> Any:
                   tuple(dictionaries), (infos[0].offset, infos[0].end))
 
 
-def file_reader(split: Any, columns: list[str] | None, validate: str) -> RemoteFileReader:
-    """A reader of one file split's object, by coalesced concurrent ranges, that fetches
-    no block past the split's (the executor reads its batches, :mod:`quiver.spark.plan`)."""
-    reader = RemoteFileReader(RangedObject(split.path, options_for(split.path)),
-                              columns=columns, validate=validate)
-    reader.window_stop = split.stop
-    return reader
-
-
 def stream_pieces(split: Any) -> list[memoryview]:
     """A stream split's prelude (schema, dictionaries) and body, fetched concurrently."""
     obj = RangedObject(split.path, options_for(split.path))
@@ -270,5 +262,5 @@ def _slice(fetched: dict[tuple[int, int], memoryview], start: int, end: int) -> 
     raise AssertionError("a range fetched is not covered")  # pragma: no cover
 
 
-__all__ = ["PREFIX", "any_url", "file_reader", "list_files", "options_for", "read_layout",
+__all__ = ["PREFIX", "any_url", "list_files", "options_for", "read_layout",
            "register", "storage_options", "stream_pieces"]

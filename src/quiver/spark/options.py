@@ -5,17 +5,43 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import InputPartition
 
 from ..errors import ArrowInvalidArgument
 from . import plan as P
 from .policy import ReadPolicy
-from .pushdown import OPTION as FILTERS_OPTION
+
+if TYPE_CHECKING:
+    from .. import types as t
 
 MiB = 1024 * 1024
+
+
+def parsed_filters(text: str | None, schema: t.Schema) -> list[Any]:
+    """The ``filters`` option read against ``schema`` (:func:`quiver.spark.pushdown.
+    parse_filters`), ``[]`` without the option.  The parser, and the array code exact
+    filtering needs, load only when the option is given: Spark's planner processes
+    import nothing else for a read without filters."""
+    if text is None:
+        return []
+    from .pushdown import parse_filters
+
+    return parse_filters(text, schema)
+
+
+def kept_batches(job: P.ReadJob, policy: ReadPolicy) -> Callable[[P.Layout], Any]:
+    """Which batches of a layout the job's filters may keep
+    (:func:`quiver.spark.pushdown.batches_to_read`; None: all of them)."""
+    if not job.filters:
+        return lambda layout: None
+    from .pushdown import batches_to_read
+
+    names = {f.name for f in job.partition_fields}
+    return lambda layout: batches_to_read(job.filters, layout, job.schema, names, policy)
 
 
 def flag_option(options: Any, key: str, default: bool) -> bool:
@@ -89,7 +115,7 @@ class ReadOptions:
                 invalid_values=str(options.get("invalidvalues", "error")).lower(),
             ),
             validate=validate,
-            filters=options.get(FILTERS_OPTION),
+            filters=options.get("filters"),
             max_records=count_option(options, "maxRecordsPerBatch"),
         )
 

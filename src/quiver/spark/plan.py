@@ -23,32 +23,25 @@ pyarrow through the Arrow PyCapsule protocol, without a copy.
 from __future__ import annotations
 
 import itertools
-import mmap
 import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .. import types as t
-from ..array import make_array
-from ..array.base import Array
-from ..array.build import array as build
-from ..batch import RecordBatch
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, StatisticsWarning
-from ..filters import Predicate, filter_batch
 from ..fs.url import is_url
 from ..ipc import index as ipc_index
-from ..ipc.options import IpcReadOptions
-from ..ipc.reader import open_file
-from ..ipc.scan import file_layout, range_batches, stream_batches
+from ..ipc.file_decoder import FileDecoder, block_ranges
+from ..ipc.statistics.model import STATISTICS_KEY
 from . import objstore
-from .convert import Where, _bitmap, all_null, take, to_spark_array, valid_mask
-from .paths import DataFile, partition_value
+from .paths import DataFile
 from .policy import ReadPolicy, spark_arrow_schema
+
+if TYPE_CHECKING:
+    from ..filters import Predicate
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +58,13 @@ class Layout:
     batches: tuple[tuple[int, int], ...]
     dictionaries: tuple[tuple[int, int, int], ...] = ()
     schema_range: tuple[int, int] = (0, 0)
-    statistics: Any = None  # the footer's FileStatistics (file format), if any
+    # the footer's statistics value (file format), decoded only when asked
+    # (:func:`layout_statistics`): planning without filters never loads their decoder
+    statistics_value: str | bytes | None = None
     # rows of each record batch when the driver read them free (stream headers); None
     # for the file format, whose rows are read from a batch's header only when needed
     rows: tuple[int, ...] | None = None
+    decoded: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,20 +113,48 @@ def _pread(fd: int) -> Any:
 
 def _file_layout(data_file: DataFile, fd: int) -> Layout:
     """An IPC file's layout from its header, trailer and footer alone, read with
-    positional reads (:func:`quiver.ipc.scan.file_layout`).  Dictionary and record batch
-    blocks are not read here: the executors read (and check) them, and their errors name
-    the file too (:func:`read_split`)."""
-    found = file_layout(_pread(fd), os.fstat(fd).st_size)
-    if found.why is not None:  # statistics only spare reads: this file's batches are all read
-        warnings.warn(f"{data_file.path}: the footer's statistics were not used to skip "
-                      f"batches: {found.why}", StatisticsWarning, stacklevel=2)
-    return Layout(data_file, found.schema, found.blocks, statistics=found.statistics)
+    positional reads (:meth:`quiver.ipc.file_decoder.FileDecoder.open`).  Dictionary and
+    record batch blocks are not read here: the executors read (and check) them, and their
+    errors name the file too (:func:`quiver.spark.read.read_split`)."""
+    dec = FileDecoder()
+    footer = dec.open(_pread(fd), os.fstat(fd).st_size)
+    return file_format_layout(data_file, footer)
+
+
+def file_format_layout(data_file: DataFile, footer: Any) -> Layout:
+    """The :class:`Layout` of a file format file from its decoded footer."""
+    value = None if footer.custom_metadata is None else \
+        footer.custom_metadata.get(STATISTICS_KEY)
+    # the footer's schema as written (the decoder's own, checked against the batches'
+    # types, needs the batch loader: the executors build it when they read)
+    return Layout(data_file, footer.schema.schema, block_ranges(footer),
+                  statistics_value=value)
+
+
+def layout_statistics(layout: Layout) -> Any:
+    """The footer statistics of a file format layout when they can decide which batches
+    to skip, decoded on first use (the ``filters`` option, or a large batch's row
+    count); None when the file has none, or when they cannot be used (said once by a
+    :class:`~quiver.errors.StatisticsWarning`: the file's batches are all read)."""
+    if layout.statistics_value is None:
+        return None
+    if "statistics" not in layout.decoded:
+        # the decoder reads the statistics as arrays: loaded only by planning that uses them
+        from ..ipc.statistics.decode import statistics_for_skipping
+
+        stats, why = statistics_for_skipping(layout.statistics_value, layout.schema,
+                                             len(layout.batches))
+        if why is not None:
+            warnings.warn(f"{layout.file.path}: the footer's statistics were not used to "
+                          f"skip batches: {why}", StatisticsWarning, stacklevel=2)
+        layout.decoded["statistics"] = stats
+    return layout.decoded["statistics"]
 
 
 def read_layout(data_file: DataFile) -> Layout:
     """The schema and record batch positions of one file, without reading its bodies."""
     if is_url(data_file.path):  # object storage (spark/objstore.py)
-        return objstore.read_layout(data_file, Layout)
+        return objstore.read_layout(data_file, Layout, file_format_layout)
     try:
         fd = os.open(data_file.path, os.O_RDONLY)
         try:
@@ -177,7 +201,7 @@ def batch_rows(layout: Layout, i: int) -> int | None:
     when they state it, else from the batch's message header (one small read)."""
     if layout.rows is not None:
         return layout.rows[i]
-    stats = layout.statistics
+    stats = layout_statistics(layout)
     if stats is not None and bool(stats.row_known[i]):
         return int(stats.row_counts[i])
     offset, end = layout.batches[i]
@@ -204,7 +228,7 @@ def splits_of(layout: Layout, max_bytes: int, keep: Sequence[bool] | None = None
     present = None
     if columns is not None:
         present = tuple(name for c in columns
-                        if (i := _find(layout.schema, c)) is not None
+                        if (i := find_column(layout.schema, c)) is not None
                         for name in (layout.schema.names[i],))
 
     def split(start: int, stop: int, nbytes: int, rows: tuple[int, int] | None = None
@@ -270,45 +294,6 @@ def max_split_bytes(total: int, count: int, max_bytes: int, open_cost: int, core
     return max(1, min(max_bytes, max(open_cost, per_core)))
 
 
-# -- the executor: reading a split ----------------------------------------------------
-
-
-def _map(path: str) -> memoryview:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return memoryview(mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
-    finally:
-        os.close(fd)
-
-
-def _raw_batches(split: Split, columns: list[str] | None, validate: str) -> Iterator[Any]:
-    """The record batches of one split as the file holds them: a file's through its
-    reader (memory-mapped, or ranged reads of an object, :mod:`quiver.spark.objstore`),
-    a stream's prelude and body through a stream decoder (:mod:`quiver.ipc.scan`)."""
-    remote = is_url(split.path)
-    if split.format == "file":
-        reader = (objstore.file_reader(split, columns, validate) if remote else
-                  open_file(split.path, memory_map=True, columns=columns, validate=validate))
-        yield from range_batches(reader, split.start, split.stop)
-        return
-    options = IpcReadOptions(columns=columns, validate=validate)
-    if remote:
-        yield from stream_batches(objstore.stream_pieces(split), options)
-        return
-    data = _map(split.path)
-    yield from stream_batches([data[start:end] for start, end in [*split.prelude, split.body]],
-                              options)
-
-
-def _constant(dtype: t.DataType, value: Any, n: int) -> Array:
-    """A column of ``n`` copies of one partition value."""
-    if value is None:
-        return all_null(dtype, n)
-    return take(build([value], dtype), np.zeros(n, dtype=np.int64))
-
-
-
-
 def can_widen(source: t.DataType, target: t.DataType) -> bool:
     """Whether values of ``source`` become ``target`` without loss (the merge rule)."""
     if source == target or isinstance(source, t.NullType):
@@ -329,123 +314,13 @@ def can_widen(source: t.DataType, target: t.DataType) -> bool:
     return False
 
 
-def adapt(arr: Array, target: t.DataType, where: Where) -> Array:
-    """A Spark-compatible array as ``target`` (equal, or a widening by :func:`can_widen`)."""
-    source = arr.type
-    if source == target:
-        return arr
-    n = len(arr)
-    if isinstance(source, t.NullType):
-        return all_null(target, n)
-    if isinstance(target, (t.IntegerType, t.FloatingPointType)) and can_widen(source, target):
-        width = source.width // 8
-        kind = "f" if isinstance(source, t.FloatingPointType) else "i"
-        values = arr.buffers[1].view(f"<{kind}{width}")[arr.offset : arr.offset + n]
-        out_kind = "f" if isinstance(target, t.FloatingPointType) else "i"
-        wide = values.astype(f"<{out_kind}{target.width // 8}")
-        return make_array(target, n, [_validity_at_zero(arr), wide.view(np.uint8)], (), -1)
-    if isinstance(target, t.DecimalType) and can_widen(source, target):
-        return make_array(target, n, arr.buffers, (), arr.null_count, arr.offset)
-    if isinstance(target, (t.ListType, t.MapType)) and can_widen(source, target):
-        child = adapt(arr.children[0], target.fields[0].type, where)
-        return make_array(target, n, arr.buffers, [child], arr.null_count, arr.offset)
-    if isinstance(target, t.StructType) and isinstance(source, t.StructType):
-        by_name = {f.name: i for i, f in enumerate(source.fields)}
-        children = []
-        for f in target.fields:
-            if f.name in by_name:
-                child = arr.children[by_name[f.name]].slice(arr.offset, n)
-                children.append(adapt(child, f.type, where.child(f.name)))
-            else:
-                children.append(all_null(f.type, n))
-        return make_array(target, n, [_validity_at_zero(arr)], children, -1)
-    raise ArrowInvalid(
-        f"{where.file}: expected column {where.path} of type {target}, found {source}"
-    )
-
-
-def _validity_at_zero(arr: Array) -> np.ndarray | None:
-    return _bitmap(valid_mask(arr))
-
-
-def _find(schema: t.Schema, name: str) -> int | None:
+def find_column(schema: t.Schema, name: str) -> int | None:
+    """The index of column ``name`` (exact, else the one case-insensitive match)."""
     names = schema.names
     if name in names:
         return names.index(name)
     lowered = [n.lower() for n in names]
     return lowered.index(name.lower()) if name.lower() in lowered else None
-
-
-def read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
-    """The batches of one split as quiver batches of ``job.schema``'s Arrow types; a
-    damaged file's error names it."""
-    try:
-        yield from _read_split(split, job)
-    except ArrowError as exc:
-        if split.path in str(exc):
-            raise
-        raise type(exc)(f"{split.path}: {exc}") from None
-
-
-def _read_split(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
-    for batch in _converted(split, job):
-        if job.filters:
-            batch = filter_batch(batch, job.filters)
-        n = batch.num_rows
-        if n <= job.max_records:
-            if n:
-                yield batch
-            continue
-        for lo in range(0, n, job.max_records):  # zero-copy pieces Spark takes as they are
-            yield batch.slice(lo, min(job.max_records, n - lo))
-
-
-def _converted(split: Split, job: ReadJob) -> Iterator[RecordBatch]:
-    """The split's batches (or its batch's row range) in the types Spark reads."""
-    partition_names = {f.name for f in job.partition_fields}
-    raw_values = dict(split.partition)
-    wanted = [f.name for f in job.schema.fields if f.name not in partition_names]
-    columns = None
-    wanted_columns = None if split.columns is None else list(split.columns)
-    first_row = 0
-    for batch_index, batch in enumerate(
-        _raw_batches(split, wanted_columns, job.validate), start=split.start,
-    ):
-        if split.rows is not None:
-            first_row, stop = split.rows
-            if stop > batch.num_rows:
-                raise ArrowInvalid(
-                    f"batch {batch_index}: expected at least {stop} rows (as planned), "
-                    f"found {batch.num_rows}"
-                )
-            batch = batch.slice(first_row, stop - first_row)  # zero-copy
-        if columns is None:
-            columns = [_find(batch.schema, name) for name in wanted]
-        n = batch.num_rows
-        out: list[Array] = []
-        names = iter(columns)
-        for f in job.schema.fields:
-            if f.name in partition_names:
-                # the directory's text read as the type Spark asked for (a user schema
-                # may name another type than the inferred one)
-                value = partition_value(raw_values.get(f.name), f.type)
-                out.append(_constant(f.type, value, n))
-                continue
-            i = next(names)
-            if i is None:
-                out.append(all_null(f.type, n))
-                continue
-            where = Where(f"{split.path}, batch {batch_index}", f.name, first_row)
-            arr = to_spark_array(batch.column(i), job.policy, where)
-            out.append(adapt(arr, f.type, where))
-        yield RecordBatch._trusted(job.schema, out, n)
-
-
-def partition_batch(fields: Sequence[t.Field], values: dict[str, Any]) -> RecordBatch:
-    """One row of partition values (already of the fields' types)."""
-    schema = t.schema([t.field(f.name, f.type, nullable=True) for f in fields])
-    return RecordBatch._trusted(
-        schema, [_constant(f.type, values.get(f.name), 1) for f in fields], 1)
 
 
 # -- schemas ---------------------------------------------------------------------------
@@ -463,7 +338,7 @@ def select_columns(schema: t.Schema, columns: Sequence[str] | None, where: str =
     spelling.  A name that matches no column is an error (``where`` prefixes it)."""
     if columns is None:
         return schema
-    found = [_find(schema, c) for c in columns]
+    found = [find_column(schema, c) for c in columns]
     missing = [c for c, i in zip(columns, found) if i is None]
     if missing:
         raise ArrowInvalidArgument(

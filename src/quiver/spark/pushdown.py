@@ -76,8 +76,9 @@ from ..filters import (
     valid_mask,
 )
 from .convert import Where, to_spark_array
-from .plan import adapt, partition_batch
+from .plan import layout_statistics
 from .policy import ReadPolicy, to_spark_type
+from .read import adapt, partition_batch
 
 OPTION = "filters"
 _NULL_OPS = ("is null", "is not null")
@@ -478,8 +479,10 @@ def batches_to_read(dnf: DNF, layout: Any, target: t.Schema, partition_names: se
                     policy: ReadPolicy) -> list[bool] | None:
     """Which batches of a file may hold rows the filters keep (None: all of them), from
     its footer statistics read in Spark's units (:func:`spark_statistics`)."""
-    stats = layout.statistics
-    if not dnf or stats is None:
+    if not dnf:
+        return None
+    stats = layout_statistics(layout)
+    if stats is None:
         return None
     wanted = {f.name: f.type for f in target.fields}
     columns: dict[int, t.DataType] = {}

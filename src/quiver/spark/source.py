@@ -27,7 +27,7 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -40,13 +40,14 @@ from .. import types as t
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from . import objstore
 from . import plan as P
-from .objstore_sink import object_store_writer
 from .options import (
     ArrowPartition,
     ReadOptions,
     WriteOptions,
     flag_option,
+    kept_batches,
     overwrite_mode,
+    parsed_filters,
     session_max_records,
 )
 from .paths import (
@@ -60,9 +61,10 @@ from .policy import (
     from_spark_schema,
     to_spark_schema,
 )
-from .pushdown import batches_to_read, parse_filters, partition_matches
-from .sink import TaskFiles, WrittenFile, write_all, write_empty
 from .streaming import ArrowStreamReader, ArrowStreamWriter, infer_schema
+
+if TYPE_CHECKING:
+    from .sink import WrittenFile
 
 
 class _Dataset:
@@ -142,11 +144,11 @@ class ArrowDataSource(DataSource):
         ``filters`` option is checked against it here, when the DataFrame is made."""
         if flag_option(self.options, "tail", False):
             schema = infer_schema(self.options)
-            parse_filters(ReadOptions.parse(self.options).filters, schema)
+            parsed_filters(ReadOptions.parse(self.options).filters, schema)
             return to_spark_schema(schema)
         dataset = _Dataset(self.options)
         schema = dataset.schema()
-        parse_filters(dataset.options.filters, schema)
+        parsed_filters(dataset.options.filters, schema)
         return to_spark_schema(schema)
 
     def reader(self, schema: Any) -> DataSourceReader:
@@ -157,6 +159,8 @@ class ArrowDataSource(DataSource):
         """A writer for this job (append, or overwrite when ``overwrite``)."""
         paths = paths_from_options(self.options)
         if len(paths) == 1 and objstore.any_url(paths):  # object storage: no rename
+            from .objstore_sink import object_store_writer
+
             return object_store_writer(paths[0], WriteOptions.parse(self.options),
                                        from_spark_schema(schema), overwrite,
                                        objstore.storage_options(self.options),
@@ -208,7 +212,7 @@ class ArrowReader(DataSourceReader):
             columns=tuple(data_names) if opts.columns is not None else None,
             policy=opts.policy,
             validate=opts.validate,
-            filters=parse_filters(opts.filters, target),
+            filters=parsed_filters(opts.filters, target),
             max_records=opts.max_records or session_max_records(),
         )
         self._check_files(target)
@@ -260,14 +264,9 @@ class ArrowReader(DataSourceReader):
         limit = P.max_split_bytes(
             total, len(layouts), opts.max_partition_bytes, opts.open_cost, opts.min_partitions
         )
-        names = {f.name for f in self.partition_fields}
-        splits = [
-            s for layout in layouts
-            for s in P.splits_of(
-                layout, limit,
-                batches_to_read(job.filters, layout, job.schema, names, opts.policy),
-                job.columns)
-        ]
+        keep = kept_batches(job, opts.policy)
+        splits = [s for layout in layouts
+                  for s in P.splits_of(layout, limit, keep(layout), job.columns)]
         packed = P.pack(splits, limit, opts.open_cost)
         return [ArrowPartition(i, group) for i, group in enumerate(packed)] or [
             ArrowPartition(0, [])
@@ -284,6 +283,8 @@ class ArrowReader(DataSourceReader):
             values = {f.name: partition_value(raw.get(f.name), f.type) for f in fields}
         except (ArrowError, ValueError, TypeError):
             return True  # a value that does not read as its type: the executor says so
+        from .pushdown import partition_matches  # (only with filters: see partitions)
+
         return partition_matches(self.job.filters, values, fields)
 
     def read(self, partition: ArrowPartition) -> Iterator[Any]:
@@ -291,10 +292,12 @@ class ArrowReader(DataSourceReader):
         those the ``filters`` option keeps, at most ``maxRecordsPerBatch`` rows each."""
         import pyarrow as pa
 
+        from .read import read_split
+
         if self.dataset.storage is not None:  # object storage: the options, on executors
             objstore.register(*self.dataset.storage)
         for split in partition.splits:
-            for batch in P.read_split(split, self.job):
+            for batch in read_split(split, self.job):
                 yield pa.record_batch(batch)
 
 
@@ -397,6 +400,8 @@ class ArrowWriter(DataSourceArrowWriter):
             setting = ctx.getLocalProperty("spark.sql.files.maxRecordsPerFile")
             with contextlib.suppress(ValueError):
                 options = replace(options, max_records_per_file=max(int(setting or 0), 0))
+        from .sink import TaskFiles, write_all
+
         files = TaskFiles(attempt_dir, f"part-{task:05d}-{attempt}-{self.job}", options)
         written = write_all(files, iterator)
         mode = None
@@ -429,6 +434,8 @@ class ArrowWriter(DataSourceArrowWriter):
         it then writes no file (one at the root would sit beside ``key=value``
         directories).
         """
+        from .sink import write_empty
+
         reported = [m for m in messages if m is not None]
         os.makedirs(self.path, exist_ok=True)
         aside = os.path.join(_job_dir(self.path, self.job), "_old")

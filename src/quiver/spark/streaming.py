@@ -72,13 +72,13 @@ from .options import (
     ReadOptions,
     WriteOptions,
     flag_option,
+    kept_batches,
+    parsed_filters,
     session_max_records,
     size_option,
 )
 from .paths import DataFile, hidden_name, partition_of, partition_schema, paths_from_options
 from .policy import from_spark_schema
-from .pushdown import batches_to_read, parse_filters
-from .sink import TaskFiles, write_all
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -380,7 +380,7 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             validate=opts.validate,
             # the filters option applies to streams exactly as to batch reads: rows are
             # filtered on the executors, and footer statistics skip batches
-            filters=parse_filters(opts.filters, target),
+            filters=parsed_filters(opts.filters, target),
             max_records=opts.max_records or session_max_records(),
         )
         self._target: dict[str, Any] | None = None  # AvailableNow: what is there now
@@ -574,12 +574,9 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         limit = P.max_split_bytes(total, len(layouts), opts.max_partition_bytes,
                                   opts.open_cost, opts.min_partitions)
         job = self.job
-        names = {f.name for f in job.partition_fields}
+        keep = kept_batches(job, opts.policy)
         splits = [s for layout in layouts
-                  for s in P.splits_of(layout, limit,
-                                       batches_to_read(job.filters, layout, job.schema, names,
-                                                       opts.policy),
-                                       job.columns)]
+                  for s in P.splits_of(layout, limit, keep(layout), job.columns)]
         packed = P.pack(splits, limit, opts.open_cost)
         return [ArrowPartition(i, group) for i, group in enumerate(packed)]
 
@@ -587,8 +584,10 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule)."""
         import pyarrow as pa
 
+        from .read import read_split  # the executors' half: never loaded by the planner
+
         for split in partition.splits:
-            for batch in P.read_split(split, self.job):
+            for batch in read_split(split, self.job):
                 yield pa.record_batch(batch)
 
     def commit(self, end: dict) -> None:
@@ -697,6 +696,8 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
                 "found it gone") from None
         # names unique across micro-batches and restarts: the query id changes with each
         # start, Spark's attempt id is unique within it
+        from .sink import TaskFiles, write_all  # (executors only)
+
         files = TaskFiles(attempt_dir, f"part-{task:05d}-{unique}-{self.query}", self.options)
         written = write_all(files, iterator)
         return StreamCommitMessage(attempt_dir, tuple(written))
