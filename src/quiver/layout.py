@@ -174,20 +174,16 @@ def _same(lay: Layout) -> Callable[[t.DataType], Layout]:
     return lambda dtype: lay
 
 
-for _cls, _lay in (
-    (t.NullType, _NULL_LAYOUT),
-    (t.BoolType, _BOOL_LAYOUT),
-    (t.BinaryViewType, _VIEW),
-    (t.StringViewType, _VIEW),
-    (t.ListViewType, _LIST_VIEW),
-    (t.LargeListViewType, _LARGE_LIST_VIEW),
-    (t.ListType, _LIST),
-    (t.LargeListType, _LARGE_LIST),
-    (t.MapType, _LIST),
-    (t.FixedSizeListType, _FIXED_LIST),
-    (t.StructType, _STRUCT),
+# (one layout per class: a list of (class, layout) pairs, two to a line)
+_ONE_LAYOUT = [
+    (t.NullType, _NULL_LAYOUT), (t.BoolType, _BOOL_LAYOUT),
+    (t.BinaryViewType, _VIEW), (t.StringViewType, _VIEW),
+    (t.ListViewType, _LIST_VIEW), (t.LargeListViewType, _LARGE_LIST_VIEW),
+    (t.ListType, _LIST), (t.LargeListType, _LARGE_LIST), (t.MapType, _LIST),
+    (t.FixedSizeListType, _FIXED_LIST), (t.StructType, _STRUCT),
     (t.RunEndEncodedType, _REE),
-):
+]
+for _cls, _lay in _ONE_LAYOUT:
     registry.register("layout", _same(_lay), _cls)
 registry.register(
     "layout", _fixed_width, t.IntegerType, t.FloatingPointType, t.DecimalType, t.DateType,

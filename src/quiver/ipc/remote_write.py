@@ -65,11 +65,14 @@ class RemoteStreamWriter(_Uploading, RecordBatchStreamWriter):
         super().__init__(upload, schema, **kw)
 
 
-def _uploading(cls: Any, url: Any, schema: Any, storage_options: Mapping[str, Any] | None,
-               kw: dict[str, Any]) -> Any:
-    """A writer of class ``cls`` over a new upload to ``url``; the upload is aborted when
-    the writer cannot start (a bad schema or option leaves no object)."""
-    upload = Upload(url, storage_options)
+def _opened(local: Any, cls: Any, sink: Any, schema: Any,
+            storage_options: Mapping[str, Any] | None, kw: dict[str, Any]) -> Any:
+    """``local(sink, schema, **kw)`` for a path or file, else a writer of class ``cls``
+    over a new upload to the URL ``sink``; the upload is aborted when the writer cannot
+    start (a bad schema or option leaves no object)."""
+    if not wants_url(sink, storage_options):
+        return local(sink, schema, **kw)
+    upload = Upload(sink, storage_options)
     try:
         return cls(upload, schema, **kw)
     except BaseException:
@@ -82,9 +85,7 @@ def _uploading(cls: Any, url: Any, schema: Any, storage_options: Mapping[str, An
 def new_file(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | None = None,
              **kw: Any) -> RecordBatchFileWriter:
     """A file writer (see :func:`quiver.ipc.writer.new_file`), also to a URL."""
-    if not wants_url(sink, storage_options):
-        return writer.new_file(sink, schema, **kw)
-    return _uploading(RemoteFileWriter, sink, schema, storage_options, kw)
+    return _opened(writer.new_file, RemoteFileWriter, sink, schema, storage_options, kw)
 
 
 @entry(writer.new_stream, URL_DOC + """    A URL's object is written as a multipart upload,
@@ -92,9 +93,7 @@ def new_file(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | Non
 def new_stream(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | None = None,
                **kw: Any) -> RecordBatchStreamWriter:
     """A stream writer (see :func:`quiver.ipc.writer.new_stream`), also to a URL."""
-    if not wants_url(sink, storage_options):
-        return writer.new_stream(sink, schema, **kw)
-    return _uploading(RemoteStreamWriter, sink, schema, storage_options, kw)
+    return _opened(writer.new_stream, RemoteStreamWriter, sink, schema, storage_options, kw)
 
 
 __all__ = ["RemoteFileWriter", "RemoteStreamWriter", "new_file", "new_stream"]
