@@ -134,10 +134,6 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
 # a file that another change of issue 29 edits at the same time, and becomes public (or
 # moves) when those are merged.  Keep this list short; never add to it.
 PRIVATE_ALLOWED: list[tuple[str, str]] = [
-    ("quiver.array.cast", "_take"),
-    ("quiver.array.select", "_take"),
-    ("quiver.batch.record_batch", "_take"),
-    ("quiver.spark.convert", "_take"),
     ("quiver.spark.plan", "_bitmap"),
     ("quiver.cli.validate", "_BodyLoader"),
     ("quiver.integration.json_columns", "_BodyLoader"),
