@@ -139,9 +139,6 @@ PRIVATE_ALLOWED: list[tuple[str, str]] = [
     ("quiver.integration.json_columns", "_BodyLoader"),
     ("quiver.ipc.append", "_is_float"),
     ("quiver.ipc.statistics.*", "_*"),
-    ("quiver.types", "_ListBase"),
-    ("quiver.types.schema", "_field_str"),
-    ("quiver.types.schema", "_strip_metadata"),
 ]
 
 

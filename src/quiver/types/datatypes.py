@@ -80,7 +80,7 @@ class DataType:
             return False
         if check_metadata:
             return self == other
-        return _strip_metadata(self) == _strip_metadata(other)
+        return strip_metadata(self) == strip_metadata(other)
 
     def __arrow_c_schema__(self) -> Any:
         """This type as an ``arrow_schema`` PyCapsule (the Arrow PyCapsule protocol), for
@@ -99,11 +99,12 @@ class DataType:
         return self.name
 
 
-def _strip_metadata(t: DataType) -> DataType:
+def strip_metadata(t: DataType) -> DataType:
+    """``t`` with the metadata of every child field removed, at any depth."""
     if isinstance(t, ExtensionType):
-        return ExtensionType(t.extension_name, _strip_metadata(t.storage_type), t.serialized)
+        return ExtensionType(t.extension_name, strip_metadata(t.storage_type), t.serialized)
     if isinstance(t, DictionaryType):
-        return DictionaryType(t.index_type, _strip_metadata(t.value_type), t.ordered)
+        return DictionaryType(t.index_type, strip_metadata(t.value_type), t.ordered)
     if not t.fields:
         return t
     return t.with_fields(tuple(f.remove_metadata() for f in t.fields))  # type: ignore[attr-defined]
@@ -375,10 +376,6 @@ class FixedSizeBinaryType(DataType):
 # nested types
 
 
-def _field_str(f: Field) -> str:
-    return f"{f.name}: {f.type}" + ("" if f.nullable else " not null")
-
-
 @dataclass(frozen=True, slots=True, repr=False)
 class _ListBase(DataType):
     """What the list types share: one child field, ``value_field``."""
@@ -396,7 +393,7 @@ class _ListBase(DataType):
         return type(self)(fields[0])
 
     def __str__(self) -> str:
-        return f"{self.name}<{_field_str(self.value_field)}>"
+        return f"{self.name}<{self.value_field}>"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -441,7 +438,7 @@ class FixedSizeListType(_ListBase):
         return FixedSizeListType(fields[0], self.list_size)
 
     def __str__(self) -> str:
-        return f"fixed_size_list<{_field_str(self.value_field)}>[{self.list_size}]"
+        return f"fixed_size_list<{self.value_field}>[{self.list_size}]"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -462,7 +459,7 @@ class StructType(DataType):
         return hits[0] if len(hits) == 1 else -1
 
     def __str__(self) -> str:
-        return "struct<" + ", ".join(_field_str(f) for f in self.children) + ">"
+        return "struct<" + ", ".join(map(str, self.children)) + ">"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -536,7 +533,7 @@ class UnionType(DataType):
 
     def __str__(self) -> str:
         inner = ", ".join(
-            f"{_field_str(f)}={c}" for f, c in zip(self.children, self.type_codes)
+            f"{f}={c}" for f, c in zip(self.children, self.type_codes)
         )
         return f"{self.mode}_union<{inner}>"
 
