@@ -137,8 +137,6 @@ PRIVATE_ALLOWED: list[tuple[str, str]] = [
     ("quiver.spark.plan", "_bitmap"),
     ("quiver.cli.validate", "_BodyLoader"),
     ("quiver.integration.json_columns", "_BodyLoader"),
-    ("quiver.ipc.append", "_is_float"),
-    ("quiver.ipc.statistics.*", "_*"),
 ]
 
 
