@@ -30,7 +30,19 @@ INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
 # the base class
 
 
-class DataType:
+class _TypeClass(type):
+    """The class of the DataType classes: ``class ListType(_ListBase, name="list")`` states a
+    type that differs from its base by its name only (slotted, the base's dataclass fields,
+    equality, hash and pickling)."""
+
+    def __new__(mcls, cls_name: str, bases: tuple[type, ...], ns: dict[str, Any],
+                name: str | None = None) -> _TypeClass:
+        if name is not None:
+            ns = {"__slots__": (), **ns, "name": name}
+        return super().__new__(mcls, cls_name, bases, ns)
+
+
+class DataType(metaclass=_TypeClass):
     """Base of every Arrow data type. Subclasses are frozen dataclasses."""
 
     __slots__ = ()
@@ -115,17 +127,17 @@ def strip_metadata(t: DataType) -> DataType:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class NullType(DataType):
+class _Plain(DataType):
+    """What the types without parameters share: equal when of one class."""
+
+
+class NullType(_Plain, name="null"):
     """All values null; no buffers."""
 
-    name: ClassVar[str] = "null"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class BoolType(DataType):
+class BoolType(_Plain, name="bool"):
     """Booleans packed one bit per value."""
 
-    name: ClassVar[str] = "bool"
     bit_width = 1  # type: ignore[assignment]
 
 
@@ -341,18 +353,12 @@ class StringType(DataType):
         return "large_string" if self.large else "string"
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class BinaryViewType(DataType):
+class BinaryViewType(_Plain, name="binary_view"):
     """16-byte views into inline bytes or variadic data buffers."""
 
-    name: ClassVar[str] = "binary_view"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class StringViewType(DataType):
+class StringViewType(_Plain, name="string_view"):
     """16-byte views of UTF-8 strings."""
-
-    name: ClassVar[str] = "string_view"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -396,32 +402,20 @@ class _ListBase(DataType):
         return f"{self.name}<{self.value_field}>"
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class ListType(_ListBase):
+class ListType(_ListBase, name="list"):
     """Lists with 32-bit offsets."""
 
-    name: ClassVar[str] = "list"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class LargeListType(_ListBase):
+class LargeListType(_ListBase, name="large_list"):
     """Lists with 64-bit offsets."""
 
-    name: ClassVar[str] = "large_list"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class ListViewType(_ListBase):
+class ListViewType(_ListBase, name="list_view"):
     """Lists given by 32-bit offsets and sizes (out of order allowed)."""
 
-    name: ClassVar[str] = "list_view"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class LargeListViewType(_ListBase):
+class LargeListViewType(_ListBase, name="large_list_view"):
     """Lists given by 64-bit offsets and sizes."""
-
-    name: ClassVar[str] = "large_list_view"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
