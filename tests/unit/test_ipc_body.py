@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import quiver as qv
 import quiver.ipc as ipc
-from quiver.ipc import body as body_module
+from quiver.ipc import assemble as assemble_module
 from quiver.ipc import metadata as md
 from quiver.ipc.body import assemble, assemble_body, compile_write_plan, layout_body
 from quiver.ipc.decoder import END, MessageDecoder
@@ -183,7 +183,7 @@ def test_plain_columns_at_byte_aligned_offsets_never_take_the_general_walk(
     def refuse(self: object, arr: object) -> None:
         raise AssertionError("the general walk was taken")
 
-    monkeypatch.setattr(body_module._Assembler, "add", refuse)
+    monkeypatch.setattr(assemble_module.Assembler, "add", refuse)
     for off, n in [(0, 41), (8, 33), (16, 0)]:
         assemble_body(batch.slice(off, n).columns, plan)
     with pytest.raises(AssertionError, match="general walk"):

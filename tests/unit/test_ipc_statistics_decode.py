@@ -244,17 +244,17 @@ def test_template_groups_read_back_every_digit_count_and_refuse_other_rows():
     # indices of 1 to 9 digits put the digits (and their count) at other bytes; each
     # group of one message size must tell its rows apart and read all their numbers
     from quiver.ipc import metadata as md
-    from quiver.ipc.statistics.templates import _template, _TemplateGroup
+    from quiver.ipc.statistics.templates import TemplateGroup, template_for
 
     rng = np.random.default_rng(7)
     num_nodes, num_buffers = 12, 30
     by_size: dict[int, list] = {}
     for digits in range(1, 10):
-        tm = _template(md.V5, num_nodes, num_buffers, digits)
+        tm = template_for(md.V5, num_nodes, num_buffers, digits)
         by_size.setdefault(tm.size, []).append(tm)
     assert len(by_size) > 1  # (several groups, one with digits at two places)
     for templates in by_size.values():
-        group = _TemplateGroup(templates)
+        group = TemplateGroup(templates)
         rows, want = [], []
         for tm in templates:
             m = 6
@@ -282,10 +282,10 @@ def test_template_groups_read_back_every_digit_count_and_refuse_other_rows():
 
 def test_a_template_group_reads_messages_in_order_by_one_comparison_and_others_too():
     from quiver.ipc import metadata as md
-    from quiver.ipc.statistics.templates import _template, _TemplateGroup
+    from quiver.ipc.statistics.templates import TemplateGroup, template_for
 
     num_nodes, num_buffers, m = 12, 30, 1_200  # indices of 1 to 4 digits
-    templates = [_template(md.V5, num_nodes, num_buffers, d) for d in range(1, 8)]
+    templates = [template_for(md.V5, num_nodes, num_buffers, d) for d in range(1, 8)]
     assert len({tm.size for tm in templates}) == 1
     rng = np.random.default_rng(3)
     body = rng.integers(0, 1 << 30, m) * 8
@@ -298,7 +298,7 @@ def test_a_template_group_reads_messages_in_order_by_one_comparison_and_others_t
         rows = digits == tm.digits
         matrix[rows] = tm.encode(body[rows], 9, nodes[rows], buffers[rows],
                                  index[rows]).view(np.int64)
-    group = _TemplateGroup(templates)
+    group = TemplateGroup(templates)
     own = matrix[:, group.own]
     assert np.array_equal(group.in_order(m), own)  # the one comparison
     assert np.array_equal(group.in_order(m - 700), own[: m - 700])  # (kept, sliced)
@@ -356,21 +356,21 @@ def test_buffer_offsets_and_lengths_that_overflow_when_added_are_refused_by_the_
 
 
 def test_windows_are_rows_of_the_flat_array_and_never_reach_outside_it():
-    from quiver.ipc.statistics.templates import _windows
+    from quiver.ipc.statistics.templates import windows
 
     flat = np.arange(10, dtype=np.int64)
-    assert _windows(flat, np.array([0, 3, 7]), 3).tolist() == [[0, 1, 2], [3, 4, 5],
+    assert windows(flat, np.array([0, 3, 7]), 3).tolist() == [[0, 1, 2], [3, 4, 5],
                                                                [7, 8, 9]]
-    assert _windows(flat, np.array([], np.int64), 4).shape == (0, 4)
+    assert windows(flat, np.array([], np.int64), 4).shape == (0, 4)
     for starts, width in (([8], 3), ([-1], 3), ([0], 11)):
         with pytest.raises(IndexError):
-            _windows(flat, np.array(starts), width)
+            windows(flat, np.array(starts), width)
 
 
 def test_a_template_group_of_other_digit_counts_has_no_order_from_zero():
     from quiver.ipc import metadata as md
-    from quiver.ipc.statistics.templates import _template, _TemplateGroup
+    from quiver.ipc.statistics.templates import TemplateGroup, template_for
 
-    wide = [_template(md.V5, 12, 30, d) for d in (8, 9)]  # indices from 10,000,000 on
+    wide = [template_for(md.V5, 12, 30, d) for d in (8, 9)]  # indices from 10,000,000 on
     assert len({tm.size for tm in wide}) == 1
-    assert _TemplateGroup(wide).in_order(5) is None
+    assert TemplateGroup(wide).in_order(5) is None

@@ -146,21 +146,9 @@ LAZY_ALLOWED: list[tuple[str, str, str]] = [
      "are given as keywords or a batch is read: not for the footer alone (`quiver schema`)"),
 ]
 
-# cross-module uses of underscore names still waiting, (importing module, name): each sits in
-# a file that another change of issue 29 edits at the same time, and becomes public (or
-# moves) when those are merged.  Keep this list short; never add to it.
-PRIVATE_ALLOWED: list[tuple[str, str]] = [
-    ("quiver.array.cast", "_take"),
-    ("quiver.array.select", "_take"),
-    ("quiver.batch.record_batch", "_take"),
-    ("quiver.spark.convert", "_take"),
-    ("quiver.ipc.body", "_Assembler"),
-    ("quiver.ipc.append", "_is_float"),
-    ("quiver.ipc.statistics.*", "_*"),
-    ("quiver.types", "_ListBase"),
-    ("quiver.types.schema", "_field_str"),
-    ("quiver.types.schema", "_strip_metadata"),
-]
+# cross-module uses of underscore names allowed, (importing module, name): none.  A name
+# another module needs is public in its owner module (or the code moves to its user).
+PRIVATE_ALLOWED: list[tuple[str, str]] = []
 
 
 @dataclass(frozen=True)

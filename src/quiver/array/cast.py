@@ -49,7 +49,7 @@ from .data import offsets_and_data as _offsets_and_data
 from .data import ranges as _ranges
 from .decimal import from_ints, limbs, to_ints
 from .parse import parse_floats, parse_integers
-from .take import _take
+from .take import gather
 
 # another library's type (``__arrow_c_schema__``) as a DataType: the C data interface,
 # above this layer (quiver.hooks; ctypes loads only for such a target)
@@ -582,7 +582,7 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
         idx = arr.indices.to_numpy(zero_copy_only=False)  # type: ignore[attr-defined]
         nulls = null_mask(arr)
         codes = np.where(nulls, 0, np.nan_to_num(idx)).astype(np.int64)
-        decoded = _take(arr.dictionary, codes, None if not nulls.any() else ~nulls)  # type: ignore[arg-type]
+        decoded = gather(arr.dictionary, codes, None if not nulls.any() else ~nulls)  # type: ignore[arg-type]
         return cast(decoded, target, safe=safe)
     dst = t.storage_of(target)
     if isinstance(arr.type, t.ExtensionType) or isinstance(target, t.ExtensionType):

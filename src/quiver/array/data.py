@@ -162,7 +162,10 @@ def slice_bounds(size: int, offset: Any, length: Any) -> tuple[int, int]:
 
 
 def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The positions ``starts[i] .. starts[i] + lengths[i]`` for every i, concatenated."""
+    """The positions ``starts[i] .. starts[i] + lengths[i]`` for every i, concatenated
+    (int64, whatever integer type the inputs have)."""
+    starts = np.asarray(starts, np.int64)
+    lengths = np.asarray(lengths, np.int64)
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)

@@ -4,7 +4,7 @@ Not an Arrow spec section: these follow pyarrow's compute functions of the same 
 (``pyarrow.compute.take``, ``filter``, ``is_null``, ``fill_null``, ``sort_indices``) so that
 results compare equal to pyarrow's.  Not a compute engine: only what selecting rows needs.
 
-The gather walk itself, :func:`quiver.array.take._take`, lives in :mod:`quiver.array.take`
+The gather walk itself, :func:`quiver.array.take.gather`, lives in :mod:`quiver.array.take`
 (below :mod:`quiver.array.cast`, which decodes dictionaries with it); this module parses
 the indices and masks and holds the public kernels and sorting.
 
@@ -36,7 +36,7 @@ from .build import array, from_numpy
 from .cast import cast
 from .concat import concat_arrays
 from .data import null_mask as _null_mask
-from .take import _take, all_null
+from .take import all_null, gather
 
 # another library's array as a quiver Array: the C data interface, above this layer
 # (quiver.hooks)
@@ -139,7 +139,7 @@ def take(arr: Array, indices: Any) -> Array:
     idx, valid = checked_indices(indices, len(arr))
     if len(arr) == 0 and len(idx):
         return all_null(arr.type, len(idx))
-    return _take(arr, idx, valid)
+    return gather(arr, idx, valid)
 
 
 def selection(mask: Any, n: int) -> np.ndarray:
@@ -165,7 +165,7 @@ def filter(arr: Array, mask: Any) -> Array:
     """
     if not isinstance(arr, Array):
         raise ArrowTypeError(f"expected a quiver Array, found {type(arr).__name__}")
-    return _take(arr, selection(mask, len(arr)), None)
+    return gather(arr, selection(mask, len(arr)), None)
 
 
 def is_null(arr: Array) -> Array:
@@ -210,7 +210,7 @@ def fill_null(arr: Array, fill_value: Any) -> Array:
     if not nulls.any():
         return arr
     idx = np.where(nulls, len(arr), np.arange(len(arr)))
-    return _take(concat_arrays([arr, fill]), idx, None)
+    return gather(concat_arrays([arr, fill]), idx, None)
 
 
 # --------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Not an Arrow spec section: the results compare equal to ``pyarrow.compute.take``
 
 Theory of operation
 -------------------
-One walk, :func:`_take`, gathers rows of any array.  It asks the layout table
+One walk, :func:`gather`, gathers rows of any array.  It asks the layout table
 (:func:`quiver.layout.layout_of`) what each buffer holds and how the children relate to the
 parent, and each buffer kind and child rule has one vectorized gather:
 
@@ -63,7 +63,7 @@ def _new_offsets(lengths: np.ndarray, width: int) -> np.ndarray:
     return offsets.astype(f"<i{width}").view(np.uint8)
 
 
-def _take(arr: Array, idx: np.ndarray, valid: np.ndarray | None) -> Array:
+def gather(arr: Array, idx: np.ndarray, valid: np.ndarray | None) -> Array:
     """Rows ``idx`` (relative to ``arr``'s offset) of ``arr``; ``valid`` False makes a null."""
     dtype = arr.type
     st = t.storage_of(dtype)
@@ -126,14 +126,14 @@ def _take(arr: Array, idx: np.ndarray, valid: np.ndarray | None) -> Array:
     if rule == "same":
         # struct and sparse union children hold the same rows; a null index makes a null
         # in every child too (for a sparse union, that is how its slot becomes null)
-        children = [_take(c, at, valid) for c in arr.children]
+        children = [gather(c, at, valid) for c in arr.children]
     elif rule == "offsets":
-        children = [_take(arr.children[0], positions, None)]  # type: ignore[arg-type]
+        children = [gather(arr.children[0], positions, None)]  # type: ignore[arg-type]
     elif rule == "fixed":
         size = st.list_size  # type: ignore[attr-defined]
         pos = (at[:, None] * size + np.arange(size, dtype=np.int64)).reshape(-1)
         cv = None if valid is None else np.repeat(valid, size)
-        children = [_take(arr.children[0], pos, cv)]
+        children = [gather(arr.children[0], pos, cv)]
     elif rule in ("views", "dense"):
         children = list(arr.children)
         if rule == "dense" and valid is not None and not valid.all():
@@ -170,7 +170,7 @@ def _take_run_end(arr: Array, at: np.ndarray, valid: np.ndarray | None) -> Array
     change = np.flatnonzero(key[1:] != key[:-1]) + 1 if k else np.zeros(0, np.int64)
     firsts = np.concatenate(([0], change)).astype(np.int64) if k else change
     new_ends = np.append(change, k).astype(np.int64) if k else change
-    run_values = _take(values, run[firsts], None if valid is None else valid[firsts])
+    run_values = gather(values, run[firsts], None if valid is None else valid[firsts])
     end_type = ends_arr.type
     end_dtype = storage_numpy_dtype(end_type)
     ends_out = make_array(end_type, len(new_ends),

@@ -10,6 +10,7 @@ from .. import types as t
 from ..array import select as _select
 from ..array.base import Array, make_array, slice_bounds
 from ..array.equal import array_equals
+from ..array.take import gather
 from ..array.validate import validate_array
 from ..errors import (
     ArrowIndexError,
@@ -231,7 +232,7 @@ class RecordBatch(Tabular):
         {'a': [3, 1]}
         """
         idx, valid = _select.checked_indices(indices, self._num_rows)
-        cols = [_select._take(c, idx, valid) for c in self._columns]
+        cols = [gather(c, idx, valid) for c in self._columns]
         return RecordBatch(self._schema, cols, len(idx))
 
     def sort_by(self, sorting: str | Sequence[tuple[str, str]]) -> RecordBatch:

@@ -45,7 +45,7 @@ from .framing import FILE_HEADER, parse_prefix
 from .statistics.compute import Raw
 from .statistics.decode import decode_statistics, footer_value
 from .statistics.encode import StatisticsCollector
-from .statistics.model import STATISTICS_KEY, _is_float
+from .statistics.model import STATISTICS_KEY, is_float
 
 
 @dataclass
@@ -192,7 +192,7 @@ def _raws_of(stats: Any, schema: t.Schema, num_batches: int
         return None
     out: list[list[Raw]] = []
     for c, field in enumerate(schema.fields):
-        floats = _is_float(field.type)
+        floats = is_float(field.type)
         if not stats.null_known[c].all() or (floats and not stats.nan_known[c].all()):
             return None
         nulls = stats.null_counts[c].tolist()

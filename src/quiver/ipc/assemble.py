@@ -46,7 +46,9 @@ def _offsets_view(buf: np.ndarray, width: int, offset: int, length: int) -> np.n
     return buf[offset * width : (offset + length + 1) * width].view(dt)
 
 
-class _Assembler:
+class Assembler:
+    """The general write walk: appends arrays in pre-order to one :class:`Assembled`."""
+
     def __init__(self, version: int = V5) -> None:
         self.out = Assembled()
         self.v4 = version < V5
@@ -130,7 +132,7 @@ class _Assembler:
 
 def assemble(columns: Sequence[Array], version: int = V5) -> Assembled:
     """Flatten a batch's columns into FieldNodes and buffer views, pre-order."""
-    a = _Assembler(version)
+    a = Assembler(version)
     for col in columns:
         a.add(col)
     return a.out
@@ -138,7 +140,7 @@ def assemble(columns: Sequence[Array], version: int = V5) -> Assembled:
 
 # The compiled writer: a plan per schema says, for each top-level column, which of the
 # common leaf layouts it has, so that the per-batch walk handles those columns inline;
-# every other column (nested, unions, views, null, run-end encoded...) takes _Assembler.
+# every other column (nested, unions, views, null, run-end encoded...) takes Assembler.
 _GENERAL, _FIXED, _BITS, _BINARY = 0, 1, 2, 3
 _PAD = tuple(b"\x00" * (-k % 8) for k in range(8))  # the padding after k mod 8 bytes
 _OFFSET_DTYPES = {4: np.dtype("<i4"), 8: np.dtype("<i8")}
@@ -187,7 +189,7 @@ def assemble_body(
     nodes: list[int] = []
     bufs: list[np.ndarray | None] = []
     variadic: list[int] = []
-    general: _Assembler | None = None
+    general: Assembler | None = None
     for col, (kind, w) in zip(columns, plan):
         if kind:
             n, off, b, nc = _ARRAY_STATE(col)
@@ -245,7 +247,7 @@ def assemble_body(
                     bufs += (b[0][lo:hi] if nc and b[0] is not None else None, values)
                     continue
         if general is None:
-            general = _Assembler(version)
+            general = Assembler(version)
         out = general.out
         general.add(col)
         nodes.extend(x for node in out.nodes for x in node)

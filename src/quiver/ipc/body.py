@@ -32,7 +32,6 @@ from ..buffers import empty_buffer
 from . import metadata as md
 from .assemble import (  # noqa: F401  (the writer's direction, re-exported)
     Assembled,
-    _Assembler,
     assemble,
     assemble_body,
     compile_write_plan,

@@ -27,7 +27,7 @@ from ..array import make_array
 from ..array.base import Array
 from ..array.build import array as build
 from ..array.decimal import beyond_digits, limbs, to_ints, widen
-from ..array.take import _take
+from ..array.take import gather
 from ..array.validate import ragged_indices
 from ..buffers import pack_bits
 from ..errors import ArrowInvalid, NotSupported
@@ -129,7 +129,7 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def take(arr: Array, indices: np.ndarray, mask: np.ndarray | None = None) -> Array:
     """Rows ``indices`` of ``arr`` (positions within it); slots where ``mask`` is False
-    come out null.  The gather is :mod:`quiver.array.select`'s (every type); the caller
+    come out null.  The gather is :func:`quiver.array.take.gather` (every type); the caller
     has checked the indices.
 
     >>> import quiver as qv
@@ -142,7 +142,7 @@ def take(arr: Array, indices: np.ndarray, mask: np.ndarray | None = None) -> Arr
         if len(arr) == 0:
             return all_null(arr.type, len(indices))
         indices = np.where(mask, indices, 0)
-    return _take(arr, np.asarray(indices, dtype=np.int64), mask)
+    return gather(arr, np.asarray(indices, dtype=np.int64), mask)
 
 
 def all_null(dtype: t.DataType, n: int) -> Array:

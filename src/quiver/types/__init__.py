@@ -65,7 +65,6 @@ from .datatypes import (
     TimestampType,
     TimeType,
     UnionType,
-    _ListBase,
     c_field_metadata,
     c_format,
     c_schema_node,

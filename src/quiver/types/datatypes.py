@@ -30,7 +30,19 @@ INTERVAL_UNITS = ("year_month", "day_time", "month_day_nano")
 # the base class
 
 
-class DataType:
+class _TypeClass(type):
+    """The class of the DataType classes: ``class ListType(_ListBase, name="list")`` states a
+    type that differs from its base by its name only (slotted, the base's dataclass fields,
+    equality, hash and pickling)."""
+
+    def __new__(mcls, cls_name: str, bases: tuple[type, ...], ns: dict[str, Any],
+                name: str | None = None) -> _TypeClass:
+        if name is not None:
+            ns = {"__slots__": (), **ns, "name": name}
+        return super().__new__(mcls, cls_name, bases, ns)
+
+
+class DataType(metaclass=_TypeClass):
     """Base of every Arrow data type. Subclasses are frozen dataclasses."""
 
     __slots__ = ()
@@ -80,7 +92,7 @@ class DataType:
             return False
         if check_metadata:
             return self == other
-        return _strip_metadata(self) == _strip_metadata(other)
+        return strip_metadata(self) == strip_metadata(other)
 
     def __arrow_c_schema__(self) -> Any:
         """This type as an ``arrow_schema`` PyCapsule (the Arrow PyCapsule protocol), for
@@ -99,11 +111,12 @@ class DataType:
         return self.name
 
 
-def _strip_metadata(t: DataType) -> DataType:
+def strip_metadata(t: DataType) -> DataType:
+    """``t`` with the metadata of every child field removed, at any depth."""
     if isinstance(t, ExtensionType):
-        return ExtensionType(t.extension_name, _strip_metadata(t.storage_type), t.serialized)
+        return ExtensionType(t.extension_name, strip_metadata(t.storage_type), t.serialized)
     if isinstance(t, DictionaryType):
-        return DictionaryType(t.index_type, _strip_metadata(t.value_type), t.ordered)
+        return DictionaryType(t.index_type, strip_metadata(t.value_type), t.ordered)
     if not t.fields:
         return t
     return t.with_fields(tuple(f.remove_metadata() for f in t.fields))  # type: ignore[attr-defined]
@@ -114,17 +127,17 @@ def _strip_metadata(t: DataType) -> DataType:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class NullType(DataType):
+class _Plain(DataType):
+    """What the types without parameters share: equal when of one class."""
+
+
+class NullType(_Plain, name="null"):
     """All values null; no buffers."""
 
-    name: ClassVar[str] = "null"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class BoolType(DataType):
+class BoolType(_Plain, name="bool"):
     """Booleans packed one bit per value."""
 
-    name: ClassVar[str] = "bool"
     bit_width = 1  # type: ignore[assignment]
 
 
@@ -340,18 +353,12 @@ class StringType(DataType):
         return "large_string" if self.large else "string"
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class BinaryViewType(DataType):
+class BinaryViewType(_Plain, name="binary_view"):
     """16-byte views into inline bytes or variadic data buffers."""
 
-    name: ClassVar[str] = "binary_view"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class StringViewType(DataType):
+class StringViewType(_Plain, name="string_view"):
     """16-byte views of UTF-8 strings."""
-
-    name: ClassVar[str] = "string_view"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -375,10 +382,6 @@ class FixedSizeBinaryType(DataType):
 # nested types
 
 
-def _field_str(f: Field) -> str:
-    return f"{f.name}: {f.type}" + ("" if f.nullable else " not null")
-
-
 @dataclass(frozen=True, slots=True, repr=False)
 class _ListBase(DataType):
     """What the list types share: one child field, ``value_field``."""
@@ -396,35 +399,23 @@ class _ListBase(DataType):
         return type(self)(fields[0])
 
     def __str__(self) -> str:
-        return f"{self.name}<{_field_str(self.value_field)}>"
+        return f"{self.name}<{self.value_field}>"
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class ListType(_ListBase):
+class ListType(_ListBase, name="list"):
     """Lists with 32-bit offsets."""
 
-    name: ClassVar[str] = "list"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class LargeListType(_ListBase):
+class LargeListType(_ListBase, name="large_list"):
     """Lists with 64-bit offsets."""
 
-    name: ClassVar[str] = "large_list"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class ListViewType(_ListBase):
+class ListViewType(_ListBase, name="list_view"):
     """Lists given by 32-bit offsets and sizes (out of order allowed)."""
 
-    name: ClassVar[str] = "list_view"
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class LargeListViewType(_ListBase):
+class LargeListViewType(_ListBase, name="large_list_view"):
     """Lists given by 64-bit offsets and sizes."""
-
-    name: ClassVar[str] = "large_list_view"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -441,7 +432,7 @@ class FixedSizeListType(_ListBase):
         return FixedSizeListType(fields[0], self.list_size)
 
     def __str__(self) -> str:
-        return f"fixed_size_list<{_field_str(self.value_field)}>[{self.list_size}]"
+        return f"fixed_size_list<{self.value_field}>[{self.list_size}]"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -462,7 +453,7 @@ class StructType(DataType):
         return hits[0] if len(hits) == 1 else -1
 
     def __str__(self) -> str:
-        return "struct<" + ", ".join(_field_str(f) for f in self.children) + ">"
+        return "struct<" + ", ".join(map(str, self.children)) + ">"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -536,7 +527,7 @@ class UnionType(DataType):
 
     def __str__(self) -> str:
         inner = ", ".join(
-            f"{_field_str(f)}={c}" for f, c in zip(self.children, self.type_codes)
+            f"{f}={c}" for f, c in zip(self.children, self.type_codes)
         )
         return f"{self.mode}_union<{inner}>"
 

@@ -12,11 +12,10 @@ from ..errors import ArrowIndexError, ArrowKeyError, ArrowTypeError
 from .datatypes import (
     DataType,
     StructType,
-    _field_str,
-    _strip_metadata,
     c_field_metadata,
     c_schema_capsule,
     c_schema_node,
+    strip_metadata,
 )
 from .metadata import KeyValueMetadata, as_metadata
 
@@ -57,7 +56,7 @@ class Field:
 
     def remove_metadata(self) -> Field:
         """A copy without metadata, here and in child types."""
-        return Field(self.name, _strip_metadata(self.type), self.nullable, None)
+        return Field(self.name, strip_metadata(self.type), self.nullable, None)
 
     def equals(self, other: object, *, check_metadata: bool = False) -> bool:
         """Equality, ignoring metadata unless ``check_metadata``."""
@@ -78,7 +77,7 @@ class Field:
         return c_schema_capsule.call(node)
 
     def __str__(self) -> str:
-        return _field_str(self)
+        return f"{self.name}: {self.type}" + ("" if self.nullable else " not null")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +170,7 @@ class Schema:
         )
 
     def __str__(self) -> str:
-        return "\n".join(_field_str(f) for f in self.fields)
+        return "\n".join(map(str, self.fields))
 
     # -- pyarrow's editing helpers: each returns a new schema -------------------------
 
@@ -222,7 +221,7 @@ class Schema:
         """
         lines = []
         for f in self.fields:
-            lines.append(_field_str(f))
+            lines.append(str(f))
             if show_field_metadata and f.metadata:
                 lines.append("  -- field metadata --")
                 lines.extend(f"  {_md_line(k, v)}" for k, v in f.metadata.items())

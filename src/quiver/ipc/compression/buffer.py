@@ -48,7 +48,7 @@ from .lz4frame import (
 def _raw_compress(name: str, data: np.ndarray, level: int) -> list[Any]:
     """The compressed payload of one buffer, as one or more pieces to write in order."""
     if name == ZSTD:
-        return [_zstd_compressor(level).compress(data)]
+        return [zstd_compressor(level).compress(data)]
     # Small buffers: frames as Arrow C++ writes them (64 KiB linked blocks, without the
     # optional content size), byte-identical to pyarrow's.
     if data.nbytes <= LZ4_COMPRESS_CHUNK:
@@ -59,8 +59,9 @@ def _raw_compress(name: str, data: np.ndarray, level: int) -> list[Any]:
 _local = threading.local()
 
 
-def _zstd_compressor(level: int) -> zstandard.ZstdCompressor:
-    # ZstdCompressor objects are not thread-safe; keep one per thread and level
+def zstd_compressor(level: int) -> zstandard.ZstdCompressor:
+    """This thread's zstd compressor at ``level`` (they are not thread-safe: one per
+    thread and level, reused)."""
     cache = getattr(_local, "zc", None)
     if cache is None:
         cache = _local.zc = {}
@@ -137,7 +138,9 @@ def _zstd_into(payload: np.ndarray, declared: int, where: str) -> np.ndarray:
     return _read_rest(reader, out, 0, declared, where)
 
 
-def _raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
+def raw_decompress(name: str, payload: np.ndarray, declared: int, where: str) -> Any:
+    """``payload`` (no length prefix) decompressed with codec ``name`` into at most
+    ``declared`` bytes; a CompressionError naming ``where`` for corrupt data."""
     one_shot = decompress_one_shot(name, payload.nbytes, declared)
     step = declared if one_shot else codecs.DECOMPRESS_CHUNK
     if name == LZ4_FRAME:
@@ -227,7 +230,7 @@ class StoredRange:
 
 def _decode(name: str, payload: np.ndarray, declared: int, where: str) -> np.ndarray:
     """The ``declared`` (> 0) bytes that ``payload`` (the bytes after the prefix) holds."""
-    out = _raw_decompress(name, payload, declared, where)
+    out = raw_decompress(name, payload, declared, where)
     if len(out) != declared:
         raise CompressionError(
             f"expected {declared} uncompressed bytes, found {len(out)}{where_suffix(where)}"

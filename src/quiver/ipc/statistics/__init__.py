@@ -42,8 +42,8 @@ per batch only plain numbers (:class:`StatisticsCollector`, one function per col
 chosen from the schema; small batches computed in groups) and builds the statistics
 batches column-wise at close (``encode._columnar``).  All statistics messages of a file
 share one schema and one metadata layout, so their framed metadata is handled as a
-matrix, one row per message (``templates._Template``), both when writing
-(``templates._bulk_messages``) and when reading (``decode._bulk_columns``, which also
+matrix, one row per message (``templates.Template``), both when writing
+(``templates.bulk_messages``) and when reading (``decode._bulk_columns``, which also
 gathers the bodies column by column, for a filter only its columns'); a stream laid out
 otherwise is read message by message.
 """

@@ -13,14 +13,13 @@ from ... import types as t
 from ...array import make_array
 from ...array.base import Array
 from ...array.concat import concat_arrays
-from ...array.data import typed_view
+from ...array.data import null_mask, typed_view
 from ...array.decimal import limbs, sort_keys, to_ints
-from ...array.select import _null_mask
 from ...array.validate_values import full_union, join_path
 from ...buffers import unpack_bits
 from ...errors import ArrowError, ArrowInvalid
 from ...layout import storage_numpy_dtype
-from .model import PREFIX_BYTES, BatchStatistics, ColumnStatistics, _value_type
+from .model import PREFIX_BYTES, BatchStatistics, ColumnStatistics, value_type
 
 # -- computing -----------------------------------------------------------------------
 
@@ -71,16 +70,16 @@ def _fixed_extremes(values: np.ndarray, valid: np.ndarray | None
     # argmin over 100,000 doubles
     low = values.min()
     if not np.isnan(low):
-        return (*_signed_zero_bounds(low, values.max()), 0)
+        return (*signed_zero_bounds(low, values.max()), 0)
     nan = np.isnan(values)
     nans = int(np.count_nonzero(nan))
     if nans == len(values):
         return None, None, nans
     usable = values[~nan]
-    return (*_signed_zero_bounds(usable[usable.argmin()], usable[usable.argmax()]), nans)
+    return (*signed_zero_bounds(usable[usable.argmin()], usable[usable.argmax()]), nans)
 
 
-def _signed_zero_bounds(low: Any, high: Any) -> tuple[Any, Any]:
+def signed_zero_bounds(low: Any, high: Any) -> tuple[Any, Any]:
     """Float bounds with a zero minimum as -0.0 and a zero maximum as +0.0: bounds of
     either zero, whichever one a reduction happened to return (they compare equal), so
     that the stored bytes do not depend on how the values were reduced."""
@@ -101,7 +100,7 @@ def _decimal_bounds(arr: Array, dtype: t.DataType, valid: np.ndarray | None
     return int(rows[order[0]]), int(rows[order[-1]])
 
 
-def _value_offsets(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def value_offsets(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """The offsets of this array's values (intp, indexing the data buffer, which a slice
     may share with a whole column), their lengths, the data buffer and the shortest
     length (0 without values), checked to be non-decreasing and within the buffer: values
@@ -130,7 +129,7 @@ _NO_BYTES = np.zeros(0, np.uint8)
 def _bytes_of(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starts, lengths and the data bytes of this array's values only (a slice's data
     buffer may hold a whole column)."""
-    offsets, lengths, data, _ = _value_offsets(arr)
+    offsets, lengths, data, _ = value_offsets(arr)
     first = int(offsets[0])
     return offsets[:-1] - first, lengths, data[first : int(offsets[-1])]
 
@@ -166,7 +165,7 @@ def _gather(words: np.ndarray, at: np.ndarray) -> np.ndarray:
 _FEW_ROWS = 2048
 
 
-class _Words:
+class Words:
     """Reads bytes ``j .. j+8`` of a string or binary array's valid values as big-endian
     uint64s (bytes past a value's end are 0), so that comparing words compares the
     values' bytes eight at a time; ``starts`` index ``data``, ``lengths`` are the values'
@@ -174,7 +173,7 @@ class _Words:
 
     def __init__(self, arr: Array, valid: np.ndarray | None) -> None:
 
-        offsets, lengths, data, shortest = _value_offsets(arr)
+        offsets, lengths, data, shortest = value_offsets(arr)
         starts = offsets[:-1]
         if valid is not None:
             starts, lengths = starts[valid], lengths[valid]
@@ -264,7 +263,7 @@ class _Words:
         return bytes(self.data[start : start + min(int(self.lengths[row]), n)])
 
 
-def _extreme_bytes(words: _Words, largest: bool) -> tuple[int, bool]:
+def _extreme_bytes(words: Words, largest: bool) -> tuple[int, bool]:
     """The row whose value is smallest (largest) comparing at most PREFIX_BYTES bytes,
     eight at a time, and whether the comparison was cut short."""
     lengths = words.lengths
@@ -350,16 +349,16 @@ def _chunk_extremes(arr: Array, dtype: t.DataType, valid: np.ndarray | None
                     ) -> tuple[bytes, bytes | None, bool, bool] | None:
     """:func:`_binary_extremes` of one chunk, but None only without valid values, and a
     maximum of None when nothing bounds it."""
-    words = _Words(arr, valid)
+    words = Words(arr, valid)
     if len(words.lengths) == 0:
         return None
     low, low_cut = _extreme_bytes(words, False)
     high, high_cut = _extreme_bytes(words, True)
-    return _finish_binary(words.value, low, high, low_cut, high_cut,
+    return finish_binary(words.value, low, high, low_cut, high_cut,
                           isinstance(dtype, t.StringType))
 
 
-def _finish_binary(value: Any, low: int, high: int, low_cut: bool, high_cut: bool,
+def finish_binary(value: Any, low: int, high: int, low_cut: bool, high_cut: bool,
                    is_text: bool) -> tuple[bytes, bytes | None, bool, bool]:
     """(minimum, maximum, min exact, max exact) from the rows holding them (``value(row,
     n)``: a row's first n bytes) and whether comparing them was cut short: a cut maximum
@@ -377,7 +376,7 @@ def _finish_binary(value: Any, low: int, high: int, low_cut: bool, high_cut: boo
 
 # What a column's statistics are while a file is written: plain numbers, no arrays.
 # (null_count, nan_count, min, max, min_exact, max_exact); min and max are None without
-# bounds, else raw values of the column's value type (see _values_array).
+# bounds, else raw values of the column's value type (see values_array).
 Raw = tuple[int, int, Any, Any, bool, bool]
 
 
@@ -414,7 +413,7 @@ def _check_selected_slots(arr: Array, path: str) -> None:
             _check_selected_slots(child, join_path(path, f.name))
 
 
-def _raw_function(dtype: t.DataType, name: str = "") -> Any:
+def raw_function(dtype: t.DataType, name: str = "") -> Any:
     """The function computing a column's :data:`Raw` statistics, chosen once per type
     (``name``: the column's, for errors) by the registry's ``stats_raw`` piece."""
     make = registry.table("stats_raw").get(type(dtype))
@@ -427,7 +426,7 @@ def _raw_function(dtype: t.DataType, name: str = "") -> Any:
 def _extension_raw(dtype: t.DataType, name: str) -> Any:
     """Bounds of the storage values."""
     storage = dtype.storage_type  # type: ignore[attr-defined]
-    inner = _raw_function(storage, name)
+    inner = raw_function(storage, name)
 
     def extension(arr: Array) -> Raw:
         return inner(make_array(storage, len(arr), arr.buffers, arr.children,
@@ -445,7 +444,7 @@ def _logical_raw(dtype: t.DataType, name: str) -> Any:
         # the logical null count (a null dictionary value, run or union child is a
         # null to every reader), which is what a filter's "is null" asks about
         _check_selected_slots(arr, name)
-        nulls = int(np.count_nonzero(_null_mask(arr)))
+        nulls = int(np.count_nonzero(null_mask(arr)))
         if not is_dict or arr.dictionary is None or nulls == len(arr):
             return (nulls, 0, None, None, True, True)
         inner = column_raw(arr.dictionary)
@@ -534,7 +533,7 @@ def column_raw(arr: Array) -> Raw:
     except TypeError:  # an unhashable type (extension types may be)
         fn = None
     if fn is None:
-        fn = _raw_function(dtype)
+        fn = raw_function(dtype)
         try:
             if len(_RAW_FUNCTIONS) < 256:
                 _RAW_FUNCTIONS[dtype] = fn
@@ -543,7 +542,7 @@ def column_raw(arr: Array) -> Raw:
     return fn(arr)
 
 
-def _values_array(values: Sequence[Any], dtype: t.DataType) -> Array:
+def values_array(values: Sequence[Any], dtype: t.DataType) -> Array:
     """An array of ``dtype`` (a value type: no extension, no dictionary) holding raw
     bounds as :func:`column_raw` gives them."""
 
@@ -570,7 +569,7 @@ def column_bounds(arr: Array) -> Bounds:
     nulls, nans, low, high, min_exact, max_exact = column_raw(arr)
     if low is None or high is None:
         return Bounds(None, nan_count=nans, null_count=nulls)
-    pair = _values_array([low, high], _value_type(arr.type))
+    pair = values_array([low, high], value_type(arr.type))
     return Bounds(*_split(pair), min_exact, max_exact, nans, nulls)
 
 

@@ -16,12 +16,12 @@ from ... import types as t
 from ...array import make_array
 from ...array.base import Array
 from ...array.concat import concat_arrays
-from ...array.data import typed_view
+from ...array.data import ranges, typed_view
 from ...array.select import take
 from ...errors import ArrowError, ArrowInvalid, FormatError, LimitExceeded
 from ...layout import layout_of
 from .. import metadata as md
-from ..compression.buffer import _raw_decompress
+from ..compression.buffer import raw_decompress
 from ..compression.codecs import ZSTD
 from ..decoder import DEFAULT_LIMITS, END
 from ..framing import EOS, read_frame
@@ -37,16 +37,15 @@ from .model import (
     ZSTD_MAGIC,
     BatchStatistics,
     ColumnStatistics,
-    _value_type,
+    value_type,
 )
 from .templates import (
-    _exclusive_cumsum,
-    _ranges,
-    _Template,
-    _template,
-    _TemplateError,
-    _TemplateGroup,
-    _windows,
+    Template,
+    TemplateError,
+    TemplateGroup,
+    exclusive_cumsum,
+    template_for,
+    windows,
 )
 
 
@@ -150,7 +149,7 @@ def statistics_stream(value: str | bytes, max_size: int = DEFAULT_LIMITS.max_met
                             f"(the metadata limit), found a zstd frame claiming {size} "
                             f"in {where}")
     # decoded as IPC buffers are: output allocated as it really comes out, past a ratio
-    out = _raw_decompress(ZSTD, np.frombuffer(raw, np.uint8), size, where)
+    out = raw_decompress(ZSTD, np.frombuffer(raw, np.uint8), size, where)
     if len(out) != size:
         raise FormatError(f"expected {size} bytes out of the zstd frame in {where}, "
                           f"found {len(out)}")
@@ -225,7 +224,7 @@ def statistics_for_skipping(value: str | bytes | None, schema: t.Schema, num_bat
         return None, (f"expected statistics of the file's {len(schema.fields)} columns, "
                       f"found {len(stats.null_counts)}")
     for c in range(len(schema.fields)) if columns is None else sorted(columns):
-        want = _value_type(schema.fields[c].type)
+        want = value_type(schema.fields[c].type)
         for side in (stats.mins, stats.maxs):
             found = side[c]
             if found is not None and found.type != want:
@@ -435,7 +434,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
                   ) -> tuple[Array, Array, np.ndarray, int, int, list[str]] | None:
     """The ``column`` and ``statistics`` columns of every statistics batch of ``stream``
     concatenated, their ``quiver:batch`` indices and rows per batch, read as a matrix of
-    messages (see :class:`_Template`); None when the stream is not laid out so (another
+    messages (see :class:`Template`); None when the stream is not laid out so (another
     writer, a damaged value), for the message-by-message path to read or refuse.  With
     ``columns``, only the rows of those columns (and each batch's own row) are taken;
     the last number is the file's column count, then come the statistics keys' names."""
@@ -448,7 +447,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     if plan is None:
         return None
     union_type, map_type, key_type, child_types, child_specs = plan[:5]
-    groups: dict[int, _TemplateGroup] = plan[5]
+    groups: dict[int, TemplateGroup] = plan[5]
     empties: list[Array] = plan[6]  # each union child's empty array
     # the record batch messages: wherever a word holds a template's prefix (continuation
     # and metadata size), a message may start; the chain of body lengths from the first
@@ -496,7 +495,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     size = int(sizes[0])
     if (sizes != size).any():
         return None
-    matrix = _windows(words, starts_a // 8, size // 8)
+    matrix = windows(words, starts_a // 8, size // 8)
     found = groups[size].decode(matrix)
     if found is None:
         return None
@@ -533,11 +532,11 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
         if width > 1 and whole and not (at % width).any():
             view = np.frombuffer(stream, f"V{width}", len(stream) // width)
             if isinstance(count, int):
-                return _windows(view, at // width, count // width).view(np.uint8).reshape(-1)
-            return view[_ranges(at // width, count // width)].view(np.uint8)
+                return windows(view, at // width, count // width).view(np.uint8).reshape(-1)
+            return view[ranges(at // width, count // width)].view(np.uint8)
         if isinstance(count, int):
-            return _windows(body, at, count).reshape(-1)
-        return body[_ranges(at, count)]
+            return windows(body, at, count).reshape(-1)
+        return body[ranges(at, count)]
 
     # column: int32 ids with a validity bitmap
     ids = take_bytes(1, rows * 4, 4)
@@ -591,7 +590,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     if (own[:, 0] != 0).any() or (own[:, -1] != e).any() or (np.diff(own, axis=1) < 0).any():
         return None
     if keep_row is None:
-        entry_starts = _exclusive_cumsum(e)
+        entry_starts = exclusive_cumsum(e)
         map_offsets = np.concatenate([(own[:, :-1] + entry_starts[:, None]).reshape(-1),
                                       [int(e.sum())]]).astype(np.int32)
         keys = take_bytes(6, e * 4, 4)
@@ -601,7 +600,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     else:  # the taken rows' entries only
         counts = (own[:, 1:] - own[:, :-1])[keep_row]
         message_of_entry = np.repeat(np.repeat(np.arange(m), taken), counts)
-        within = _ranges(own[:, :-1][keep_row], counts)  # each entry's index in its message
+        within = ranges(own[:, :-1][keep_row], counts)  # each entry's index in its message
         map_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
 
         entry_body = body_starts[message_of_entry]
@@ -632,7 +631,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
     code_index = codes.astype(np.int64)
     if ((offsets < 0) | (offsets >= child_counts[message_of_entry, code_index])).any():
         return None  # (the message-by-message path says which)
-    child_starts = _exclusive_cumsum(child_counts)
+    child_starts = exclusive_cumsum(child_counts)
     offsets = offsets + child_starts[message_of_entry, code_index]
     children = []
     j = 9
@@ -662,7 +661,7 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
                 if found is None:
                     return None
                 bits = np.unpackbits(found, bitorder="little").astype(bool)
-                parts.append(np.packbits(bits[_ranges(_exclusive_cumsum(nbytes) * 8, counts)],
+                parts.append(np.packbits(bits[ranges(exclusive_cumsum(nbytes) * 8, counts)],
                                          bitorder="little"))
             elif spec.kind == "offsets":
                 # each non-empty message's counts + 1 offsets (an empty one may have none)
@@ -673,8 +672,8 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
                 values = found.view(f"<i{w}").astype(np.int64)
                 nonempty = counts > 0
                 g = counts[nonempty]
-                group_starts = _exclusive_cumsum(g + 1)
-                within = _ranges(group_starts + 1, g)
+                group_starts = exclusive_cumsum(g + 1)
+                within = ranges(group_starts + 1, g)
                 if (values[within] < values[within - 1]).any() or (
                         values[group_starts] < 0).any():
                     return None
@@ -683,14 +682,14 @@ def _bulk_columns(stream: bytes, columns: Collection[int] | None = None
                 firsts[nonempty] = values[group_starts]
                 lasts[nonempty] = values[group_starts + g]
                 data_lengths = lasts - firsts
-                shift = firsts - _exclusive_cumsum(data_lengths)
+                shift = firsts - exclusive_cumsum(data_lengths)
                 rebased = values[within] - np.repeat(shift[nonempty], g)
                 out = np.concatenate([np.zeros(1, np.int64), rebased]).astype(f"<i{w}")
                 parts.append(out.view(np.uint8))
             else:  # data, spanning each message's offsets
                 if (spans[:, j] < lasts).any():
                     return None
-                parts.append(body[_ranges(body_starts + buffers[:, j, 0] + firsts,
+                parts.append(body[ranges(body_starts + buffers[:, j, 0] + firsts,
                                           data_lengths)])
             j += 1
         children.append(make_array(vt, total, parts, (), 0))
@@ -753,17 +752,17 @@ def _stream_plan(stream: bytes, schema_meta: bytes, schema_end: int) -> tuple | 
             num_nodes = 5 + len(child_types)
             num_buffers = 9 + sum(len(s) for s in child_specs)
             # enough digits for as many batches as the longest stream could hold
-            templates = [_template(md.V5, num_nodes, num_buffers, d) for d in range(1, 10)]
+            templates = [template_for(md.V5, num_nodes, num_buffers, d) for d in range(1, 10)]
             if (all(s.kind in kinds for specs in child_specs for s in specs)
                     and all(tm is not None for tm in templates)
                     and message.header.nodes.shape[0] == num_nodes
                     and message.header.buffers.shape[0] == num_buffers):
-                by_size: dict[int, list[_Template]] = {}
+                by_size: dict[int, list[Template]] = {}
                 for tm in templates:
                     by_size.setdefault(tm.size, []).append(tm)  # type: ignore[union-attr]
                 try:
-                    groups = {size: _TemplateGroup(g) for size, g in by_size.items()}
-                except _TemplateError:
+                    groups = {size: TemplateGroup(g) for size, g in by_size.items()}
+                except TemplateError:
                     groups = None
                 if groups is not None:
                     empties = [_empty_child(vt, specs)

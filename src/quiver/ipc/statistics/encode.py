@@ -17,25 +17,25 @@ from ...array.build import array as build
 from ...array.concat import concat_arrays
 from ...array.select import take
 from ...batch import RecordBatch
-from ..compression.buffer import _zstd_compressor
+from ..compression.buffer import zstd_compressor
 from ..encoder import StreamEncoder
 from ..framing import EOS
 from ..metadata import V5
-from .compute import Raw, _raw_function, _values_array
+from .compute import Raw, raw_function, values_array
 from .groups import ALONE_ROWS, GROUP_BYTES, GROUP_ROWS, Kept, group_for, keep_column
 from .model import (
-    _KEYS,
     BATCH_KEY,
     BOUND_CODES,
+    KEYS,
     NAN_CODE,
     NULL_CODE,
     ROW_CODE,
     ZSTD_LEVEL,
-    _is_float,
-    _value_type,
+    is_float,
     union_value_types,
+    value_type,
 )
-from .templates import _bulk_messages, _exclusive_cumsum
+from .templates import bulk_messages, exclusive_cumsum
 
 
 class StatisticsCollector:
@@ -52,7 +52,7 @@ class StatisticsCollector:
 
     def __init__(self, schema: t.Schema) -> None:
         self.schema = schema
-        self._functions = [_raw_function(f.type, f.name) for f in schema.fields]
+        self._functions = [raw_function(f.type, f.name) for f in schema.fields]
         self._groups = [group_for(f.type) for f in schema.fields]
         self.row_counts: list[int] = []
         self._raws: list[list[Raw]] = [[] for _ in schema.fields]
@@ -113,7 +113,7 @@ class StatisticsCollector:
 
 
 @dataclass(frozen=True)
-class _Columns:
+class Columns:
     """A file's statistics batches as arrays over all batches (the StatisticsSchema
     batches are slices of these): entries in batch, row, key order."""
 
@@ -154,8 +154,8 @@ class _Columns:
 
 
 def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
-              schema: t.Schema) -> _Columns:
-    """The statistics batches of a file as :class:`_Columns`, built column by column with
+              schema: t.Schema) -> Columns:
+    """The statistics batches of a file as :class:`Columns`, built column by column with
     numpy (no loop over batches).  Each batch's ``1 + num_columns`` rows are the batch
     (``ARROW:row_count:exact``), then each column: ``ARROW:null_count:exact``,
     ``quiver:nan_count:exact`` (floating point) and, where known, min and max."""
@@ -189,9 +189,9 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
         nulls, nans, lows, highs, min_exact, max_exact = (
             zip(*log) if nb else ((),) * 6)
         slot(NULL_CODE, everywhere, 0, np.asarray(nulls, np.int64))
-        if _is_float(field.type):
+        if is_float(field.type):
             slot(NAN_CODE, everywhere, 0, np.asarray(nans, np.int64))
-        vt = _value_type(field.type)
+        vt = value_type(field.type)
         has = np.fromiter((v is not None for v in lows), bool, nb)
         if vt in value_types and has.any():
             code = value_types.index(vt)
@@ -210,7 +210,7 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
                     numbers[where] = np.asarray(present_values, np.int64)
                     slot(keys, has, 0, numbers)
                 else:
-                    sources[code].append(_values_array(present_values, vt))
+                    sources[code].append(values_array(present_values, vt))
                     slot(keys, has, code, source=source_sizes[code] + rank)
                     source_sizes[code] += len(where)
         slots_per_row.append(len(slot_code) - before)
@@ -220,7 +220,7 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
     code_matrix = np.broadcast_to(np.asarray(slot_code, np.int8), present.shape)
     keys = key_matrix[present]
     codes = code_matrix[present]
-    per_row = np.add.reduceat(present.astype(np.int32), _exclusive_cumsum(
+    per_row = np.add.reduceat(present.astype(np.int32), exclusive_cumsum(
         np.asarray(slots_per_row)), axis=1) if nb else np.zeros((0, rows), np.int32)
     map_offsets = np.zeros((nb, rows + 1), np.int32)
     np.cumsum(per_row, axis=1, out=map_offsets[:, 1:])
@@ -234,7 +234,7 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
         where = np.flatnonzero(codes == code)
         counts = np.bincount(batch_of_entry[where], minlength=nb)
         child_counts[:, code] = counts
-        offsets[where] = np.arange(len(where)) - _exclusive_cumsum(counts)[
+        offsets[where] = np.arange(len(where)) - exclusive_cumsum(counts)[
             batch_of_entry[where]]
         if code == 0:
             values = np.stack(slot_value, axis=1)[present & (code_matrix == 0)]
@@ -246,14 +246,14 @@ def _columnar(row_counts: Sequence[int], raws: Sequence[Sequence[Raw]],
                 sources[code])
             children.append(take(found, source_index))
         else:
-            children.append(_values_array([], vt))
+            children.append(values_array([], vt))
     union_type = t.dense_union([t.field(f"v{i}", vt) for i, vt in enumerate(value_types)])
     key_type = t.dictionary(t.int32(), t.string())
     map_type = t.map_(t.field("key", key_type, nullable=False), t.field("value", union_type))
     out_schema = t.schema([t.field("column", t.int32()),
                            t.field("statistics", map_type, nullable=False)])
-    return _Columns(
-        rows, out_schema, union_type, key_type, map_type, build(_KEYS, t.string()),
+    return Columns(
+        rows, out_schema, union_type, key_type, map_type, build(KEYS, t.string()),
         build([None, *range(len(schema.fields))], t.int32()), keys.astype(np.int32),
         codes.astype(np.int8), offsets, entry_counts, map_offsets, children, child_counts,
     )
@@ -273,7 +273,7 @@ def encode_statistics(collector: StatisticsCollector) -> str:
     zstd frame, base64.
 
     The schema, the keys' dictionary and the first batch go through the stream encoder;
-    the other batches are laid out all at once (:func:`_bulk_messages`), as the writer
+    the other batches are laid out all at once (:func:`bulk_messages`), as the writer
     would write them but for the body's layout."""
     if not len(collector):
         return ""
@@ -282,7 +282,7 @@ def encode_statistics(collector: StatisticsCollector) -> str:
     parts = encoder.begin()
     parts += encoder.write_batch(cols.batch(0), custom_metadata={BATCH_KEY: "0"})
     first = 1
-    rest = _bulk_messages(cols, first, V5)
+    rest = bulk_messages(cols, first, V5)
     if rest is None:  # no template: the encoder encodes every batch
         for k in range(1, len(collector)):
             parts += encoder.write_batch(cols.batch(k), custom_metadata={BATCH_KEY: str(k)})
@@ -294,4 +294,4 @@ def encode_statistics(collector: StatisticsCollector) -> str:
     stream = stream[: -len(EOS)] + rest + EOS
     # one zstd frame (with its content size): the statistics' messages repeat one layout,
     # so the value is ~20x smaller, and a reader decodes ~0.6 MB less base64 per 500 batches
-    return base64.b64encode(_zstd_compressor(ZSTD_LEVEL).compress(stream)).decode("ascii")
+    return base64.b64encode(zstd_compressor(ZSTD_LEVEL).compress(stream)).decode("ascii")

@@ -24,12 +24,11 @@ import numpy as np
 from ... import types as t
 from ...array import make_array
 from ...array.base import Array
-from ...array.data import typed_view
+from ...array.data import ranges, typed_view
 from ...errors import ArrowInvalid
 from ...layout import storage_numpy_dtype
-from .compute import Raw, _finish_binary, _signed_zero_bounds, _value_offsets, _Words
+from .compute import Raw, Words, finish_binary, signed_zero_bounds, value_offsets
 from .model import PREFIX_BYTES
-from .templates import _ranges
 
 #: rows of small batches whose statistics are computed together (their values then stay
 #: in the CPU's cache, as :data:`~.compute.BINARY_CHUNK`)
@@ -172,7 +171,7 @@ def _fixed_group(kept: list[Kept]) -> list[Raw]:
             for j in np.flatnonzero(~usable).tolist():
                 lows[j] = highs[j] = None
     if is_float:  # (zeros as batch by batch: -0.0 below, +0.0 above)
-        pairs = [(None, None) if low is None else _signed_zero_bounds(low, high)
+        pairs = [(None, None) if low is None else signed_zero_bounds(low, high)
                  for low, high in zip(lows, highs)]
         lows, highs = [p[0] for p in pairs], [p[1] for p in pairs]
     return seg.raws(_exact(nans, lows, highs))
@@ -216,12 +215,12 @@ def _binary_prefixes(arr: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A string or binary column's value lengths, the bytes kept of each value (at most
     :data:`KEPT_BYTES`) and a copy of those bytes, end to end; the offsets checked so
     that every value lies within the data."""
-    offsets, lengths, data, _ = _value_offsets(arr)
+    offsets, lengths, data, _ = value_offsets(arr)
     first, last = int(offsets[0]), int(offsets[-1])
     if not len(lengths) or int(lengths.max()) <= KEPT_BYTES:  # every value whole
         return lengths, lengths, data[first:last].copy()
     kept = np.minimum(lengths, KEPT_BYTES)
-    return lengths, kept, data[_ranges(offsets[:-1], kept)]
+    return lengths, kept, data[ranges(offsets[:-1], kept)]
 
 
 def _binary_group(kept: list[Kept], is_text: bool) -> list[Raw]:
@@ -241,7 +240,7 @@ def _binary_group(kept: list[Kept], is_text: bool) -> list[Raw]:
                        (), 0)
     # (the rounds compare at most PREFIX_BYTES bytes and KEPT_BYTES are kept: a value
     # cut to KEPT_BYTES compares and ends as the whole value would)
-    words = _Words(whole, None)  # (rows: every row, valid or not)
+    words = Words(whole, None)  # (rows: every row, valid or not)
     rows = np.arange(seg.total) if seg.valid is None else np.flatnonzero(seg.valid)
     owner = np.repeat(np.arange(len(kept)), seg.lengths)[rows]
     first = words.at(rows, 0)
@@ -257,7 +256,7 @@ def _binary_group(kept: list[Kept], is_text: bool) -> list[Raw]:
 
     long_low = (full_lengths[low_rows] > PREFIX_BYTES).tolist()
     long_high = (full_lengths[high_rows] > PREFIX_BYTES).tolist()
-    return seg.raws((0, *_finish_binary(value, *rows_and_cuts, is_text)) for rows_and_cuts
+    return seg.raws((0, *finish_binary(value, *rows_and_cuts, is_text)) for rows_and_cuts
                     in zip(low_rows.tolist(), high_rows.tolist(), long_low, long_high))
 
 
@@ -273,7 +272,7 @@ def _first_least(key: np.ndarray, seg: np.ndarray, at: np.ndarray) -> np.ndarray
     return hit[_starts_of(seg[hit])]
 
 
-def _segment_extremes(words: _Words, rows: np.ndarray, seg: np.ndarray, largest: bool,
+def _segment_extremes(words: Words, rows: np.ndarray, seg: np.ndarray, largest: bool,
                       first: np.ndarray) -> np.ndarray:
     """Per segment of ``rows`` (``seg``: ascending segment ids, one per row), the row
     whose value is smallest (largest), with the rules and tie-breaks of

@@ -50,9 +50,9 @@ class BatchStatistics:
 
 _BOUNDED = (t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType, t.TimestampType,
             t.DurationType, t.DecimalType, t.BoolType, t.StringType, t.BinaryType)
-_KEYS = sorted([ROW_COUNT, NULL_COUNT, NAN_COUNT, MIN_EXACT, MIN_APPROX, MAX_EXACT,
+KEYS = sorted([ROW_COUNT, NULL_COUNT, NAN_COUNT, MIN_EXACT, MIN_APPROX, MAX_EXACT,
                 MAX_APPROX])
-KEY_INDEX = {k: i for i, k in enumerate(_KEYS)}  # a key's code in the statistics batches
+KEY_INDEX = {k: i for i, k in enumerate(KEYS)}  # a key's code in the statistics batches
 # the codes the writer and the reader use: the three counts', and per side (min, max) the
 # exact and the approximate bound's
 ROW_CODE, NULL_CODE, NAN_CODE = (KEY_INDEX[k] for k in (ROW_COUNT, NULL_COUNT, NAN_COUNT))
@@ -62,7 +62,9 @@ BOUND_CODES = tuple(
 )
 
 
-def _value_type(dtype: t.DataType) -> t.DataType:
+def value_type(dtype: t.DataType) -> t.DataType:
+    """The type whose values the statistics of a ``dtype`` column hold: an extension's
+    storage, a dictionary's value type, else ``dtype``."""
     dtype = t.storage_of(dtype) if isinstance(dtype, t.ExtensionType) else dtype
     return dtype.value_type if isinstance(dtype, t.DictionaryType) else dtype
 
@@ -73,11 +75,12 @@ def union_value_types(schema: t.Schema) -> list[t.DataType]:
     statistics batch has one schema)."""
     out: list[t.DataType] = [t.int64()]
     for f in schema.fields:
-        vt = _value_type(f.type)
+        vt = value_type(f.type)
         if isinstance(t.storage_of(vt), _BOUNDED) and vt not in out:
             out.append(vt)
     return out
 
 
-def _is_float(dtype: t.DataType) -> bool:
-    return isinstance(t.storage_of(_value_type(dtype)), t.FloatingPointType)
+def is_float(dtype: t.DataType) -> bool:
+    """Whether the statistics of a ``dtype`` column count NaNs (floating-point values)."""
+    return isinstance(t.storage_of(value_type(dtype)), t.FloatingPointType)

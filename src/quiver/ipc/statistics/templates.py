@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...array.data import ranges
 from ...buffers import unpack_bits
 from ...layout import layout_of
 from ...types import KeyValueMetadata
@@ -17,21 +18,10 @@ from ..framing import frame_message
 from .model import BATCH_KEY
 
 if TYPE_CHECKING:
-    from .encode import _Columns
+    from .encode import Columns
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The indices ``starts[i] .. starts[i] + lengths[i]`` for every i, in order."""
-    lengths = np.asarray(lengths, np.int64)
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, np.int64)
-    ends = np.cumsum(lengths)
-    shift = np.asarray(starts, np.int64) - (ends - lengths)
-    return np.repeat(shift, lengths) + np.arange(total, dtype=np.int64)
-
-
-def _windows(flat: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+def windows(flat: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     """``flat[s : s + width]`` for each of ``starts``, as the rows of a new matrix (rows of
     a read-only window view, several times faster than indexing by a matrix); IndexError
     for a window that would start before 0 or pass the end."""
@@ -39,13 +29,14 @@ def _windows(flat: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
         raise IndexError(f"expected windows of at most {len(flat)} items, found {width}")
     if len(starts) and starts.min() < 0:
         raise IndexError(f"expected windows starting at 0 or later, found {starts.min()}")
-    windows = np.lib.stride_tricks.as_strided(
+    every = np.lib.stride_tricks.as_strided(
         flat, (len(flat) - width + 1, width), (flat.strides[0], flat.strides[0]),
         writeable=False)
-    return windows[starts]
+    return every[starts]
 
 
-def _exclusive_cumsum(counts: np.ndarray, axis: int = 0) -> np.ndarray:
+def exclusive_cumsum(counts: np.ndarray, axis: int = 0) -> np.ndarray:
+    """The running sum before each item along ``axis`` (starts from counts: 0 first)."""
     out = np.cumsum(counts, axis=axis)
     return out - counts
 
@@ -63,11 +54,11 @@ _SENTINEL = 0x5C00_0000_0000_0011  # with a counter in its second byte: found on
 _DIGIT = ord("~")
 
 
-class _TemplateError(Exception):
+class TemplateError(Exception):
     """The encoder's layout is not the one the matrix handling expects."""
 
 
-class _Template:
+class Template:
     """The framed metadata of a RecordBatch message with ``num_nodes`` FieldNodes,
     ``num_buffers`` Buffers and custom metadata ``quiver:batch`` of ``digits`` digits."""
 
@@ -82,23 +73,23 @@ class _Template:
             version, md.RecordBatch(int(numbers[0]), nodes, buffers, None, ()),
             int(numbers[1]), KeyValueMetadata([(BATCH_KEY.encode(), b"~" * digits)]))))
         if len(framed) % 8:
-            raise _TemplateError("a message size that is not a multiple of 8")
+            raise TemplateError("a message size that is not a multiple of 8")
         words = np.frombuffer(framed, "<i8")
         where = {int(v): i for i, v in enumerate(words)}
         found = [where.get(int(v), -1) for v in numbers]
         if min(found) < 0 or len(set(found)) != count:
-            raise _TemplateError("numbers not at 8-byte boundaries")
+            raise TemplateError("numbers not at 8-byte boundaries")
         self.length_at, self.body_at = found[0], found[1]
         self.nodes_at, self.buffers_at = found[2], found[2 + 2 * num_nodes]
         if (found[2 : 2 + 2 * num_nodes] != list(range(self.nodes_at, self.nodes_at
                                                         + 2 * num_nodes))
                 or found[2 + 2 * num_nodes :] != list(range(self.buffers_at, self.buffers_at
                                                             + 2 * num_buffers))):
-            raise _TemplateError("FieldNodes or Buffers not contiguous")
+            raise TemplateError("FieldNodes or Buffers not contiguous")
         value = struct.pack("<I", digits) + b"~" * digits + b"\x00"
         at = framed.find(value)
         if at < 0 or framed.find(value, at + 1) >= 0:
-            raise _TemplateError("the index's digits not found once")
+            raise TemplateError("the index's digits not found once")
         self.value_at = at + 4
         self.size = len(framed)
         self.bytes = np.frombuffer(framed, np.uint8)
@@ -118,7 +109,7 @@ class _Template:
             version, md.RecordBatch(3, nodes[0], buffers[0], None, ()), 64,
             KeyValueMetadata([(BATCH_KEY.encode(), str(int(index[0])).encode())]))))
         if mine.tobytes() != theirs:
-            raise _TemplateError("the template does not reproduce the encoder's bytes")
+            raise TemplateError("the template does not reproduce the encoder's bytes")
 
     def encode(self, body_lengths: np.ndarray, length: int, nodes: np.ndarray,
                buffers: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -137,16 +128,16 @@ class _Template:
         return raw
 
 
-_TEMPLATES: dict[tuple[int, int, int, int], _Template | None] = {}
+_TEMPLATES: dict[tuple[int, int, int, int], Template | None] = {}
 
 
-def _template(version: int, num_nodes: int, num_buffers: int, digits: int) -> _Template | None:
+def template_for(version: int, num_nodes: int, num_buffers: int, digits: int) -> Template | None:
     """The (cached) template, or None when the encoder's layout does not allow one."""
     key = (version, num_nodes, num_buffers, digits)
     if key not in _TEMPLATES:
         try:
-            found: _Template | None = _Template(*key)
-        except _TemplateError:
+            found: Template | None = Template(*key)
+        except TemplateError:
             found = None
         if len(_TEMPLATES) < 256:
             _TEMPLATES[key] = found
@@ -159,14 +150,14 @@ def _template(version: int, num_nodes: int, num_buffers: int, digits: int) -> _T
 IN_ORDER_ROWS = 1 << 14
 
 
-class _TemplateGroup:
+class TemplateGroup:
     """The templates of one message size (indices of different digit counts), which put
     the numbers at the same places and differ only in a few words around the digits:
     a matrix of messages is checked against the shared words once, then each row's own
     words against the template its digit count names (the string's length, stored just
     before the digits)."""
 
-    def __init__(self, templates: Sequence[_Template]) -> None:
+    def __init__(self, templates: Sequence[Template]) -> None:
         first = templates[0]
         self.size = first.size
         self.first = first
@@ -174,7 +165,7 @@ class _TemplateGroup:
             if (tm.size, tm.length_at, tm.body_at, tm.nodes_at, tm.buffers_at) != (
                     first.size, first.length_at, first.body_at, first.nodes_at,
                     first.buffers_at):
-                raise _TemplateError("templates of one size with numbers elsewhere")
+                raise TemplateError("templates of one size with numbers elsewhere")
         differ = np.zeros(first.size // 8, bool)
         for tm in templates:
             differ |= first.words != tm.words
@@ -198,7 +189,7 @@ class _TemplateGroup:
             count_at = raw_at.get(tm.value_at - 4, -1)
             digit_at = [raw_at.get(tm.value_at + j, -1) for j in range(tm.digits)]
             if count_at < 0 or min(digit_at) < 0:
-                raise _TemplateError("the digits or their count outside the own words")
+                raise TemplateError("the digits or their count outside the own words")
             self.by_count.setdefault(count_at, np.full(256, -1, np.int64))[tm.digits] = k
             expected[k] = tm.words[self.own].view(np.uint8)
             checked[k] = 0xFF
@@ -285,7 +276,7 @@ def _pad8(n: np.ndarray) -> np.ndarray:
     return (n + 7) & ~7
 
 
-def _body_parts(cols: _Columns) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray,
+def _body_parts(cols: Columns) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray,
                                                                np.ndarray]]]:
     """Every batch's FieldNodes, as a (batches, nodes, 2) array, and its buffers in IPC
     order, each as (source bytes, start in them per batch, length per batch)."""
@@ -293,7 +284,7 @@ def _body_parts(cols: _Columns) -> tuple[np.ndarray, list[tuple[np.ndarray, np.n
     nb = len(cols.entry_counts)
     rows = cols.rows
     e = cols.entry_counts
-    e0 = _exclusive_cumsum(e)
+    e0 = exclusive_cumsum(e)
     zero = np.zeros(nb, np.int64)
     column = cols.column_ids
     validity = column.buffers[0][: (rows + 7) // 8]
@@ -314,7 +305,7 @@ def _body_parts(cols: _Columns) -> tuple[np.ndarray, list[tuple[np.ndarray, np.n
     nodes += [np.stack([e, zero], axis=1)] * 3
     for code, child in enumerate(cols.children):
         counts = cols.child_counts[:, code]
-        starts = _exclusive_cumsum(counts)
+        starts = exclusive_cumsum(counts)
         nodes.append(np.stack([counts, zero], axis=1))
         for spec in layout_of(child.type).buffers:
             if spec.kind == "validity":
@@ -336,10 +327,10 @@ def _body_parts(cols: _Columns) -> tuple[np.ndarray, list[tuple[np.ndarray, np.n
                 w = spec.byte_width
                 all_offsets = child.buffers[1].view(f"<i{w}")[
                     child.offset : child.offset + len(child) + 1].astype(np.int64)
-                index = _ranges(starts, counts + 1)
+                index = ranges(starts, counts + 1)
                 first = np.repeat(all_offsets[starts], counts + 1)
                 own = (all_offsets[index] - first).astype(f"<i{w}")
-                parts.append((own.view(np.uint8), _exclusive_cumsum(counts + 1) * w,
+                parts.append((own.view(np.uint8), exclusive_cumsum(counts + 1) * w,
                               (counts + 1) * w))
                 data_start = all_offsets[starts]
                 data_end = all_offsets[starts + counts]
@@ -348,14 +339,14 @@ def _body_parts(cols: _Columns) -> tuple[np.ndarray, list[tuple[np.ndarray, np.n
     return np.stack(nodes, axis=1), parts
 
 
-def _bulk_messages(cols: _Columns, first: int, version: int) -> bytes | None:
+def bulk_messages(cols: Columns, first: int, version: int) -> bytes | None:
     """The framed messages of statistics batches ``first ..`` (bodies included), or None
     when the encoder's layout allows no template."""
     nb = len(cols.entry_counts)
     nodes, parts = _body_parts(cols)
     lengths = np.stack([p[2] for p in parts], axis=1)  # (batches, buffers)
     padded = _pad8(lengths)
-    body_offsets = _exclusive_cumsum(padded, axis=1)
+    body_offsets = exclusive_cumsum(padded, axis=1)
     body_lengths = padded.sum(axis=1)
     buffers = np.stack([body_offsets, lengths], axis=2)
     batches = np.arange(first, nb)
@@ -364,7 +355,7 @@ def _bulk_messages(cols: _Columns, first: int, version: int) -> bytes | None:
     digits = np.array([len(str(int(k))) for k in (batches[0], batches[-1])])
     templates = {}
     for d in range(int(digits[0]), int(digits[1]) + 1):
-        found = _template(version, nodes.shape[1], len(parts), d)
+        found = template_for(version, nodes.shape[1], len(parts), d)
         if found is None:
             return None
         templates[d] = found
@@ -373,18 +364,18 @@ def _bulk_messages(cols: _Columns, first: int, version: int) -> bytes | None:
         number_digits[batches >= 10 ** (d - 1)] = d
     sizes = np.array([templates[int(d)].size for d in number_digits], np.int64)
     message_lengths = sizes + body_lengths[batches]
-    starts = _exclusive_cumsum(message_lengths)
+    starts = exclusive_cumsum(message_lengths)
     out = np.zeros(int(message_lengths.sum()), np.uint8)
     for d, tmpl in templates.items():
         mine = np.flatnonzero(number_digits == d)
         k = batches[mine]
         meta = tmpl.encode(body_lengths[k], cols.rows, nodes[k], buffers[k], k)
-        out[_ranges(starts[mine], np.full(len(mine), tmpl.size))] = meta.reshape(-1)
+        out[ranges(starts[mine], np.full(len(mine), tmpl.size))] = meta.reshape(-1)
     body_starts = starts + sizes
     for j, (source, at, n) in enumerate(parts):
         n = n[batches]
         if not n.any():
             continue
-        out[_ranges(body_starts + body_offsets[batches, j], n)] = source[
-            _ranges(at[batches], n)]
+        out[ranges(body_starts + body_offsets[batches, j], n)] = source[
+            ranges(at[batches], n)]
     return out.tobytes()
