@@ -201,13 +201,8 @@ def decompress_buffers(
     return run_parallel(one, sizes, threads, POOL_MIN_BYTES[name])
 
 
-def compress_buffers(
-    codec: str,
-    buffers: Sequence[Any],
-    *,
-    level: int | None = None,
-    threads: bool | int = True,
-) -> list[list[Any]]:
+def compress_buffers(codec: str, buffers: Sequence[Any], *, level: int | None = None,
+                     threads: bool | int = True) -> list[list[Any]]:
     """Compress many buffers; one list of parts per buffer (see :func:`compress_buffer`).
 
     ``None`` entries (absent buffers) give empty part lists.
@@ -227,13 +222,8 @@ def compress_buffers(
     )
 
 
-def compress_buffers_in_order(
-    codec: str,
-    buffers: Sequence[Any],
-    *,
-    level: int | None = None,
-    threads: bool | int = True,
-) -> Iterator[list[Any]]:
+def compress_buffers_in_order(codec: str, buffers: Sequence[Any], *, level: int | None = None,
+                              threads: bool | int = True) -> Iterator[list[Any]]:
     """:func:`compress_buffers`, one buffer's parts at a time, in order: the large ones are
     all handed to the pool at once, so that the caller can write buffer ``i`` while the
     pool compresses the buffers after it (the writers' pipelined path).
