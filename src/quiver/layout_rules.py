@@ -356,8 +356,21 @@ def rules_of(lay: Layout) -> LayoutRules:
     return found
 
 
+_DERIVED: list[Callable[[], None]] = []
+
+
+def on_clear(forget: Callable[[], None]) -> Callable[[], None]:
+    """Have :func:`clear_rule_cache` call ``forget`` too: the layers above that cache
+    what they derive from these rules (generated code, per-type specs) register it, so
+    that a change to the tables reaches them; returns ``forget``."""
+    _DERIVED.append(forget)
+    return forget
+
+
 def clear_rule_cache() -> None:
-    """Forget the rules derived so far (after a change to the tables above; the IPC plan
-    keeps its own caches of generated code, cleared by
-    :func:`quiver.ipc.plan.clear_generated`)."""
+    """Forget the rules derived so far and everything registered with :func:`on_clear`
+    (after a change to the tables above; :func:`quiver.ipc.plan.clear_generated` also
+    forgets the IPC plan's generated code)."""
     _RULES.clear()
+    for forget in _DERIVED:
+        forget()

@@ -124,7 +124,8 @@ def test_hand_built_struct_imports_and_releases_once():
     ("fmt", "array", "words"),
     [
         (b"l", lambda: array_struct(3, [None]), "expected 2 buffers"),
-        (b"l", lambda: array_struct(3, [None, None]), r"buffer 1 \(values\) of 24 bytes, found NULL"),
+        (b"l", lambda: array_struct(3, [None, None]),
+         r"buffer 1 \(values\) of 24 bytes, found NULL"),
         (b"l", lambda: array_struct(-1, [None, int64_buffer([])]), "non-negative length"),
         (b"l", lambda: array_struct(1, [None, int64_buffer([1])], offset=-2),
          "non-negative offset"),

@@ -41,7 +41,7 @@ from ..buffers import empty_buffer
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, NotSupported
 from ..hooks import register
 from ..layout import layout_of
-from ..layout_rules import rules_of
+from ..layout_rules import on_clear, rules_of
 from . import capsule as c
 from .schema import MAX_DEPTH, export_schema, field_from_capsule, field_from_struct
 
@@ -153,6 +153,7 @@ def _child_arrays(table_address: int | None, n: int, path: str) -> list[c.ArrowA
 # kept in the entry so that the id cannot be reused while it is cached): hashing a
 # nested frozen dataclass on every lookup cost more than the lookup saved
 _SPECS: dict[int, tuple[Any, ...]] = {}
+on_clear(_SPECS.clear)  # they hold the layout's rules
 
 
 def _spec(dtype: t.DataType) -> tuple[Any, ...]:
@@ -186,10 +187,9 @@ def build_array(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, de
     if spec is None or spec[0] is not dtype:
         spec = _spec(dtype)
     _, physical, layout, expected, buffer_specs, legacy_ok, counts = spec
-    if length < 0 or offset < 0 or null_count > length:  # the count rule, worded by it
-        problem = counts.problem(length, null_count, offset, unknown_ok=True)
-        if problem is not None:
-            raise ArrowInvalid(problem, field_path=path)
+    problem = counts.problem(length, null_count, offset, unknown_ok=True)  # the count rule
+    if problem is not None:
+        raise ArrowInvalid(problem, field_path=path)
     if layout.variadic:
         ok = n_buffers >= expected + 1
         wanted = f"at least {expected + 1}"
@@ -217,8 +217,9 @@ def build_array(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, de
     for i, (kind, rule, width) in enumerate(buffer_specs):
         address = addresses[i]
         if kind == "validity" and not address:  # the common case of no nulls, decided first
-            if null_count > 0:
-                raise ArrowInvalid(counts.bitmap_problem(null_count, "NULL"), field_path=path)
+            problem = counts.bitmap_problem(null_count, "NULL")
+            if problem is not None:
+                raise ArrowInvalid(problem, field_path=path)
             buffers.append(None)
             continue
         if kind == "data":  # as long as the last offset says

@@ -29,7 +29,7 @@ from ..buffers import empty_buffer
 from ..errors import ArrowTypeError
 from ..hooks import register
 from ..layout import layout_of
-from ..layout_rules import CountRule, SizeRule, rules_of
+from ..layout_rules import CountRule, SizeRule, on_clear, rules_of
 from . import capsule as c
 from .import_array import (
     ArrayStreamReader,
@@ -405,6 +405,7 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
 # from the digest cache, so a producer's batches share one entry; keyed by id with the
 # field kept in the entry so that the id is not reused while cached)
 _LEAF_PLANS: dict[int, tuple[t.Field, Any]] = {}
+on_clear(_LEAF_PLANS.clear)  # their code holds the layouts' rules
 
 
 def _leaf_plan_of(field: t.Field) -> Callable[[int, Any], Any] | None:
