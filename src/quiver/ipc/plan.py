@@ -2,10 +2,12 @@
 
 A node carries everything the per-batch walk asks of its field (layout, its structural
 rules, dictionary id) and, for a plain leaf (fixed width, boolean, binary, string) and for
-a list, large list, map, struct or fixed-size list, its structural checks as code:
-:func:`node_checks` has the node's rule objects (:func:`quiver.layout_rules.rules_of`:
-buffer sizes, offsets, children) state themselves as Python conditions, next to the
-body bounds that are the IPC walk's own.  From that text come
+a node whose rules all have a generated form (a list, large list, map, struct or
+fixed-size list), its structural checks as code: :func:`node_checks` and
+:func:`count_source` have the node's rule objects (:func:`quiver.layout_rules.rules_of`:
+buffer sizes, offsets, children, counts) state themselves as Python conditions, next to
+the body bounds that are the IPC walk's own (:func:`count_checks` generates the body
+loader's check of every FieldNode from the count rule too).  From that text come
 
 - the node's ``take`` (:func:`node_take`): a small function generated per kind of node
   that checks one array's numbers (and a nested node's children's lengths) and builds
