@@ -15,9 +15,11 @@ uses the same objects in one of two forms:
   structural level of :func:`quiver.array.validate.validate_array` raise those words with
   their own location (byte offset, message index, field path).
 
-So a rule changed here (a size, a bound, a child length) changes every path at once; the
-tables :data:`SIZE_RULES`, :data:`OFFSET_RULES` and :data:`CHILD_RULES` say which rule a
-buffer kind or a layout's children rule gets.
+So a rule changed here (a size, a bound, a child length, a null count) changes every path
+at once; the tables :data:`SIZE_RULES`, :data:`OFFSET_RULES` and :data:`CHILD_RULES` say
+which rule a buffer kind or a layout's children rule gets, :data:`COUNT_RULE` is every
+node's.  The C data interface import (:mod:`quiver.cdata`) sizes the buffers it views by
+the size rules too.
 
 >>> from quiver import types as t
 >>> from quiver.layout import layout_of
@@ -99,6 +101,11 @@ class SizeRule:
             return None
         return (f"buffer {self.index} ({self.kind}) too small: expected at least {need} "
                 f"bytes for {end}{end_is} slots, found {found}")  # fmt: skip
+
+    def absent(self, need: int, found: str = "none") -> str:
+        """The words for this buffer missing where ``need`` bytes are needed (``found``:
+        what stands in for it, ``none`` or ``NULL``)."""
+        return f"expected buffer {self.index} ({self.kind}) of {need} bytes, found {found}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,14 +208,80 @@ class ChildRule:
 
 
 @dataclass(frozen=True, slots=True)
+class CountRule:
+    """The numbers of one array node: a length and an offset of at least 0, a null count
+    in ``0 .. length`` (in memory, -1 stands for "not counted yet"), and a validity
+    bitmap present whenever the null count is above 0.
+
+    The last one is the validity size rule's ``optional`` (an IPC body's empty bitmap is
+    too small for a node with nulls); :meth:`bitmap_problem` words it where a bitmap can
+    be absent outright (in memory, through the C data interface).
+    """
+
+    def conditions(self, n: str, z: str, signed: bool = True) -> list[str]:
+        """Python conditions, any true when a length ``n`` and null count ``z`` (text)
+        break the rule; ``signed=False`` leaves out the signs (the caller has checked
+        every number >= 0).  They are comparisons of two names, so that they hold for
+        numpy arrays as well (see :meth:`vector_source`)."""
+        out = [f"{z} > {n}"]
+        return [f"{n} < 0", f"{z} < 0", *out] if signed else out
+
+    def source(self, n: str, z: str, signed: bool = True) -> str:
+        """:meth:`conditions` as one Python condition."""
+        return " or ".join(self.conditions(n, z, signed))
+
+    def vector_source(self, n: str, z: str) -> str:
+        """:meth:`conditions` over numpy arrays ``n`` and ``z``: a boolean array, true
+        where a node breaks the rule."""
+        return " | ".join(f"({cond})" for cond in self.conditions(n, z))
+
+    def problem(
+        self, length: int, null_count: int, offset: int = 0, *, where: str = "",
+        unknown_ok: bool = False,
+    ) -> str | None:  # fmt: skip
+        """What is wrong with these numbers, worded (``where`` follows the expectation:
+        `` in FieldNode 3``); None when they keep the rule.  ``unknown_ok``: a null
+        count below 0 means "not counted" (in memory).
+
+        >>> CountRule().problem(2, 3)
+        'expected 0 <= null_count <= length, found length 2, null_count 3'
+        """
+        if length < 0:
+            return f"expected a non-negative length{where}, found {length}"
+        if offset < 0:
+            return f"expected a non-negative offset{where}, found {offset}"
+        if null_count > length or (null_count < 0 and not unknown_ok):
+            return (f"expected 0 <= null_count <= length{where}, found length {length}, "
+                    f"null_count {null_count}")  # fmt: skip
+        return None
+
+    def bitmap_problem(self, null_count: int, found: str = "none") -> str | None:
+        """What is wrong with an absent validity bitmap for ``null_count`` nulls, worded
+        (``found``: what stands in for it, ``none`` or ``NULL``); None when nothing."""
+        if null_count > 0:
+            return f"expected a validity bitmap for null_count {null_count}, found {found}"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class LayoutRules:
     """The structural rules of one layout: a size rule per fixed buffer, the offsets rule
     (binary arrays, lists, maps) and the children rule (structs, sparse unions,
-    fixed-size lists, run-end encoded), each None where the layout has none."""
+    fixed-size lists, run-end encoded), each None where the layout has none; the count
+    rule of every node (:data:`COUNT_RULE`).
+
+    ``generated``: every rule of the layout has a generated form (``source``) and its
+    children, if any, are tied to it by one of them (an offsets rule or a children rule):
+    plain leaves, lists, maps, structs, sparse unions, fixed-size lists.  List views
+    (their views are checked at the value level) and dense unions have none; run-end
+    encoded arrays' rule reads a value.
+    """
 
     sizes: tuple[SizeRule, ...]
     offsets: OffsetRule | None
     children: ChildRule | None
+    counts: CountRule
+    generated: bool
 
 
 def _bitmap(i: int, spec: BufferSpec, lay: Layout) -> SizeRule:
@@ -254,6 +327,9 @@ OFFSET_RULES: dict[str, Callable[[Layout], OffsetRule | None]] = {
 #: a layout's children rule -> its children rule object, if any
 CHILD_RULES: dict[str, ChildRule] = {kind: ChildRule(kind) for kind in ("same", "fixed", "run_end")}
 
+#: the count rule of every node (length, offset, null count)
+COUNT_RULE = CountRule()
+
 
 _RULES: dict[int, tuple[Layout, LayoutRules]] = {}
 
@@ -264,10 +340,15 @@ def rules_of(lay: Layout) -> LayoutRules:
     hit = _RULES.get(id(lay))
     if hit is not None and hit[0] is lay:
         return hit[1]
+    offsets = OFFSET_RULES.get(lay.children, lambda lay: None)(lay)
+    children = CHILD_RULES.get(lay.children)
+    tied = lay.children == "none" or offsets is not None or children is not None
     found = LayoutRules(
         tuple(SIZE_RULES[spec.kind](i, spec, lay) for i, spec in enumerate(lay.buffers)),
-        OFFSET_RULES.get(lay.children, lambda lay: None)(lay),
-        CHILD_RULES.get(lay.children),
+        offsets,
+        children,
+        COUNT_RULE,
+        tied and (children is None or children.generated),
     )
     if len(_RULES) >= 4096:
         _RULES.clear()
@@ -275,8 +356,21 @@ def rules_of(lay: Layout) -> LayoutRules:
     return found
 
 
+_DERIVED: list[Callable[[], None]] = []
+
+
+def on_clear(forget: Callable[[], None]) -> Callable[[], None]:
+    """Have :func:`clear_rule_cache` call ``forget`` too: the layers above that cache
+    what they derive from these rules (generated code, per-type specs) register it, so
+    that a change to the tables reaches them; returns ``forget``."""
+    _DERIVED.append(forget)
+    return forget
+
+
 def clear_rule_cache() -> None:
-    """Forget the rules derived so far (after a change to the tables above; the IPC plan
-    keeps its own caches of generated code, cleared by
-    :func:`quiver.ipc.plan.clear_generated`)."""
+    """Forget the rules derived so far and everything registered with :func:`on_clear`
+    (after a change to the tables above; :func:`quiver.ipc.plan.clear_generated` also
+    forgets the IPC plan's generated code)."""
     _RULES.clear()
+    for forget in _DERIVED:
+        forget()

@@ -163,7 +163,7 @@ def test_rejects_buffer_that_is_not_uint8_numpy() -> None:
 
 def test_rejects_missing_required_buffer() -> None:
     arr = make_array(t.int32(), 1, [None, None])
-    raises_structural(arr, "expected buffer 1 (values), found none")
+    raises_structural(arr, "expected buffer 1 (values) of 4 bytes, found none")
 
 
 def test_empty_array_may_omit_buffers() -> None:
@@ -173,7 +173,7 @@ def test_empty_array_may_omit_buffers() -> None:
 
 def test_rejects_null_count_above_length() -> None:
     arr = make_array(t.int8(), 2, [u8(b"\x00"), u8(b"\x00\x00")], null_count=3)
-    raises_structural(arr, "expected null_count <= length 2, found 3")
+    raises_structural(arr, "expected 0 <= null_count <= length, found length 2, null_count 3")
 
 
 def test_rejects_positive_null_count_without_bitmap() -> None:

@@ -17,6 +17,8 @@ from quiver import layout_rules as lr
 from quiver import types as t
 from quiver.array import make_array
 from quiver.array.validate import validate_array
+from quiver.cdata.import_array import import_array
+from quiver.cdata.import_batch import import_batch
 from quiver.integration.json_columns import JsonColumnLoader, JsonDictionaries, dictionary_ids
 from quiver.integration.json_reader import schema_from_json
 from quiver.ipc import metadata as md
@@ -191,3 +193,110 @@ def test_one_preorder_walk_numbers_nodes_and_buffers() -> None:
     walked = [(node.name, i, j) for node, i, j in preorder(plan)]
     assert walked == [("l", 0, 0), ("l.item", 1, 2), ("s", 2, 5), ("s.a", 3, 6)]
     assert [j for _, _, j in preorder(plan[1:], 5)] == [5, 6]
+
+
+# -- the count rule (length, offset, null count) ----------------------------------------
+
+NO_NULLS = "expected null_count 0, found 1"
+
+
+class _NoNulls(lr.CountRule):
+    """A made-up count rule: no array may hold a null."""
+
+    __slots__ = ()
+
+    def conditions(self, n: str, z: str, signed: bool = True) -> list[str]:
+        return [*lr.CountRule.conditions(self, n, z, signed), f"{z} > 0"]
+
+    def problem(self, length: int, null_count: int, offset: int = 0, *, where: str = "",
+                unknown_ok: bool = False) -> str | None:  # fmt: skip
+        if null_count > 0:
+            return f"expected null_count 0{where}, found {null_count}"
+        return lr.CountRule.problem(self, length, null_count, offset, where=where,
+                                    unknown_ok=unknown_ok)  # fmt: skip
+
+
+def _counts_paths() -> dict[str, object]:
+    """What each path makes of one int64 column of 4 rows with one null: the leaf's
+    generated take, the steady path's generated code, the worded IPC walk, validate_array,
+    and the C data interface import (an array or batch, None, or the words of the
+    error)."""
+    column = qv.array([1, None, 3, 4], type=t.int64())
+    batch = qv.record_batch({"c": column})
+    sink = ipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytes(sink.getvalue())
+    schema = batch.schema
+    chunk, shape, body = _first_batch(data)
+    header = md.decode_message(read_frame(chunk, 0)[0]).header
+    specs = header.buffers.ravel().tolist()
+    node = PlanNode(t.int64(), (0,), "c", {})
+    raw = np.frombuffer(body, np.uint8)
+    out: dict[str, object] = {}
+    out["take"] = node.take(raw, body, 0, len(body), 4, 1, specs, 0)
+    setup = steady._Setup(shape, compile_plan(schema, {}), schema, 1 << 30, 1 << 24)
+    out["steady"] = steady._take_compiled(setup, steady._code_key(setup))(chunk)
+    try:
+        out["ipc"] = ipc.open_stream(data).read_all()
+    except E.MetadataError as exc:
+        assert exc.message_index == 1 and exc.offset is not None
+        out["ipc"] = exc.reason
+    try:
+        validate_array(column, path="c")
+        out["validate"] = column
+    except E.ArrowInvalid as exc:
+        assert exc.field_path == "c"
+        out["validate"] = exc.reason
+    for name, importer, source in (("c array", import_array, column),
+                                   ("c batch", import_batch, batch)):  # fmt: skip
+        try:
+            out[name] = importer(source)
+        except E.ArrowInvalid as exc:
+            out[name] = exc.reason
+    return out
+
+
+def test_every_path_accepts_nulls_under_the_real_count_rule(fresh) -> None:
+    found = _counts_paths()
+    assert found["take"] is not None and found["steady"] is not None
+    assert found["ipc"].num_rows == 4  # type: ignore[union-attr]
+    assert found["validate"] is not None and not isinstance(found["validate"], str)
+    assert found["c array"].null_count == 1  # type: ignore[union-attr]
+    assert found["c batch"].num_rows == 4  # type: ignore[union-attr]
+
+
+def test_one_count_rule_changes_every_path(fresh) -> None:
+    fresh.setattr(lr, "COUNT_RULE", _NoNulls())
+    plan_module.clear_generated()
+    found = _counts_paths()
+    assert found["take"] is None  # the leaf's generated checks refuse it
+    assert found["steady"] is None  # so does the steady path's generated code
+    assert found["ipc"] == "expected null_count 0 in FieldNode 0, found 1"  # the IPC walk
+    assert found["validate"] == NO_NULLS  # validate_array runs it too
+    assert found["c array"] == NO_NULLS  # and the C data interface import
+    assert found["c batch"] == NO_NULLS  # (its generated flat path refuses, the walk words)
+
+
+def test_the_c_import_views_buffers_by_the_size_rules(fresh) -> None:
+    """A made-up size rule (a values buffer needs one value more) reaches the C import:
+    its flat path's generated code and its general walk both view buffers by it (the
+    exported memory holds a fifth value, so the longer view stays inside it)."""
+    column = qv.array([1, 2, 3, 4, 5], type=t.int64()).slice(0, 4)
+    batch = qv.record_batch({"c": column})
+    assert len(import_array(column).buffers[1]) == 32
+    assert len(import_batch(batch).column(0).buffers[1]) == 32
+    _tighten_values(fresh)
+    assert len(import_array(column).buffers[1]) == 40
+    assert len(import_batch(batch).column(0).buffers[1]) == 40
+
+
+def test_has_checks_asks_the_rules(fresh) -> None:
+    """Which nested nodes get generated code follows their rules' generated form: a
+    struct's children rule made interpreted-only takes structs off the generated path."""
+    struct_type = t.struct([("a", t.int8())])
+    assert plan_module.has_checks(PlanNode(struct_type, (0,), "s", {}))
+    assert not plan_module.has_checks(PlanNode(t.list_view(t.int8()), (0,), "v", {}))
+    fresh.setitem(lr.CHILD_RULES, "same", lr.ChildRule("run_end"))
+    plan_module.clear_generated()
+    assert not plan_module.has_checks(PlanNode(struct_type, (0,), "s", {}))

@@ -11,7 +11,8 @@ Structural level (``full=False``), O(1) per array or O(children), never O(rows):
 
 - the buffer count matches the layout (view types may carry any number of data buffers);
 - each buffer is a 1-D uint8 numpy array long enough for ``offset + length`` slots;
-- ``null_count`` is at most ``length`` and a validity bitmap is present when it is positive;
+- length and offset are >= 0, ``null_count`` is at most ``length`` and a validity bitmap
+  is present when it is positive (the count rule, IPC reading's too);
 - children match the type's fields and are long enough by the layout's children rule; the
   first and last offsets of binary and list arrays lie within the data or the child;
 - dictionary arrays carry a dictionary of the value type; run-end encoded arrays have run
@@ -155,13 +156,19 @@ class _Walk:
         lay = layout_of(dtype)
         # the raw attribute: len() itself refuses a negative length
         length, offset = getattr(array, "_length", None), array.offset
-        if not isinstance(length, (int, np.integer)) or length < 0:
-            raise fail(f"expected a non-negative length, found {length!r}", path)
-        if not isinstance(offset, (int, np.integer)) or offset < 0:
-            raise fail(f"expected a non-negative offset, found {offset!r}", path)
+        if not isinstance(length, (int, np.integer)):
+            raise fail(f"expected an int length, found {length!r}", path)
+        if not isinstance(offset, (int, np.integer)):
+            raise fail(f"expected an int offset, found {offset!r}", path)
         rules = rules_of(lay)
+        stored = getattr(array, "_null_count", -1)
+        stored = -1 if stored is None else stored
+        # the count rule (IPC reading runs it too): length, offset, null count
+        problem = rules.counts.problem(int(length), stored, int(offset), unknown_ok=True)
+        if problem is not None:
+            raise fail(problem, path)
         bufs = self._check_buffers(array, lay, rules, path)
-        self._check_null_count(array, storage, lay, bufs, path)
+        self._check_null_count(array, storage, lay, rules, bufs, stored, path)
         self._check_children(array, storage, rules, bufs, path)
         # children first: the leaf checks below may read their lengths and null counts
         for child, fld in zip(array.children, storage.fields):
@@ -188,9 +195,10 @@ class _Walk:
         for i, buf in enumerate(bufs):
             rule = sizes[i] if i < n else _VARIADIC_DATA
             if buf is None:
-                if rule.optional or rule.need(end, length) == 0:
+                need = rule.need(end, length)
+                if rule.optional or need == 0:
                     continue
-                raise fail(f"expected buffer {i} ({rule.kind}), found none", path)
+                raise fail(rule.absent(need), path)
             if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8 or buf.ndim != 1:
                 found = (
                     f"{buf.dtype} array of {buf.ndim} dimensions"
@@ -208,16 +216,16 @@ class _Walk:
         return bufs
 
     def _check_null_count(
-        self, array: Array, storage: t.DataType, lay: Layout, bufs: list, path: str
-    ) -> None:
-        stored = getattr(array, "_null_count", -1)
+        self, array: Array, storage: t.DataType, lay: Layout, rules: LayoutRules, bufs: list,
+        stored: int, path: str,
+    ) -> None:  # fmt: skip
+        """What the null count says of the type and the bitmap (its bounds are the count
+        rule's, checked before): a null array's is its length, a type without a bitmap
+        has none, nulls need a bitmap (the count rule's words), and at the full level the
+        bitmap counts as many."""
         length = len(array)
-        if stored is None:
-            stored = -1
         found: object = stored
-        if stored > length:
-            expected = f"null_count <= length {length}"
-        elif isinstance(storage, t.NullType):
+        if isinstance(storage, t.NullType):
             if stored < 0 or stored == length:
                 return
             expected = f"null_count {length} for a null array"
@@ -226,9 +234,10 @@ class _Walk:
                 return
             expected = f"null_count 0 for {array.type} (no validity bitmap)"
         elif bufs[0] is None:
-            if stored <= 0:
+            problem = rules.counts.bitmap_problem(stored)
+            if problem is None:
                 return
-            expected, found = f"a validity bitmap for null_count {stored}", "none"
+            raise fail(problem, path)
         else:
             if not self.full or stored < 0:
                 return

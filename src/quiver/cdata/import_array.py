@@ -41,6 +41,7 @@ from ..buffers import empty_buffer
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, NotSupported
 from ..hooks import register
 from ..layout import layout_of
+from ..layout_rules import on_clear, rules_of
 from . import capsule as c
 from .schema import MAX_DEPTH, export_schema, field_from_capsule, field_from_struct
 
@@ -152,15 +153,21 @@ def _child_arrays(table_address: int | None, n: int, path: str) -> list[c.ArrowA
 # kept in the entry so that the id cannot be reused while it is cached): hashing a
 # nested frozen dataclass on every lookup cost more than the lookup saved
 _SPECS: dict[int, tuple[Any, ...]] = {}
+on_clear(_SPECS.clear)  # they hold the layout's rules
 
 
 def _spec(dtype: t.DataType) -> tuple[Any, ...]:
     physical = t.storage_of(dtype)
     layout = layout_of(dtype)
-    plus_one = 0 if layout.children in ("views", "dense") else 1
-    buffer_specs = tuple((b.kind, b.byte_width, plus_one) for b in layout.buffers)
+    rules = rules_of(layout)
+    # each buffer's kind and size rule (quiver.layout_rules: what IPC reading and
+    # validate_array check), and the width of the offsets before a data buffer
+    buffer_specs = tuple(
+        (b.kind, rule, layout.buffers[i - 1].byte_width if b.kind == "data" else 0)
+        for i, (b, rule) in enumerate(zip(layout.buffers, rules.sizes))
+    )
     legacy_ok = isinstance(physical, (t.UnionType, t.NullType))
-    spec = (dtype, physical, layout, layout.num_buffers, buffer_specs, legacy_ok)
+    spec = (dtype, physical, layout, layout.num_buffers, buffer_specs, legacy_ok, rules.counts)
     if len(_SPECS) > 4096:
         _SPECS.clear()
     _SPECS[id(dtype)] = spec
@@ -176,15 +183,13 @@ def build_array(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, de
     # all ten members in one call (ctypes attribute reads are the slow part here)
     (length, null_count, offset, n_buffers, n_children, buffers_address, children_address,
      dictionary_address, _, _) = c.ARRAY_STRUCT.unpack_from(a)
-    if length < 0 or offset < 0:
-        raise ArrowInvalid(
-            f"expected non-negative length and offset, found length {length}, offset {offset}",
-            field_path=path,
-        )
     spec = _SPECS.get(id(dtype))
     if spec is None or spec[0] is not dtype:
         spec = _spec(dtype)
-    _, physical, layout, expected, buffer_specs, legacy_ok = spec
+    _, physical, layout, expected, buffer_specs, legacy_ok, counts = spec
+    problem = counts.problem(length, null_count, offset, unknown_ok=True)  # the count rule
+    if problem is not None:
+        raise ArrowInvalid(problem, field_path=path)
     if layout.variadic:
         ok = n_buffers >= expected + 1
         wanted = f"at least {expected + 1}"
@@ -209,39 +214,24 @@ def build_array(a: c.ArrowArray, dtype: t.DataType, owner: _Owner, path: str, de
     end = offset + length
 
     buffers: list[np.ndarray | None] = []
-    for i, (kind, byte_width, plus_one) in enumerate(buffer_specs):
+    for i, (kind, rule, width) in enumerate(buffer_specs):
         address = addresses[i]
-        if kind == "validity":
-            if not address:  # the common case of no nulls, decided first
-                if null_count > 0:
-                    raise ArrowInvalid(
-                        f"expected a validity buffer for null_count {null_count}, found NULL",
-                        field_path=path,
-                    )
-                buffers.append(None)
-                continue
-            size = (end + 7) >> 3
-        elif kind == "bits":
-            size = (end + 7) >> 3
-        elif kind == "offsets":
-            # list and binary offsets have length + 1 entries; list-view and dense-union
-            # offsets have one per slot
-            size = (end + plus_one) * byte_width
-        elif kind == "data":
+        if kind == "validity" and not address:  # the common case of no nulls, decided first
+            problem = counts.bitmap_problem(null_count, "NULL")
+            if problem is not None:
+                raise ArrowInvalid(problem, field_path=path)
+            buffers.append(None)
+            continue
+        if kind == "data":  # as long as the last offset says
             offsets = buffers[i - 1]
             size = 0 if offsets is None or not offsets.size else _offsets_end(
-                offsets, buffer_specs[i - 1][1], end, path
+                offsets, width, end, path
             )
-        elif kind == "type_ids":
-            size = end
-        else:  # values, sizes, views
-            size = end * byte_width
+        else:  # the layout's size rule
+            size = rule.need(end)
         if not address:  # (a NULL validity buffer was handled above)
             if size and length:
-                raise ArrowInvalid(
-                    f"expected a non-NULL {kind} buffer of {size} bytes, found NULL",
-                    field_path=path,
-                )
+                raise ArrowInvalid(rule.absent(size, "NULL"), field_path=path)
             # an empty array may leave its buffers NULL; offsets still need a zero entry
             buffers.append(np.zeros(size, dtype=np.uint8) if size else empty_buffer())
             continue

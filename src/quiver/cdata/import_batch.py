@@ -29,6 +29,7 @@ from ..buffers import empty_buffer
 from ..errors import ArrowTypeError
 from ..hooks import register
 from ..layout import layout_of
+from ..layout_rules import CountRule, SizeRule, on_clear, rules_of
 from . import capsule as c
 from .import_array import (
     ArrayStreamReader,
@@ -148,7 +149,10 @@ _WINDOW_MAX = 1 << 30  # the widest span one view covers
 _WINDOW_GAP = 1 << 20  # the most unused bytes that span may hold
 _LEAF_KINDS = {("validity", "values"), ("validity", "bits"), ("validity", "offsets", "data")}
 _CHUNK = 32  # columns per generated function (compiling costs ~0.5 ms a column)
-_CODE: dict[tuple[tuple[int, int], ...], Any] = {}  # compiled text per run of columns
+# a column of the flat fast path: (kind, offsets width, validity size rule, size rule of
+# its values, bits or offsets, count rule)
+_Column = tuple[int, int, SizeRule, SizeRule, CountRule]
+_CODE: dict[tuple[_Column, ...], Any] = {}  # compiled text per run of columns
 _CODE_SIZE = 256
 
 
@@ -160,10 +164,13 @@ def _space(lo: int, owner: Any) -> memoryview:
     return memoryview(space).toreadonly().cast("B")
 
 
-def _chunk_source(shape: tuple[tuple[int, int], ...]) -> str:
+def _chunk_source(shape: tuple[_Column, ...]) -> str:
     """The text of ``part(pointers, e, whole, offset, owner)`` for a run of columns of
-    ``shape``: per column (kind, width), kind 0 fixed-width values, 1 bits, 2 offsets
-    (of ``width`` bytes) and data.
+    ``shape``: per column (kind, width, validity rule, rule, count rule), kind 0
+    fixed-width values, 1 bits, 2 offsets (of ``width`` bytes) and data; the bytes each
+    buffer is viewed with are its size rule's
+    (:meth:`quiver.layout_rules.SizeRule.need_source`), its counts are checked by its
+    count rule.
 
     ``part`` reads the children ArrowArrays at ``pointers`` (their structs, buffer
     tables and, kind 2, last offsets) into named locals, checks them (live plain
@@ -192,17 +199,17 @@ def _chunk_source(shape: tuple[tuple[int, int], ...]) -> str:
         *(f"    ({fields[k]},) = _read(_M, p{k})" for k in range(n)),
     ]
     starts, stops, sizes, build = [], [], [], []  # per buffer, and the columns' text
-    for k, (kind, width) in enumerate(shape):
+    for k, (kind, width, validity, rule, counts) in enumerate(shape):
         nbuf = 3 if kind == 2 else 2
         bufs = f"v{k}, a{k}" + (f", b{k}" if kind == 2 else "")
         lines += [
             f"  if not r{k} or m{k} != {nbuf} or h{k} or d{k} or n{k} < e or o{k} < 0 "
-            f"or not t{k}:",
+            f"or not t{k} or {counts.source(f'n{k}', f'z{k}', signed=False)}:",
             "    return None",
             f"  ({bufs},) = _tab{nbuf}(_M, t{k})",
             f"  x{k} = o{k} + n{k}",  # the end of the child's slots
             # validity bytes (a NULL bitmap is fine only without nulls or slots)
-            f"  w{k} = (x{k} + 7) >> 3 if v{k} else 0",
+            f"  w{k} = {validity.need_source(f'x{k}')} if v{k} else 0",
             f"  if not v{k} and z{k} and n{k}:",
             "    return None",
         ]
@@ -215,13 +222,13 @@ def _chunk_source(shape: tuple[tuple[int, int], ...]) -> str:
                 f"  (g{k},) = _off{width}(_M, a{k} + x{k} * {width})",
                 f"  if g{k} < 0 or (not b{k} and g{k} and n{k}):",
                 "    return None",
-                f"  s{k} = (x{k} + 1) * {width}",
+                f"  s{k} = {rule.need_source(f'x{k}')}",
                 f"  if not b{k}:",
                 f"    g{k} = 0",
             ]
         else:
             lines += [
-                f"  s{k} = x{k} * {width}" if kind == 0 else f"  s{k} = (x{k} + 7) >> 3",
+                f"  s{k} = {rule.need_source(f'x{k}')}",
                 f"  if not a{k}:",
                 f"    if s{k} and n{k}:",
                 "      return None",
@@ -257,7 +264,7 @@ def _chunk_source(shape: tuple[tuple[int, int], ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _chunk(shape: tuple[tuple[int, int], ...], names: dict[str, Any]) -> Any:
+def _chunk(shape: tuple[_Column, ...], names: dict[str, Any]) -> Any:
     """The generated ``part`` for ``shape`` (compiled once per shape), bound to the
     classes and types in ``names``."""
     code = _CODE.get(shape)
@@ -296,9 +303,11 @@ def _leaf_plan(schema: t.Schema) -> Callable[[int, Any], Any] | None:
     leaf columns; the columns are read by generated ``part`` functions
     (:func:`_chunk_source`).  None when a column of ``schema`` is not a plain leaf (or
     there are none)."""
-    shape: list[tuple[int, int]] = []
+    shape: list[_Column] = []
     for f in schema.fields:
         lay = layout_of(f.type)
+        rules = rules_of(lay)
+        sizes = rules.sizes
         kinds = tuple(b.kind for b in lay.buffers)
         physical = t.storage_of(f.type)
         if kinds not in _LEAF_KINDS or lay.variadic or physical.fields or isinstance(
@@ -309,7 +318,7 @@ def _leaf_plan(schema: t.Schema) -> Callable[[int, Any], Any] | None:
         kind = {"values": 0, "bits": 1, "offsets": 2}[kinds[1]]
         if kind == 2 and width not in (4, 8):
             return None
-        shape.append((kind, width))
+        shape.append((kind, width, sizes[0], sizes[1], rules.counts))
     n = len(shape)
     if not n:
         return None
@@ -396,6 +405,7 @@ def import_batch(obj: Any, requested_schema: Any = None, *, validate: str = "non
 # from the digest cache, so a producer's batches share one entry; keyed by id with the
 # field kept in the entry so that the id is not reused while cached)
 _LEAF_PLANS: dict[int, tuple[t.Field, Any]] = {}
+on_clear(_LEAF_PLANS.clear)  # their code holds the layouts' rules
 
 
 def _leaf_plan_of(field: t.Field) -> Callable[[int, Any], Any] | None:

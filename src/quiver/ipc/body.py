@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
+from .. import layout_rules as lr
 from ..array import Array
 from ..buffers import empty_buffer
 from . import metadata as md
@@ -44,6 +45,7 @@ from .plan import (  # noqa: F401  (re-exported: the plan's old home)
     V5,
     PlanNode,
     compile_plan,
+    count_checks,
     leaf_program,
     take_leaves,
 )
@@ -118,29 +120,20 @@ class BodyLoader:
         self.num_nodes = num_nodes = len(nodes)
         self.num_buffers = num_buffers = len(buffers)
         # every node and buffer is checked once here (vectorized for wide batches; numpy's
-        # per-call cost loses to a plain loop for a handful)
+        # per-call cost loses to a plain loop for a handful); the node count rule is
+        # generated from its rule object and worded by it
+        counts = lr.COUNT_RULE
+        first_bad, bad_rows = count_checks(counts)
         flat = self.nodes
         if num_nodes > _VECTOR_CHECK:
-            lengths, nulls = nodes[:, 0], nodes[:, 1]
-            bad_nodes = (lengths < 0) | (nulls < 0) | (nulls > lengths)
+            bad_nodes = bad_rows(nodes[:, 0], nodes[:, 1])
             bad_node = int(np.argmax(bad_nodes)) if bad_nodes.any() else -1
         else:
-            bad_node = next(
-                (
-                    i
-                    for i in range(num_nodes)
-                    if flat[2 * i] < 0 or flat[2 * i + 1] < 0 or flat[2 * i + 1] > flat[2 * i]
-                ),
-                -1,
-            )
+            bad_node = first_bad(flat, num_nodes)
         if bad_node >= 0:
             n, z = flat[2 * bad_node], flat[2 * bad_node + 1]
-            raise self.error(
-                E.MetadataError,
-                f"expected 0 <= null_count <= length in FieldNode {bad_node}, "
-                f"found length {n}, null_count {z}",
-                "",
-            )
+            words = counts.problem(n, z, where=f" in FieldNode {bad_node}")
+            raise self.error(E.MetadataError, words or "", "")
         # the first buffer outside the body; the walk raises when it reaches it, so that
         # the error names the field it belongs to
         if num_buffers > _VECTOR_CHECK:

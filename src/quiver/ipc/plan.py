@@ -2,10 +2,12 @@
 
 A node carries everything the per-batch walk asks of its field (layout, its structural
 rules, dictionary id) and, for a plain leaf (fixed width, boolean, binary, string) and for
-a list, large list, map, struct or fixed-size list, its structural checks as code:
-:func:`node_checks` has the node's rule objects (:func:`quiver.layout_rules.rules_of`:
-buffer sizes, offsets, children) state themselves as Python conditions, next to the
-body bounds that are the IPC walk's own.  From that text come
+a node whose rules all have a generated form (a list, large list, map, struct or
+fixed-size list), its structural checks as code: :func:`node_checks` and
+:func:`count_source` have the node's rule objects (:func:`quiver.layout_rules.rules_of`:
+buffer sizes, offsets, children, counts) state themselves as Python conditions, next to
+the body bounds that are the IPC walk's own (:func:`count_checks` generates the body
+loader's check of every FieldNode from the count rule too).  From that text come
 
 - the node's ``take`` (:func:`node_take`): a small function generated per kind of node
   that checks one array's numbers (and a nested node's children's lengths) and builds
@@ -31,7 +33,7 @@ from .. import types as t
 from ..array import Array
 from ..array.base import array_class_for, unchecked_new_source
 from ..layout import Layout, layout_of
-from ..layout_rules import LayoutRules, SizeRule, clear_rule_cache, rules_of
+from ..layout_rules import CountRule, LayoutRules, SizeRule, clear_rule_cache, rules_of
 
 V4 = 3
 V5 = 4
@@ -189,19 +191,16 @@ def compile_plan(
 
 # -- a node's checks, written once as text ---------------------------------------------
 
-# the nested layouts whose checks node_checks states: (rule, buffers) of lists, large
-# lists and maps; structs; fixed-size lists.  Each has a validity bitmap.
-_NESTED = {("offsets", 2), ("same", 1), ("fixed", 1)}
-
-
 def has_checks(node: PlanNode) -> bool:
     """Whether :func:`node_checks` states all of ``node``'s own structural checks: a plain
-    leaf, or a list, large list, map, struct or fixed-size list with children and nothing
-    out of the ordinary (no union, dictionary, V4 slot, variadic buffers)."""
+    leaf, or a node with children whose layout's rules all have a generated form
+    (:attr:`quiver.layout_rules.LayoutRules.generated`: lists, large lists, maps, structs,
+    fixed-size lists) and a validity bitmap, and nothing out of the ordinary (no union,
+    dictionary, V4 slot, variadic buffers)."""
     if node.leaf:
         return True
     return (
-        (node.rule, node.nbuf) in _NESTED
+        node.rules.generated
         and node.has_validity
         and not node.is_union
         and not node.unbacked
@@ -236,11 +235,11 @@ def node_checks(
     ``(bounds, sizes, offsets)``.
 
     The names are those of the generated code: ``n`` and ``z`` its length and null count
-    (``0 <= z <= n`` is the caller's to check), ``offs`` / ``lens`` its buffers' offsets
-    and lengths (all >= 0) in a body of ``body_len`` bytes, ``need(rule)`` the text of the
-    bytes a size rule needs for ``n`` values, ``at`` the text of the position of the
-    offsets buffer in the bytes ``raw`` that the readers ``_r4`` / ``_r8`` read, and
-    ``children`` the text of each child's length (a nested node's).
+    (the count rule is the caller's to check: :func:`count_source`), ``offs`` / ``lens``
+    its buffers' offsets and lengths (all >= 0) in a body of ``body_len`` bytes,
+    ``need(rule)`` the text of the bytes a size rule needs for ``n`` values, ``at`` the
+    text of the position of the offsets buffer in the bytes ``raw`` that the readers
+    ``_r4`` / ``_r8`` read, and ``children`` the text of each child's length (a nested node's).
 
     ``bounds``: conditions, any true when a buffer ends outside the body (the IPC walk's
     own check).  ``sizes`` (for ``n > 0``): conditions, any true when a size rule or the
@@ -274,6 +273,41 @@ def node_checks(
     return bounds, sizes, offsets
 
 
+def count_source(node: PlanNode, n: str, z: str) -> str:
+    """The count rule of ``node`` (:attr:`quiver.layout_rules.LayoutRules.counts`) as a
+    Python condition over its length ``n`` and null count ``z``, true when broken; the
+    signs are left out (the callers have every number >= 0)."""
+    return node.rules.counts.source(n, z, signed=False)
+
+
+_COUNT_CODE: dict[int, tuple[CountRule, Any, Any]] = {}
+
+
+def count_checks(rule: CountRule) -> tuple[Callable[[Sequence[int], int], int], Any]:
+    """The count rule ``rule`` generated for a message's FieldNodes: ``(first_bad,
+    bad_rows)``.  ``first_bad(flat, count)``: the index of the first of ``count`` nodes
+    (length, null count, ... flat) that breaks it, or -1; ``bad_rows(lengths, nulls)``:
+    the same over numpy arrays, a boolean array (for wide batches)."""
+    hit = _COUNT_CODE.get(id(rule))
+    if hit is not None and hit[0] is rule:
+        return hit[1], hit[2]
+    text = (
+        "def first_bad(flat, count):\n"
+        "  for i in range(count):\n"
+        "    n = flat[2 * i]\n"
+        "    z = flat[2 * i + 1]\n"
+        f"    if {rule.source('n', 'z')}:\n"
+        "      return i\n"
+        "  return -1\n"
+        "def bad_rows(n, z):\n"
+        f"  return {rule.vector_source('n', 'z')}\n"
+    )
+    names: dict[str, Any] = {}
+    exec(compile(text, "<quiver.ipc.plan counts>", "exec"), names)
+    _COUNT_CODE[id(rule)] = (rule, names["first_bad"], names["bad_rows"])
+    return names["first_bad"], names["bad_rows"]
+
+
 _TAKE_CODE: dict[tuple, Any] = {}
 _TAKE_CODE_LOCK = threading.Lock()
 
@@ -305,7 +339,7 @@ def _take_source(node: PlanNode) -> str:
         "def make(C, T):\n"
         f"  def take(body, raw, base, body_len, n, z, s, j{', kids' if kids else ''}):\n"
         + unpack
-        + f"    if z > n or {' or '.join(bounds)}:\n"
+        + f"    if {count_source(node, 'n', 'z')} or {' or '.join(bounds)}:\n"
         "      return None\n"
         "    if n:\n"
         f"      if {' or '.join(sizes)}:\n"
@@ -332,6 +366,7 @@ def clear_generated() -> None:
     rule tables of :mod:`quiver.layout_rules` reaches plans compiled afterwards (the
     steady path's code cache is keyed by these rules, so it follows)."""
     clear_rule_cache()
+    _COUNT_CODE.clear()
     with _TAKE_CODE_LOCK:
         _TAKE_CODE.clear()
     _TAKES.clear()

@@ -39,6 +39,7 @@ from .plan import (
     OFFSET_READERS,
     PlanNode,
     check_key,
+    count_source,
     has_checks,
     node_checks,
     node_take,
@@ -374,13 +375,13 @@ def _source(
         kid_lengths = [f"n{c}" for c in kids]
         if top:
             # n{k} == length once the first test passes: the checks are written for length
-            counts.append(f"{n} != length or {z} > length")
+            counts.append(f"{n} != length or {count_source(node, 'length', z)}")
             n = "length"
             found = node_checks(node, n, z, o, ln, need, at, kid_lengths)
             sizes.extend(found[1])
             offsets.extend(found[2])
         else:
-            counts.append(f"{z} > {n}")
+            counts.append(count_source(node, n, z))
             found = node_checks(
                 node, n, z, o, ln, lambda rule: f"({rule.need_source(n)})", at, kid_lengths
             )
