@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -68,6 +69,8 @@ from .sink import TaskFiles, write_all
 COMMITTERS = ("auto", "multipart", "staging")
 #: the hidden directory the staging protocol writes tasks' files under
 STAGING = "_temporary"
+#: seconds between the cleans of an abort after the first (tasks Spark is killing)
+ABORT_RECLEANS = (0.5, 1.0, 2.0)
 
 
 @dataclass(frozen=True)
@@ -267,13 +270,19 @@ class _ManifestWriter(DataSourceArrowWriter):
         self._clean(fs, root)
 
     def abort(self, messages: list[PendingCommitMessage | None]) -> None:
-        """Drop every file of this job, reported or not."""
+        """Drop every file of this job, reported or not.  Spark calls abort as soon as a
+        stage fails, while it is still killing the stage's other tasks: one of them may
+        finish a file after the first clean, so the job's leftovers are cleaned again
+        over the next few seconds (:data:`ABORT_RECLEANS`)."""
         fs, root = self._fs()
         for m in messages:
             if m is not None:
                 for p in m.files:
                     self._drop(fs, root, p)
         self._clean(fs, root)
+        for delay in ABORT_RECLEANS:
+            time.sleep(delay)
+            self._clean(fs, root)
 
 
 class MultipartWriter(_ManifestWriter):
