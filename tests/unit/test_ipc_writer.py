@@ -734,3 +734,35 @@ def test_other_readers_read_files_with_statistics_unchanged():
     con = duckdb.connect()
     con.register("t", pa.ipc.open_file(data).read_all())
     assert con.sql("select count(*) from t").fetchall() == [(5,)]
+
+
+def test_a_large_message_to_an_owned_file_survives_short_writev(tmp_path, monkeypatch):
+    """A file the writer opened takes a large message's parts in writev calls; a call
+    that writes less than asked (as the system may) is carried on where it stopped."""
+    import os
+
+    import numpy as np
+
+    import quiver as qv
+    import quiver.ipc as ipc
+
+    real = os.writev
+    calls = []
+
+    def short(fd, views):
+        calls.append(len(views))
+        first = memoryview(views[0]).cast("B")
+        return real(fd, [first[: max(1, len(first) // 3)]])  # a third of the first piece
+
+    monkeypatch.setattr(os, "writev", short)
+    batch = qv.record_batch({"a": qv.array(np.arange(100_000, dtype=np.int64)),
+                             "s": qv.array([f"v{i}" for i in range(100_000)])})
+    path = tmp_path / "big.arrow"
+    with ipc.new_file(str(path), batch.schema) as w:
+        w.write_batch(batch)
+        w.write_batch(batch)
+    assert len(calls) > 4  # the writev path ran, and was carried on after short writes
+    back = ipc.open_file(str(path)).read_all()
+    assert back.num_rows == 200_000
+    assert back.column("s").to_pylist()[-1] == "v99999"
+    assert back.column("a").to_pylist()[:3] == [0, 1, 2]

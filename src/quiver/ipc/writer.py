@@ -39,6 +39,17 @@ from .file_encoder import FileEncoder
 from .fileobj import text_mode_error
 
 _SMALL_WRITE = 64 * 1024
+
+
+def _iov_max() -> int:
+    """How many pieces one writev call may take (POSIX promises at least 16)."""
+    try:
+        return max(16, min(os.sysconf("SC_IOV_MAX"), 1024))
+    except (AttributeError, ValueError, OSError):
+        return 16
+
+
+_IOV_MAX = _iov_max()
 # compressed batches of at least this many raw bytes, to a real file with threads, are
 # written as the pool compresses them (_Writer._write_pipelined)
 _PIPELINE_FROM = 4 << 20
@@ -230,6 +241,23 @@ def _open_new(path: Any) -> Any:
     return open(path, "wb")
 
 
+def _writev_all(fd: int, parts: list[Any], size: int) -> None:
+    """Write ``parts`` (``size`` bytes in all) to ``fd`` in order, with as few writev
+    calls as the system takes (a call may write less than asked, or take at most
+    ``IOV_MAX`` pieces)."""
+    views = [memoryview(p).cast("B") for p in parts if nbytes_of(p)]
+    done = 0
+    while views:
+        wrote = os.writev(fd, views[:_IOV_MAX])
+        if wrote <= 0:
+            raise OSError(f"expected the file to take {size - done} more bytes")
+        done += wrote
+        while views and wrote >= len(views[0]):
+            wrote -= len(views.pop(0))
+        if wrote:
+            views[0] = views[0][wrote:]
+
+
 class _Sink:
     def __init__(self, sink: Any) -> None:
         if isinstance(sink, (str, os.PathLike)):
@@ -251,6 +279,10 @@ class _Sink:
         # where this writer's first byte is in a real file, which lets a message's metadata
         # be written after its body (None for any other sink)
         self.origin = self._origin()
+        # a file this writer opened (no one else holds it): a large message's parts go to
+        # its descriptor in one writev call rather than one write call each
+        self._fd = (self._f.fileno() if self._owns and self.origin is not None
+                    and hasattr(os, "writev") else None)
 
     def _origin(self) -> int | None:
         f = self._f
@@ -310,6 +342,9 @@ class _Sink:
         size = len(parts[0]) + body_length
         if body_length < _SMALL_WRITE:
             self._write_all(b"".join(parts) if len(parts) > 1 else parts[0], size)
+        elif self._fd is not None:
+            self._f.flush()  # (what the buffer holds goes first)
+            _writev_all(self._fd, parts, size)
         else:
             for p in parts:
                 self._write_all(p)
