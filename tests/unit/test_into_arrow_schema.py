@@ -60,3 +60,20 @@ def test_text_fields_refuse_numbers_and_bools_as_pyarrow(column, field) -> None:
         pa.Table.from_pandas(df, schema=schema)
     with pytest.raises(ArrowError, match="text or binary"):
         qv.Table.from_pandas(df, schema=qv.schema(schema))
+
+
+def test_a_time_zone_with_braces_is_refused_with_its_text():
+    """A zone's text goes into the message as it is (braces included), never through a
+    format template (a fuzzed file's zone "}{" once raised ValueError)."""
+    import pytest
+
+    import quiver as qv
+    from quiver.array.primitive import resolve_tz
+    from quiver.types.checks import tz_problem
+
+    for tz in ("}", "{what}", "a{b}c"):
+        assert tz_problem(tz).endswith(f"found {tz!r}")
+        with pytest.raises(qv.ArrowInvalid, match="time zone"):
+            resolve_tz(tz)
+        with pytest.raises(qv.ArrowInvalidArgument, match="tz as an IANA"):
+            qv.timestamp("us", tz=tz)

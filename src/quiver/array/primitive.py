@@ -153,7 +153,7 @@ def resolve_tz(tz: str) -> _dt.tzinfo:
     """The tzinfo for an Arrow time zone string: a fixed offset or an IANA name."""
     problem = tz_problem(tz)
     if problem is not None:
-        raise ArrowInvalid(problem.format(what="the time zone"))
+        raise ArrowInvalid(problem)
     m = _FIXED_OFFSET.match(tz)
     if m:
         sign = -1 if m.group(1) == "-" else 1

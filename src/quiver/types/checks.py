@@ -51,10 +51,11 @@ def _tz_database() -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def tz_problem(tz: str) -> str | None:
+def tz_problem(tz: str, what: str = "the time zone") -> str | None:
     """Why ``tz`` is no time zone the format allows (an IANA name, or ``[+-]HH:MM`` with
-    HH <= 23 and MM <= 59), or None.  A name is looked up when the machine has a time zone
-    database; without one, any well-formed name passes."""
+    HH <= 23 and MM <= 59), or None; ``what`` names it in the message.  A name is looked
+    up when the machine has a time zone database; without one, any well-formed name
+    passes."""
     if tz == "":  # an empty zone is an unset one (Schema.fbs): naive timestamps
         return None
     m = _OFFSET.fullmatch(tz)
@@ -69,7 +70,7 @@ def tz_problem(tz: str) -> str | None:
             return None
         except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
             pass
-    return (f"expected {{what}} as an IANA time zone name or a [+-]HH:MM offset (HH at most "
+    return (f"expected {what} as an IANA time zone name or a [+-]HH:MM offset (HH at most "
             f"23, MM at most 59), found {tz!r}")
 
 
@@ -79,9 +80,9 @@ def check_tz(tz: str | None, what: str) -> None:
         return
     if not isinstance(tz, str):
         raise ArrowInvalidArgument(f"expected {what} as str or None, found {tz!r}")
-    problem = tz_problem(tz)
+    problem = tz_problem(tz, what)
     if problem is not None:
-        raise ArrowInvalidArgument(problem.format(what=what))
+        raise ArrowInvalidArgument(problem)
 
 
 def type_problems(dtype: DataType, path: str, *, full: bool) -> list[tuple[str, str]]:
@@ -102,7 +103,7 @@ def _walk(dtype: DataType, path: str, full: bool, out: list[tuple[str, str]]) ->
     if full and isinstance(dtype, TimestampType) and dtype.tz is not None:
         problem = tz_problem(dtype.tz)
         if problem is not None:
-            out.append((path, problem.format(what="the time zone")))
+            out.append((path, problem))
     value_type = getattr(dtype, "value_type", None)  # a dictionary's values
     if isinstance(value_type, DataType) and not dtype.fields:
         _walk(value_type, path, full, out)
