@@ -50,19 +50,26 @@ import contextlib
 import json
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 
 from .. import errors as E
 from ..fs.errors import ObjectNotFound, retrying
 from ..fs.upload import PART_SIZE, PartUpload, Upload, s3_call
 from ..fs.url import filesystem, redact
 from ..ipc.writer import BufferOutputStream, new_file, new_stream
-from .objstore import MANIFEST_VERSION
+from .objstore import MANIFEST_VERSION, storage_options
+from .options import WriteOptions
 from .paths import hidden_name
+from .policy import from_spark_schema
 from .sink import TaskFiles, write_all
+from .streaming import LOG_DIR, stream_output_path
 
 #: the commit protocols by the ``committer`` option (``auto``: by the store)
 COMMITTERS = ("auto", "multipart", "staging")
@@ -93,11 +100,13 @@ class PendingCommitMessage(WriterCommitMessage):
 
 
 def object_store_writer(path: str, options: Any, arrow_schema: Any, overwrite: bool,
-                        storage_options: Mapping[str, Any], committer: str | None = None
-                        ) -> _ManifestWriter:
+                        storage_options: Mapping[str, Any], committer: str | None = None,
+                        *, unique_attempts: bool = False) -> _ManifestWriter:
     """The sink's writer for ``path`` on object storage: ``committer`` (``auto``,
     ``multipart`` or ``staging``; see the module doc) picks the protocol; ``auto`` takes
-    multipart uploads where the store has them (S3) and staging elsewhere."""
+    multipart uploads where the store has them (S3) and staging elsewhere.
+    ``unique_attempts``: files are named by Spark's task attempt id, unique in the
+    application (a stream's writer serves many micro-batches), not the attempt number."""
     choice = str(committer or "auto").strip().lower()
     if choice not in COMMITTERS:
         raise E.ArrowInvalidArgument(
@@ -111,8 +120,12 @@ def object_store_writer(path: str, options: Any, arrow_schema: Any, overwrite: b
             f"{redact(path)} (s3:// through s3fs), found {type(fs).__name__}; leave the "
             "committer option out (staging is taken)")
     if choice == "multipart" or (choice == "auto" and s3):
-        return MultipartWriter(path, options, arrow_schema, overwrite, storage_options)
-    return StagingWriter(path, options, arrow_schema, overwrite, storage_options)
+        writer: _ManifestWriter = MultipartWriter(path, options, arrow_schema, overwrite,
+                                                  storage_options)
+    else:
+        writer = StagingWriter(path, options, arrow_schema, overwrite, storage_options)
+    writer.unique_attempts = unique_attempts
+    return writer
 
 
 class _ManifestWriter(DataSourceArrowWriter):
@@ -120,6 +133,8 @@ class _ManifestWriter(DataSourceArrowWriter):
     task's file is written (:meth:`_sink`, :meth:`_pending`), published
     (:meth:`_publish`), dropped (:meth:`_drop`) and what the job leaves is cleaned
     (:meth:`_clean`)."""
+
+    unique_attempts = False
 
     def __init__(self, path: str, options: Any, arrow_schema: Any, overwrite: bool,
                  storage_options: Mapping[str, Any]) -> None:
@@ -159,7 +174,8 @@ class _ManifestWriter(DataSourceArrowWriter):
 
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
-        attempt = ctx.attemptNumber() if ctx is not None else 0
+        attempt = 0 if ctx is None else (
+            ctx.taskAttemptId() if self.unique_attempts else ctx.attemptNumber())
         fs, root = self._fs()
         sinks: dict[str, Any] = {}
 
@@ -192,7 +208,8 @@ class _ManifestWriter(DataSourceArrowWriter):
     def _drop(self, fs: Any, root: str, pending: PendingFile) -> None:
         raise NotImplementedError
 
-    def _clean(self, fs: Any, root: str) -> None:
+    def _clean(self, fs: Any, root: str, job: str | None = None) -> None:
+        """Drop what job ``job`` (this one by default) left unpublished."""
         raise NotImplementedError
 
     def _data_files(self, fs: Any, root: str) -> list[str]:
@@ -308,12 +325,13 @@ class MultipartWriter(_ManifestWriter):
         with contextlib.suppress(E.ArrowError):
             self._s3(fs, "abort_multipart_upload", key, UploadId=upload_id)
 
-    def _clean(self, fs: Any, root: str) -> None:
-        """Abort the pending uploads of this job under the path (attempts that failed,
-        were retried or were speculative, and were never reported)."""
+    def _clean(self, fs: Any, root: str, job: str | None = None) -> None:
+        """Abort the pending uploads of this job (or ``job``) under the path (attempts
+        that failed, were retried or were speculative, and were never reported)."""
         bucket = root.split("/", 1)[0]
+        job = job or self.job
         for key, upload in pending_uploads(fs, root):
-            if self.job in key.rsplit("/", 1)[-1]:
+            if job in key.rsplit("/", 1)[-1]:
                 self._abort_one(fs, f"{bucket}/{key}", upload)
 
 
@@ -325,8 +343,8 @@ class StagingWriter(_ManifestWriter):
     """``committer=staging``: files staged under ``_temporary/<job>/``, copied into place
     by the driver (any fsspec store; see the module doc)."""
 
-    def _staging(self, root: str) -> str:
-        return f"{root}/{STAGING}/{self.job}"
+    def _staging(self, root: str, job: str | None = None) -> str:
+        return f"{root}/{STAGING}/{job or self.job}"
 
     def _sink(self, fs: Any, root: str, task: int, attempt: int, relative: str) -> Any:
         staged = f"{STAGING}/{self.job}/{task:05d}-{attempt}/{relative}"
@@ -343,14 +361,131 @@ class StagingWriter(_ManifestWriter):
     def _drop(self, fs: Any, root: str, pending: PendingFile) -> None:
         _remove(fs, f"{root}/{pending.staged}")
 
-    def _clean(self, fs: Any, root: str) -> None:
+    def _clean(self, fs: Any, root: str, job: str | None = None) -> None:
         """Delete ``_temporary/<job>/``: every attempt's staged files."""
-        staging = self._staging(root)
+        staging = self._staging(root, job)
         with contextlib.suppress(FileNotFoundError):
-            self._retrying(lambda: fs.rm(staging, recursive=True), f"{STAGING}/{self.job}")
+            self._retrying(lambda: fs.rm(staging, recursive=True),
+                           f"{STAGING}/{job or self.job}")
         with contextlib.suppress(Exception):  # the parent, when no other job stages there
             if not fs.ls(f"{root}/{STAGING}"):
                 fs.rmdir(f"{root}/{STAGING}")
+
+
+# -- the stream sink -------------------------------------------------------------------------
+
+
+class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("arrow").start("s3://...")``: each micro-batch's files
+    written by the object-store protocol of ``committer`` (as a batch job's, see the
+    module doc), committed once per batch id through ``_quiver_log/<batch id>``.
+
+    Commit: the log entry, listing every reported file with what publishes it (upload id
+    and parts, or staged key), is created **exclusively** (``If-None-Match: *`` on S3;
+    fsspec's check-then-write elsewhere), then read back: the job named in it holds the
+    batch.  That entry is the commit point: the files are then published and the job's
+    leftovers cleaned.  A batch id whose entry another job holds (a replay after a
+    restart) drops its own files and finishes the logged ones that are not published yet
+    (their pending uploads or staged copies stay until then).  Abort drops the reported
+    files (nothing is visible, nothing pending) unless this job's entry exists already:
+    then the batch is committed and a restart finishes it.  No ``_SUCCESS`` manifest is
+    written: readers list the path, and see a batch's files appear one by one after its
+    commit point, as with the local sink's moves."""
+
+    def __init__(self, options: Any, spark_schema: Any, overwrite: bool) -> None:
+        path = stream_output_path(options, overwrite)
+        self.inner = object_store_writer(
+            path, WriteOptions.parse(options), from_spark_schema(spark_schema), False,
+            storage_options(options), options.get("committer"), unique_attempts=True)
+        self._cleaned_before = False
+
+    # executor side
+    def write(self, iterator: Iterator[Any]) -> PendingCommitMessage:
+        """Write this task's files where no reader sees them; report them."""
+        return self.inner.write(iterator)
+
+    # driver side
+    def _entry(self, root: str, batch_id: int) -> str:
+        return f"{root}/{LOG_DIR}/{int(batch_id)}"
+
+    def _logged(self, fs: Any, entry: str) -> dict | None:
+        relative = entry.rsplit("/", 2)[-2] + "/" + entry.rsplit("/", 1)[-1]
+        try:
+            raw = self.inner._retrying(lambda: fs.cat_file(entry), relative)
+        except ObjectNotFound:
+            return None
+        try:
+            logged = json.loads(raw)
+            files = [PendingFile(f["relative"], int(f["rows"]), int(f["nbytes"]),
+                                 f.get("upload_id", ""),
+                                 tuple((int(n), str(tag)) for n, tag in f.get("parts", [])),
+                                 f.get("staged", "")) for f in logged["files"]]
+        except (ValueError, KeyError, TypeError):
+            raise E.ArrowInvalid(
+                f"{redact(self.inner._url_of(relative))}: expected a log entry of quiver's "
+                "stream sink (JSON with batch, job and files), found other bytes") from None
+        return {"job": logged.get("job"), "files": files}
+
+    def _claim(self, fs: Any, entry: str, body: bytes) -> None:
+        def create() -> None:
+            try:
+                fs.pipe_file(entry, body, mode="create")
+            except FileExistsError:
+                pass  # another job's (or our earlier attempt's): read back below
+            except TypeError:  # a filesystem whose pipe_file has no exclusive mode
+                if not fs.exists(entry):
+                    fs.pipe_file(entry, body)
+
+        self.inner._retrying(create, f"{LOG_DIR}/{entry.rsplit('/', 1)[-1]}")
+
+    def commit(self, messages: list[PendingCommitMessage | None], batchId: int) -> None:
+        """Claim the batch id in the log, then publish its files (see the class doc)."""
+        inner = self.inner
+        fs, root = inner._fs()
+        pending = [p for m in messages if m is not None for p in m.files]
+        entry = self._entry(root, batchId)
+        body = json.dumps({"batch": int(batchId), "job": inner.job,
+                           "files": [asdict(p) for p in pending]}, indent=1).encode()
+        self._claim(fs, entry, body)
+        logged = self._logged(fs, entry)
+        if logged is None:  # (a store that lost what it just acknowledged)
+            raise E.ArrowInvalid(f"{redact(inner._url_of(LOG_DIR))}: expected the log "
+                                 f"entry of batch {batchId} just written, found none")
+        if logged["job"] != inner.job:  # a replay: the logged files are the batch's
+            for p in pending:
+                inner._drop(fs, root, p)
+        for p in logged["files"]:
+            self._finish(fs, root, p)
+        inner._clean(fs, root)
+        if not self._cleaned_before:
+            # the first commit of this run: what the run before left (it stopped in a
+            # micro-batch, this one or the next) is garbage once the logged files are out
+            earlier = logged if logged["job"] != inner.job else (
+                self._logged(fs, self._entry(root, batchId - 1)) if batchId > 0 else None)
+            if earlier is not None and earlier["job"] not in (None, inner.job):
+                with contextlib.suppress(E.ArrowError):
+                    inner._clean(fs, root, str(earlier["job"]))
+            self._cleaned_before = True
+
+    def _finish(self, fs: Any, root: str, pending: PendingFile) -> None:
+        """Publish one logged file unless it is published already (idempotent)."""
+        try:
+            self.inner._publish(fs, root, pending)
+        except E.ArrowError:
+            if not fs.exists(f"{root}/{pending.relative}"):
+                raise  # neither published nor publishable: the error says why
+        if pending.staged:
+            _remove(fs, f"{root}/{pending.staged}")
+
+    def abort(self, messages: list[PendingCommitMessage | None], batchId: int) -> None:
+        """Drop this micro-batch's files, unless its log entry is ours (see the class
+        doc)."""
+        inner = self.inner
+        fs, root = inner._fs()
+        logged = self._logged(fs, self._entry(root, batchId))
+        if logged is not None and logged["job"] == inner.job:
+            return  # committed: a restart replays the batch and finishes its files
+        inner.abort(messages)
 
 
 def _has_manifest(fs: Any, root: str) -> bool:
@@ -381,6 +516,7 @@ def pending_uploads(fs: Any, root: str) -> list[tuple[str, str]]:
         kw["UploadIdMarker"] = page.get("NextUploadIdMarker")
 
 
-__all__ = ["COMMITTERS", "PART_SIZE", "STAGING", "MultipartWriter", "ObjectStoreWriter",
+__all__ = ["COMMITTERS", "PART_SIZE", "STAGING", "MultipartWriter", "ObjectStoreStreamWriter",
+           "ObjectStoreWriter",
            "PendingCommitMessage", "PendingFile", "StagingWriter", "object_store_writer",
            "pending_uploads"]

@@ -40,7 +40,7 @@ from .. import types as t
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument
 from . import objstore
 from . import plan as P
-from .objstore_sink import object_store_writer
+from .objstore_sink import ObjectStoreStreamWriter, object_store_writer
 from .options import (
     ArrowPartition,
     ReadOptions,
@@ -169,7 +169,10 @@ class ArrowDataSource(DataSource):
         return ArrowStreamReader(self.options, schema)
 
     def streamWriter(self, schema: Any, overwrite: bool) -> Any:
-        """``df.writeStream.format("arrow")``: each micro-batch committed exactly once."""
+        """``df.writeStream.format("arrow")``: each micro-batch committed exactly once
+        (on object storage by :class:`~quiver.spark.objstore_sink.ObjectStoreStreamWriter`)."""
+        if objstore.any_url(paths_from_options(self.options)):
+            return ObjectStoreStreamWriter(self.options, schema, overwrite)
         return ArrowStreamWriter(self.options, schema, overwrite)
 
 
