@@ -7,6 +7,7 @@ batch writes nothing twice; a failed one leaves nothing visible and no pending u
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -93,8 +94,10 @@ def _start(df, s3, out: str, checkpoint: str, *, available_now: bool = True,  # 
     return writer.start(out)
 
 
-def _run(spark, s3, src: str, out: str, checkpoint: str, **options: str) -> None:  # noqa: F811
-    query = _start(_reader(spark, s3, src), s3, out, checkpoint, **options)
+def _run(spark, s3, src: str, out: str, checkpoint: str,  # noqa: F811
+         sink: dict[str, str] | None = None, **options: str) -> None:
+    """One AvailableNow run: ``options`` for the source, ``sink`` for the sink."""
+    query = _start(_reader(spark, s3, src, **options), s3, out, checkpoint, **(sink or {}))
     query.awaitTermination(120)
     assert query.exception() is None, query.exception()
 
@@ -163,12 +166,12 @@ def test_a_replayed_batch_is_not_written_twice(spark, s3, tmp_path, committer): 
 
     src, out, ck = s3.url("in"), s3.url("out"), tmp_path / "ck"
     _put(s3, f"{src}/a.arrow", [_batch(0, 50)])
-    _run(spark, s3, src, out, str(ck), committer=committer)
+    _run(spark, s3, src, out, str(ck), {"committer": committer})
     first = _data(s3, out)
     for name in os.listdir(ck / "commits"):
         if name in ("0", ".0.crc"):  # as if Spark had stopped before marking it done
             os.remove(ck / "commits" / name)
-    _run(spark, s3, src, out, str(ck), committer=committer)
+    _run(spark, s3, src, out, str(ck), {"committer": committer})
     assert _ids(spark, s3, out) == list(range(50))
     assert _data(s3, out) == first
     assert _log(s3, out) == [0]
@@ -194,8 +197,14 @@ def test_a_failed_query_leaves_nothing_visible_and_nothing_pending(
     query = _start(df, s3, out, ck, committer=committer)
     with pytest.raises(Exception, match="injected failure"):
         query.awaitTermination(120)
-    assert _visible(s3, out) == []
+    # the driver's abort drops what the batch's tasks reported and what they left; a
+    # task Spark kills at that moment drops its own upload as it stops
+    deadline = time.monotonic() + 20
+    while pending_uploads(s3.fs(), _root(out)) and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert pending_uploads(s3.fs(), _root(out)) == []
+    # nothing but the abort's hidden marker for tasks still running
+    assert [n for n in _visible(s3, out) if not n.endswith(".aborted")] == []
 
 
 # -- the sink's commit protocol, driven directly (no Spark job) --------------------------
@@ -269,12 +278,18 @@ def test_abort_drops_the_batch_unless_it_is_logged(s3):  # noqa: F811
     out = s3.url("out")
     writer = _writer(s3, out, "multipart")
     writer.abort([writer.write(iter([_arrow(0, 10)])), None], 0)
-    assert _visible(s3, out) == []
+    assert _visible(s3, out) == [f"_temporary/{writer.inner.job}.aborted"]
     assert pending_uploads(s3.fs(), _root(out)) == []
-    writer.commit([writer.write(iter([_arrow(10, 10)]))], 1)
+    # a task of the aborted batch that finishes after the abort drops its own files
+    assert writer.write(iter([_arrow(0, 10)])).files == ()
+    assert pending_uploads(s3.fs(), _root(out)) == []
+    # the next run: its first commit sweeps the marker
+    writer = _writer(s3, out, "multipart")
+    writer.commit([writer.write(iter([_arrow(10, 10)]))], 0)
     committed = _data(s3, out)
     assert len(committed) == 1
-    writer.abort([], 1)  # after its commit point a batch stays committed
+    assert [n for n in _visible(s3, out) if n.startswith("_temporary")] == []
+    writer.abort([], 0)  # after its commit point a batch stays committed
     assert _data(s3, out) == committed
 
 

@@ -125,9 +125,13 @@ def _manifest(fs: Any, root: str, shown: str, options: Mapping[str, Any]) -> lis
     return [str(f) for f in files]
 
 
-def _sniff_all(fs: Any, scheme: str, paths: list[str],
-               options: Mapping[str, Any]) -> list[bytes]:
+def _sniff_all(fs: Any, scheme: str, paths: list[str], options: Mapping[str, Any],
+               empty: frozenset[str] = frozenset()) -> list[bytes]:
+    """The first 64 bytes of each object (those in ``empty`` have none: a ranged GET of
+    an empty object is refused)."""
     def head(path: str) -> bytes:
+        if path in empty:
+            return b""
         return retrying(lambda: fs.cat_file(path, start=0, end=64), _join(scheme, path),
                         (0, 64), options=options)
 
@@ -177,7 +181,8 @@ def list_objects(paths: Sequence[str], options: Mapping[str, Any], *,
             url, mtime = _join(scheme, match), mtime_ns(info)
             if skip is not None and skip(url, mtime):
                 continue
-            head = _sniff_all(fs, scheme, [match], options)[0]
+            head = _sniff_all(fs, scheme, [match], options,
+                              frozenset([match] if int(info["size"]) == 0 else []))[0]
             kind = detect_format(head[:8])
             if kind is None:
                 raise E.ArrowInvalid(f"{redact(url)}: {_describe(head)}")
@@ -246,7 +251,8 @@ def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any],
                        if not any(hidden_name(part) for part in _relative_parts(root, p)))
     if skip is not None:
         names = [n for n in names if not skip(_join(scheme, n), times[n])]
-    heads = _sniff_all(fs, scheme, names, options)
+    heads = _sniff_all(fs, scheme, names, options,
+                       frozenset(n for n in names if sizes[n] == 0))
     out = []
     for name, head in zip(names, heads):
         kind = detect_format(head[:8])

@@ -212,6 +212,11 @@ class _ManifestWriter(DataSourceArrowWriter):
         """Drop what job ``job`` (this one by default) left unpublished."""
         raise NotImplementedError
 
+    def _jobs_left(self, fs: Any, root: str) -> set[str]:
+        """The jobs that left something unpublished under the path (pending uploads,
+        staged files), this one included."""
+        raise NotImplementedError
+
     def _data_files(self, fs: Any, root: str) -> list[str]:
         """The data files the path holds now: the manifest's, or a listing's."""
         try:
@@ -334,6 +339,12 @@ class MultipartWriter(_ManifestWriter):
             if job in key.rsplit("/", 1)[-1]:
                 self._abort_one(fs, f"{bucket}/{key}", upload)
 
+    def _jobs_left(self, fs: Any, root: str) -> set[str]:
+        # (files are named part-<task>-<attempt>-<job>[-<n>].<ext>: TaskFiles' prefix)
+        names = [key.rsplit("/", 1)[-1] for key, _ in pending_uploads(fs, root)]
+        return {n.split(".", 1)[0].split("-")[3] for n in names
+                if n.startswith("part-") and n.count("-") >= 3}
+
 
 #: the name the commit protocol of s3:// had before the staging protocol came
 ObjectStoreWriter = MultipartWriter
@@ -371,6 +382,14 @@ class StagingWriter(_ManifestWriter):
             if not fs.ls(f"{root}/{STAGING}"):
                 fs.rmdir(f"{root}/{STAGING}")
 
+    def _jobs_left(self, fs: Any, root: str) -> set[str]:
+        try:
+            found = fs.ls(f"{root}/{STAGING}", detail=False)
+        except FileNotFoundError:
+            return set()
+        names = {p.rstrip("/").rsplit("/", 1)[-1] for p in found}
+        return {n for n in names if not n.endswith(".aborted")}
+
 
 # -- the stream sink -------------------------------------------------------------------------
 
@@ -397,12 +416,24 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
         self.inner = object_store_writer(
             path, WriteOptions.parse(options), from_spark_schema(spark_schema), False,
             storage_options(options), options.get("committer"), unique_attempts=True)
-        self._cleaned_before = False
+        self._swept = False
 
     # executor side
     def write(self, iterator: Iterator[Any]) -> PendingCommitMessage:
-        """Write this task's files where no reader sees them; report them."""
-        return self.inner.write(iterator)
+        """Write this task's files where no reader sees them; report them (none, and
+        drop them, when the micro-batch was aborted while the task ran: the driver's
+        abort did not see them)."""
+        message = self.inner.write(iterator)
+        fs, root = self.inner._fs()
+        if message.files and fs.exists(self._marker(root)):
+            for p in message.files:
+                self.inner._drop(fs, root, p)
+            return PendingCommitMessage(())
+        return message
+
+    def _marker(self, root: str, job: str | None = None) -> str:
+        """What :meth:`abort` leaves for the tasks still running (a hidden name)."""
+        return f"{root}/{STAGING}/{job or self.inner.job}.aborted"
 
     # driver side
     def _entry(self, root: str, batch_id: int) -> str:
@@ -457,15 +488,22 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
         for p in logged["files"]:
             self._finish(fs, root, p)
         inner._clean(fs, root)
-        if not self._cleaned_before:
-            # the first commit of this run: what the run before left (it stopped in a
-            # micro-batch, this one or the next) is garbage once the logged files are out
-            earlier = logged if logged["job"] != inner.job else (
-                self._logged(fs, self._entry(root, batchId - 1)) if batchId > 0 else None)
-            if earlier is not None and earlier["job"] not in (None, inner.job):
-                with contextlib.suppress(E.ArrowError):
-                    inner._clean(fs, root, str(earlier["job"]))
-            self._cleaned_before = True
+        if not self._swept:
+            self._sweep(fs, root)
+
+    def _sweep(self, fs: Any, root: str) -> None:
+        """At the first commit of a run, once the logged files are out: drop what earlier
+        runs left unpublished (a task killed mid-write, a run that stopped inside a
+        micro-batch).  One query writes to a path (as with Spark's file sink), so every
+        other job's leftover is garbage by now."""
+        with contextlib.suppress(E.ArrowError):
+            for job in self.inner._jobs_left(fs, root) - {self.inner.job}:
+                self.inner._clean(fs, root, job)
+        with contextlib.suppress(Exception):
+            for path in fs.ls(f"{root}/{STAGING}", detail=False):
+                if path.endswith(".aborted"):
+                    _remove(fs, path)
+        self._swept = True
 
     def _finish(self, fs: Any, root: str, pending: PendingFile) -> None:
         """Publish one logged file unless it is published already (idempotent)."""
@@ -485,6 +523,10 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
         logged = self._logged(fs, self._entry(root, batchId))
         if logged is not None and logged["job"] == inner.job:
             return  # committed: a restart replays the batch and finishes its files
+        # first the marker, then the listing of what is pending: a task that finishes
+        # after the listing finds the marker and drops its own files
+        inner._retrying(lambda: fs.pipe_file(self._marker(root), b""),
+                        f"{STAGING}/{inner.job}.aborted")
         inner.abort(messages)
 
 
