@@ -40,6 +40,16 @@ id already in the log is not written twice: a replayed micro-batch (a restart af
 failure) finishes the moves its log entry lists, if a crash interrupted them, and drops
 its own new files.  ``abort`` removes the micro-batch's attempt directories.  Readers skip
 ``_``-prefixed names, so they see only committed files.
+
+Object storage
+--------------
+URLs (``s3://``, any fsspec store; ``storage.*`` options as in batch reads) are listed
+through :func:`quiver.spark.objstore.list_objects` (objects a stream has taken are left
+out before any byte of them is fetched), completeness is read from an object's last bytes
+by one ranged GET, and splits are read by the batch source's ranged path.  ``tail=true``
+is refused there (:func:`remote_storage` says why).  The sink on a URL is
+:class:`quiver.spark.objstore_sink.ObjectStoreStreamWriter`: the same log, created
+exclusively, over the object-store commit protocols.
 """
 
 from __future__ import annotations
