@@ -17,6 +17,7 @@ import quiver as qv
 import quiver.ipc as ipc
 from quiver.errors import NotSupported
 from quiver.spark.objstore_sink import pending_uploads
+from quiver.spark.streaming import committed_batches
 from tests.objstore.conftest import KEY_ID, SECRET, s3  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.xdist_group("spark")
@@ -69,8 +70,7 @@ def _data(s3, url: str) -> list[str]:  # noqa: F811
 
 
 def _log(s3, url: str) -> list[int]:  # noqa: F811
-    return sorted(int(n.split("/")[1]) for n in _visible(s3, url)
-                  if n.startswith("_quiver_log/"))
+    return committed_batches(url, s3.options)
 
 
 def _ids(spark, s3, url: str) -> list[int]:  # noqa: F811

@@ -74,7 +74,7 @@ from pyspark.sql.datasource import (
 from .. import types as t
 from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, NotSupported, TruncatedError
 from ..fs.ranged import RangedObject, ReadAheadBytes
-from ..fs.url import is_url, redact
+from ..fs.url import filesystem, is_url, redact
 from ..ipc import index as ipc_index
 from ..ipc.framing import EOS, LEGACY_EOS
 from ..ipc.index import detect_format
@@ -707,8 +707,19 @@ class StreamCommitMessage(WriterCommitMessage):
 LOG_DIR = "_quiver_log"
 
 
-def committed_batches(path: str) -> list[int]:
-    """The micro-batch ids committed into ``path``, in order."""
+def committed_batches(path: str, storage_options: Mapping[str, Any] | None = None
+                      ) -> list[int]:
+    """The micro-batch ids committed into ``path`` (a URL with ``storage_options``, too),
+    in order."""
+    if is_url(path):
+        fs, root = filesystem(path, storage_options)
+        fs.invalidate_cache()
+        try:
+            found = fs.ls(f"{root.rstrip('/')}/{LOG_DIR}", detail=False)
+        except FileNotFoundError:
+            return []
+        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in found]
+        return sorted(int(n) for n in names if n.isdigit())
     log = os.path.join(path, LOG_DIR)
     try:
         names = os.listdir(log)
