@@ -304,3 +304,14 @@ def test_tail_is_refused_on_object_storage(s3):  # noqa: F811
     with pytest.raises(NotSupported, match=r"tail=true.*immutable"):
         ArrowStreamReader({"path": src, "tail": "true", **_options(s3)},
                           StructType([StructField("id", LongType())]))
+
+
+def test_a_batch_jobs_output_is_refused_as_a_stream_output(s3):  # noqa: F811
+    """Its _SUCCESS manifest would hide the stream's files from quiver's readers."""
+    pytest.importorskip("pyspark")
+    from quiver.errors import ArrowInvalidArgument
+
+    out = s3.url("out")
+    s3.fs().pipe_file(_root(f"{out}/_SUCCESS"), json.dumps({"version": 1, "files": []}).encode())
+    with pytest.raises(ArrowInvalidArgument, match="without a _SUCCESS manifest"):
+        _writer(s3, out, "auto")

@@ -417,6 +417,12 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
             path, WriteOptions.parse(options), from_spark_schema(spark_schema), False,
             storage_options(options), options.get("committer"), unique_attempts=True)
         self._swept = False
+        fs, root = self.inner._fs()
+        if _has_manifest(fs, root):
+            raise E.ArrowInvalidArgument(
+                f"expected a stream's output path without a _SUCCESS manifest, found one at "
+                f"{self.inner.shown}: a batch job's output, whose readers would see only the "
+                "files it lists; write the stream to another path")
 
     # executor side
     def write(self, iterator: Iterator[Any]) -> PendingCommitMessage:
