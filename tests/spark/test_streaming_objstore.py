@@ -218,11 +218,28 @@ def _writer(s3, url: str, committer: str):  # noqa: F811
     schema = StructType([StructField("id", LongType()), StructField("name", StringType()),
                          StructField("x", DoubleType())])
     return ObjectStoreStreamWriter({"path": url, "committer": committer,
-                                    **_options(s3)}, schema, False)
+                                    "abortsettleseconds": "0.1", **_options(s3)},
+                                   schema, False)
 
 
 def _arrow(start: int, n: int) -> pa.RecordBatch:
     return pa.record_batch(_batch(start, n))
+
+
+class _Attempt:
+    """Spark's task context of a task attempt of micro-batch ``batch`` (task 0)."""
+
+    def __init__(self, attempt: int, batch: int) -> None:
+        self.attempt, self.batch = attempt, batch
+
+    def partitionId(self) -> int:
+        return 0
+
+    def taskAttemptId(self) -> int:
+        return self.attempt
+
+    def getLocalProperty(self, key: str) -> str | None:
+        return str(self.batch) if key == "streaming.sql.batchId" else None
 
 
 @pytest.mark.parametrize("committer", ["multipart", "staging"])
@@ -245,14 +262,7 @@ def test_a_batch_logged_before_a_crash_is_finished_by_the_replay(s3, committer, 
     # an attempt of the run before that nobody reported (pending or staged)
     import pyspark
 
-    class Attempt:  # Spark's task context of another attempt of task 0
-        def partitionId(self) -> int:
-            return 0
-
-        def taskAttemptId(self) -> int:
-            return 7
-
-    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: Attempt()))
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Attempt(7, 0)))
     before.write(iter([_arrow(500, 5)]))
     monkeypatch.undo()
 
@@ -273,24 +283,48 @@ def test_a_batch_logged_before_a_crash_is_finished_by_the_replay(s3, committer, 
     assert pending_uploads(s3.fs(), _root(out)) == []
 
 
-def test_abort_drops_the_batch_unless_it_is_logged(s3):  # noqa: F811
+@pytest.mark.parametrize("committer", ["multipart", "staging"])
+def test_abort_drops_the_batch_unless_it_is_logged(s3, committer,  # noqa: F811
+                                                   monkeypatch):
+    """Spark makes a new writer for each commit and abort: the driver's writer is not
+    the tasks'."""
     pytest.importorskip("pyspark")
+    import pyspark
+
     out = s3.url("out")
-    writer = _writer(s3, out, "multipart")
-    writer.abort([writer.write(iter([_arrow(0, 10)])), None], 0)
-    assert _visible(s3, out) == [f"_temporary/{writer.inner.job}.aborted"]
+    tasks = _writer(s3, out, committer)
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Attempt(1, 0)))
+    reported = tasks.write(iter([_arrow(0, 10)]))
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Attempt(2, 0)))
+    tasks.write(iter([_arrow(0, 10)]))  # an attempt nobody reports
+    _writer(s3, out, committer).abort([reported, None], 0)
+    assert _visible(s3, out) == ["_temporary/0.aborted"]
     assert pending_uploads(s3.fs(), _root(out)) == []
     # a task of the aborted batch that finishes after the abort drops its own files
-    assert writer.write(iter([_arrow(0, 10)])).files == ()
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Attempt(3, 0)))
+    assert tasks.write(iter([_arrow(0, 10)])).files == ()
+    assert _visible(s3, out) == ["_temporary/0.aborted"]
     assert pending_uploads(s3.fs(), _root(out)) == []
-    # the next run: its first commit sweeps the marker
-    writer = _writer(s3, out, "multipart")
-    writer.commit([writer.write(iter([_arrow(10, 10)]))], 0)
+    # the next run: the old marker does not apply to its tasks; its commit sweeps it
+    tasks = _writer(s3, out, committer)
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Attempt(4, 0)))
+    message = tasks.write(iter([_arrow(10, 10)]))
+    assert len(message.files) == 1
+    _writer(s3, out, committer).commit([message], 0)
     committed = _data(s3, out)
     assert len(committed) == 1
     assert [n for n in _visible(s3, out) if n.startswith("_temporary")] == []
-    writer.abort([], 0)  # after its commit point a batch stays committed
+    _writer(s3, out, committer).abort([message], 0)  # committed: it stays
     assert _data(s3, out) == committed
+    assert _ids_of_objects(s3, out) == list(range(10, 20))
+
+
+def _ids_of_objects(s3, url: str) -> list[int]:  # noqa: F811
+    ids: list[int] = []
+    for name in _data(s3, url):
+        ids += ipc.read_table(f"{url}/{name}", storage_options=s3.options) \
+            .column("id").to_pylist()
+    return sorted(ids)
 
 
 def test_tail_is_refused_on_object_storage(s3):  # noqa: F811

@@ -48,8 +48,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -69,12 +70,15 @@ from .options import WriteOptions
 from .paths import hidden_name
 from .policy import from_spark_schema
 from .sink import TaskFiles, write_all
-from .streaming import LOG_DIR, stream_output_path
+from .streaming import LOG_DIR, number_option, stream_output_path
 
 #: the commit protocols by the ``committer`` option (``auto``: by the store)
 COMMITTERS = ("auto", "multipart", "staging")
 #: the hidden directory the staging protocol writes tasks' files under
 STAGING = "_temporary"
+#: how long a stream's abort waits for the killed tasks of its micro-batch before it
+#: cleans again (option ``abortSettleSeconds``; above Spark's python task kill timeout)
+ABORT_SETTLE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -208,13 +212,7 @@ class _ManifestWriter(DataSourceArrowWriter):
     def _drop(self, fs: Any, root: str, pending: PendingFile) -> None:
         raise NotImplementedError
 
-    def _clean(self, fs: Any, root: str, job: str | None = None) -> None:
-        """Drop what job ``job`` (this one by default) left unpublished."""
-        raise NotImplementedError
-
-    def _jobs_left(self, fs: Any, root: str) -> set[str]:
-        """The jobs that left something unpublished under the path (pending uploads,
-        staged files), this one included."""
+    def _clean(self, fs: Any, root: str) -> None:
         raise NotImplementedError
 
     def _data_files(self, fs: Any, root: str) -> list[str]:
@@ -330,20 +328,13 @@ class MultipartWriter(_ManifestWriter):
         with contextlib.suppress(E.ArrowError):
             self._s3(fs, "abort_multipart_upload", key, UploadId=upload_id)
 
-    def _clean(self, fs: Any, root: str, job: str | None = None) -> None:
-        """Abort the pending uploads of this job (or ``job``) under the path (attempts
-        that failed, were retried or were speculative, and were never reported)."""
+    def _clean(self, fs: Any, root: str) -> None:
+        """Abort the pending uploads of this job under the path (attempts that failed,
+        were retried or were speculative, and were never reported)."""
         bucket = root.split("/", 1)[0]
-        job = job or self.job
         for key, upload in pending_uploads(fs, root):
-            if job in key.rsplit("/", 1)[-1]:
+            if self.job in key.rsplit("/", 1)[-1]:
                 self._abort_one(fs, f"{bucket}/{key}", upload)
-
-    def _jobs_left(self, fs: Any, root: str) -> set[str]:
-        # (files are named part-<task>-<attempt>-<job>[-<n>].<ext>: TaskFiles' prefix)
-        names = [key.rsplit("/", 1)[-1] for key, _ in pending_uploads(fs, root)]
-        return {n.split(".", 1)[0].split("-")[3] for n in names
-                if n.startswith("part-") and n.count("-") >= 3}
 
 
 #: the name the commit protocol of s3:// had before the staging protocol came
@@ -354,8 +345,8 @@ class StagingWriter(_ManifestWriter):
     """``committer=staging``: files staged under ``_temporary/<job>/``, copied into place
     by the driver (any fsspec store; see the module doc)."""
 
-    def _staging(self, root: str, job: str | None = None) -> str:
-        return f"{root}/{STAGING}/{job or self.job}"
+    def _staging(self, root: str) -> str:
+        return f"{root}/{STAGING}/{self.job}"
 
     def _sink(self, fs: Any, root: str, task: int, attempt: int, relative: str) -> Any:
         staged = f"{STAGING}/{self.job}/{task:05d}-{attempt}/{relative}"
@@ -372,23 +363,14 @@ class StagingWriter(_ManifestWriter):
     def _drop(self, fs: Any, root: str, pending: PendingFile) -> None:
         _remove(fs, f"{root}/{pending.staged}")
 
-    def _clean(self, fs: Any, root: str, job: str | None = None) -> None:
+    def _clean(self, fs: Any, root: str) -> None:
         """Delete ``_temporary/<job>/``: every attempt's staged files."""
-        staging = self._staging(root, job)
+        staging = self._staging(root)
         with contextlib.suppress(FileNotFoundError):
-            self._retrying(lambda: fs.rm(staging, recursive=True),
-                           f"{STAGING}/{job or self.job}")
+            self._retrying(lambda: fs.rm(staging, recursive=True), f"{STAGING}/{self.job}")
         with contextlib.suppress(Exception):  # the parent, when no other job stages there
             if not fs.ls(f"{root}/{STAGING}"):
                 fs.rmdir(f"{root}/{STAGING}")
-
-    def _jobs_left(self, fs: Any, root: str) -> set[str]:
-        try:
-            found = fs.ls(f"{root}/{STAGING}", detail=False)
-        except FileNotFoundError:
-            return set()
-        names = {p.rstrip("/").rsplit("/", 1)[-1] for p in found}
-        return {n for n in names if not n.endswith(".aborted")}
 
 
 # -- the stream sink -------------------------------------------------------------------------
@@ -399,24 +381,35 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
     written by the object-store protocol of ``committer`` (as a batch job's, see the
     module doc), committed once per batch id through ``_quiver_log/<batch id>``.
 
+    Spark makes a new writer for every commit and abort (and pickles the one it plans
+    with to the tasks), so the driver side keeps no state and knows no job id of the
+    tasks: what it cleans it finds by listing.
+
     Commit: the log entry, listing every reported file with what publishes it (upload id
     and parts, or staged key), is created **exclusively** (``If-None-Match: *`` on S3;
-    fsspec's check-then-write elsewhere), then read back: the job named in it holds the
-    batch.  That entry is the commit point: the files are then published and the job's
-    leftovers cleaned.  A batch id whose entry another job holds (a replay after a
-    restart) drops its own files and finishes the logged ones that are not published yet
-    (their pending uploads or staged copies stay until then).  Abort drops the reported
-    files (nothing is visible, nothing pending) unless this job's entry exists already:
-    then the batch is committed and a restart finishes it.  No ``_SUCCESS`` manifest is
-    written: readers list the path, and see a batch's files appear one by one after its
-    commit point, as with the local sink's moves."""
+    fsspec's check-then-write elsewhere), then read back: the writer named in it holds the
+    batch.  That entry is the commit point: the logged files are then published and
+    everything else left unpublished under the path is dropped (unreported attempts,
+    what earlier runs left; one query writes to a path, as with Spark's file sink).  A
+    batch id whose entry another writer holds (a replay after a restart) drops its own
+    files and finishes the logged ones not published yet.
+
+    Abort: a hidden marker ``_temporary/<batch id>.aborted`` first, then every unlogged
+    file under the path is dropped, and once more after ``abortSettleSeconds`` (a task
+    killed as the batch fails may still have been starting one).  A task that finishes
+    after the marker finds it and drops its own files.  Files of a batch whose entry
+    exists (a commit that failed after its commit point) stay for the replay.  No
+    ``_SUCCESS`` manifest is written: readers list the path, and see a batch's files
+    appear one by one after its commit point, as with the local sink's moves."""
 
     def __init__(self, options: Any, spark_schema: Any, overwrite: bool) -> None:
         path = stream_output_path(options, overwrite)
         self.inner = object_store_writer(
             path, WriteOptions.parse(options), from_spark_schema(spark_schema), False,
             storage_options(options), options.get("committer"), unique_attempts=True)
-        self._swept = False
+        settle = number_option(options, "abortSettleSeconds", ABORT_SETTLE_SECONDS)
+        self.abort_settle = float(ABORT_SETTLE_SECONDS if settle is None else settle)
+        self.started = time.time()  # (markers older than the run do not apply to it)
         fs, root = self.inner._fs()
         if _has_manifest(fs, root):
             raise E.ArrowInvalidArgument(
@@ -428,20 +421,29 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[Any]) -> PendingCommitMessage:
         """Write this task's files where no reader sees them; report them (none, and
         drop them, when the micro-batch was aborted while the task ran: the driver's
-        abort did not see them)."""
-        message = self.inner.write(iterator)
-        fs, root = self.inner._fs()
-        if message.files and fs.exists(self._marker(root)):
-            for p in message.files:
-                self.inner._drop(fs, root, p)
-            return PendingCommitMessage(())
-        return message
+        abort may not have seen them)."""
+        from pyspark import TaskContext
 
-    def _marker(self, root: str, job: str | None = None) -> str:
-        """What :meth:`abort` leaves for the tasks still running (a hidden name)."""
-        return f"{root}/{STAGING}/{job or self.inner.job}.aborted"
+        message = self.inner.write(iterator)
+        ctx = TaskContext.get()
+        batch = ctx.getLocalProperty("streaming.sql.batchId") if ctx is not None else None
+        if not message.files or batch is None or not batch.isdigit():
+            return message
+        fs, root = self.inner._fs()
+        try:
+            aborted_at = float(fs.cat_file(self._marker(root, int(batch))) or b"0")
+        except (FileNotFoundError, ValueError):
+            return message
+        if aborted_at < self.started:
+            return message  # an earlier run's abort of the same batch id
+        for p in message.files:
+            self.inner._drop(fs, root, p)
+        return PendingCommitMessage(())
 
     # driver side
+    def _marker(self, root: str, batch_id: int) -> str:
+        return f"{root}/{STAGING}/{int(batch_id)}.aborted"
+
     def _entry(self, root: str, batch_id: int) -> str:
         return f"{root}/{LOG_DIR}/{int(batch_id)}"
 
@@ -468,7 +470,7 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
             try:
                 fs.pipe_file(entry, body, mode="create")
             except FileExistsError:
-                pass  # another job's (or our earlier attempt's): read back below
+                pass  # another writer's (or our earlier attempt's): read back below
             except TypeError:  # a filesystem whose pipe_file has no exclusive mode
                 if not fs.exists(entry):
                     fs.pipe_file(entry, body)
@@ -493,23 +495,7 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
                 inner._drop(fs, root, p)
         for p in logged["files"]:
             self._finish(fs, root, p)
-        inner._clean(fs, root)
-        if not self._swept:
-            self._sweep(fs, root)
-
-    def _sweep(self, fs: Any, root: str) -> None:
-        """At the first commit of a run, once the logged files are out: drop what earlier
-        runs left unpublished (a task killed mid-write, a run that stopped inside a
-        micro-batch).  One query writes to a path (as with Spark's file sink), so every
-        other job's leftover is garbage by now."""
-        with contextlib.suppress(E.ArrowError):
-            for job in self.inner._jobs_left(fs, root) - {self.inner.job}:
-                self.inner._clean(fs, root, job)
-        with contextlib.suppress(Exception):
-            for path in fs.ls(f"{root}/{STAGING}", detail=False):
-                if path.endswith(".aborted"):
-                    _remove(fs, path)
-        self._swept = True
+        self._sweep(fs, root, (), markers=True)
 
     def _finish(self, fs: Any, root: str, pending: PendingFile) -> None:
         """Publish one logged file unless it is published already (idempotent)."""
@@ -521,20 +507,56 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
         if pending.staged:
             _remove(fs, f"{root}/{pending.staged}")
 
+    def _sweep(self, fs: Any, root: str, keep: Sequence[PendingFile], *,
+               markers: bool) -> None:
+        """Drop every unpublished file under the path but ``keep``: pending uploads of
+        quiver's part files (S3), files under ``_temporary/`` (with the abort markers
+        when ``markers``)."""
+        kept_uploads = {p.upload_id for p in keep if p.upload_id}
+        kept_staged = {f"{root}/{p.staged}" for p in keep if p.staged}
+        if hasattr(fs, "call_s3"):
+            bucket = root.split("/", 1)[0]
+            for key, upload in pending_uploads(fs, root):
+                if key.rsplit("/", 1)[-1].startswith("part-") and upload not in kept_uploads:
+                    with contextlib.suppress(Exception):
+                        fs.call_s3("abort_multipart_upload", Bucket=bucket, Key=key,
+                                   UploadId=upload)
+        fs.invalidate_cache()
+        try:
+            staged = fs.find(f"{root}/{STAGING}")
+        except FileNotFoundError:
+            staged = []
+        for path in staged:
+            if path in kept_staged or (path.endswith(".aborted") and not markers):
+                continue
+            _remove(fs, path)
+        if markers and not kept_staged:
+            with contextlib.suppress(Exception):
+                fs.rm(f"{root}/{STAGING}", recursive=True)
+
     def abort(self, messages: list[PendingCommitMessage | None], batchId: int) -> None:
-        """Drop this micro-batch's files, unless its log entry is ours (see the class
-        doc)."""
+        """Drop this micro-batch's files (see the class doc)."""
         inner = self.inner
         fs, root = inner._fs()
+        # first the marker, then the listing: a task that finishes after the listing
+        # finds the marker and drops its own files
+        inner._retrying(lambda: fs.pipe_file(self._marker(root, batchId),
+                                             repr(time.time()).encode()),
+                        f"{STAGING}/{int(batchId)}.aborted")
         logged = self._logged(fs, self._entry(root, batchId))
-        if logged is not None and logged["job"] == inner.job:
-            return  # committed: a restart replays the batch and finishes its files
-        # first the marker, then the listing of what is pending: a task that finishes
-        # after the listing finds the marker and drops its own files
-        inner._retrying(lambda: fs.pipe_file(self._marker(root), b""),
-                        f"{STAGING}/{inner.job}.aborted")
-        inner.abort(messages)
-
+        keep = logged["files"] if logged is not None else []
+        kept = {(p.relative, p.upload_id, p.staged) for p in keep}
+        for m in messages:
+            for p in (m.files if m is not None else ()):
+                if (p.relative, p.upload_id, p.staged) not in kept:
+                    inner._drop(fs, root, p)
+        self._sweep(fs, root, keep, markers=False)
+        # a task Spark kills as the batch fails may have started a file before the
+        # marker and die (its Python worker is killed after spark.python.task.killTimeout,
+        # 2 s) before it can drop it: once that time has passed, sweep again
+        if self.abort_settle > 0:
+            time.sleep(self.abort_settle)
+            self._sweep(fs, root, keep, markers=False)
 
 def _has_manifest(fs: Any, root: str) -> bool:
     try:

@@ -112,7 +112,8 @@ OFFSET_VERSION = 1
 _MAGIC = b"ARROW1"
 
 
-def _number(options: Any, key: str, default: float | None) -> float | None:
+def number_option(options: Any, key: str, default: float | None) -> float | None:
+    """A non-negative number option (``default`` when absent or blank)."""
     value = options.get(key.lower())
     if value is None or str(value).strip() == "":
         return default
@@ -145,10 +146,10 @@ class StreamOptions:
                 "fixed when it starts; give it with .schema(...) to read files whose "
                 "schemas differ (missing columns read as null)"
             )
-        max_files = _number(options, "maxFilesPerTrigger", None)
-        max_rows = _number(options, "maxRowsPerTrigger", None)
-        settle = _number(options, "fileSettleSeconds", 30.0)
-        late = _number(options, "lateFileSeconds", 600.0)
+        max_files = number_option(options, "maxFilesPerTrigger", None)
+        max_rows = number_option(options, "maxRowsPerTrigger", None)
+        settle = number_option(options, "fileSettleSeconds", 30.0)
+        late = number_option(options, "lateFileSeconds", 600.0)
         return cls(
             tail=flag_option(options, "tail", False),
             file_settle_seconds=float(settle if settle is not None else 30.0),
@@ -837,6 +838,7 @@ __all__ = [
     "committed_batches",
     "infer_schema",
     "list_candidates",
+    "number_option",
     "remote_storage",
     "scan_tail",
     "stream_output_path",
