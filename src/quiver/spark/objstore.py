@@ -19,10 +19,12 @@ them per URL root (``scheme://bucket``) for :mod:`quiver.spark.plan`'s hooks.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
 
 from .. import errors as E
@@ -119,9 +121,13 @@ def _manifest(fs: Any, root: str, shown: str, options: Mapping[str, Any]) -> lis
     return [str(f) for f in files]
 
 
-def _sniff_all(fs: Any, scheme: str, paths: list[str],
-               options: Mapping[str, Any]) -> list[bytes]:
+def _sniff_all(fs: Any, scheme: str, paths: list[str], options: Mapping[str, Any],
+               empty: frozenset[str] = frozenset()) -> list[bytes]:
+    """The first 64 bytes of each object (those in ``empty`` have none: a ranged GET of
+    an empty object is refused)."""
     def head(path: str) -> bytes:
+        if path in empty:
+            return b""
         return retrying(lambda: fs.cat_file(path, start=0, end=64), _join(scheme, path),
                         (0, 64), options=options)
 
@@ -135,7 +141,18 @@ def list_files(paths: Sequence[str], options: Mapping[str, Any]) -> list[DataFil
     """Every Arrow IPC object under the URLs ``paths`` (objects, prefixes or globs), in
     sorted order per path; a ``_SUCCESS`` manifest limits a prefix to the files it
     lists."""
-    out: list[DataFile] = []
+    return [f for f, _ in list_objects(paths, options)]
+
+
+def list_objects(paths: Sequence[str], options: Mapping[str, Any], *,
+                 missing_ok: bool = False, skip: Callable[[str, int], bool] | None = None
+                 ) -> list[tuple[DataFile, int]]:
+    """:func:`list_files` with each object's modification time (ns since the epoch, as
+    the listing gives it).  ``missing_ok``: a prefix, glob or object not there yet lists
+    nothing (a stream's source before its first file).  ``skip(url, mtime_ns)``: objects
+    it takes are left out before their first bytes are fetched (what a stream read
+    already)."""
+    out: list[tuple[DataFile, int]] = []
     for given in paths:
         shown = redact(given)
         fs, path = filesystem(given, options)
@@ -143,25 +160,57 @@ def list_files(paths: Sequence[str], options: Mapping[str, Any]) -> list[DataFil
         scheme = given.partition("://")[0]
         if any(c in path for c in "*?["):
             matches = sorted(retrying(lambda p=path, f=fs: f.glob(p), shown, options=options))
-            if not matches:
+            if not matches and not missing_ok:
                 raise E.ArrowInvalidArgument(f"{shown}: no such object or prefix")
         else:
             matches = [path]
         for match in matches:
             info = _info(fs, match, _join(scheme, match), options)
             if info is None:
+                if missing_ok:
+                    continue
                 raise E.ArrowInvalidArgument(f"{redact(_join(scheme, match))}: no such "
                                              "object or prefix")
             if info["type"] == "directory":
-                out.extend(_walk(fs, scheme, match.rstrip("/"), options))
-            else:
-                head = _sniff_all(fs, scheme, [match], options)[0]
-                kind = detect_format(head[:8])
-                if kind is None:
-                    raise E.ArrowInvalid(f"{redact(_join(scheme, match))}: "
-                                         f"{_describe(head)}")
-                out.append(DataFile(_join(scheme, match), kind, int(info["size"]), ()))
+                out.extend(_walk(fs, scheme, match.rstrip("/"), options, skip))
+                continue
+            url, mtime = _join(scheme, match), mtime_ns(info)
+            if skip is not None and skip(url, mtime):
+                continue
+            head = _sniff_all(fs, scheme, [match], options,
+                              frozenset([match] if int(info["size"]) == 0 else []))[0]
+            kind = detect_format(head[:8])
+            if kind is None:
+                raise E.ArrowInvalid(f"{redact(url)}: {_describe(head)}")
+            out.append((DataFile(url, kind, int(info["size"]), ()), mtime))
     return out
+
+
+def mtime_ns(info: Mapping[str, Any]) -> int:
+    """An object's modification time from an fsspec listing entry (s3fs
+    ``LastModified``, gcsfs ``updated``, adlfs ``last_modified``, local ``mtime``,
+    memory ``created``), ns since the epoch; 0 when the store gives none."""
+    for key in ("LastModified", "last_modified", "updated", "mtime", "created"):
+        value = info.get(key)
+        if value is None:
+            continue
+        if isinstance(value, datetime):
+            return int(value.timestamp() * 1e9)
+        if isinstance(value, (int, float)):
+            return int(value * 1e9)
+        with contextlib.suppress(ValueError):
+            return int(datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+                       .timestamp() * 1e9)
+    return 0
+
+
+def tail_bytes(url: str, size: int, n: int) -> bytes:
+    """The last ``n`` bytes of the object ``url`` of ``size`` bytes (one ranged GET)."""
+    options = options_for(url)
+    fs, path = filesystem(url, options)
+    start = max(0, size - n)
+    return retrying(lambda: fs.cat_file(path, start=start, end=size), url, (start, size),
+                    options=options)
 
 
 def _info(fs: Any, path: str, url: str, options: Mapping[str, Any]) -> dict | None:
@@ -178,12 +227,14 @@ def _describe(head: bytes) -> str:
     return f"expected an Arrow IPC file or stream, found {what}"
 
 
-def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any]) -> list[DataFile]:
+def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any],
+          skip: Callable[[str, int], bool] | None = None) -> list[tuple[DataFile, int]]:
     shown = redact(_join(scheme, root))
     listed = _manifest(fs, root, shown, options)
     found = retrying(lambda: fs.find(root, detail=True), shown, options=options)
     sizes = {p.rstrip("/"): int(i.get("size") or 0) for p, i in found.items()
              if i.get("type") != "directory"}
+    times = {p.rstrip("/"): mtime_ns(i) for p, i in found.items()}
     if listed is not None:
         names = [f"{root}/{name}" for name in listed]
         missing = [n for n in names if n not in sizes]
@@ -194,7 +245,10 @@ def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any]) -> list[D
     else:
         names = sorted(p for p in sizes
                        if not any(hidden_name(part) for part in _relative_parts(root, p)))
-    heads = _sniff_all(fs, scheme, names, options)
+    if skip is not None:
+        names = [n for n in names if not skip(_join(scheme, n), times[n])]
+    heads = _sniff_all(fs, scheme, names, options,
+                       frozenset(n for n in names if sizes[n] == 0))
     out = []
     for name, head in zip(names, heads):
         kind = detect_format(head[:8])
@@ -204,7 +258,8 @@ def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any]) -> list[D
                 continue  # something a dataset may hold beside its data
             raise E.ArrowInvalid(f"{redact(url)}: {_describe(head)}; it is neither an "
                                  "Arrow IPC file nor a known other format")
-        out.append(DataFile(url, kind, sizes[name], _partition(_relative_parts(root, name), url)))
+        out.append((DataFile(url, kind, sizes[name],
+                             _partition(_relative_parts(root, name), url)), times[name]))
     return out
 
 
@@ -262,5 +317,5 @@ def _slice(fetched: dict[tuple[int, int], memoryview], start: int, end: int) -> 
     raise AssertionError("a range fetched is not covered")  # pragma: no cover
 
 
-__all__ = ["PREFIX", "any_url", "list_files", "options_for", "read_layout",
-           "register", "storage_options", "stream_pieces"]
+__all__ = ["PREFIX", "any_url", "list_files", "list_objects", "mtime_ns", "options_for",
+           "read_layout", "register", "storage_options", "stream_pieces", "tail_bytes"]

@@ -50,20 +50,27 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 
 from .. import errors as E
 from ..fs.errors import ObjectNotFound, retrying
 from ..fs.upload import PART_SIZE, PartUpload, Upload, s3_call
 from ..fs.url import filesystem, redact
 from ..ipc.writer import BufferOutputStream, new_file, new_stream
-from .objstore import MANIFEST_VERSION
+from .objstore import MANIFEST_VERSION, storage_options
+from .options import WriteOptions
 from .paths import hidden_name
+from .policy import from_spark_schema
 from .sink import TaskFiles, write_all
+from .streaming import LOG_DIR, number_option, stream_output_path
 
 #: the commit protocols by the ``committer`` option (``auto``: by the store)
 COMMITTERS = ("auto", "multipart", "staging")
@@ -71,6 +78,9 @@ COMMITTERS = ("auto", "multipart", "staging")
 STAGING = "_temporary"
 #: seconds between the cleans of an abort after the first (tasks Spark is killing)
 ABORT_RECLEANS = (0.5, 1.0, 2.0)
+#: how long a stream's abort waits for the killed tasks of its micro-batch before it
+#: cleans again (option ``abortSettleSeconds``; above Spark's python task kill timeout)
+ABORT_SETTLE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -96,11 +106,13 @@ class PendingCommitMessage(WriterCommitMessage):
 
 
 def object_store_writer(path: str, options: Any, arrow_schema: Any, overwrite: bool,
-                        storage_options: Mapping[str, Any], committer: str | None = None
-                        ) -> _ManifestWriter:
+                        storage_options: Mapping[str, Any], committer: str | None = None,
+                        *, unique_attempts: bool = False) -> _ManifestWriter:
     """The sink's writer for ``path`` on object storage: ``committer`` (``auto``,
     ``multipart`` or ``staging``; see the module doc) picks the protocol; ``auto`` takes
-    multipart uploads where the store has them (S3) and staging elsewhere."""
+    multipart uploads where the store has them (S3) and staging elsewhere.
+    ``unique_attempts``: files are named by Spark's task attempt id, unique in the
+    application (a stream's writer serves many micro-batches), not the attempt number."""
     choice = str(committer or "auto").strip().lower()
     if choice not in COMMITTERS:
         raise E.ArrowInvalidArgument(
@@ -114,8 +126,12 @@ def object_store_writer(path: str, options: Any, arrow_schema: Any, overwrite: b
             f"{redact(path)} (s3:// through s3fs), found {type(fs).__name__}; leave the "
             "committer option out (staging is taken)")
     if choice == "multipart" or (choice == "auto" and s3):
-        return MultipartWriter(path, options, arrow_schema, overwrite, storage_options)
-    return StagingWriter(path, options, arrow_schema, overwrite, storage_options)
+        writer: _ManifestWriter = MultipartWriter(path, options, arrow_schema, overwrite,
+                                                  storage_options)
+    else:
+        writer = StagingWriter(path, options, arrow_schema, overwrite, storage_options)
+    writer.unique_attempts = unique_attempts
+    return writer
 
 
 class _ManifestWriter(DataSourceArrowWriter):
@@ -123,6 +139,8 @@ class _ManifestWriter(DataSourceArrowWriter):
     task's file is written (:meth:`_sink`, :meth:`_pending`), published
     (:meth:`_publish`), dropped (:meth:`_drop`) and what the job leaves is cleaned
     (:meth:`_clean`)."""
+
+    unique_attempts = False
 
     def __init__(self, path: str, options: Any, arrow_schema: Any, overwrite: bool,
                  storage_options: Mapping[str, Any]) -> None:
@@ -162,7 +180,8 @@ class _ManifestWriter(DataSourceArrowWriter):
 
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
-        attempt = ctx.attemptNumber() if ctx is not None else 0
+        attempt = 0 if ctx is None else (
+            ctx.taskAttemptId() if self.unique_attempts else ctx.attemptNumber())
         fs, root = self._fs()
         sinks: dict[str, Any] = {}
 
@@ -362,6 +381,191 @@ class StagingWriter(_ManifestWriter):
                 fs.rmdir(f"{root}/{STAGING}")
 
 
+# -- the stream sink -------------------------------------------------------------------------
+
+
+class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("arrow").start("s3://...")``: each micro-batch's files
+    written by the object-store protocol of ``committer`` (as a batch job's, see the
+    module doc), committed once per batch id through ``_quiver_log/<batch id>``.
+
+    Spark makes a new writer for every commit and abort (and pickles the one it plans
+    with to the tasks), so the driver side keeps no state and knows no job id of the
+    tasks: what it cleans it finds by listing.
+
+    Commit: the log entry, listing every reported file with what publishes it (upload id
+    and parts, or staged key), is created **exclusively** (``If-None-Match: *`` on S3;
+    fsspec's check-then-write elsewhere), then read back: the writer named in it holds the
+    batch.  That entry is the commit point: the logged files are then published and
+    everything else left unpublished under the path is dropped (unreported attempts,
+    what earlier runs left; one query writes to a path, as with Spark's file sink).  A
+    batch id whose entry another writer holds (a replay after a restart) drops its own
+    files and finishes the logged ones not published yet.
+
+    Abort: a hidden marker ``_temporary/<batch id>.aborted`` first, then every unlogged
+    file under the path is dropped, and once more after ``abortSettleSeconds`` (a task
+    killed as the batch fails may still have been starting one).  A task that finishes
+    after the marker finds it and drops its own files.  Files of a batch whose entry
+    exists (a commit that failed after its commit point) stay for the replay.  No
+    ``_SUCCESS`` manifest is written: readers list the path, and see a batch's files
+    appear one by one after its commit point, as with the local sink's moves."""
+
+    def __init__(self, options: Any, spark_schema: Any, overwrite: bool) -> None:
+        path = stream_output_path(options, overwrite)
+        self.inner = object_store_writer(
+            path, WriteOptions.parse(options), from_spark_schema(spark_schema), False,
+            storage_options(options), options.get("committer"), unique_attempts=True)
+        settle = number_option(options, "abortSettleSeconds", ABORT_SETTLE_SECONDS)
+        self.abort_settle = float(ABORT_SETTLE_SECONDS if settle is None else settle)
+        self.started = time.time()  # (markers older than the run do not apply to it)
+        fs, root = self.inner._fs()
+        if _has_manifest(fs, root):
+            raise E.ArrowInvalidArgument(
+                f"expected a stream's output path without a _SUCCESS manifest, found one at "
+                f"{self.inner.shown}: a batch job's output, whose readers would see only the "
+                "files it lists; write the stream to another path")
+
+    # executor side
+    def write(self, iterator: Iterator[Any]) -> PendingCommitMessage:
+        """Write this task's files where no reader sees them; report them (none, and
+        drop them, when the micro-batch was aborted while the task ran: the driver's
+        abort may not have seen them)."""
+        from pyspark import TaskContext
+
+        message = self.inner.write(iterator)
+        ctx = TaskContext.get()
+        batch = ctx.getLocalProperty("streaming.sql.batchId") if ctx is not None else None
+        if not message.files or batch is None or not batch.isdigit():
+            return message
+        fs, root = self.inner._fs()
+        try:
+            aborted_at = float(fs.cat_file(self._marker(root, int(batch))) or b"0")
+        except (FileNotFoundError, ValueError):
+            return message
+        if aborted_at < self.started:
+            return message  # an earlier run's abort of the same batch id
+        for p in message.files:
+            self.inner._drop(fs, root, p)
+        return PendingCommitMessage(())
+
+    # driver side
+    def _marker(self, root: str, batch_id: int) -> str:
+        return f"{root}/{STAGING}/{int(batch_id)}.aborted"
+
+    def _entry(self, root: str, batch_id: int) -> str:
+        return f"{root}/{LOG_DIR}/{int(batch_id)}"
+
+    def _logged(self, fs: Any, entry: str) -> dict | None:
+        relative = entry.rsplit("/", 2)[-2] + "/" + entry.rsplit("/", 1)[-1]
+        try:
+            raw = self.inner._retrying(lambda: fs.cat_file(entry), relative)
+        except ObjectNotFound:
+            return None
+        try:
+            logged = json.loads(raw)
+            files = [PendingFile(f["relative"], int(f["rows"]), int(f["nbytes"]),
+                                 f.get("upload_id", ""),
+                                 tuple((int(n), str(tag)) for n, tag in f.get("parts", [])),
+                                 f.get("staged", "")) for f in logged["files"]]
+        except (ValueError, KeyError, TypeError):
+            raise E.ArrowInvalid(
+                f"{redact(self.inner._url_of(relative))}: expected a log entry of quiver's "
+                "stream sink (JSON with batch, job and files), found other bytes") from None
+        return {"job": logged.get("job"), "files": files}
+
+    def _claim(self, fs: Any, entry: str, body: bytes) -> None:
+        def create() -> None:
+            try:
+                fs.pipe_file(entry, body, mode="create")
+            except FileExistsError:
+                pass  # another writer's (or our earlier attempt's): read back below
+            except TypeError:  # a filesystem whose pipe_file has no exclusive mode
+                if not fs.exists(entry):
+                    fs.pipe_file(entry, body)
+
+        self.inner._retrying(create, f"{LOG_DIR}/{entry.rsplit('/', 1)[-1]}")
+
+    def commit(self, messages: list[PendingCommitMessage | None], batchId: int) -> None:
+        """Claim the batch id in the log, then publish its files (see the class doc)."""
+        inner = self.inner
+        fs, root = inner._fs()
+        pending = [p for m in messages if m is not None for p in m.files]
+        entry = self._entry(root, batchId)
+        body = json.dumps({"batch": int(batchId), "job": inner.job,
+                           "files": [asdict(p) for p in pending]}, indent=1).encode()
+        self._claim(fs, entry, body)
+        logged = self._logged(fs, entry)
+        if logged is None:  # (a store that lost what it just acknowledged)
+            raise E.ArrowInvalid(f"{redact(inner._url_of(LOG_DIR))}: expected the log "
+                                 f"entry of batch {batchId} just written, found none")
+        if logged["job"] != inner.job:  # a replay: the logged files are the batch's
+            for p in pending:
+                inner._drop(fs, root, p)
+        for p in logged["files"]:
+            self._finish(fs, root, p)
+        self._sweep(fs, root, (), markers=True)
+
+    def _finish(self, fs: Any, root: str, pending: PendingFile) -> None:
+        """Publish one logged file unless it is published already (idempotent)."""
+        try:
+            self.inner._publish(fs, root, pending)
+        except E.ArrowError:
+            if not fs.exists(f"{root}/{pending.relative}"):
+                raise  # neither published nor publishable: the error says why
+        if pending.staged:
+            _remove(fs, f"{root}/{pending.staged}")
+
+    def _sweep(self, fs: Any, root: str, keep: Sequence[PendingFile], *,
+               markers: bool) -> None:
+        """Drop every unpublished file under the path but ``keep``: pending uploads of
+        quiver's part files (S3), files under ``_temporary/`` (with the abort markers
+        when ``markers``)."""
+        kept_uploads = {p.upload_id for p in keep if p.upload_id}
+        kept_staged = {f"{root}/{p.staged}" for p in keep if p.staged}
+        if hasattr(fs, "call_s3"):
+            bucket = root.split("/", 1)[0]
+            for key, upload in pending_uploads(fs, root):
+                if key.rsplit("/", 1)[-1].startswith("part-") and upload not in kept_uploads:
+                    with contextlib.suppress(Exception):
+                        fs.call_s3("abort_multipart_upload", Bucket=bucket, Key=key,
+                                   UploadId=upload)
+        fs.invalidate_cache()
+        try:
+            staged = fs.find(f"{root}/{STAGING}")
+        except FileNotFoundError:
+            staged = []
+        for path in staged:
+            if path in kept_staged or (path.endswith(".aborted") and not markers):
+                continue
+            _remove(fs, path)
+        if markers and not kept_staged:
+            with contextlib.suppress(Exception):
+                fs.rm(f"{root}/{STAGING}", recursive=True)
+
+    def abort(self, messages: list[PendingCommitMessage | None], batchId: int) -> None:
+        """Drop this micro-batch's files (see the class doc)."""
+        inner = self.inner
+        fs, root = inner._fs()
+        # first the marker, then the listing: a task that finishes after the listing
+        # finds the marker and drops its own files
+        inner._retrying(lambda: fs.pipe_file(self._marker(root, batchId),
+                                             repr(time.time()).encode()),
+                        f"{STAGING}/{int(batchId)}.aborted")
+        logged = self._logged(fs, self._entry(root, batchId))
+        keep = logged["files"] if logged is not None else []
+        kept = {(p.relative, p.upload_id, p.staged) for p in keep}
+        for m in messages:
+            for p in (m.files if m is not None else ()):
+                if (p.relative, p.upload_id, p.staged) not in kept:
+                    inner._drop(fs, root, p)
+        self._sweep(fs, root, keep, markers=False)
+        # a task Spark kills as the batch fails may have started a file before the
+        # marker and die (its Python worker is killed after spark.python.task.killTimeout,
+        # 2 s) before it can drop it: once that time has passed, sweep again
+        if self.abort_settle > 0:
+            time.sleep(self.abort_settle)
+            self._sweep(fs, root, keep, markers=False)
+
 def _has_manifest(fs: Any, root: str) -> bool:
     try:
         return bool(fs.cat_file(f"{root}/_SUCCESS").strip())
@@ -390,6 +594,7 @@ def pending_uploads(fs: Any, root: str) -> list[tuple[str, str]]:
         kw["UploadIdMarker"] = page.get("NextUploadIdMarker")
 
 
-__all__ = ["COMMITTERS", "PART_SIZE", "STAGING", "MultipartWriter", "ObjectStoreWriter",
+__all__ = ["COMMITTERS", "PART_SIZE", "STAGING", "MultipartWriter", "ObjectStoreStreamWriter",
+           "ObjectStoreWriter",
            "PendingCommitMessage", "PendingFile", "StagingWriter", "object_store_writer",
            "pending_uploads"]

@@ -173,7 +173,12 @@ class ArrowDataSource(DataSource):
         return ArrowStreamReader(self.options, schema)
 
     def streamWriter(self, schema: Any, overwrite: bool) -> Any:
-        """``df.writeStream.format("arrow")``: each micro-batch committed exactly once."""
+        """``df.writeStream.format("arrow")``: each micro-batch committed exactly once
+        (on object storage by :class:`~quiver.spark.objstore_sink.ObjectStoreStreamWriter`)."""
+        if objstore.any_url(paths_from_options(self.options)):
+            from .objstore_sink import ObjectStoreStreamWriter
+
+            return ObjectStoreStreamWriter(self.options, schema, overwrite)
         return ArrowStreamWriter(self.options, schema, overwrite)
 
 

@@ -40,6 +40,16 @@ id already in the log is not written twice: a replayed micro-batch (a restart af
 failure) finishes the moves its log entry lists, if a crash interrupted them, and drops
 its own new files.  ``abort`` removes the micro-batch's attempt directories.  Readers skip
 ``_``-prefixed names, so they see only committed files.
+
+Object storage
+--------------
+URLs (``s3://``, any fsspec store; ``storage.*`` options as in batch reads) are listed
+through :func:`quiver.spark.objstore.list_objects` (objects a stream has taken are left
+out before any byte of them is fetched), completeness is read from an object's last bytes
+by one ranged GET, and splits are read by the batch source's ranged path.  ``tail=true``
+is refused there (:func:`remote_storage` says why).  The sink on a URL is
+:class:`quiver.spark.objstore_sink.ObjectStoreStreamWriter`: the same log, created
+exclusively, over the object-store commit protocols.
 """
 
 from __future__ import annotations
@@ -51,7 +61,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,10 +72,13 @@ from pyspark.sql.datasource import (
 )
 
 from .. import types as t
-from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, TruncatedError
+from ..errors import ArrowError, ArrowInvalid, ArrowInvalidArgument, NotSupported, TruncatedError
+from ..fs.ranged import RangedObject, ReadAheadBytes
+from ..fs.url import filesystem, is_url, redact
 from ..ipc import index as ipc_index
 from ..ipc.framing import EOS, LEGACY_EOS
 from ..ipc.index import detect_format
+from . import objstore
 from . import plan as P
 from .options import (
     ArrowPartition,
@@ -99,7 +112,8 @@ OFFSET_VERSION = 1
 _MAGIC = b"ARROW1"
 
 
-def _number(options: Any, key: str, default: float | None) -> float | None:
+def number_option(options: Any, key: str, default: float | None) -> float | None:
+    """A non-negative number option (``default`` when absent or blank)."""
     value = options.get(key.lower())
     if value is None or str(value).strip() == "":
         return default
@@ -132,10 +146,10 @@ class StreamOptions:
                 "fixed when it starts; give it with .schema(...) to read files whose "
                 "schemas differ (missing columns read as null)"
             )
-        max_files = _number(options, "maxFilesPerTrigger", None)
-        max_rows = _number(options, "maxRowsPerTrigger", None)
-        settle = _number(options, "fileSettleSeconds", 30.0)
-        late = _number(options, "lateFileSeconds", 600.0)
+        max_files = number_option(options, "maxFilesPerTrigger", None)
+        max_rows = number_option(options, "maxRowsPerTrigger", None)
+        settle = number_option(options, "fileSettleSeconds", 30.0)
+        late = number_option(options, "lateFileSeconds", 600.0)
         return cls(
             tail=flag_option(options, "tail", False),
             file_settle_seconds=float(settle if settle is not None else 30.0),
@@ -181,9 +195,21 @@ def _candidate(path: str, root: str) -> Candidate | None:
     return Candidate(path, kind, st.st_size, st.st_mtime_ns, partition_of(root, path))
 
 
-def list_candidates(paths: Sequence[str]) -> list[Candidate]:
-    """Every Arrow IPC file under ``paths`` (files, directories walked, globs), sorted in
-    the order they join the stream."""
+#: ``skip(path, mtime_ns)``: files a listing may leave out (a stream has read them)
+Skip = Callable[[str, int], bool]
+
+
+def list_candidates(paths: Sequence[str], storage: Mapping[str, Any] | None = None,
+                    skip: Skip | None = None) -> list[Candidate]:
+    """Every Arrow IPC file under ``paths`` (files, directories walked, globs; URLs of
+    object storage listed through fsspec with the ``storage`` options), sorted in the
+    order they join the stream; those ``skip`` takes are left out (on object storage
+    before their first bytes are fetched)."""
+    if objstore.any_url(paths):
+        return sorted((Candidate(f.path, f.format, f.size, mtime, f.partition)
+                       for f, mtime in objstore.list_objects(paths, storage or {},
+                                                             missing_ok=True, skip=skip)),
+                      key=lambda c: c.key)
     found: dict[str, Candidate] = {}
     for given in paths:
         matches = sorted(glob.glob(given)) if glob.has_magic(given) else [given]
@@ -194,16 +220,18 @@ def list_candidates(paths: Sequence[str]) -> list[Candidate]:
                     for name in filenames:
                         if not hidden_name(name):
                             c = _candidate(os.path.join(dirpath, name), match)
-                            if c is not None:
+                            if c is not None and not (skip and skip(c.path, c.mtime_ns)):
                                 found[c.path] = c
             elif os.path.isfile(match):
                 c = _candidate(match, os.path.dirname(match))
-                if c is not None:
+                if c is not None and not (skip and skip(c.path, c.mtime_ns)):
                     found[c.path] = c
     return sorted(found.values(), key=lambda c: c.key)
 
 
 def _tail_bytes(path: str, size: int, n: int) -> bytes:
+    if is_url(path):  # object storage: one ranged GET (spark/objstore.py)
+        return bytes(objstore.tail_bytes(path, size, n))
     with open(path, "rb") as f:
         f.seek(max(0, size - n))
         return f.read(n)
@@ -288,9 +316,10 @@ def infer_schema(options: Any) -> t.Schema:
     """The schema of the first complete file (a stream's first message in tail mode)."""
     paths = paths_from_options(options)
     opts = StreamOptions.parse(options)
+    storage = remote_storage(paths, opts, options)
     now = time.time_ns()
     read_options = ReadOptions.parse(options)
-    for c in list_candidates(paths):
+    for c in list_candidates(paths, storage):
         if c.format == "stream" and opts.tail:
             found = scan_tail(c.path, 0, c.size, max_rows=0)
             if found.schema is None:
@@ -302,7 +331,7 @@ def infer_schema(options: Any) -> t.Schema:
         fields = list(schema.fields)
         names = {f.name for f in fields}
         files = [DataFile(x.path, x.format, x.size, x.partition)
-                 for x in list_candidates(paths)]
+                 for x in list_candidates(paths, storage)]
         for f in partition_schema(files, read_options.infer_partition_types):
             if f.name not in names:
                 fields.append(f)
@@ -313,12 +342,32 @@ def infer_schema(options: Any) -> t.Schema:
     )
 
 
+def remote_storage(paths: Sequence[str], opts: StreamOptions,
+                   options: Any) -> dict[str, Any] | None:
+    """The storage options of a stream of object-storage URLs (registered for the
+    executors' reads, see :mod:`quiver.spark.objstore`), or None for local paths.
+    ``tail=true`` is refused there: an object is never appended to, so a "growing"
+    stream is a new object replacing the old, and byte positions in the old one say
+    nothing certain about the new (see docs/object-storage.md)."""
+    if not objstore.any_url(paths):
+        return None
+    if opts.tail:
+        raise NotSupported(
+            f"expected local paths for tail=true, found {redact(paths[0])}: objects on "
+            "object storage are immutable (a growing stream is a new object replacing the "
+            "old one each time, and positions read in the old one are not known to hold "
+            "the same bytes); write each chunk as a new object and leave tail out")
+    storage = objstore.storage_options(options)
+    objstore.register(paths, storage)
+    return storage
+
+
 def _layout(c: Candidate, start: int, end: int,
             earlier_dictionaries: Sequence[tuple[int, int]] | None) -> P.Layout:
     """The layout of bytes ``[start, end)`` of a file (a stream's range is read as
     messages; the dictionaries before ``start`` are replayed before each split)."""
     data_file = DataFile(c.path, c.format, c.size, c.partition)
-    if c.format == "file":
+    if c.format == "file" or is_url(c.path):  # (objects are whole: tail=true is local)
         return P.read_layout(data_file)
     scan = scan_tail(c.path, 0, end) if start == 0 else None
     schema_range: tuple[int, int]
@@ -366,9 +415,10 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.paths = paths_from_options(options)
         self.stream_options = StreamOptions.parse(options)
         self.read_options = ReadOptions.parse(options)
+        self.storage = remote_storage(self.paths, self.stream_options, options)
         target = from_spark_schema(schema)
         # partition columns: the schema's fields named by key=value directories
-        keys = {k for c in list_candidates(self.paths) for k, _ in c.partition}
+        keys = {k for c in self._list() for k, _ in c.partition}
         partition_fields = tuple(f for f in target.fields if f.name in keys)
         data_names = [f.name for f in target.fields if f.name not in keys]
         opts = self.read_options
@@ -384,6 +434,9 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             max_records=opts.max_records or session_max_records(),
         )
         self._target: dict[str, Any] | None = None  # AvailableNow: what is there now
+
+    def _list(self, skip: Skip | None = None) -> list[Candidate]:
+        return list_candidates(self.paths, self.storage, skip)
 
     # -- offsets
     def initialOffset(self) -> dict:
@@ -408,7 +461,7 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         """Fix what this run reads: what is complete now, nothing that arrives later."""
         now = time.time_ns()
-        found = list_candidates(self.paths)
+        found = self._list()
         if self.stream_options.tail:
             self._target = {c.path: c.size for c in found}
         else:
@@ -447,15 +500,14 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         recent = set(start["recent"])
         window = int(max(o.late_file_seconds, 2 * o.file_settle_seconds) * 1e9)
         floor = last[0] - window if last else None
-        new: list[Candidate] = []
-        for c in list_candidates(self.paths):
-            if self._target is not None and c.path not in self._target:
-                continue
-            taken = last is not None and c.key <= last and (
-                c.mtime_ns < floor or c.path in recent)
-            if taken or not is_complete(c, o.file_settle_seconds, now):
-                continue
-            new.append(c)
+        target = self._target
+
+        def skip(path: str, mtime_ns: int) -> bool:
+            taken = last is not None and (mtime_ns, path) <= last and (
+                mtime_ns < floor or path in recent)
+            return taken or (target is not None and path not in target)
+
+        new = [c for c in self._list(skip) if is_complete(c, o.file_settle_seconds, now)]
         chosen: list[Candidate] = []
         total_bytes = total_rows = 0
         for c in new:
@@ -491,7 +543,7 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         changed = False
         budget_rows, budget_bytes = max_rows, max_bytes
         touched = 0
-        for c in list_candidates(self.paths):
+        for c in self._list():
             if self._target is not None:
                 if c.path not in self._target:
                     continue
@@ -586,6 +638,8 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         from .read import read_split  # the executors' half: never loaded by the planner
 
+        if self.storage is not None:  # object storage: the options, on executors
+            objstore.register(self.paths, self.storage)
         for split in partition.splits:
             for batch in read_split(split, self.job):
                 yield pa.record_batch(batch)
@@ -607,11 +661,7 @@ def _check_offset(offset: dict) -> None:
 
 def _rows_of(c: Candidate) -> int:
     """Rows of a complete file, from its message headers alone."""
-    fd = os.open(c.path, os.O_RDONLY)
-    try:
-        def read_at(offset: int, n: int) -> bytes:
-            return os.pread(fd, n, offset)
-
+    with _reading(c.path) as read_at:
         start = 8 if c.format == "file" else 0
         size = c.size
         if c.format == "file":  # the stream inside ends before the footer
@@ -624,6 +674,21 @@ def _rows_of(c: Candidate) -> int:
         except TruncatedError:
             pass
         return rows
+
+
+@contextlib.contextmanager
+def _reading(path: str) -> Iterator[Callable[[int, int], Any]]:
+    """``read_at(offset, n)`` over a local file or an object (read ahead in blocks)."""
+    if is_url(path):
+        obj = RangedObject(path, objstore.options_for(path))
+        try:
+            yield ReadAheadBytes(obj).read_at
+        finally:
+            obj.close()
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        yield lambda offset, n: os.pread(fd, n, offset)
     finally:
         os.close(fd)
 
@@ -642,8 +707,19 @@ class StreamCommitMessage(WriterCommitMessage):
 LOG_DIR = "_quiver_log"
 
 
-def committed_batches(path: str) -> list[int]:
-    """The micro-batch ids committed into ``path``, in order."""
+def committed_batches(path: str, storage_options: Mapping[str, Any] | None = None
+                      ) -> list[int]:
+    """The micro-batch ids committed into ``path`` (a URL with ``storage_options``, too),
+    in order."""
+    if is_url(path):
+        fs, root = filesystem(path, storage_options)
+        fs.invalidate_cache()
+        try:
+            found = fs.ls(f"{root.rstrip('/')}/{LOG_DIR}", detail=False)
+        except FileNotFoundError:
+            return []
+        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in found]
+        return sorted(int(n) for n in names if n.isdigit())
     log = os.path.join(path, LOG_DIR)
     try:
         names = os.listdir(log)
@@ -652,19 +728,24 @@ def committed_batches(path: str) -> list[int]:
     return sorted(int(n) for n in names if n.isdigit())
 
 
+def stream_output_path(options: Any, overwrite: bool) -> str:
+    """The one output path of a stream sink in append mode (what both sinks check)."""
+    if overwrite:
+        raise ArrowInvalidArgument(
+            "expected outputMode('append') for an Arrow IPC stream sink, found complete "
+            "(a file sink adds files; it cannot replace its output every micro-batch)"
+        )
+    paths = paths_from_options(options)
+    if len(paths) != 1:
+        raise ArrowInvalidArgument(f"expected one output path, found {len(paths)}")
+    return paths[0]
+
+
 class ArrowStreamWriter(DataSourceStreamArrowWriter):
     """``df.writeStream.format("arrow")``: each micro-batch committed once (module doc)."""
 
     def __init__(self, options: Any, schema: Any, overwrite: bool) -> None:
-        if overwrite:
-            raise ArrowInvalidArgument(
-                "expected outputMode('append') for an Arrow IPC stream sink, found complete "
-                "(a file sink adds files; it cannot replace its output every micro-batch)"
-            )
-        paths = paths_from_options(options)
-        if len(paths) != 1:
-            raise ArrowInvalidArgument(f"expected one output path, found {len(paths)}")
-        self.path = paths[0]
+        self.path = stream_output_path(options, overwrite)
         self.options = WriteOptions.parse(options)
         self.query = uuid.uuid4().hex[:16]
         self.arrow_schema = from_spark_schema(schema)
@@ -758,5 +839,8 @@ __all__ = [
     "committed_batches",
     "infer_schema",
     "list_candidates",
+    "number_option",
+    "remote_storage",
     "scan_tail",
+    "stream_output_path",
 ]
