@@ -1,23 +1,20 @@
-"""Planning a read (on the driver) and reading one planned split (on an executor).
+"""Planning a read on the driver: layouts, splits and partitions (an executor reads a
+planned split with :mod:`quiver.spark.read`, which the driver never imports).
 
 Theory of operation
 -------------------
 The driver lists the files (:mod:`quiver.spark.paths`) and reads each one's *layout*:
-for the file format, the footer's record batch Blocks; for a stream, an index of its
+for the file format, the footer's record batch Blocks (and its statistics, left
+undecoded until filters ask: :func:`layout_statistics`); for a stream, an index of its
 messages read from headers only (:func:`quiver.ipc.index.scan_messages`), bodies never
 touched.  Consecutive record batches of a file are grouped into splits of about
 ``maxPartitionBytes``; splits are packed, in order, into Spark partitions of about that
 size, each file also costing ``openCostInBytes`` (Spark's rule, so that many small files
 share a partition and one large file is spread over several).
 
-An executor reads a :class:`Split` with a memory map.  A file-format split reads its
-Blocks through the file reader.  A stream split replays, through quiver's stream
-decoder, the schema message and every dictionary message before its first batch, then
-its own byte range (which holds any dictionary deltas or replacements between its
-batches): the batches decode exactly as a reader of the whole stream would see them.
-Each batch is turned into the Arrow types Spark reads (:mod:`quiver.spark.convert`),
-adapted to the schema Spark asked for, given its partition columns, and handed to
-pyarrow through the Arrow PyCapsule protocol, without a copy.
+This module imports nothing that reads rows: Spark plans each streaming query in a
+fresh Python process, which pays for every module loaded here
+(``tests/spark/test_planner_imports.py``).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def _map(path: str) -> memoryview:
 
 def file_reader(split: Any, columns: list[str] | None, validate: str) -> RemoteFileReader:
     """A reader of one file split's object, by coalesced concurrent ranges, that fetches
-    no block past the split's (the executor reads its batches, :mod:`quiver.spark.plan`)."""
+    no block past the split's."""
     reader = RemoteFileReader(RangedObject(split.path, objstore.options_for(split.path)),
                               columns=columns, validate=validate)
     reader.window_stop = split.stop

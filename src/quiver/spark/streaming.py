@@ -79,17 +79,8 @@ from ..ipc import index as ipc_index
 from ..ipc.framing import EOS, LEGACY_EOS
 from ..ipc.index import detect_format
 from . import objstore
+from . import options as opt
 from . import plan as P
-from .options import (
-    ArrowPartition,
-    ReadOptions,
-    WriteOptions,
-    flag_option,
-    kept_batches,
-    parsed_filters,
-    session_max_records,
-    size_option,
-)
 from .paths import DataFile, hidden_name, partition_of, partition_schema, paths_from_options
 from .policy import from_spark_schema
 
@@ -140,7 +131,7 @@ class StreamOptions:
     @classmethod
     def parse(cls, options: Any) -> StreamOptions:
         """Options from Spark's case-insensitive option map."""
-        if flag_option(options, "mergeSchema", False):
+        if opt.flag_option(options, "mergeSchema", False):
             raise ArrowInvalidArgument(
                 "expected mergeSchema=false for a stream: a streaming query's schema is "
                 "fixed when it starts; give it with .schema(...) to read files whose "
@@ -151,11 +142,11 @@ class StreamOptions:
         settle = number_option(options, "fileSettleSeconds", 30.0)
         late = number_option(options, "lateFileSeconds", 600.0)
         return cls(
-            tail=flag_option(options, "tail", False),
+            tail=opt.flag_option(options, "tail", False),
             file_settle_seconds=float(settle if settle is not None else 30.0),
             late_file_seconds=float(late if late is not None else 600.0),
             max_files=None if max_files is None else max(1, int(max_files)),
-            max_bytes=(size_option(options, "maxBytesPerTrigger", 1)
+            max_bytes=(opt.size_option(options, "maxBytesPerTrigger", 1)
                        if options.get("maxbytespertrigger") else None),
             max_rows=None if max_rows is None else max(1, int(max_rows)),
         )
@@ -318,7 +309,7 @@ def infer_schema(options: Any) -> t.Schema:
     opts = StreamOptions.parse(options)
     storage = remote_storage(paths, opts, options)
     now = time.time_ns()
-    read_options = ReadOptions.parse(options)
+    read_options = opt.ReadOptions.parse(options)
     for c in list_candidates(paths, storage):
         if c.format == "stream" and opts.tail:
             found = scan_tail(c.path, 0, c.size, max_rows=0)
@@ -414,7 +405,7 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: Any, schema: Any) -> None:
         self.paths = paths_from_options(options)
         self.stream_options = StreamOptions.parse(options)
-        self.read_options = ReadOptions.parse(options)
+        self.read_options = opt.ReadOptions.parse(options)
         self.storage = remote_storage(self.paths, self.stream_options, options)
         target = from_spark_schema(schema)
         # partition columns: the schema's fields named by key=value directories
@@ -430,8 +421,8 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             validate=opts.validate,
             # the filters option applies to streams exactly as to batch reads: rows are
             # filtered on the executors, and footer statistics skip batches
-            filters=parsed_filters(opts.filters, target),
-            max_records=opts.max_records or session_max_records(),
+            filters=opt.parsed_filters(opts.filters, target),
+            max_records=opts.max_records or opt.session_max_records(),
         )
         self._target: dict[str, Any] | None = None  # AvailableNow: what is there now
 
@@ -626,11 +617,11 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         limit = P.max_split_bytes(total, len(layouts), opts.max_partition_bytes,
                                   opts.open_cost, opts.min_partitions)
         job = self.job
-        keep = kept_batches(job, opts.policy)
+        keep = opt.kept_batches(job, opts.policy)
         splits = [s for layout in layouts
                   for s in P.splits_of(layout, limit, keep(layout), job.columns)]
         packed = P.pack(splits, limit, opts.open_cost)
-        return [ArrowPartition(i, group) for i, group in enumerate(packed)]
+        return [opt.ArrowPartition(i, group) for i, group in enumerate(packed)]
 
     def read(self, partition: Any) -> Iterator[Any]:
         """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule)."""
@@ -746,7 +737,7 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, options: Any, schema: Any, overwrite: bool) -> None:
         self.path = stream_output_path(options, overwrite)
-        self.options = WriteOptions.parse(options)
+        self.options = opt.WriteOptions.parse(options)
         self.query = uuid.uuid4().hex[:16]
         self.arrow_schema = from_spark_schema(schema)
         names = self.arrow_schema.names
