@@ -300,3 +300,21 @@ def test_has_checks_asks_the_rules(fresh) -> None:
     fresh.setitem(lr.CHILD_RULES, "same", lr.ChildRule("run_end"))
     plan_module.clear_generated()
     assert not plan_module.has_checks(PlanNode(struct_type, (0,), "s", {}))
+
+
+def test_a_rule_change_reaches_a_file_read_again(tmp_path):
+    """Plans kept for a file read again (quiver.ipc.batch_loader) are dropped with the
+    rules: a changed rule reaches the next read of the same file."""
+    import quiver.ipc as ipc
+    from quiver.ipc import batch_loader
+    from quiver.ipc.plan import clear_generated
+
+    batch = qv.record_batch({"c": qv.array(list(range(8)), qv.int64())})
+    path = str(tmp_path / "again.arrow")
+    with ipc.new_file(path, batch.schema) as w:
+        w.write_batch(batch)
+    for _ in range(3):
+        assert ipc.open_file(path).read_all().num_rows == 8
+    assert batch_loader._PLANS  # kept for the next open
+    clear_generated()
+    assert not batch_loader._PLANS

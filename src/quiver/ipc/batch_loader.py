@@ -25,6 +25,7 @@ from .. import types as t
 from ..array import Array
 from ..array.validate import validate_array
 from ..batch import RecordBatch
+from ..layout_rules import on_clear
 from ..types.checks import type_problems
 from . import metadata as md
 from . import steady
@@ -144,6 +145,15 @@ def make_schema_plan(schema_msg: md.SchemaMessage, options: IpcReadOptions, *,
 _PLANS: OrderedDict[tuple, tuple[md.SchemaMessage, SchemaPlan]] = OrderedDict()
 _PLANS_LOCK = threading.Lock()
 _PLANS_KEPT = 32  # schemas whose plans are kept (most recently used first out last)
+
+
+@on_clear
+def forget_plans() -> None:
+    """Drop the kept schema plans (and their steady fast paths); called by
+    :func:`quiver.layout_rules.clear_rule_cache`, so that a change to the structural
+    rules reaches a file read again."""
+    with _PLANS_LOCK:
+        _PLANS.clear()
 
 
 def schema_plan(schema_msg: md.SchemaMessage, options: IpcReadOptions, *,

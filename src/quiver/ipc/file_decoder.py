@@ -100,8 +100,9 @@ _FOOTERS_KEPT = 32
 
 
 def forget_footers() -> None:
-    """Drop the decoded footers kept for files read again (and with them the schema
-    plans and steady fast paths kept for their schemas): the next open decodes afresh."""
+    """Drop the decoded footers kept for files read again: the next open decodes afresh
+    (the schema plans kept for the old footers' schemas are never found again, and leave
+    :func:`quiver.ipc.batch_loader.forget_plans`'s bounded table as newer ones come)."""
     with _FOOTERS_LOCK:
         _FOOTERS.clear()
 

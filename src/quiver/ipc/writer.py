@@ -343,7 +343,10 @@ class _Sink:
         if body_length < _SMALL_WRITE:
             self._write_all(b"".join(parts) if len(parts) > 1 else parts[0], size)
         elif self._fd is not None:
-            self._f.flush()  # (what the buffer holds goes first)
+            # what the buffer holds goes first; after this the buffered file's tell() is
+            # stale (it caches its position): rewrite() and cut() seek absolutely, which
+            # flushes and reads the position back, and nothing here calls tell()
+            self._f.flush()
             _writev_all(self._fd, parts, size)
         else:
             for p in parts:
