@@ -102,14 +102,15 @@ def test_the_kept_caches_are_bounded() -> None:
     assert len(batch_loader._PLANS) <= batch_loader._PLANS_KEPT
 
 
-def test_file_layout_gives_blocks_and_statistics() -> None:
+def test_a_footer_gives_block_ranges_and_statistics() -> None:
     data = _file({"a": qv.array([1, 2, 3])}, batches=2, statistics=True)
-    layout = scan.file_layout(_read_at(data), len(data))
+    footer = file_decoder.FileDecoder().open(_read_at(data), len(data))
     blocks = ipc.open_file(data).footer.record_batches
-    assert layout.blocks == tuple((b.offset, b.offset + b.meta_data_length + b.body_length)
-                                  for b in blocks)
-    assert layout.schema.names == ["a"] and layout.why is None
-    assert len(layout.statistics) == 2
+    assert file_decoder.block_ranges(footer) == tuple(
+        (b.offset, b.offset + b.meta_data_length + b.body_length) for b in blocks)
+    stats, why = scan.footer_statistics(footer)
+    assert footer.schema.schema.names == ["a"] and why is None
+    assert len(stats) == 2
 
 
 def test_selection_skips_batches_the_statistics_rule_out() -> None:

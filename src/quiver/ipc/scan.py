@@ -4,8 +4,7 @@ What every reader of many batches shares, whatever fetches the bytes (a memory m
 file for :class:`~quiver.ipc.reader.RecordBatchFileReader`, ranged requests for
 :mod:`quiver.ipc.remote`, the Spark source's executors):
 
-- :func:`file_layout`: a file's schema, record batch ranges and the footer statistics
-  that can skip batches, from its header, trailer and footer alone (the Spark driver);
+- :func:`footer_statistics`: the footer statistics that can skip batches, or why not;
 - :class:`Selection`: for filters in disjunctive normal form (:mod:`quiver.filters`),
   the batches the footer statistics rule out (never read), those they prove to match
   throughout (kept whole when their counts agree) and the others (filtered row by row);
@@ -18,7 +17,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,7 +28,6 @@ from ..filters import DNF, batches_all_match, batches_may_match, check_filters, 
 from ..filters import normalize as normalize_filters
 from . import metadata as md
 from .decoder import DEFAULT_LIMITS, END
-from .file_decoder import FileDecoder, ReadAt, block_ranges
 from .framing import EOS
 from .options import IpcReadOptions
 from .statistics.decode import footer_value, statistics_for_skipping
@@ -46,27 +43,6 @@ def footer_statistics(footer: md.Footer, *, max_size: int = DEFAULT_LIMITS.max_m
     return statistics_for_skipping(footer_value(footer.custom_metadata), footer.schema.schema,
                                    len(footer.record_batches), max_size, columns,
                                    decoded=decoded)
-
-
-@dataclass(frozen=True)
-class FileLayout:
-    """A file's schema, each record batch's ``(start, end)`` byte range, and its footer
-    statistics when they can skip batches (``why``: why not, when the footer has some)."""
-
-    schema: t.Schema
-    blocks: tuple[tuple[int, int], ...]
-    statistics: Any
-    why: str | None
-
-
-def file_layout(read: ReadAt, size: int) -> FileLayout:
-    """A file's :class:`FileLayout` from three reads (``read(offset, n)``: header, trailer,
-    footer), through :meth:`FileDecoder.open`; no block is read (their readers check
-    them)."""
-    dec = FileDecoder()
-    footer = dec.open(read, size)
-    stats, why = footer_statistics(footer)
-    return FileLayout(dec.schema, block_ranges(footer), stats, why)
 
 
 class Selection:
@@ -170,9 +146,7 @@ def stream_batches(pieces: Iterable[Any], options: IpcReadOptions) -> Iterator[R
 
 
 __all__ = [
-    "FileLayout",
     "Selection",
-    "file_layout",
     "filtered_table",
     "footer_statistics",
     "range_batches",
