@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.ipc as pa_ipc
+from timing import paired_median
 
 import quiver as qv
 import quiver.ipc as ipc
@@ -146,13 +147,7 @@ def _read_cases(options: dict[str, Any], fs: Any, pa_fs: Any, rows: int, nb: int
             return pa_ipc.open_file(f).read_all()
 
     assert pa.table(ours()).equals(theirs())
-    qs, ps = [], []
-    for _ in range(repeat):
-        for fn, acc in ((ours, qs), (theirs, ps)):
-            t0 = time.perf_counter()
-            fn()
-            acc.append(time.perf_counter() - t0)
-    q, p = _median(qs), _median(ps)
+    q, p = paired_median(ours, theirs, repeat)
     counting = CountingFS(fs)
     with RemoteFileReader(RangedObject(url, options, fs=counting,
                                        path=f"{BUCKET}/full.arrow")) as reader:

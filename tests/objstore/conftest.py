@@ -135,6 +135,24 @@ def _proxy(target_port: int, faults: Faults,
     return server
 
 
+def key_of(url: str) -> str:
+    """The ``bucket/key`` of an ``s3://`` URL (what s3fs calls a path)."""
+    return url[len("s3://"):].rstrip("/")
+
+
+class TaskStandIn:
+    """A stand-in for Spark's TaskContext: partition ``task``, attempt ``attempt``."""
+
+    def __init__(self, task: int = 0, attempt: int = 0) -> None:
+        self.task, self.attempt = task, attempt
+
+    def partitionId(self) -> int:
+        return self.task
+
+    def attemptNumber(self) -> int:
+        return self.attempt
+
+
 @dataclass
 class S3:
     """The test endpoint: the moto server, and the counting proxy the tests go through."""
@@ -151,6 +169,13 @@ class S3:
         return storage_options(self.endpoint,
                                config_kwargs={"retries": {"max_attempts": 1,
                                                           "mode": "standard"}})
+
+    @property
+    def spark_options(self) -> dict[str, str]:
+        """The Spark read and write options (``storage.*``) of this endpoint."""
+        return {"storage.key": KEY_ID, "storage.secret": SECRET,
+                "storage.endpoint_url": self.endpoint,
+                "storage.client_kwargs.region_name": "us-east-1"}
 
     def fs(self) -> Any:
         """The s3fs filesystem of :attr:`options` (the instance quiver gets too)."""

@@ -18,6 +18,8 @@ from quiver.spark import objstore_sink as sink_module
 from quiver.spark.objstore_sink import ObjectStoreWriter, pending_uploads
 from quiver.spark.source import WriteOptions
 
+from .conftest import TaskStandIn
+
 
 def _batch(values) -> pa.RecordBatch:
     return pa.record_batch({"v": pa.array(values, pa.int64())})
@@ -30,23 +32,11 @@ def _writer(s3, url: str, overwrite: bool = True) -> ObjectStoreWriter:
                              s3.options)
 
 
-class _Task:
-    """A stand-in for Spark's TaskContext: partition ``task``, attempt ``attempt``."""
-
-    def __init__(self, task: int, attempt: int = 0) -> None:
-        self.task, self.attempt = task, attempt
-
-    def partitionId(self) -> int:
-        return self.task
-
-    def attemptNumber(self) -> int:
-        return self.attempt
-
-
 def _as_task(monkeypatch, task: int, attempt: int = 0) -> None:
     import pyspark
 
-    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Task(task, attempt)))
+    monkeypatch.setattr(pyspark.TaskContext, "get",
+                        staticmethod(lambda: TaskStandIn(task, attempt)))
 
 
 def _write(w, monkeypatch, task: int, values, attempt: int = 0):

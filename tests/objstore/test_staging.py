@@ -27,18 +27,7 @@ from quiver.spark.objstore_sink import (
 )
 from quiver.spark.source import WriteOptions
 
-from .conftest import SECRET
-
-
-class _Task:
-    def __init__(self, task: int, attempt: int = 0) -> None:
-        self.task, self.attempt = task, attempt
-
-    def partitionId(self) -> int:
-        return self.task
-
-    def attemptNumber(self) -> int:
-        return self.attempt
+from .conftest import SECRET, TaskStandIn
 
 
 class _Store:
@@ -92,7 +81,7 @@ def _write(w, monkeypatch, task: int, values, attempt: int = 0):
     import pyspark
 
     monkeypatch.setattr(pyspark.TaskContext, "get",
-                        staticmethod(lambda: _Task(task, attempt)))
+                        staticmethod(lambda: TaskStandIn(task, attempt)))
     return w.write(iter([pa.record_batch({"v": pa.array(values, pa.int64())})]))
 
 
@@ -130,7 +119,7 @@ def test_a_failed_task_removes_what_it_staged(store, monkeypatch):
     import pyspark
 
     w = _writer(store, max_records_per_file=5)  # the first file is closed before the failure
-    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Task(0)))
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: TaskStandIn(0)))
 
     def batches():
         yield pa.record_batch({"v": pa.array(range(12), pa.int64())})

@@ -18,6 +18,8 @@ pytest.importorskip("pyspark")
 from quiver.spark.objstore_sink import MultipartWriter, pending_uploads
 from quiver.spark.source import WriteOptions
 
+from .conftest import TaskStandIn
+
 MiB = 1 << 20
 PART = 5 * MiB  # S3's smallest part
 
@@ -98,18 +100,10 @@ def test_upload_tells_and_closes(s3):
     assert s3.fs().cat_file(url) == b"abc"
 
 
-class _Task:
-    def partitionId(self) -> int:
-        return 0
-
-    def attemptNumber(self) -> int:
-        return 0
-
-
 def test_a_task_streams_its_file_part_by_part(s3, monkeypatch):
     import pyspark
 
-    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Task()))
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: TaskStandIn()))
     monkeypatch.setattr(MultipartWriter, "part_size", PART)
     sent: list[int] = []
     real_send = PartUpload._send
@@ -137,7 +131,7 @@ def test_a_task_streams_its_file_part_by_part(s3, monkeypatch):
 def test_a_task_failing_mid_file_aborts_its_uploads(s3, monkeypatch):
     import pyspark
 
-    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Task()))
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: TaskStandIn()))
     monkeypatch.setattr(MultipartWriter, "part_size", PART)
     url = s3.url("dies")
     w = MultipartWriter(url, WriteOptions(batch_rows=100_000, max_records_per_file=300_000),

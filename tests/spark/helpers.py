@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import signal
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 
@@ -29,6 +31,19 @@ def data_files(root) -> list[str]:
             if not name.startswith(("_", ".")):
                 out.append(os.path.relpath(os.path.join(dirpath, name), str(root)))
     return sorted(out)
+
+
+def stream_batch(start: int, n: int, *, dictionary: bool = False) -> Any:
+    """Rows ``start`` to ``start + n`` of the streaming tests' data (id, name, x), as a
+    quiver batch; ``dictionary``: the names dictionary-encoded."""
+    import quiver as qv
+
+    ids = np.arange(start, start + n, dtype=np.int64)
+    names = [f"n{i % 7}" for i in range(start, start + n)]
+    name = qv.array(names, type=qv.dictionary(qv.int32(), qv.utf8())) if dictionary \
+        else qv.array(names)
+    return qv.record_batch({"id": qv.array(ids), "name": name,
+                            "x": qv.array(ids.astype(np.float64) / 2)})
 
 
 def rows(df, *order) -> list[tuple]:

@@ -13,27 +13,17 @@ import pytest
 
 import quiver.ipc as ipc
 from quiver.spark.objstore_sink import pending_uploads
-from tests.objstore.conftest import KEY_ID, SECRET, s3  # noqa: F401 - the fixture
+from tests.objstore.conftest import key_of, s3  # noqa: F401 - the fixture
 
 from .helpers import rows
 
 pytestmark = pytest.mark.xdist_group("spark")
 
 
-def _options(s3) -> dict[str, str]:  # noqa: F811
-    return {"storage.key": KEY_ID, "storage.secret": SECRET,
-            "storage.endpoint_url": s3.endpoint,
-            "storage.client_kwargs.region_name": "us-east-1"}
-
-
-def _root(url: str) -> str:
-    return url[len("s3://"):].rstrip("/")
-
-
 def _visible(s3, url: str) -> list[str]:  # noqa: F811
     fs = s3.fs()
     fs.invalidate_cache()
-    root = _root(url)
+    root = key_of(url)
     try:
         return sorted(p[len(root) + 1:] for p in fs.find(root))
     except FileNotFoundError:
@@ -44,44 +34,44 @@ def test_write_and_read_back_over_s3_only(spark, s3):  # noqa: F811
     url = s3.url("ds")
     df = spark.range(0, 5000, numPartitions=3).selectExpr(
         "id", "cast(id * 0.5 as double) as x", "cast(id % 7 as string) as s")
-    df.write.format("arrow").options(**_options(s3)).mode("overwrite").save(url)
+    df.write.format("arrow").options(**s3.spark_options).mode("overwrite").save(url)
     names = _visible(s3, url)
-    manifest = json.loads(s3.fs().cat_file(f"{_root(url)}/_SUCCESS"))
+    manifest = json.loads(s3.fs().cat_file(f"{key_of(url)}/_SUCCESS"))
     assert sorted(manifest["files"]) == [n for n in names if n != "_SUCCESS"]
     assert len(manifest["files"]) == 3
-    assert pending_uploads(s3.fs(), _root(url)) == []
-    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    assert pending_uploads(s3.fs(), key_of(url)) == []
+    back = spark.read.format("arrow").options(**s3.spark_options).load(url)
     assert rows(back, "id") == rows(df, "id")
     # the same objects through pyarrow (another reader) and quiver's Python API
     for name in manifest["files"]:
-        data = s3.fs().cat_file(f"{_root(url)}/{name}")
+        data = s3.fs().cat_file(f"{key_of(url)}/{name}")
         assert pa_ipc.open_file(data).read_all().equals(
             pa.table(ipc.read_table(f"{url}/{name}", storage_options=s3.options)))
     # append keeps the old files in the manifest
-    df.limit(10).write.format("arrow").options(**_options(s3)).mode("append").save(url)
-    manifest = json.loads(s3.fs().cat_file(f"{_root(url)}/_SUCCESS"))
+    df.limit(10).write.format("arrow").options(**s3.spark_options).mode("append").save(url)
+    manifest = json.loads(s3.fs().cat_file(f"{key_of(url)}/_SUCCESS"))
     assert len(manifest["files"]) >= 4
-    assert spark.read.format("arrow").options(**_options(s3)).load(url).count() == 5010
+    assert spark.read.format("arrow").options(**s3.spark_options).load(url).count() == 5010
 
 
 def test_partitions_and_globs(spark, s3):  # noqa: F811
     url = s3.url("parts")
     df = spark.range(0, 300).selectExpr("id", "cast(id % 3 as int) as p")
-    df.write.format("arrow").options(**_options(s3)).option("partitionBy", "p") \
+    df.write.format("arrow").options(**s3.spark_options).option("partitionBy", "p") \
         .mode("overwrite").save(url)
     assert any(n.startswith("p=1/") for n in _visible(s3, url))
-    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    back = spark.read.format("arrow").options(**s3.spark_options).load(url)
     assert rows(back.select("id", "p"), "id") == rows(df, "id")
-    only = spark.read.format("arrow").options(**_options(s3)).load(f"{url}/p=2/*.arrow")
+    only = spark.read.format("arrow").options(**s3.spark_options).load(f"{url}/p=2/*.arrow")
     assert sorted(r[0] for r in only.collect()) == list(range(2, 300, 3))
 
 
 def test_a_stream_format_dataset(spark, s3):  # noqa: F811
     url = s3.url("streams")
     df = spark.range(0, 1000, numPartitions=2).selectExpr("id", "cast(id as string) as s")
-    df.write.format("arrow").options(**_options(s3)).option("format", "stream") \
+    df.write.format("arrow").options(**s3.spark_options).option("format", "stream") \
         .mode("overwrite").save(url)
-    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    back = spark.read.format("arrow").options(**s3.spark_options).load(url)
     assert rows(back, "id") == rows(df, "id")
 
 
@@ -90,16 +80,16 @@ def test_the_staging_protocol_over_s3(spark, s3):  # noqa: F811
     staged under _temporary/<job>/ and copied into place; nothing staged stays."""
     url = s3.url("staged")
     df = spark.range(0, 3000, numPartitions=3).selectExpr("id", "cast(id % 2 as int) as p")
-    df.write.format("arrow").options(**_options(s3)).option("committer", "staging") \
+    df.write.format("arrow").options(**s3.spark_options).option("committer", "staging") \
         .option("partitionBy", "p").mode("overwrite").save(url)
     names = _visible(s3, url)
     assert not any(n.startswith("_temporary") for n in names)
-    manifest = json.loads(s3.fs().cat_file(f"{_root(url)}/_SUCCESS"))
+    manifest = json.loads(s3.fs().cat_file(f"{key_of(url)}/_SUCCESS"))
     assert sorted(manifest["files"]) == [n for n in names if n != "_SUCCESS"]
     assert len(manifest["files"]) == 6
-    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    back = spark.read.format("arrow").options(**s3.spark_options).load(url)
     assert rows(back.select("id", "p"), "id") == rows(df, "id")
-    assert pending_uploads(s3.fs(), _root(url)) == []
+    assert pending_uploads(s3.fs(), key_of(url)) == []
 
 
 @pytest.mark.parametrize("committer", ["auto", "staging"])
@@ -116,10 +106,10 @@ def test_a_failed_job_leaves_nothing_visible_and_nothing_pending(spark, s3,  # n
     url = s3.url("fail")
     bad = spark.range(0, 2000, numPartitions=4).select(boom("id").alias("id"))
     with pytest.raises(Exception, match="injected failure"):
-        bad.write.format("arrow").options(**_options(s3)).option("committer", committer) \
+        bad.write.format("arrow").options(**s3.spark_options).option("committer", committer) \
             .mode("overwrite").save(url)
     assert _visible(s3, url) == []
-    assert pending_uploads(s3.fs(), _root(url)) == []
+    assert pending_uploads(s3.fs(), key_of(url)) == []
 
 
 def test_a_retried_attempt_leaves_nothing(spark, s3):  # noqa: F811
@@ -134,10 +124,10 @@ def test_a_retried_attempt_leaves_nothing(spark, s3):  # noqa: F811
 
     url = s3.url("retry")
     spark.range(0, 2000, numPartitions=2).select(flaky("id").alias("id")) \
-        .write.format("arrow").options(**_options(s3)).mode("overwrite").save(url)
-    assert pending_uploads(s3.fs(), _root(url)) == []
-    manifest = json.loads(s3.fs().cat_file(f"{_root(url)}/_SUCCESS"))
+        .write.format("arrow").options(**s3.spark_options).mode("overwrite").save(url)
+    assert pending_uploads(s3.fs(), key_of(url)) == []
+    manifest = json.loads(s3.fs().cat_file(f"{key_of(url)}/_SUCCESS"))
     assert len(manifest["files"]) == 2
     assert [n for n in _visible(s3, url) if n != "_SUCCESS"] == sorted(manifest["files"])
-    back = spark.read.format("arrow").options(**_options(s3)).load(url)
+    back = spark.read.format("arrow").options(**s3.spark_options).load(url)
     assert sorted(r[0] for r in back.collect()) == list(range(2000))

@@ -21,18 +21,11 @@ import quiver as qv
 import quiver.ipc as ipc
 from quiver.ipc.framing import EOS
 
+from .helpers import stream_batch
+
 pytestmark = pytest.mark.xdist_group("spark")
 
 SCHEMA_DDL = "id long, name string, x double"
-
-
-def _batch(start: int, n: int, *, dictionary: bool = False) -> qv.RecordBatch:
-    ids = np.arange(start, start + n, dtype=np.int64)
-    names = [f"n{i % 7}" for i in range(start, start + n)]
-    name = qv.array(names, type=qv.dictionary(qv.int32(), qv.utf8())) if dictionary \
-        else qv.array(names)
-    return qv.record_batch({"id": qv.array(ids), "name": name,
-                            "x": qv.array(ids.astype(np.float64) / 2)})
 
 
 def _write(path: Path, batches: list[qv.RecordBatch], fmt: str = "file",
@@ -70,21 +63,21 @@ def _log(out: Path) -> list[int]:
 def test_new_files_are_read_once_across_restarts(spark, tmp_path):
     src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
     src.mkdir()
-    _write(src / "a.arrow", [_batch(0, 100), _batch(100, 50)], "file", "zstd")
-    _write(src / "b.arrows", [_batch(150, 70, dictionary=True),
-                              _batch(220, 30, dictionary=True)], "stream", "lz4")
+    _write(src / "a.arrow", [stream_batch(0, 100), stream_batch(100, 50)], "file", "zstd")
+    _write(src / "b.arrows", [stream_batch(150, 70, dictionary=True),
+                              stream_batch(220, 30, dictionary=True)], "stream", "lz4")
     # not Arrow yet, a hidden file and a _temporary directory: never read
     (src / "c.arrow").write_bytes(b"")
     (src / ".hidden.arrow").write_bytes(b"junk")
     (src / "_temporary").mkdir()
-    _write(src / "_temporary" / "x.arrow", [_batch(10_000, 5)])
+    _write(src / "_temporary" / "x.arrow", [stream_batch(10_000, 5)])
     _run_available_now(spark, src, out, ck)
     assert _ids(spark, out) == list(range(250))
 
     # the query stops; files arrive; a restart from the checkpoint reads only them
-    _write(src / "d.arrow", [_batch(250, 40)], "file")
+    _write(src / "d.arrow", [stream_batch(250, 40)], "file")
     os.remove(src / "c.arrow")
-    _write(src / "c.arrow", [_batch(290, 10, dictionary=True)], "file", "zstd")
+    _write(src / "c.arrow", [stream_batch(290, 10, dictionary=True)], "file", "zstd")
     _run_available_now(spark, src, out, ck)
     assert _ids(spark, out) == list(range(300))
     # a third run with nothing new adds nothing
@@ -95,15 +88,15 @@ def test_new_files_are_read_once_across_restarts(spark, tmp_path):
 def test_incomplete_files_wait(spark, tmp_path):
     src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
     src.mkdir()
-    _write(src / "a.arrow", [_batch(0, 10)])
+    _write(src / "a.arrow", [stream_batch(0, 10)])
     whole = ipc.BufferOutputStream()
-    with ipc.new_file(whole, _batch(10, 10).schema) as w:
-        w.write_batch(_batch(10, 10))
+    with ipc.new_file(whole, stream_batch(10, 10).schema) as w:
+        w.write_batch(stream_batch(10, 10))
     data = bytes(whole.getvalue())
     (src / "b.arrow").write_bytes(data[:-20])  # no footer yet
     stream = ipc.BufferOutputStream()
-    with ipc.new_stream(stream, _batch(20, 10).schema) as w:
-        w.write_batch(_batch(20, 10))
+    with ipc.new_stream(stream, stream_batch(20, 10).schema) as w:
+        w.write_batch(stream_batch(20, 10))
     sdata = bytes(stream.getvalue())
     assert sdata.endswith(EOS)
     (src / "c.arrows").write_bytes(sdata[:-8])  # no end-of-stream marker, just written
@@ -128,7 +121,7 @@ def test_read_limits(spark, tmp_path, option, value, batches):
     src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
     src.mkdir()
     for i in range(4):
-        _write(src / f"f{i}.arrow", [_batch(20 * i, 20)])
+        _write(src / f"f{i}.arrow", [stream_batch(20 * i, 20)])
         os.utime(src / f"f{i}.arrow", ns=(10**18 + i, 10**18 + i))
     _run_available_now(spark, src, out, ck, **{option: value})
     assert _ids(spark, out) == list(range(80))
@@ -179,8 +172,8 @@ def test_tail_reads_a_growing_stream(spark, tmp_path):
     src.mkdir()
     growing = src / "events.arrows"
     head = ipc.BufferOutputStream()
-    with ipc.new_stream(head, _batch(0, 1).schema) as w:
-        w.write_batch(_batch(0, 10))
+    with ipc.new_stream(head, stream_batch(0, 1).schema) as w:
+        w.write_batch(stream_batch(0, 10))
     growing.write_bytes(bytes(head.getvalue())[:-8])  # schema + one batch, no marker
     options = {"tail": "true"}
     _run_available_now(spark, src, out, ck, **options)
@@ -247,7 +240,7 @@ def test_sink_failure_and_restart_leave_no_duplicate(spark, tmp_path):
 
     udf = F.udf(check, LongType())
     for i in range(3):
-        _write(src / f"f{i}.arrow", [_batch(100 * i, 100)])
+        _write(src / f"f{i}.arrow", [stream_batch(100 * i, 100)])
         os.utime(src / f"f{i}.arrow", ns=(10**18 + i, 10**18 + i))
 
     def start():
@@ -277,7 +270,7 @@ def test_replayed_batch_is_not_written_twice(spark, tmp_path):
     twice."""
     src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
     src.mkdir()
-    _write(src / "a.arrow", [_batch(0, 50)])
+    _write(src / "a.arrow", [stream_batch(0, 50)])
     _run_available_now(spark, src, out, ck)
     # forget that Spark finished batch 0: it will run it again from its offsets
     for name in os.listdir(ck / "commits"):
@@ -292,14 +285,14 @@ def test_sink_output_is_read_by_other_readers(spark, tmp_path):
 
     src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
     src.mkdir()
-    _write(src / "a.arrow", [_batch(0, 30)])
+    _write(src / "a.arrow", [stream_batch(0, 30)])
     reader = spark.readStream.format("arrow").schema(SCHEMA_DDL).load(str(src))
     q = (reader.writeStream.format("arrow").option("checkpointLocation", str(ck))
          .option("compression", "zstd")
          .option("partitionBy", "name").start(str(out)))
     try:
         q.processAllAvailable()
-        _write(src / "b.arrow", [_batch(30, 12)])
+        _write(src / "b.arrow", [stream_batch(30, 12)])
         q.processAllAvailable()
     finally:
         q.stop()
@@ -323,7 +316,7 @@ def test_offsets_are_deterministic(tmp_path):
 
     src = tmp_path / "in"
     src.mkdir()
-    _write(src / "a.arrow", [_batch(0, 10)])
+    _write(src / "a.arrow", [stream_batch(0, 10)])
     from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
     schema = StructType([StructField("id", LongType()), StructField("name", StringType()),
@@ -332,7 +325,7 @@ def test_offsets_are_deterministic(tmp_path):
     start = reader.initialOffset()
     end = reader.latestOffset(start, None)
     first = reader.partitions(start, end)
-    _write(src / "b.arrow", [_batch(10, 10)])
+    _write(src / "b.arrow", [stream_batch(10, 10)])
     again = ArrowStreamReader({"path": str(src)}, schema).partitions(start, end)
     assert [p.splits for p in first] == [p.splits for p in again]
     assert json.loads(json.dumps(end)) == end
@@ -342,7 +335,7 @@ def test_offsets_are_deterministic(tmp_path):
 def test_merge_schema_is_refused_for_streams(spark, tmp_path):
     src = tmp_path / "in"
     src.mkdir()
-    _write(src / "a.arrow", [_batch(0, 10)])
+    _write(src / "a.arrow", [stream_batch(0, 10)])
     with pytest.raises(Exception, match="mergeSchema=false for a stream"):
         q = (spark.readStream.format("arrow").schema(SCHEMA_DDL).option("mergeSchema", "true")
              .load(str(src)).writeStream.format("arrow")
@@ -378,7 +371,7 @@ def test_quiver_name_always_names_this_source(spark, tmp_path):
 
     src = tmp_path / "in"
     src.mkdir()
-    _write(src / "a.arrow", [_batch(0, 10)])
+    _write(src / "a.arrow", [stream_batch(0, 10)])
     spark.dataSource.register(OtherArrow)
     try:
         assert [r.id for r in spark.read.format("arrow").load(str(src)).collect()] == [-1]
@@ -397,9 +390,9 @@ def test_filters_option_applies_to_streams(spark, tmp_path):
     exactly the matching rows, with footer statistics skipping batches."""
     src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
     src.mkdir()
-    with ipc.new_file(str(src / "a.arrow"), _batch(0, 1).schema, statistics=True) as w:
+    with ipc.new_file(str(src / "a.arrow"), stream_batch(0, 1).schema, statistics=True) as w:
         for start in range(0, 200, 20):
-            w.write_batch(_batch(start, 20))
+            w.write_batch(stream_batch(start, 20))
     _run_available_now(spark, src, out, ck,
                        filters=json.dumps([["id", ">=", 35], ["id", "<", 90]]))
     assert _ids(spark, out) == list(range(35, 90))

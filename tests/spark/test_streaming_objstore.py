@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import time
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -18,30 +17,13 @@ import quiver.ipc as ipc
 from quiver.errors import NotSupported
 from quiver.spark.objstore_sink import pending_uploads
 from quiver.spark.streaming import committed_batches
-from tests.objstore.conftest import KEY_ID, SECRET, s3  # noqa: F401 - the fixture
+from tests.objstore.conftest import key_of, s3  # noqa: F401 - the fixture
+
+from .helpers import stream_batch
 
 pytestmark = pytest.mark.xdist_group("spark")
 
 SCHEMA_DDL = "id long, name string, x double"
-
-
-def _options(s3) -> dict[str, str]:  # noqa: F811
-    return {"storage.key": KEY_ID, "storage.secret": SECRET,
-            "storage.endpoint_url": s3.endpoint,
-            "storage.client_kwargs.region_name": "us-east-1"}
-
-
-def _root(url: str) -> str:
-    return url[len("s3://"):].rstrip("/")
-
-
-def _batch(start: int, n: int, *, dictionary: bool = False) -> qv.RecordBatch:
-    ids = np.arange(start, start + n, dtype=np.int64)
-    names = [f"n{i % 7}" for i in range(start, start + n)]
-    name = qv.array(names, type=qv.dictionary(qv.int32(), qv.utf8())) if dictionary \
-        else qv.array(names)
-    return qv.record_batch({"id": qv.array(ids), "name": name,
-                            "x": qv.array(ids.astype(np.float64) / 2)})
 
 
 def _put(s3, url: str, batches: list[qv.RecordBatch], fmt: str = "file",  # noqa: F811
@@ -52,13 +34,13 @@ def _put(s3, url: str, batches: list[qv.RecordBatch], fmt: str = "file",  # noqa
     with opener(sink, batches[0].schema, compression=compression) as w:
         for b in batches:
             w.write_batch(b)
-    s3.fs().pipe_file(_root(url), bytes(sink.getvalue()))
+    s3.fs().pipe_file(key_of(url), bytes(sink.getvalue()))
 
 
 def _visible(s3, url: str) -> list[str]:  # noqa: F811
     fs = s3.fs()
     fs.invalidate_cache()
-    root = _root(url)
+    root = key_of(url)
     try:
         return sorted(p[len(root) + 1:] for p in fs.find(root))
     except FileNotFoundError:
@@ -76,18 +58,18 @@ def _log(s3, url: str) -> list[int]:  # noqa: F811
 def _ids(spark, s3, url: str) -> list[int]:  # noqa: F811
     if not _data(s3, url):
         return []
-    df = spark.read.format("arrow").options(**_options(s3)).load(url)
+    df = spark.read.format("arrow").options(**s3.spark_options).load(url)
     return sorted(r.id for r in df.select("id").collect())
 
 
 def _reader(spark, s3, src: str, **options: str):  # noqa: F811
-    reader = spark.readStream.format("arrow").schema(SCHEMA_DDL).options(**_options(s3))
+    reader = spark.readStream.format("arrow").schema(SCHEMA_DDL).options(**s3.spark_options)
     return reader.options(**options).load(src)
 
 
 def _start(df, s3, out: str, checkpoint: str, *, available_now: bool = True,  # noqa: F811
            **options: str):
-    writer = (df.writeStream.format("arrow").options(**_options(s3)).options(**options)
+    writer = (df.writeStream.format("arrow").options(**s3.spark_options).options(**options)
               .option("checkpointLocation", checkpoint))
     if available_now:
         writer = writer.trigger(availableNow=True)
@@ -105,21 +87,21 @@ def _run(spark, s3, src: str, out: str, checkpoint: str,  # noqa: F811
 def test_a_prefix_gaining_objects_is_read_once_across_triggers_and_restarts(
         spark, s3, tmp_path):  # noqa: F811
     src, out, ck = s3.url("in"), s3.url("out"), str(tmp_path / "ck")
-    _put(s3, f"{src}/a.arrow", [_batch(0, 100), _batch(100, 50)], "file", "zstd")
-    _put(s3, f"{src}/b.arrows", [_batch(150, 70, dictionary=True),
-                                 _batch(220, 30, dictionary=True)], "stream", "lz4")
+    _put(s3, f"{src}/a.arrow", [stream_batch(0, 100), stream_batch(100, 50)], "file", "zstd")
+    _put(s3, f"{src}/b.arrows", [stream_batch(150, 70, dictionary=True),
+                                 stream_batch(220, 30, dictionary=True)], "stream", "lz4")
     # never read: an empty object, a hidden one, one under _temporary
-    s3.fs().pipe_file(_root(f"{src}/c.arrow"), b"")
-    s3.fs().pipe_file(_root(f"{src}/.hidden.arrow"), b"junk")
-    _put(s3, f"{src}/_temporary/x.arrow", [_batch(10_000, 5)])
+    s3.fs().pipe_file(key_of(f"{src}/c.arrow"), b"")
+    s3.fs().pipe_file(key_of(f"{src}/.hidden.arrow"), b"junk")
+    _put(s3, f"{src}/_temporary/x.arrow", [stream_batch(10_000, 5)])
 
     query = _start(_reader(spark, s3, src), s3, out, ck, available_now=False)
     try:
         query.processAllAvailable()
         assert _ids(spark, s3, out) == list(range(250))
         # objects arrive between triggers of the running query
-        _put(s3, f"{src}/d.arrow", [_batch(250, 40)])
-        _put(s3, f"{src}/e.arrows", [_batch(290, 10)], "stream")
+        _put(s3, f"{src}/d.arrow", [stream_batch(250, 40)])
+        _put(s3, f"{src}/e.arrows", [stream_batch(290, 10)], "stream")
         query.processAllAvailable()
     finally:
         query.stop()
@@ -127,30 +109,30 @@ def test_a_prefix_gaining_objects_is_read_once_across_triggers_and_restarts(
 
     # the query stops; objects arrive (one replaces the empty one); a restart from the
     # checkpoint reads only them
-    _put(s3, f"{src}/c.arrow", [_batch(300, 10, dictionary=True)], "file", "zstd")
-    _put(s3, f"{src}/p=1/f.arrows", [_batch(310, 20)], "stream")
+    _put(s3, f"{src}/c.arrow", [stream_batch(300, 10, dictionary=True)], "file", "zstd")
+    _put(s3, f"{src}/p=1/f.arrows", [stream_batch(310, 20)], "stream")
     _run(spark, s3, src, out, ck)
     assert _ids(spark, s3, out) == list(range(330))
     _run(spark, s3, src, out, ck)  # nothing new: nothing added
     assert _ids(spark, s3, out) == list(range(330))
     assert len(_log(s3, out)) >= 3
-    assert pending_uploads(s3.fs(), _root(out)) == []
+    assert pending_uploads(s3.fs(), key_of(out)) == []
 
 
 def test_incomplete_objects_wait_and_read_limits_hold(spark, s3, tmp_path):  # noqa: F811
     """A stream object without its end-of-stream marker joins once settled; a file-format
     object without its magic never does; maxFilesPerTrigger makes one batch a file."""
     src, out, ck = s3.url("in"), s3.url("out"), str(tmp_path / "ck")
-    _put(s3, f"{src}/a.arrow", [_batch(0, 10)])
-    _put(s3, f"{src}/b.arrow", [_batch(10, 10)])
+    _put(s3, f"{src}/a.arrow", [stream_batch(0, 10)])
+    _put(s3, f"{src}/b.arrow", [stream_batch(10, 10)])
     whole = ipc.BufferOutputStream()
-    with ipc.new_stream(whole, _batch(20, 10).schema) as w:
-        w.write_batch(_batch(20, 10))
-    s3.fs().pipe_file(_root(f"{src}/c.arrows"), bytes(whole.getvalue())[:-8])
+    with ipc.new_stream(whole, stream_batch(20, 10).schema) as w:
+        w.write_batch(stream_batch(20, 10))
+    s3.fs().pipe_file(key_of(f"{src}/c.arrows"), bytes(whole.getvalue())[:-8])
     broken = ipc.BufferOutputStream()
-    with ipc.new_file(broken, _batch(30, 10).schema) as w:
-        w.write_batch(_batch(30, 10))
-    s3.fs().pipe_file(_root(f"{src}/d.arrow"), bytes(broken.getvalue())[:-20])
+    with ipc.new_file(broken, stream_batch(30, 10).schema) as w:
+        w.write_batch(stream_batch(30, 10))
+    s3.fs().pipe_file(key_of(f"{src}/d.arrow"), bytes(broken.getvalue())[:-20])
     _run(spark, s3, src, out, ck, fileSettleSeconds="3600", maxFilesPerTrigger="1")
     assert _ids(spark, s3, out) == list(range(20))
     assert _log(s3, out) == [0, 1]
@@ -165,7 +147,7 @@ def test_a_replayed_batch_is_not_written_twice(spark, s3, tmp_path, committer): 
     import os
 
     src, out, ck = s3.url("in"), s3.url("out"), tmp_path / "ck"
-    _put(s3, f"{src}/a.arrow", [_batch(0, 50)])
+    _put(s3, f"{src}/a.arrow", [stream_batch(0, 50)])
     _run(spark, s3, src, out, str(ck), {"committer": committer})
     first = _data(s3, out)
     for name in os.listdir(ck / "commits"):
@@ -175,7 +157,7 @@ def test_a_replayed_batch_is_not_written_twice(spark, s3, tmp_path, committer): 
     assert _ids(spark, s3, out) == list(range(50))
     assert _data(s3, out) == first
     assert _log(s3, out) == [0]
-    assert pending_uploads(s3.fs(), _root(out)) == []
+    assert pending_uploads(s3.fs(), key_of(out)) == []
     assert not any(n.startswith("_temporary") for n in _visible(s3, out))
 
 
@@ -191,8 +173,8 @@ def test_a_failed_query_leaves_nothing_visible_and_nothing_pending(
         return i
 
     src, out, ck = s3.url("in"), s3.url("out"), str(tmp_path / "ck")
-    _put(s3, f"{src}/a.arrow", [_batch(0, 100)])
-    _put(s3, f"{src}/b.arrow", [_batch(100, 100)])
+    _put(s3, f"{src}/a.arrow", [stream_batch(0, 100)])
+    _put(s3, f"{src}/b.arrow", [stream_batch(100, 100)])
     df = _reader(spark, s3, src).repartition(3).withColumn("id", F.udf(check, LongType())("id"))
     query = _start(df, s3, out, ck, committer=committer)
     with pytest.raises(Exception, match="injected failure"):
@@ -200,9 +182,9 @@ def test_a_failed_query_leaves_nothing_visible_and_nothing_pending(
     # the driver's abort drops what the batch's tasks reported and what they left; a
     # task Spark kills at that moment drops its own upload as it stops
     deadline = time.monotonic() + 20
-    while pending_uploads(s3.fs(), _root(out)) and time.monotonic() < deadline:
+    while pending_uploads(s3.fs(), key_of(out)) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert pending_uploads(s3.fs(), _root(out)) == []
+    assert pending_uploads(s3.fs(), key_of(out)) == []
     # nothing but the abort's hidden marker for tasks still running
     assert [n for n in _visible(s3, out) if not n.endswith(".aborted")] == []
 
@@ -218,12 +200,12 @@ def _writer(s3, url: str, committer: str):  # noqa: F811
     schema = StructType([StructField("id", LongType()), StructField("name", StringType()),
                          StructField("x", DoubleType())])
     return ObjectStoreStreamWriter({"path": url, "committer": committer,
-                                    "abortsettleseconds": "0.1", **_options(s3)},
+                                    "abortsettleseconds": "0.1", **s3.spark_options},
                                    schema, False)
 
 
 def _arrow(start: int, n: int) -> pa.RecordBatch:
-    return pa.record_batch(_batch(start, n))
+    return pa.record_batch(stream_batch(start, n))
 
 
 class _Attempt:
@@ -274,13 +256,13 @@ def test_a_batch_logged_before_a_crash_is_finished_by_the_replay(s3, committer, 
     assert before.inner.job in names[0]
     table = ipc.read_table(f"{out}/{names[0]}", storage_options=s3.options)
     assert table.column("id").to_pylist() == list(range(20))
-    assert pending_uploads(s3.fs(), _root(out)) == []
+    assert pending_uploads(s3.fs(), key_of(out)) == []
     assert not any(n.startswith("_temporary") for n in _visible(s3, out))
     # the same batch id once more (a second replay): nothing changes
     third = _writer(s3, out, committer)
     third.commit([third.write(iter([_arrow(0, 20)]))], 0)
     assert _data(s3, out) == names
-    assert pending_uploads(s3.fs(), _root(out)) == []
+    assert pending_uploads(s3.fs(), key_of(out)) == []
 
 
 @pytest.mark.parametrize("committer", ["multipart", "staging"])
@@ -299,12 +281,12 @@ def test_abort_drops_the_batch_unless_it_is_logged(s3, committer,  # noqa: F811
     tasks.write(iter([_arrow(0, 10)]))  # an attempt nobody reports
     _writer(s3, out, committer).abort([reported, None], 0)
     assert _visible(s3, out) == ["_temporary/0.aborted"]
-    assert pending_uploads(s3.fs(), _root(out)) == []
+    assert pending_uploads(s3.fs(), key_of(out)) == []
     # a task of the aborted batch that finishes after the abort drops its own files
     monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Attempt(3, 0)))
     assert tasks.write(iter([_arrow(0, 10)])).files == ()
     assert _visible(s3, out) == ["_temporary/0.aborted"]
-    assert pending_uploads(s3.fs(), _root(out)) == []
+    assert pending_uploads(s3.fs(), key_of(out)) == []
     # the next run: the old marker does not apply to its tasks; its commit sweeps it
     tasks = _writer(s3, out, committer)
     monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: _Attempt(4, 0)))
@@ -334,9 +316,9 @@ def test_tail_is_refused_on_object_storage(s3):  # noqa: F811
     from quiver.spark.streaming import ArrowStreamReader
 
     src = s3.url("in")
-    _put(s3, f"{src}/a.arrows", [_batch(0, 10)], "stream")
+    _put(s3, f"{src}/a.arrows", [stream_batch(0, 10)], "stream")
     with pytest.raises(NotSupported, match=r"tail=true.*immutable"):
-        ArrowStreamReader({"path": src, "tail": "true", **_options(s3)},
+        ArrowStreamReader({"path": src, "tail": "true", **s3.spark_options},
                           StructType([StructField("id", LongType())]))
 
 
@@ -346,6 +328,6 @@ def test_a_batch_jobs_output_is_refused_as_a_stream_output(s3):  # noqa: F811
     from quiver.errors import ArrowInvalidArgument
 
     out = s3.url("out")
-    s3.fs().pipe_file(_root(f"{out}/_SUCCESS"), json.dumps({"version": 1, "files": []}).encode())
+    s3.fs().pipe_file(key_of(f"{out}/_SUCCESS"), json.dumps({"version": 1, "files": []}).encode())
     with pytest.raises(ArrowInvalidArgument, match="without a _SUCCESS manifest"):
         _writer(s3, out, "auto")
