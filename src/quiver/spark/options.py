@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,17 +30,6 @@ def parsed_filters(text: str | None, schema: t.Schema) -> list[Any]:
     from .pushdown import parse_filters
 
     return parse_filters(text, schema)
-
-
-def kept_batches(job: P.ReadJob, policy: ReadPolicy) -> Callable[[P.Layout], Any]:
-    """Which batches of a layout the job's filters may keep
-    (:func:`quiver.spark.pushdown.batches_to_read`; None: all of them)."""
-    if not job.filters:
-        return lambda layout: None
-    from .pushdown import batches_to_read
-
-    names = {f.name for f in job.partition_fields}
-    return lambda layout: batches_to_read(job.filters, layout, job.schema, names, policy)
 
 
 def flag_option(options: Any, key: str, default: bool) -> bool:
@@ -161,6 +149,28 @@ class ArrowPartition(InputPartition):
     def __init__(self, index: int, splits: list[P.Split]) -> None:
         super().__init__(index)
         self.splits = splits
+
+
+def planned_partitions(layouts: list[P.Layout], job: P.ReadJob, opts: ReadOptions
+                       ) -> list[ArrowPartition]:
+    """The Spark partitions of a read of ``layouts`` (the batch and the stream source
+    plan alike): batches grouped into splits of Spark's ``maxSplitBytes``, only those the
+    job's ``filters`` may keep (footer statistics, :func:`quiver.spark.pushdown.
+    batches_to_read`, loaded only then), packed in order."""
+    total = sum(layout.file.size for layout in layouts)
+    limit = P.max_split_bytes(total, len(layouts), opts.max_partition_bytes, opts.open_cost,
+                              opts.min_partitions)
+    if job.filters:
+        from .pushdown import batches_to_read
+
+        names = {f.name for f in job.partition_fields}
+        splits = [s for layout in layouts
+                  for s in P.splits_of(layout, limit, batches_to_read(
+                      job.filters, layout, job.schema, names, opts.policy), job.columns)]
+    else:
+        splits = [s for layout in layouts for s in P.splits_of(layout, limit, None, job.columns)]
+    packed = P.pack(splits, limit, opts.open_cost)
+    return [ArrowPartition(i, group) for i, group in enumerate(packed)]
 
 
 @dataclass(frozen=True, slots=True)

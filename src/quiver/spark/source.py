@@ -45,9 +45,9 @@ from .options import (
     ReadOptions,
     WriteOptions,
     flag_option,
-    kept_batches,
     overwrite_mode,
     parsed_filters,
+    planned_partitions,
     session_max_records,
 )
 from .paths import (
@@ -265,17 +265,7 @@ class ArrowReader(DataSourceReader):
         layouts = self.dataset.layouts()
         if job.filters and self.partition_fields:
             layouts = [layout for layout in layouts if self._directory_may_match(layout)]
-        total = sum(layout.file.size for layout in layouts)
-        limit = P.max_split_bytes(
-            total, len(layouts), opts.max_partition_bytes, opts.open_cost, opts.min_partitions
-        )
-        keep = kept_batches(job, opts.policy)
-        splits = [s for layout in layouts
-                  for s in P.splits_of(layout, limit, keep(layout), job.columns)]
-        packed = P.pack(splits, limit, opts.open_cost)
-        return [ArrowPartition(i, group) for i, group in enumerate(packed)] or [
-            ArrowPartition(0, [])
-        ]
+        return planned_partitions(layouts, job, opts) or [ArrowPartition(0, [])]
 
     def _directory_may_match(self, layout: P.Layout) -> bool:
         raw = dict(layout.file.partition)

@@ -612,16 +612,7 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             for path, fmt, size, mtime_ns, partition in end["new"]:
                 c = Candidate(path, fmt, size, mtime_ns, tuple((k, v) for k, v in partition))
                 layouts.append(_layout(c, 0, size, None))
-        opts = self.read_options
-        total = sum(layout.file.size for layout in layouts)
-        limit = P.max_split_bytes(total, len(layouts), opts.max_partition_bytes,
-                                  opts.open_cost, opts.min_partitions)
-        job = self.job
-        keep = opt.kept_batches(job, opts.policy)
-        splits = [s for layout in layouts
-                  for s in P.splits_of(layout, limit, keep(layout), job.columns)]
-        packed = P.pack(splits, limit, opts.open_cost)
-        return [opt.ArrowPartition(i, group) for i, group in enumerate(packed)]
+        return opt.planned_partitions(layouts, self.job, self.read_options)
 
     def read(self, partition: Any) -> Iterator[Any]:
         """The partition's rows as pyarrow RecordBatches (zero-copy, PyCapsule)."""
