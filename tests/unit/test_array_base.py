@@ -30,6 +30,7 @@ from quiver.array import (
 )
 from quiver.array.base import OffsetArray, int_array
 from quiver.errors import ArrowIndexError, ArrowInvalid, ArrowInvalidArgument
+from quiver.interop import import_array
 
 # -- make_array picks the family -------------------------------------------------------
 
@@ -181,3 +182,43 @@ def test_binary_string_list_and_map_share_the_offsets_code() -> None:
 def test_int_array_keeps_width_and_sign() -> None:
     assert int_array(np.array([1, 2], dtype="<u2")).type == t.uint16()
     assert int_array(np.array([-1], dtype="<i8")).to_pylist() == [-1]
+
+
+_NUMPY_CASES = [
+    pa.array([1, 2, 3], pa.int8()),
+    pa.array([1, 2, 3], pa.uint64()).slice(1),
+    pa.array([1.5, 2.0], pa.float32()),
+    pa.array([1, 2], pa.timestamp("ms", "UTC")),
+    pa.array([1, 2], pa.duration("s")),
+    pa.array([1, 2], pa.date32()),
+    pa.array([1, 2], pa.date64()),
+    pa.array([1, 2], pa.time32("s")),
+    pa.array([1, None]),
+    pa.array([True, False]),
+    pa.array(["a", "b", "a"]).dictionary_encode(),
+]
+
+
+@pytest.mark.parametrize("source", _NUMPY_CASES, ids=lambda a: str(a.type))
+@pytest.mark.parametrize(
+    "kw", [{}, {"zero_copy_only": False}, {"zero_copy_only": False, "writable": True}],
+    ids=["default", "copy-allowed", "writable"],
+)
+def test_to_numpy_as_pyarrow_for_each_kind_of_type(source: pa.Array, kw: dict) -> None:
+    # the plain view (numbers, timestamps, durations without nulls) is a fast path of its
+    # own: it must agree with pyarrow and with the general path on dtype, values,
+    # writeability and refusals
+    ours = import_array(source)
+    try:
+        expected = source.to_numpy(**kw)
+    except pa.ArrowInvalid:
+        with pytest.raises(ArrowInvalid):
+            ours.to_numpy(**kw)
+        return
+    got = ours.to_numpy(**kw)
+    assert got.dtype == expected.dtype
+    assert got.tolist() == expected.tolist() or np.array_equal(got, expected, equal_nan=True)
+    if not expected.flags.writeable:  # pyarrow's zero-copy views: ours are read-only too
+        assert not got.flags.writeable
+    if kw.get("writable"):
+        assert got.flags.writeable

@@ -34,7 +34,7 @@ from ..errors import (
     NotSupported,
 )
 from ..hooks import Hook
-from ..layout import layout_of, logical_numpy_dtype
+from ..layout import layout_of, logical_numpy_dtype, storage_numpy_dtype
 from .data import ArrayData, slice_bounds, typed_view
 from .equal import array_equals
 from .validate import validate_array
@@ -251,6 +251,18 @@ class Array(ArrayData):
         >>> view.tolist(), view.flags.writeable
         ([1, 2, 3], False)
         """
+        if not writable:
+            # the common call (np.asarray of numbers without nulls): a read-only view
+            plain = _plain_view_dtype(self._type)
+            if plain is not None and self.null_count == 0:
+                bufs = self._buffers
+                buf = bufs[1] if len(bufs) > 1 else None
+                lo = self._offset * plain.itemsize
+                hi = lo + self._length * plain.itemsize
+                if buf is not None and len(buf) >= hi:
+                    values = buf[lo:hi].view(plain)
+                    values.flags.writeable = False
+                    return values
         storage = t.storage_of(self._type)
         if isinstance(storage, (t.TimeType, t.DateType)):
             # as pyarrow: times become datetime.time objects, dates datetime64[D] (date64:
@@ -362,6 +374,37 @@ class OffsetArray(Array):
     def offsets(self) -> Array:
         """The offsets of this slice as an int32/int64 array (shares the buffer)."""
         return int_array(self.value_offsets())
+
+
+_PLAIN_VIEWS: dict[t.DataType, np.dtype | None] = {}
+_PLAIN_VIEWS_KEPT = 4096
+
+
+def _plain_view_dtype(dtype: t.DataType) -> np.dtype | None:
+    """The dtype ``to_numpy`` views a values buffer as without converting it (the
+    logical dtype, when it has the stored width: numbers, timestamps, durations), or None
+    (dates, times, dictionaries and types numpy cannot view); kept per type."""
+    try:
+        return _PLAIN_VIEWS[dtype]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable (extension) type: worked out each time
+        return _plain_view_of(dtype)
+    found = _plain_view_of(dtype)
+    if len(_PLAIN_VIEWS) < _PLAIN_VIEWS_KEPT:
+        _PLAIN_VIEWS[dtype] = found
+    return found
+
+
+def _plain_view_of(dtype: t.DataType) -> np.dtype | None:
+    storage = t.storage_of(dtype)
+    if isinstance(storage, (t.TimeType, t.DateType, t.DictionaryType)):
+        return None
+    logical = logical_numpy_dtype(dtype)
+    raw = storage_numpy_dtype(dtype)
+    if logical is None or raw is None or logical.itemsize != raw.itemsize:
+        return None
+    return logical
 
 
 def int_array(values: np.ndarray) -> Array:

@@ -83,6 +83,8 @@ def read_options(
     """``options``, or options made of the keywords ``kw`` (not both; None values are
     left out, as not given).  A key that the ``TypedDict`` ``keywords`` (the caller's
     whole keyword set) lacks is refused with the list."""
+    if not kw:  # (the common call: no keywords)
+        return DEFAULT_OPTIONS if options is None else options
     return options_from(options, kw, keywords, "a read keyword", _read_options)
 
 

@@ -66,9 +66,11 @@ def _as_memory(source: Any, memory_map: bool) -> tuple[memoryview | None, Any, b
             # arrays viewing it (closing the reader never unmapped it)
             fd = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
             try:
+                return memoryview(mmap.mmap(fd, 0, access=mmap.ACCESS_READ)), None, True
+            except ValueError:  # (an empty file cannot be mapped: it has no bytes to view)
                 if os.fstat(fd).st_size == 0:
                     return memoryview(b""), None, True
-                return memoryview(mmap.mmap(fd, 0, access=mmap.ACCESS_READ)), None, True
+                raise
             finally:
                 os.close(fd)
         f = open(Path(source), "rb")  # noqa: SIM115 - owned by the reader, closed in close()
