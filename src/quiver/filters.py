@@ -131,15 +131,19 @@ def _column_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool,
     unknown = ~(stats.row_known & stats.null_known[c])
     if nan_is_largest and is_float:
         unknown |= ~stats.nan_known[c]
-    return _proven_may_hold(p, stats, c, nan_is_largest) | unknown
+    return _proven_may_hold(p, stats, c, nan_is_largest, is_float) | unknown
 
 
-def _proven_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> np.ndarray:
+def _proven_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool,
+                     is_float: bool) -> np.ndarray:
     """:func:`_column_may_hold` from the counts and bounds, taken as stated.
     ``nan_is_largest``: NaN equals NaN and exceeds every number (Spark's order), so
-    batches holding NaN are never ruled out by their bounds."""
+    batches holding NaN are never ruled out by their bounds.  A float column's NaN count
+    the statistics do not state may be anything (``in [nan]`` and ``!=`` keep such
+    batches in either order)."""
     n = len(stats.row_counts)
     rows, nulls, nans = stats.row_counts, stats.null_counts[c], stats.nan_counts[c]
+    has_nan = (nans > 0) | ~stats.nan_known[c] if is_float else nans > 0
     if p.op == "is null":
         return nulls > 0
     if p.op == "is not null":
@@ -153,17 +157,17 @@ def _proven_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> 
         return some | null_ok
     bounded = stats.has_bounds[c]
     if nan_is_largest:
-        bounded = bounded & (nans == 0)
+        bounded = bounded & ~has_nan
 
     if nan_is_largest and _is_nan(p.value) and p.op in ("<", "<=", ">", ">=", "==", "!="):
         # Spark: NaN equals NaN and exceeds every number; bounds leave NaN out
         numbers = rows - nulls - nans > 0
-        return {"<": numbers, "<=": some, ">": np.zeros(n, bool), ">=": nans > 0,
-                "==": nans > 0, "!=": numbers}[p.op]
+        return {"<": numbers, "<=": some, ">": np.zeros(n, bool), ">=": has_nan,
+                "==": has_nan, "!=": numbers}[p.op]
 
     def within(v: Any) -> np.ndarray:
         if _is_nan(v):
-            return (nans > 0) if nan_is_largest else np.zeros(n, bool)
+            return has_nan if nan_is_largest else np.zeros(n, bool)
         low, high = _bound_compare(mins, "<=", v), _bound_compare(maxs, ">=", v)
         return np.ones(n, bool) if low is None or high is None else low & high
 
@@ -175,14 +179,14 @@ def _proven_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool) -> 
             if v is None:
                 continue
             # set membership matches NaN with NaN (pyarrow's is_in), unlike ==
-            cond |= (nans > 0) if _is_nan(v) else within(v)
+            cond |= has_nan if _is_nan(v) else within(v)
     elif p.op == "!=":
         low, high = _bound_compare(mins, "==", p.value), _bound_compare(maxs, "==", p.value)
         if low is None or high is None:
             cond = np.ones(n, bool)
         else:
             constant = stats.min_exact[c] & stats.max_exact[c] & low & high
-            cond = ~constant | (nans > 0)
+            cond = ~constant | has_nan
     else:
         side = mins if p.op in ("<", "<=") else maxs
         found = _bound_compare(side, p.op, p.value)

@@ -75,6 +75,8 @@ def _table(rng: np.random.Generator, n: int) -> pa.Table:
         "f": pa.array(floats, mask=rng.random(n) < 0.1),
         "s": pa.array(words.tolist(), mask=rng.random(n) < 0.1),
         "d": pa.array(words.tolist()).dictionary_encode(),
+        # (a float dictionary: its NaN count is the slots', not the dictionary's)
+        "df": pa.array(floats, mask=rng.random(n) < 0.1).dictionary_encode(),
         "b": pa.array(rng.random(n) < 0.5, mask=rng.random(n) < 0.1),
         "t": pa.array((ints * 86_400_000).astype("datetime64[ms]"), mask=nulls),
         "dec": pa.array([decimal.Decimal(int(v)) / 4 for v in ints], pa.decimal128(8, 2)),
@@ -88,6 +90,7 @@ _VALUES = {
     "f": st.sampled_from([-1.0, 0.0, -0.0, 0.5, 2.0, float("nan")]),
     "s": st.sampled_from(["", "a", "ab", "b", "c", "pear", "zz", "\u00e9t\u00e9"]),
     "d": st.sampled_from(["", "a", "b", "pear", "zz"]), "b": st.booleans(),
+    "df": st.sampled_from([-1.0, 0.0, 0.5, 2.0, float("nan")]),
     "t": st.integers(-25, 25).map(lambda d: dt.datetime(1970, 1, 1) + dt.timedelta(days=d)),
     "dec": st.integers(-100, 100).map(lambda v: decimal.Decimal(v) / 4),
     "st.x": st.integers(-25, 25), "st.y": st.sampled_from(["a", "pear", "zz"]),
@@ -515,3 +518,71 @@ def test_a_dictionary_of_floats_is_a_float_column_for_nan_in_both_decisions():
     # NaN fails a comparison: an unstated NaN count proves nothing
     assert batches_all_match([[Predicate(("v",), ">=", 0.0)]], stats, schema).tolist() == [
         False]
+
+
+# -- dictionaries of floats: the NaN count is the slots', not the dictionary's -------------
+
+def _dictionary_floats() -> pa.Table:
+    nan = float("nan")
+    # batch 0 selects NaN twice (one more index to it is null), batch 1 never, though its
+    # dictionary (the same one) holds NaN
+    indices = pa.array([0, 1, None, 1, 0, 0, 2, 2], pa.int32())
+    column = pa.DictionaryArray.from_arrays(indices, pa.array([1.0, nan, 3.0]))
+    return pa.table({"x": column})
+
+
+def test_a_float_dictionary_counts_the_nans_its_valid_slots_select():
+    from quiver.interop import import_array
+    from quiver.ipc.statistics.compute import column_statistics
+
+    column = _dictionary_floats().column("x").chunk(0)
+    counts = [column_statistics(import_array(column.slice(k, 4))).nan_count for k in (0, 4)]
+    assert counts == [2, 0]
+    reader = ipc.open_file(_write_stats(_dictionary_floats(), 4))
+    assert [b.columns[0].nan_count for b in reader.statistics] == [2, 0]
+
+
+@pytest.mark.parametrize("filters", [
+    [("x", "in", [float("nan")])], [("x", "in", [float("nan"), 3.0])], [("x", "!=", 1.0)],
+    [("x", "not in", [1.0])], [("x", "<", 5.0)], [("x", ">=", 1.0)], [("x", "==", 3.0)]])
+def test_filters_on_a_float_dictionary_with_nan_equal_pyarrows(filters):
+    table = _dictionary_floats()
+    expected = table.filter(pq.filters_to_expression(filters))
+    got = ipc.read_table(_write_stats(table, 4), filters=filters)
+    assert _rows(pa.table(got)) == _rows(expected)
+
+
+def test_a_float_dictionarys_nan_count_of_0_from_an_older_writer_is_not_trusted(monkeypatch):
+    # quiver wrote 0 for these columns without counting (until 2026-11-29): a filter that
+    # trusts it loses the NaN rows, in pyarrow's order and in Spark's
+    from quiver.filters import batches_may_match, normalize
+    from quiver.ipc.statistics import compute
+
+    monkeypatch.setattr(compute, "_selected_nans", lambda arr, name: 0)
+    data = _write_stats(_dictionary_floats(), 4)
+    monkeypatch.undo()
+    reader = ipc.open_file(data)
+    assert [b.columns[0].nan_count for b in reader.statistics] == [0, 0]  # as it was
+    nan = float("nan")
+    got = ipc.read_table(data, filters=[("x", "in", [nan])])
+    assert _rows(pa.table(got)) == [{"x": "NaN"}, {"x": "NaN"}]
+    from quiver.ipc.statistics.decode import statistics_for_skipping
+
+    stats, _ = statistics_for_skipping(reader.footer.custom_metadata[STATISTICS_KEY],
+                                       reader.schema, 2)
+    equal_nan = normalize([("x", "==", nan)])
+    assert batches_may_match(equal_nan, stats, reader.schema,
+                             nan_is_largest=True).tolist() == [True, True]
+
+
+def test_an_unstated_nan_count_keeps_float_batches_for_not_equal_in_pyarrows_order():
+    # another writer's statistics (no NaN count) of a constant column: NaN != 1.0 holds,
+    # so the batch may hold rows for != even though its bounds say 1.0 throughout
+    from quiver.filters import Predicate, batches_may_match
+    from quiver.ipc.statistics import decode_statistics
+
+    stats = decode_statistics(_foreign_statistics([(1.0, 1.0)], rows=True, nulls=True,
+                                                  value_type=pa.float64()))
+    schema = ipc.open_file(_write_stats(pa.table({"v": [1.0]}), 1)).schema
+    for p in (Predicate(("v",), "!=", 1.0), Predicate(("v",), "in", (float("nan"),))):
+        assert batches_may_match([[p]], stats, schema).tolist() == [True]

@@ -448,9 +448,33 @@ def _logical_raw(dtype: t.DataType, name: str) -> Any:
         if not is_dict or arr.dictionary is None or nulls == len(arr):
             return (nulls, 0, None, None, True, True)
         inner = column_raw(arr.dictionary)
-        return (nulls, 0, inner[2], inner[3], False, False)
+        # a float dictionary's NaNs count where a valid slot selects one (the values'
+        # own count is of the dictionary, not of the column)
+        nans = _selected_nans(arr, name) if inner[1] else 0
+        return (nulls, nans, inner[2], inner[3], False, False)
 
     return logical
+
+
+def _selected_nans(arr: Array, name: str) -> int:
+    """How many valid slots of a dictionary array select a NaN value (an index of a null
+    slot is not read: it may be anything)."""
+    values = arr.dictionary
+    st = t.storage_of(arr.type)
+    nan_at = np.isnan(values._fixed_values_view(storage_numpy_dtype(values.type)))
+    valid_values = values.is_valid_mask()
+    if valid_values is not None:
+        nan_at &= valid_values
+    index = arr._fixed_values_view(storage_numpy_dtype(st.index_type))
+    own = arr.is_valid_mask()
+    if own is not None:
+        index = index[own]
+    if len(index) and (int(index.min()) < 0 or int(index.max()) >= len(values)):
+        bad = int(index.min()) if int(index.min()) < 0 else int(index.max())
+        raise ArrowInvalid(
+            f"expected dictionary indices in [0, {len(values)}) in column {name!r}, "
+            f"found {bad}")
+    return int(np.count_nonzero(nan_at[index]))
 
 
 @registry.implements("stats_raw", t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,

@@ -4,6 +4,7 @@ for any other, and :class:`FileStatistics` over the result."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import struct
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from .model import (
     ZSTD_MAGIC,
     BatchStatistics,
     ColumnStatistics,
+    is_float,
     value_type,
 )
 from .templates import (
@@ -230,7 +232,23 @@ def statistics_for_skipping(value: str | bytes | None, schema: t.Schema, num_bat
             if found is not None and found.type != want:
                 return None, (f"expected bounds of column {c} ({schema.fields[c].name!r}) "
                               f"of type {want}, found {found.type}")
-    return stats, None
+    return _without_uncounted_nans(stats, schema), None
+
+
+def _without_uncounted_nans(stats: FileStatistics, schema: t.Schema) -> FileStatistics:
+    """``stats`` with the NaN counts of 0 of dictionary columns of floats taken as not
+    stated: quiver wrote 0 there (until 2026-11-29) without counting the NaNs a column's slots
+    select, and a filter that trusts such a 0 (``in [nan]``, ``!=``, Spark's order, where
+    NaN is the largest value) loses rows.  A count above 0 was counted."""
+    dictionary_floats = [
+        c for c, f in enumerate(schema.fields)
+        if isinstance(t.storage_of(f.type), t.DictionaryType) and is_float(f.type)]
+    if not dictionary_floats:
+        return stats
+    known = list(stats.nan_known)
+    for c in dictionary_floats:
+        known[c] = known[c] & (stats.nan_counts[c] > 0)
+    return dataclasses.replace(stats, nan_known=tuple(known))
 
 
 def _read_stream(stream: bytes) -> tuple[t.Schema, Iterator[tuple[Any, Any]]]:
