@@ -302,3 +302,21 @@ def test_run_end_encoded_equality_matches_decoded_values(
     xs, ys = x.slice(off_l, n), y.slice(off_r, n)
     expected = xs.to_pylist() == ys.to_pylist()
     assert array_equals(from_pa(x).slice(off_l, n), from_pa(y).slice(off_r, n)) == expected
+
+
+def test_floats_by_bits_tells_nan_from_nan_and_minus_zero_from_zero_at_any_depth():
+    nan = float("nan")
+    cases = [  # (a, b, equal by value, equal by bits)
+        (pa.array([1.0, nan]), pa.array([1.0, nan]), False, True),
+        (pa.array([-0.0]), pa.array([0.0]), True, False),
+        (pa.array([[nan]], pa.list_(pa.float32())), pa.array([[nan]], pa.list_(pa.float32())),
+         False, True),
+        (pa.array([{"f": -0.0}]), pa.array([{"f": 0.0}]), True, False),
+        (pa.array([nan, 2.0]).dictionary_encode(), pa.array([nan, 2.0]).dictionary_encode(),
+         False, True),
+    ]
+    for a, b, by_value, by_bits in cases:
+        qa, qb = from_pa(a), from_pa(b)
+        assert array_equals(qa, qb) is by_value, a.type
+        assert array_equals(qa, qb, floats_by_bits=True) is by_bits, a.type
+        assert array_equals(qa, qa, floats_by_bits=True)

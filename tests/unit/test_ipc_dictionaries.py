@@ -305,3 +305,53 @@ def test_unify_dictionaries_refuses_dictionaries_inside_dictionary_values() -> N
         with ipc.new_file(sink, schema, unify_dictionaries=True) as w:
             w.write_batch(batch_of("a"))
             w.write_batch(batch_of("z"))
+
+
+# -- float dictionaries: "the same dictionary" is the same bits ---------------------------
+
+def _float_dictionary(indices: list, values: list) -> qv.Array:
+    from quiver.interop import import_array
+
+    return import_array(pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()),
+                                                       pa.array(values)))
+
+
+def _written(batches: list, writer, **kw) -> list[str]:
+    schema = qv.schema([("x", batches[0].type)])
+    sink = ipc.BufferOutputStream()
+    with writer(sink, schema, **kw) as w:
+        for column in batches:
+            w.write_batch(qv.RecordBatch.from_arrays([column], schema=schema))
+    return [str(v) for v in ipc.read_table(sink.getvalue()).column("x").to_pylist()]
+
+
+@pytest.mark.parametrize("writer", [ipc.new_file, ipc.new_stream])
+def test_a_float_dictionary_holding_nan_is_the_same_dictionary_in_every_batch(writer):
+    # each batch imported with its own copy of one dictionary (as pyarrow hands them over):
+    # NaN != NaN by value, but the dictionary did not change, and pyarrow writes this file
+    first = _float_dictionary([0, 1], [1.0, float("nan")])
+    second = _float_dictionary([1, 0], [1.0, float("nan")])
+    assert _written([first, second], writer) == ["1.0", "nan", "nan", "1.0"]
+
+
+def test_a_dictionary_changing_0_to_minus_0_is_a_replacement_not_the_same_dictionary():
+    # -0.0 == 0.0 by value; skipping the second dictionary would read back -0.0 for the 0.0
+    # written (pyarrow 26 does: its file reads ['1.0', '-0.0', '1.0', '-0.0'])
+    first = _float_dictionary([0, 1], [1.0, -0.0])
+    second = _float_dictionary([0, 1], [1.0, 0.0])
+    assert _written([first, second], ipc.new_stream) == ["1.0", "-0.0", "1.0", "0.0"]
+    assert _written([first, second], ipc.new_file, unify_dictionaries=True) == [
+        "1.0", "-0.0", "1.0", "0.0"]
+    with pytest.raises(qv.ArrowError, match="keep its values or grow by a delta"):
+        _written([first, second], ipc.new_file)
+
+
+def test_concatenated_float_dictionaries_keep_their_values_bit_for_bit():
+    from quiver.array.concat import concat_arrays
+
+    same = concat_arrays([_float_dictionary([0, 1], [1.0, float("nan")]),
+                          _float_dictionary([1], [1.0, float("nan")])])
+    assert len(same.dictionary) == 2  # one dictionary kept, not unified
+    signs = concat_arrays([_float_dictionary([1], [1.0, -0.0]),
+                           _float_dictionary([1], [1.0, 0.0])])
+    assert [str(v) for v in signs.to_pylist()] == ["-0.0", "0.0"]

@@ -25,7 +25,7 @@ from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowInvalidArgument, NotSupported
 from ..layout import layout_of, storage_numpy_dtype
 from .base import Array, make_array, typed_view
-from .equal import array_equals, has_floats
+from .equal import array_equals
 from .keys import first_seen
 
 
@@ -108,8 +108,9 @@ def _unify_dictionaries(
     dicts = [a.dictionary for a in arrays]
     if any(d is None for d in dicts):
         raise ArrowInvalid(f"expected a dictionary with every {storage} array, found None")
-    if not has_floats(storage.value_type) and all(
-        array_equals(d, dicts[0]) for d in dicts[1:]  # type: ignore[arg-type]
+    if all(
+        array_equals(d, dicts[0], floats_by_bits=True)  # type: ignore[arg-type]
+        for d in dicts[1:]
     ):  # the common case (each chunk imported with its own copy): a vectorized check
         return dicts[0], vals  # type: ignore[return-value]
     sizes = np.array([len(d) for d in dicts], dtype=np.int64)  # type: ignore[arg-type]

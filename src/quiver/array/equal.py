@@ -30,6 +30,7 @@ handful of vectorized numpy operations per type node, never a loop over rows.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,8 +48,17 @@ if TYPE_CHECKING:  # annotations only: Array sits above this module
 __all__ = ["array_equals"]
 
 
-def array_equals(a: Array, b: Array) -> bool:
+# floats compared by their stored bits for the comparison under way (array_equals'
+# ``floats_by_bits``; read where the float values are compared, at any depth)
+_FLOATS_BY_BITS: ContextVar[bool] = ContextVar("quiver_floats_by_bits", default=False)
+
+
+def array_equals(a: Array, b: Array, *, floats_by_bits: bool = False) -> bool:
     """Whether ``a`` and ``b`` hold the same logical values (types, nulls and values).
+
+    ``floats_by_bits``: floats compare by their stored bits, not by value (a NaN equals
+    the same NaN, ``-0.0`` differs from ``0.0``): whether one array may stand for the other
+    without changing a value, as a writer asks of a dictionary it would not write again.
 
     Arrays that break the spec badly enough that they cannot be read raise ArrowInvalid;
     run ``validate(full=True)`` to find out why.
@@ -65,9 +75,10 @@ def array_equals(a: Array, b: Array) -> bool:
         return False
     if not a.type.equals(b.type) or len(a) != len(b):
         return False
-    if a is b and not has_floats(a.type):
+    if a is b and (floats_by_bits or not has_floats(a.type)):
         return True
     index = range(len(a))
+    token = _FLOATS_BY_BITS.set(floats_by_bits)
     try:
         return bool(_slots_equal(a, index, b, index).all())
     except ArrowError:
@@ -77,6 +88,8 @@ def array_equals(a: Array, b: Array) -> bool:
             f"expected arrays that can be compared, found malformed data ({exc}); "
             "run validate(full=True) for details"
         ) from None
+    finally:
+        _FLOATS_BY_BITS.reset(token)
 
 
 def has_floats(dtype: t.DataType) -> bool:
@@ -209,7 +222,7 @@ def _values_equal(
     rule = lay.children
     kinds = tuple(spec.kind for spec in lay.buffers)
     if isinstance(storage, t.DictionaryType):
-        if not array_equals(a.dictionary, b.dictionary):
+        if not array_equals(a.dictionary, b.dictionary, floats_by_bits=_FLOATS_BY_BITS.get()):
             return np.zeros(n, dtype=bool)
         return _fixed_equal(storage.index_type, lay.buffers[1].byte_width, a, pa_, b, pb)
     if kinds == ("validity", "values"):
@@ -260,6 +273,8 @@ def _fixed_equal(
     storage: t.DataType, width: int, a: Array, pa_: Index, b: Array, pb: Index
 ) -> np.ndarray:
     dtype = storage_numpy_dtype(storage)
+    if dtype is not None and dtype.kind == "f" and _FLOATS_BY_BITS.get():
+        dtype = np.dtype(f"<u{dtype.itemsize}")
     if dtype is None:
         if width == 0:
             return np.ones(_size(pa_), dtype=bool)

@@ -23,6 +23,8 @@ from .. import types as t
 from ..array import Array, make_array
 from ..array.build import array as build_array
 from ..array.concat import concat_arrays
+from ..array.equal import array_equals
+from ..array.keys import value_key
 from ..buffers import pack_bits, unpack_bits
 from ..layout import storage_numpy_dtype
 from . import metadata as md
@@ -170,11 +172,14 @@ def assign_dictionary_ids(schema: t.Schema) -> dict[Path, int]:
 
 
 def _same_values(a: Array, b: Array) -> bool:
+    """Whether dictionary ``b`` may be left unwritten after ``a``: the same values bit
+    for bit (a NaN equals the same NaN; -0.0 and 0.0 differ, and a reader of ``a``'s
+    -0.0 for ``b``'s 0.0 would read a value that was not written)."""
     if a is b:
         return True
     if len(a) != len(b) or a.type != b.type:
         return False
-    return bool(a.equals(b))
+    return array_equals(a, b, floats_by_bits=True)
 
 
 def _find_dictionaries(arr: Array, path: Path, out: list[tuple[Path, Array]]) -> None:
@@ -300,11 +305,11 @@ def _recode(last: Array, arr: Array, path: Path) -> tuple[Array, Array]:
     new_values = arr.dictionary.to_pylist()  # type: ignore[union-attr]
     position = {}
     for i, v in enumerate(old_values):
-        position.setdefault(_key(v), i)
+        position.setdefault(value_key(v), i)
     additions = []
     mapping = np.empty(len(new_values), dtype=np.int64)
     for i, v in enumerate(new_values):  # per dictionary entry, not per row
-        k = _key(v)
+        k = value_key(v)
         if k not in position:
             position[k] = len(old_values) + len(additions)
             additions.append(v)
@@ -340,15 +345,6 @@ def _recode(last: Array, arr: Array, path: Path) -> tuple[Array, Array]:
         dtype, n, [validity, remapped.view(np.uint8)], (), arr.null_count, 0, unified
     )
     return unified, recoded
-
-
-def _key(value: Any) -> Any:
-    """A hashable key for a dictionary value (lists and dicts by their repr)."""
-    try:
-        hash(value)
-    except TypeError:
-        return ("unhashable", repr(value))
-    return (type(value).__name__, value)
 
 
 def dictionary_field_type(schema: t.Schema, path: Path) -> Any:
