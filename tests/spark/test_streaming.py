@@ -307,6 +307,9 @@ def test_sink_output_is_read_by_other_readers(spark, tmp_path):
     assert sorted(frame["id"].to_list()) == list(range(42))
     entries = [json.loads((out / "_quiver_log" / str(b)).read_text()) for b in _log(out)]
     assert sum(len(e["moves"]) for e in entries) >= 2
+    # each commit takes its attempt directories and, once empty, the query's and
+    # _temporary (Spark makes a writer for each commit: none leaves a directory behind)
+    assert not (out / "_temporary").exists()
 
 
 def test_offsets_are_deterministic(tmp_path):

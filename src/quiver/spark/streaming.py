@@ -737,7 +737,8 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
             raise ArrowInvalidArgument(
                 f"expected partitionBy columns among {names}, found {missing}")
         os.makedirs(os.path.join(self.path, LOG_DIR), exist_ok=True)
-        os.makedirs(self._query_dir(), exist_ok=True)
+        # (the query's directory is made by the tasks that write into it: Spark makes a
+        # writer for each commit too, whose directory would stay behind, empty)
 
     def _query_dir(self) -> str:
         return os.path.join(self.path, "_temporary", f"stream-{self.query}")
@@ -751,12 +752,23 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
         task = ctx.partitionId() if ctx is not None else 0
         unique = ctx.taskAttemptId() if ctx is not None else uuid.uuid4().int % 10**9
         attempt_dir = os.path.join(self._query_dir(), f"task-{task:05d}-{unique}")
-        try:
-            os.mkdir(attempt_dir)
-        except FileNotFoundError:
+        # the query's directory goes at each commit once empty: made again here (the
+        # output path itself must exist: the log directory, made on the driver, is in it)
+        if not os.path.isdir(os.path.join(self.path, LOG_DIR)):
+            raise ArrowInvalid(
+                f"expected the stream's output directory {self.path} with its "
+                f"{LOG_DIR} to write into, found it gone")
+        for _ in range(3):  # (a commit may remove it between the two calls)
+            os.makedirs(self._query_dir(), exist_ok=True)
+            try:
+                os.mkdir(attempt_dir)
+                break
+            except FileNotFoundError:
+                continue
+        else:
             raise ArrowInvalid(
                 f"expected the query's directory {self._query_dir()} to write into, "
-                "found it gone") from None
+                "found it removed three times")
         # names unique across micro-batches and restarts: the query id changes with each
         # start, Spark's attempt id is unique within it
         from .sink import TaskFiles, write_all  # (executors only)
@@ -773,21 +785,32 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
         if os.path.exists(entry):
             # a replay of a committed micro-batch: finish its logged moves, drop ours
             _finish_moves(self.path, entry)
-            for m in reported:
-                shutil.rmtree(m.attempt_dir, ignore_errors=True)
+            _remove_attempts(self.path, reported)
             return
         moves = [[os.path.relpath(os.path.join(m.attempt_dir, w.relative), self.path),
                   w.relative] for m in reported for w in m.files]
         _write_atomically(entry, json.dumps({"batch": int(batchId), "moves": moves}))
         _finish_moves(self.path, entry)
-        for m in reported:
-            shutil.rmtree(m.attempt_dir, ignore_errors=True)
+        _remove_attempts(self.path, reported)
 
     def abort(self, messages: list[StreamCommitMessage | None], batchId: int) -> None:
         """Remove what this micro-batch's reporting tasks wrote; nothing became visible."""
-        for m in messages:
-            if m is not None:
-                shutil.rmtree(m.attempt_dir, ignore_errors=True)
+        _remove_attempts(self.path, [m for m in messages if m is not None])
+
+
+def _remove_attempts(root: str, reported: list[StreamCommitMessage]) -> None:
+    """Remove the reporting tasks' attempt directories, then their query directories and
+    ``_temporary`` where that left them empty (a task of a later micro-batch makes its
+    query directory again)."""
+    parents = set()
+    for m in reported:
+        shutil.rmtree(m.attempt_dir, ignore_errors=True)
+        parents.add(os.path.dirname(m.attempt_dir))
+    for parent in sorted(parents):
+        with contextlib.suppress(OSError):  # not empty: another attempt is still there
+            os.rmdir(parent)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.join(root, "_temporary"))
 
 
 def _write_atomically(path: str, text: str) -> None:
