@@ -178,8 +178,17 @@ def _proven_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool,
         for v in p.value:
             if v is None:
                 continue
-            # set membership matches NaN with NaN (pyarrow's is_in), unlike ==
-            cond |= has_nan if _is_nan(v) else within(v)
+            if _is_nan(v):  # set membership matches NaN with NaN (pyarrow's is_in), unlike ==
+                cond |= has_nan
+                continue
+            if is_float and isinstance(v, (int, float)) and not isinstance(v, bool):
+                # is_in takes the member in the column's float type (0.1 as float32 is
+                # above the double 0.1), as the rows are matched
+                member = _float_member(np.empty(0, storage_numpy_dtype(t.storage_of(mins.type))), v)
+                if member is None:
+                    continue
+                v = float(member)
+            cond |= within(v)
     elif p.op == "!=":
         low, high = _bound_compare(mins, "==", p.value), _bound_compare(maxs, "==", p.value)
         if low is None or high is None:

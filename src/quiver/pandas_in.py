@@ -168,9 +168,9 @@ def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> 
     if type is not None:
         values = values.copy()
         values[nulls] = None
-        return array(values.tolist(), type)
+        return array(values.tolist(), type, from_pandas=True)  # (NaN nested in values too)
     if not nulls.any():
-        return array(values.tolist())
+        return array(values.tolist(), from_pandas=True)
     # strings with nulls: the present values are joined as a column without nulls (one
     # join, no per-value None test) and the offsets spread over the null slots
     valid = ~nulls
@@ -191,7 +191,7 @@ def _objects_from_pandas(values: np.ndarray, type: t.DataType | None = None) -> 
                               (), null_count)
     values = values.copy()
     values[nulls] = None
-    return array(values.tolist())
+    return array(values.tolist(), from_pandas=True)
 
 
 def _entry(pandas_type: str, numpy_type: str, metadata: Any = None) -> dict[str, Any]:

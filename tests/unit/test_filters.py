@@ -143,6 +143,16 @@ def test_in_matches_as_pyarrow_does_signed_zeros_and_nan():
             str(v) for v in expected.column("f").to_pylist()], values
 
 
+def test_in_on_a_float32_column_keeps_batches_whose_values_round_to_a_listed_one():
+    # pyarrow's is_in casts 0.1 to float32 first: the batch whose bounds are 0.1f (above
+    # the double 0.1) holds a match and must not be skipped by its statistics
+    table = pa.table({"f": pa.array([0.1, 0.5, 0.2], pa.float32())})
+    for values in ([0.1], [0.1, 0.2], [0.3, 0.4, 0.6, 0.7, 0.1]):
+        expected = table.filter(pc.field("f").isin(values))
+        got = ipc.read_table(_write_stats(table, 1), filters=[("f", "in", values)])
+        assert got.column("f").to_pylist() == expected.column("f").to_pylist(), values
+
+
 def test_selective_filter_reads_fewer_batches():
     table = pa.table({"a": pa.array(np.arange(10_000)), "b": pa.array(np.arange(10_000) % 7)})
     data = _write_stats(table, 500)

@@ -118,16 +118,40 @@ def array(
 
 
 
+_CONTAINERS = (list, tuple, dict, np.ndarray)
+
+
 def _pandas_nulls(values: list[Any]) -> list[Any]:
     """The values with pandas' missing markers (float NaN, NaT, ``pd.NA``) as None, as
-    pyarrow's ``from_pandas`` reads them."""
+    pyarrow's ``from_pandas`` reads them: at every depth (inside lists, tuples, dicts and
+    numpy arrays among the values)."""
     kinds = set(map(type, values))
+    if any(issubclass(k, _CONTAINERS) for k in kinds):
+        values = [_nested_pandas_nulls(v) if isinstance(v, _CONTAINERS) else v
+                  for v in values]
     if any(k.__name__ == "NAType" for k in kinds):  # pd.NA (by name: no pandas here)
         values = [None if type(v).__name__ == "NAType" else v for v in values]
     kinds = tuple(k for k in kinds if issubclass(k, float) or is_nat_kind(k))
     if not kinds:
         return values
     return [None if isinstance(v, kinds) and v != v else v for v in values]
+
+
+def _nested_pandas_nulls(value: Any) -> Any:
+    """A list, tuple, dict or numpy array of values with :func:`_pandas_nulls` applied."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f" and value.ndim == 1:
+            nan = np.isnan(value)
+            if not nan.any():
+                return value
+            out = value.astype(object)
+            out[nan] = None
+            return out.tolist()
+        return _pandas_nulls(value.tolist()) if value.dtype.kind == "O" else value
+    if isinstance(value, dict):
+        return dict(zip(value.keys(), _pandas_nulls(list(value.values())), strict=True))
+    out = _pandas_nulls(list(value))
+    return tuple(out) if isinstance(value, tuple) else out
 
 
 def _numpy_type(arr: np.ndarray) -> t.DataType | None:

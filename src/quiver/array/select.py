@@ -218,6 +218,8 @@ def fill_null(arr: Array, fill_value: Any) -> Array:
 
 
 _ORDERS = ("ascending", "descending")
+_NO_ORDER = ("sorting is supported for types with an order (numbers, strings, binary, temporal, "
+             "decimal, booleans, and dictionaries and run-end encodings of them)")
 
 
 def sort_keys(arr: Array, order: str = "ascending") -> list[np.ndarray]:
@@ -226,6 +228,15 @@ def sort_keys(arr: Array, order: str = "ascending") -> list[np.ndarray]:
     if order not in _ORDERS:
         raise ArrowInvalidArgument(f"expected order in {_ORDERS}, found {order!r}")
     st = t.storage_of(arr.type)
+    if isinstance(st, t.RunEndEncodedType):
+        # each row takes the keys of its run's value (the values sort as a plain column)
+        ends_arr, values = arr.children
+        ends = ends_arr._fixed_values_view(storage_numpy_dtype(ends_arr.type))  # type: ignore[arg-type]
+        run = np.searchsorted(ends.astype(np.int64), np.arange(arr.offset, arr.offset + len(arr)),
+                              side="right")
+        return [k[run] for k in sort_keys(values, order)]
+    if t.is_nested(st):  # pyarrow has no order for lists, maps, structs or unions either
+        raise NotSupported(_NO_ORDER)
     nulls = _null_mask(arr)
     if isinstance(st, t.DictionaryType):
         rank = _dictionary_rank(arr, st, nulls)
@@ -279,10 +290,7 @@ def _rank(objects: np.ndarray, nulls: np.ndarray) -> np.ndarray:
         try:
             _, inverse = np.unique(present, return_inverse=True)
         except TypeError:
-            raise NotSupported(
-                "sorting is supported for types with an order (numbers, strings, binary, "
-                "temporal, decimal, booleans)"
-            ) from None
+            raise NotSupported(_NO_ORDER) from None
         out[keep] = inverse.reshape(-1)
     return out
 
