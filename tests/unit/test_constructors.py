@@ -100,3 +100,21 @@ def test_frame_with_schema_refusals() -> None:
         for build in (qv.table, qv.record_batch):
             with pytest.raises(qv.ArrowInvalidArgument, match="names= or metadata="):
                 build(df, **kwargs)
+
+
+def test_pyarrow_types_are_taken_wherever_a_type_is():
+    # a pyarrow user passes pyarrow's types: they come in through the C data interface
+    assert qv.array([1, 2], type=pa.int8()).type == qv.int8()
+    assert qv.from_numpy(np.array([1, 2]), pa.int16()).type == qv.int16()
+    assert qv.field("a", pa.timestamp("ms", "UTC")).type == qv.timestamp("ms", "UTC")
+    assert qv.schema([("a", pa.list_(pa.int8()))]).field("a").type == qv.list_(qv.int8())
+    assert qv.list_(pa.int8()) == qv.list_(qv.int8())
+    with pytest.raises(qv.ArrowInvalid, match="fit int8"):
+        qv.array([300], type=pa.int8())  # checked as quiver's own type is
+    with pytest.raises(qv.ArrowTypeError, match="expected a DataType or None"):
+        qv.array([1], type="int8")
+
+
+def test_a_cast_to_a_dictionary_type_is_refused_by_name():
+    with pytest.raises(qv.NotSupported, match="casting string to dictionary<"):
+        qv.array(["a"]).cast(qv.dictionary(qv.int32(), qv.string()))

@@ -80,7 +80,10 @@ def array(
     [1, None, 3]
     """
     if type is not None and not isinstance(type, t.DataType):
-        raise ArrowTypeError(f"expected a DataType or None, found {type!r}")
+        found = t.as_type(type)
+        if found is None:
+            raise ArrowTypeError(f"expected a DataType or None, found {type!r}")
+        type = found
     if isinstance(values, Array):
         if type is None or values.type == type:
             return values
@@ -198,6 +201,11 @@ def from_numpy(
     >>> str(a.type), a.to_pylist()
     ('int32', [0, 1, 2, 3])
     """
+    if type is not None and not isinstance(type, t.DataType):
+        found = t.as_type(type)
+        if found is None:
+            raise ArrowTypeError(f"expected a DataType or None, found {type!r}")
+        type = found
     null_mask = None
     if isinstance(arr, np.ma.MaskedArray):
         null_mask = np.ma.getmaskarray(arr)

@@ -590,6 +590,10 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
             return make_array(target, len(arr), arr.buffers, arr.children, arr.null_count,
                               arr.offset, arr.dictionary)
         raise NotSupported(f"casting {arr.type} to {target} is not supported")
+    if isinstance(dst, t.DictionaryType):  # (a dictionary source was decoded above)
+        raise NotSupported(
+            f"casting {arr.type} to {target} is not supported: quiver does not "
+            "dictionary-encode arrays")
     rule = _RULES.get((_family(src), _family(dst)))
     if rule is not None:
         return rule(arr, src, dst, target, safe)

@@ -65,6 +65,7 @@ from .datatypes import (
     TimestampType,
     TimeType,
     UnionType,
+    as_type,
     c_field_metadata,
     c_format,
     c_schema_node,
@@ -258,8 +259,9 @@ def fixed_size_binary(byte_width: int) -> DataType:
 def _as_field(value: DataType | Field, default_name: str) -> Field:
     if isinstance(value, Field):
         return value
-    if isinstance(value, DataType):
-        return Field(default_name, value, True)
+    found = as_type(value)
+    if found is not None:
+        return Field(default_name, found, True)
     raise ArrowTypeError(f"expected a DataType or Field, found {value!r}")
 
 

@@ -748,6 +748,20 @@ def c_schema_node(
 # structs load on the first export, not with this module)
 c_schema_capsule = Hook("cdata.export_schema_node")
 
+# another library's type read through the C data interface (quiver.cdata.schema)
+_import_type = Hook("cdata.import_type")
+
+
+def as_type(value: Any) -> DataType | None:
+    """``value`` as a quiver DataType: itself, or another library's type through the
+    Arrow C data interface (anything with ``__arrow_c_schema__``: a pyarrow, polars or
+    nanoarrow type), as pyarrow users pass them; None for anything else."""
+    if isinstance(value, DataType):
+        return value
+    if hasattr(value, "__arrow_c_schema__") and not isinstance(value, type):
+        return _import_type.call(value)
+    return None
+
 
 # the classes name their package as their module (its __init__), which doctest would then
 # not look for here: their methods' examples are collected through this table

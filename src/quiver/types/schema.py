@@ -12,6 +12,7 @@ from ..errors import ArrowIndexError, ArrowKeyError, ArrowTypeError
 from .datatypes import (
     DataType,
     StructType,
+    as_type,
     c_field_metadata,
     c_schema_capsule,
     c_schema_node,
@@ -33,9 +34,12 @@ class Field:
         if not isinstance(self.name, str):
             raise ArrowTypeError(f"expected a str field name, found {self.name!r}")
         if not isinstance(self.type, DataType):
-            raise ArrowTypeError(
-                f"expected a DataType for field {self.name!r}, found {self.type!r}"
-            )
+            found = as_type(self.type)
+            if found is None:
+                raise ArrowTypeError(
+                    f"expected a DataType for field {self.name!r}, found {self.type!r}"
+                )
+            object.__setattr__(self, "type", found)
         object.__setattr__(self, "metadata", as_metadata(self.metadata))
 
     def with_type(self, new_type: DataType) -> Field:
