@@ -99,7 +99,7 @@ from bench_ipc import make_table, quiver_batches
 
 import quiver.ipc as ipc
 from quiver.interop import import_batch
-from quiver.ipc import file_decoder
+from quiver.ipc import batch_loader, file_decoder
 
 
 def medians(ours: Callable[[], object], theirs: Callable[[], object], repeat: int,
@@ -250,8 +250,13 @@ def mapped_reads(path: str, repeat: int) -> None:
     # quiver keeps decoded footers (and the schema's read plan and steady path) for files
     # read again; this row drops them before each quiver run: a file's first open
     forget = getattr(file_decoder, "forget_footers", None)
+    forget_plans = getattr(batch_loader, "forget_plans", lambda: None)
     if forget is not None:
         row("  the same, the first open of a file (nothing kept)",
+            *medians(q_read(False), p_read(False), n,
+                     lambda side: side or (forget(), forget_plans())))
+        # another file of a dataset: its footer is new, its schema's plan is kept
+        row("  the same, a new file of a schema read before",
             *medians(q_read(False), p_read(False), n, lambda side: side or forget()))
     # the work the sum row measures, counted rather than timed (load does not move it)
     faults = [_faults(q_read(True)), _faults(p_read(True))]

@@ -95,11 +95,45 @@ def test_a_damaged_body_under_a_kept_footer_still_raises_where_it_is() -> None:
     assert info.value.field_path == "s"
 
 
+def test_another_file_of_an_equal_schema_takes_the_kept_plan(monkeypatch) -> None:
+    # two files of one dataset: the footers differ (their blocks do), the schema does not
+    one = _file({"a": qv.array([1, 2, 3]), "s": qv.array(["x", "y", "z"])}, batches=1)
+    two = _file({"a": qv.array([7, 8]), "s": qv.array(["p", "q"])}, batches=2)
+    assert ipc.open_file(one).read_all().to_pydict() == {"a": [1, 2, 3], "s": ["x", "y", "z"]}
+    compiled = []
+    monkeypatch.setattr(batch_loader, "make_schema_plan",
+                        lambda *a, **k: compiled.append(a) or pytest.fail("compiled again"))
+    second = ipc.open_file(two)
+    assert second.footer is not ipc.open_file(one).footer
+    assert second._decoder.plan is ipc.open_file(one)._decoder.plan and not compiled
+    assert second.read_all().to_pydict() == {"a": [7, 8, 7, 8], "s": ["p", "q", "p", "q"]}
+
+
+def test_schemas_equal_but_for_metadata_or_a_child_name_keep_plans_of_their_own() -> None:
+    # the plan's types become the arrays' types: only an exactly equal schema shares one
+    item = qv.array([[1], [2]], qv.list_(qv.field("item", qv.int8())))
+    renamed = qv.array([[1], [2]], qv.list_(qv.field("element", qv.int8())))
+    files = [_file({"l": item}), _file({"l": renamed})]
+    plain = qv.schema([qv.field("a", qv.int8())])
+    tagged = qv.schema([qv.field("a", qv.int8(), metadata={"k": "v"})])
+    for schema in (plain, tagged):
+        sink = ipc.BufferOutputStream()
+        with ipc.new_file(sink, schema) as w:
+            w.write_batch(qv.RecordBatch.from_arrays([qv.array([1], qv.int8())], schema=schema))
+        files.append(bytes(sink.getvalue()))
+    types = [ipc.open_file(f).read_all().schema for f in files]
+    assert types[0].field("l").type.value_field.name == "item"
+    assert types[1].field("l").type.value_field.name == "element"
+    assert types[2].field("a").metadata is None
+    assert dict(types[3].field("a").metadata) == {b"k": b"v"}
+
+
 def test_the_kept_caches_are_bounded() -> None:
     for k in range(file_decoder._FOOTERS_KEPT + 5):
         ipc.open_file(_file({f"c{k}": qv.array([k])})).read_all()
     assert len(file_decoder._FOOTERS) == file_decoder._FOOTERS_KEPT
     assert len(batch_loader._PLANS) <= batch_loader._PLANS_KEPT
+    assert len(batch_loader._PLANS_BY_SCHEMA) <= batch_loader._PLANS_KEPT
 
 
 def test_a_footer_gives_block_ranges_and_statistics() -> None:

@@ -145,6 +145,8 @@ def make_schema_plan(schema_msg: md.SchemaMessage, options: IpcReadOptions, *,
 _PLANS: OrderedDict[tuple, tuple[md.SchemaMessage, SchemaPlan]] = OrderedDict()
 _PLANS_LOCK = threading.Lock()
 _PLANS_KEPT = 32  # schemas whose plans are kept (most recently used first out last)
+# the same plans by the schema's content (see schema_plan)
+_PLANS_BY_SCHEMA: OrderedDict[tuple, SchemaPlan] = OrderedDict()
 
 
 @on_clear
@@ -154,12 +156,14 @@ def forget_plans() -> None:
     rules reaches a file read again."""
     with _PLANS_LOCK:
         _PLANS.clear()
+        _PLANS_BY_SCHEMA.clear()
 
 
 def schema_plan(schema_msg: md.SchemaMessage, options: IpcReadOptions, *,
                 check_types: bool = True) -> SchemaPlan:
     """:func:`make_schema_plan`, kept for the same schema message object (a cached
-    footer's) and the options it depends on: reopening a file compiles nothing again."""
+    footer's) and the options it depends on: reopening a file compiles nothing again;
+    nor does opening another file of an equal schema (the files of one dataset)."""
     columns = options.columns
     try:
         wanted = None if columns is None else tuple(columns)
@@ -174,11 +178,28 @@ def schema_plan(schema_msg: md.SchemaMessage, options: IpcReadOptions, *,
         if hit is not None and hit[0] is schema_msg:
             _PLANS.move_to_end(key)
             return hit[1]
-    found = make_schema_plan(schema_msg, options, check_types=check_types)
+    # another file of the same schema (the footer differs: its blocks do): its plan, by
+    # the schema's content (== is exact: names, types, nullability and metadata)
+    try:
+        same = (schema_msg.schema, tuple(sorted(schema_msg.dictionary_ids.items())),
+                schema_msg.endianness, *key[1:])
+        hash(same)
+    except TypeError:
+        same = None
+    with _PLANS_LOCK:
+        found = _PLANS_BY_SCHEMA.get(same) if same is not None else None
+        if found is not None:
+            _PLANS_BY_SCHEMA.move_to_end(same)
+    if found is None:
+        found = make_schema_plan(schema_msg, options, check_types=check_types)
     with _PLANS_LOCK:
         _PLANS[key] = (schema_msg, found)  # the message kept alive: its id stays its own
         while len(_PLANS) > _PLANS_KEPT:
             _PLANS.popitem(last=False)
+        if same is not None:
+            _PLANS_BY_SCHEMA[same] = found
+            while len(_PLANS_BY_SCHEMA) > _PLANS_KEPT:
+                _PLANS_BY_SCHEMA.popitem(last=False)
     return found
 
 
