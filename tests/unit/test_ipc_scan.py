@@ -20,6 +20,7 @@ from quiver.ipc.options import IpcReadOptions
 @pytest.fixture(autouse=True)
 def _no_kept_footers() -> None:
     forget_footers()
+    batch_loader.forget_plans()
 
 
 def _file(columns: dict, batches: int = 1, **kw) -> bytes:

@@ -17,6 +17,7 @@ from quiver import errors as E
 from quiver.array.base import array_class_for, unchecked_new_source
 from quiver.ipc import metadata as md
 from quiver.ipc import steady
+from quiver.ipc.batch_loader import forget_plans
 from quiver.ipc.decoder import MessageDecoder
 from quiver.ipc.file_decoder import forget_footers
 
@@ -24,9 +25,10 @@ from quiver.ipc.file_decoder import forget_footers
 @pytest.fixture(autouse=True, params=["compiled", "loop"])
 def take_variant(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test runs with the generated ``take`` (from the first batch on) and with the
-    loop over the plan.  Footers kept from other tests' reads are dropped, so that no
-    steady path set up under other settings carries over."""
+    loop over the plan.  Footers and schema plans kept from other tests' reads are
+    dropped, so that no steady path set up under other settings carries over."""
     forget_footers()
+    forget_plans()
     if request.param == "compiled":
         monkeypatch.setattr(steady, "COMPILE_AFTER", 1)
         monkeypatch.setattr(steady, "COMPILE_AFTER_NESTED", 1)
