@@ -105,6 +105,28 @@ def test_temporal_values_beyond_pythons_datetime_are_text_not_errors(capsys) -> 
     assert rows[0]["f2"] == "08:05:31"  # time32[s]
 
 
+def test_times_of_day_keep_every_digit_of_their_unit(tmp_path: Path, capsys) -> None:
+    # time64[ns] went through datetime.time, which keeps microseconds: 1 ns was "00:00:00"
+    import quiver as qv
+
+    batch = qv.record_batch({
+        "ns": qv.array([1, 86_399_999_999_999, None], qv.time64("ns")),
+        "us": qv.array([1, 86_399_999_999, None], qv.time64("us")),
+        "ms": qv.array([1, 86_399_999, None], qv.time32("ms")),
+        "s": qv.array([1, 86_399, None], qv.time32("s")),
+    })
+    path = tmp_path / "times.arrow"
+    path.write_bytes(write_ipc([batch], stream=False))
+    assert main(["cat", str(path), "--format", "jsonl"]) == 0
+    assert _jsonl(capsys) == [
+        {"ns": "00:00:00.000000001", "us": "00:00:00.000001", "ms": "00:00:00.001",
+         "s": "00:00:01"},
+        {"ns": "23:59:59.999999999", "us": "23:59:59.999999", "ms": "23:59:59.999",
+         "s": "23:59:59"},
+        {"ns": None, "us": None, "ms": None, "s": None},
+    ]
+
+
 def test_json_values_are_always_valid_json() -> None:
     import decimal
 

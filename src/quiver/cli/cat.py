@@ -42,15 +42,20 @@ def _temporal(array: Any) -> list[Any] | None:
     dt = array.type
     if not isinstance(dt, (t.TimestampType, t.DateType, t.TimeType, t.DurationType)):
         return None
-    values = array.to_numpy(zero_copy_only=False)
+    if isinstance(dt, t.TimeType):  # (to_numpy gives datetime.time, whole microseconds)
+        storage = t.int32() if dt.width == 32 else t.int64()
+        values = array.cast(storage).fill_null(0).to_numpy(zero_copy_only=False)
+        values = np.datetime64(0, dt.unit) + values.astype(f"m8[{dt.unit}]")
+    else:
+        values = array.to_numpy(zero_copy_only=False)
     if values.dtype.kind not in "mM":
         return None
     if isinstance(dt, t.DurationType):
         unit = dt.unit
         ints = values.view(np.int64).tolist()
         texts = [f"{v} {unit}" for v in ints]
-    elif isinstance(dt, t.TimeType):
-        stamps = np.datetime_as_string(np.datetime64(0, "ns") + values.astype("m8[ns]"))
+    elif isinstance(dt, t.TimeType):  # to the digits of its unit, as timestamps are
+        stamps = np.datetime_as_string(values)
         texts = [s[11:] if s.startswith("1970-01-01T") else s for s in stamps.tolist()]
     else:
         unit = "D" if isinstance(dt, t.DateType) and dt.unit == "day" else None
