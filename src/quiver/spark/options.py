@@ -221,6 +221,15 @@ class WriteOptions:
             partition_overwrite_mode=mode,
         )
 
+    def check_columns(self, names: list[str]) -> None:
+        """Refuse a schema without columns, as Spark's file sources do
+        (``EMPTY_SCHEMA_NOT_SUPPORTED_FOR_DATASOURCE``): an IPC batch of no columns
+        would carry only a row count that no reader gives back to Spark."""
+        if not names:
+            raise ArrowInvalidArgument(
+                "expected at least one column to write, found none (a DataFrame "
+                "without columns; Spark's Parquet writer refuses it too)")
+
 
 def overwrite_mode(value: str, where: str) -> str:
     mode = str(value).strip().lower()

@@ -342,6 +342,7 @@ class ArrowWriter(DataSourceArrowWriter):
         self.job = uuid.uuid4().hex[:16]
         self.arrow_schema = from_spark_schema(schema)
         names = self.arrow_schema.names
+        self.options.check_columns(names)
         lowered = [n.lower() for n in names]
         keys = self.options.partition_by
         missing = [c for c in keys if c.lower() not in lowered]
