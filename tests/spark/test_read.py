@@ -319,3 +319,53 @@ def test_a_damaged_file_in_a_directory_is_an_error_not_a_skip(spark, tmp_path):
     damaged.write_bytes(bytes(data))
     with pytest.raises(Exception, match=r"b\.arrow.*neither an Arrow IPC file"):
         spark.read.format("arrow").load(str(tmp_path / "dm")).collect()
+
+
+def _two_suffixes(root: Path, parquet: bool) -> str:
+    """k=1 and k=2 directories each holding part-0.<ext> (ids k*100..) and
+    part-1.<ext>x (ids k*100+10..), written as Arrow or as Parquet."""
+    import pyarrow.parquet as pq
+
+    ext = "parquet" if parquet else "arrow"
+    for k in (1, 2):
+        for j, suffix in enumerate((ext, ext + "x")):
+            table = pa.table({"id": pa.array([k * 100 + j * 10 + i for i in range(3)],
+                                             pa.int64())})
+            path = root / f"k={k}" / f"part-{j}.{suffix}"
+            if parquet:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                pq.write_table(table, str(path))
+            else:
+                write_file(path, table)
+    return str(root)
+
+
+def test_path_glob_filter_and_recursive_file_lookup_as_parquet(spark, tmp_path):
+    # both options were ignored: every file was read (extra rows) and the k=... directories
+    # still became a column
+    a = _two_suffixes(tmp_path / "a", parquet=False)
+    p = _two_suffixes(tmp_path / "p", parquet=True)
+    for options in ({"pathGlobFilter": "*.{ext}"}, {"pathGlobFilter": "part-[!0].{ext}x"},
+                    {"pathGlobFilter": "part-{{0,9}}.{ext}*"}, {"recursiveFileLookup": "true"},
+                    {"recursiveFileLookup": "true", "pathGlobFilter": "*.{ext}x"}):
+        def load(fmt: str, path: str, options=options):
+            reader = spark.read.format(fmt)
+            ext = "arrow" if fmt == "arrow" else "parquet"
+            for key, value in options.items():
+                reader = reader.option(key, value.replace("{ext}", ext))
+            return reader.load(path)
+
+        got, expected = load("arrow", a), load("parquet", p)
+        assert got.schema.simpleString() == expected.schema.simpleString(), options
+        assert rows(got, "id") == rows(expected, "id"), options
+    # a file the filter leaves out is not opened (this one would be an error)
+    (tmp_path / "a" / "k=1" / "notes.txt").write_bytes(b"\x00\x01 not arrow")
+    got = spark.read.format("arrow").option("pathGlobFilter", "*.arrow").load(a)
+    assert [r[0] for r in rows(got, "id")] == [100, 101, 102, 200, 201, 202]
+
+
+@pytest.mark.parametrize("key", ["modifiedBefore", "modifiedAfter"])
+def test_modified_before_and_after_are_refused_not_ignored(spark, tmp_path, key):
+    path = write_file(tmp_path / "a.arrow", _table(5))
+    with pytest.raises(Exception, match=f"{key} is not supported"):
+        spark.read.format("arrow").option(key, "2000-01-01T00:00:00").load(path).collect()

@@ -194,6 +194,18 @@ def test_empty_dataframe_leaves_a_file_with_its_schema(spark, tmp_path):
     assert back.columns == ["id", "s"] and back.count() == 0
 
 
+def test_a_dataframe_without_columns_is_refused_as_parquet_refuses_it(spark, tmp_path):
+    # the sink wrote one empty file for six rows of no columns, so the rows were lost
+    # without a word; Spark's Parquet writer refuses an empty schema
+    df = spark.range(0, 6).select()
+    with pytest.raises(Exception, match="EMPTY_SCHEMA_NOT_SUPPORTED"):
+        df.write.mode("overwrite").parquet(str(tmp_path / "pq"))
+    out = str(tmp_path / "none")
+    with pytest.raises(Exception, match="expected at least one column to write, found none"):
+        df.write.format("arrow").mode("overwrite").save(out)
+    assert not os.path.exists(out) or data_files(out) == []
+
+
 def test_spark_refuses_error_and_ignore_modes(spark, tmp_path):
     with pytest.raises(Exception, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
         spark.range(1).write.format("arrow").mode("errorifexists").save(str(tmp_path / "e"))

@@ -24,6 +24,7 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -137,11 +138,17 @@ def _sniff_all(fs: Any, scheme: str, paths: list[str], options: Mapping[str, Any
         return list(pool.map(head, paths))
 
 
-def list_files(paths: Sequence[str], options: Mapping[str, Any]) -> list[DataFile]:
+def list_files(paths: Sequence[str], options: Mapping[str, Any], *,
+               keep: Callable[[str], bool] | None = None,
+               partitions: bool = True) -> list[DataFile]:
     """Every Arrow IPC object under the URLs ``paths`` (objects, prefixes or globs), in
     sorted order per path; a ``_SUCCESS`` manifest limits a prefix to the files it
-    lists."""
-    return [f for f, _ in list_objects(paths, options)]
+    lists.  ``keep``: objects it refuses are left out before their bytes are fetched;
+    ``partitions``: false reads no partition values from the prefixes (as
+    :func:`quiver.spark.paths.list_files`)."""
+    skip = None if keep is None else (lambda url, mtime: not keep(url))
+    files = [f for f, _ in list_objects(paths, options, skip=skip)]
+    return files if partitions else [replace(f, partition=()) for f in files]
 
 
 def list_objects(paths: Sequence[str], options: Mapping[str, Any], *,

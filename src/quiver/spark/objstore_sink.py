@@ -152,6 +152,7 @@ class _ManifestWriter(DataSourceArrowWriter):
         self.storage_options = dict(storage_options)
         self.job = uuid.uuid4().hex[:16]
         names = arrow_schema.names
+        options.check_columns(names)
         missing = [c for c in options.partition_by if c not in names]
         if missing:
             raise E.ArrowInvalidArgument(

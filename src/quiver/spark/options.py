@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import InputPartition
 
-from ..errors import ArrowInvalidArgument
+from ..errors import ArrowInvalidArgument, NotSupported
 from . import plan as P
 from .policy import ReadPolicy
 
@@ -84,6 +84,8 @@ class ReadOptions:
     validate: str = "structural"
     filters: str | None = None  # JSON, read against the schema by the reader
     max_records: int | None = None  # None: the session's setting, else Spark's default
+    path_glob_filter: str | None = None  # Spark's: files whose names match are read
+    recursive_file_lookup: bool = False  # Spark's: no partition columns from directories
 
     @classmethod
     def parse(cls, options: Any) -> ReadOptions:
@@ -91,6 +93,13 @@ class ReadOptions:
         validate = str(options.get("validate", "structural")).lower()
         if validate not in ("structural", "full"):
             raise ArrowInvalidArgument(f"expected validate=structural or full, found {validate!r}")
+        for key in ("modifiedBefore", "modifiedAfter"):
+            # Spark's file sources read these in the session time zone, which the
+            # source cannot see when it lists files; ignoring them would read every file
+            if options.get(key.lower()) is not None:
+                raise NotSupported(
+                    f"the read option {key} is not supported by the arrow source: name "
+                    "the files to read (a list of paths or a glob) instead")
         return cls(
             merge_schema=flag_option(options, "mergeSchema", False),
             columns=names_option(options, "columns"),
@@ -105,6 +114,8 @@ class ReadOptions:
             validate=validate,
             filters=options.get("filters"),
             max_records=count_option(options, "maxRecordsPerBatch"),
+            path_glob_filter=options.get("pathglobfilter"),
+            recursive_file_lookup=flag_option(options, "recursiveFileLookup", False),
         )
 
 
@@ -220,6 +231,15 @@ class WriteOptions:
             batch_rows=size_option(options, "batchRows", 131_072),
             partition_overwrite_mode=mode,
         )
+
+    def check_columns(self, names: list[str]) -> None:
+        """Refuse a schema without columns, as Spark's file sources do
+        (``EMPTY_SCHEMA_NOT_SUPPORTED_FOR_DATASOURCE``): an IPC batch of no columns
+        would carry only a row count that no reader gives back to Spark."""
+        if not names:
+            raise ArrowInvalidArgument(
+                "expected at least one column to write, found none (a DataFrame "
+                "without columns; Spark's Parquet writer refuses it too)")
 
 
 def overwrite_mode(value: str, where: str) -> str:

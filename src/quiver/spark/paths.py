@@ -17,7 +17,7 @@ import glob
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -126,16 +126,77 @@ def _sniff(path: str) -> tuple[str | None, int]:
     return detect_format(head), size
 
 
+def glob_filter(pattern: str) -> Callable[[str], bool]:
+    """Spark's ``pathGlobFilter``: whether a file's path has a name (its last part) that
+    matches ``pattern`` as Hadoop's ``GlobPattern`` reads it (``*``, ``?``, ``[...]``
+    with ``!`` or ``^`` negating, ``{a,b}``, ``\\`` escaping; the whole name).
+
+    >>> keep = glob_filter("part-{0,1}.arr*")
+    >>> keep("/d/k=1/part-1.arrow"), keep("/d/part-2.arrow")
+    (True, False)
+    """
+    regex: list[str] = []
+    braces = 0
+    in_set = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 == len(pattern):
+                raise ArrowInvalidArgument(
+                    f"expected a character after \\ in pathGlobFilter, found the end of "
+                    f"{pattern!r}")
+            regex.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if in_set:
+            if c == "]":
+                in_set = False
+            regex.append("^" if c == "!" and pattern[i - 1] == "[" else
+                         "\\[" if c == "[" else c)
+        elif c == "*":
+            regex.append(".*")
+        elif c == "?":
+            regex.append(".")
+        elif c == "{":
+            braces += 1
+            regex.append("(?:")
+        elif c == "}" and braces:
+            braces -= 1
+            regex.append(")")
+        elif c == "," and braces:
+            regex.append("|")
+        elif c == "[":
+            in_set = True
+            regex.append("[")
+        else:
+            regex.append(re.escape(c))
+        i += 1
+    if in_set or braces:
+        raise ArrowInvalidArgument(
+            f"expected a closed {'[...]' if in_set else '{...}'} in pathGlobFilter, found "
+            f"{pattern!r}")
+    try:
+        compiled = re.compile("".join(regex), re.DOTALL)
+    except re.error as exc:
+        raise ArrowInvalidArgument(
+            f"expected a glob in pathGlobFilter, found {pattern!r} ({exc})") from None
+    return lambda path: compiled.fullmatch(path.rstrip("/").rsplit("/", 1)[-1]) is not None
+
+
 def base_path_from_options(options: Any) -> str | None:
     """The ``basePath`` option (partition columns are found below it), if given."""
     value = options.get("basepath")
     return local_path(value) if value else None
 
 
-def list_files(paths: Sequence[str], base_path: str | None = None) -> list[DataFile]:
+def list_files(paths: Sequence[str], base_path: str | None = None, *,
+               keep: Callable[[str], bool] | None = None,
+               partitions: bool = True) -> list[DataFile]:
     """Every Arrow IPC file under ``paths``, in sorted order per path, with the
     partition values of its directories (found below ``base_path``, else below each
-    path given).
+    path given; none when ``partitions`` is false, Spark's ``recursiveFileLookup``).
+    ``keep``: files it refuses are left out before they are opened (``pathGlobFilter``).
 
     Files under a directory that do not start like an Arrow file or stream are skipped;
     a file named directly that is not Arrow is an error saying what it looks like.
@@ -160,12 +221,15 @@ def list_files(paths: Sequence[str], base_path: str | None = None) -> list[DataF
                     f"found {match}"
                 )
             if os.path.isdir(match):
-                found = _walk(match, root)
+                found = _walk(match, root if partitions else None, keep)
             elif os.path.isfile(match):
+                if keep is not None and not keep(match):
+                    continue
                 kind, size = _sniff(match)
                 if kind is None:
                     raise ArrowInvalid(f"{match}: {describe_non_arrow(match)}")
-                found = [DataFile(match, kind, size, partition_of(root, match))]
+                found = [DataFile(match, kind, size,
+                                  partition_of(root, match) if partitions else ())]
             else:
                 raise ArrowInvalidArgument(f"{match}: no such file or directory")
             out.extend(found)
@@ -197,17 +261,21 @@ def _canonical_keys(files: list[DataFile]) -> list[DataFile]:
     ]
 
 
-def _walk(directory: str, root: str) -> list[DataFile]:
+def _walk(directory: str, root: str | None, keep: Callable[[str], bool] | None
+          ) -> list[DataFile]:
+    """The Arrow files under ``directory``; partition values found below ``root`` (none
+    without it)."""
     found: list[DataFile] = []
     for dirpath, dirnames, filenames in os.walk(directory):
         dirnames[:] = sorted(d for d in dirnames if not hidden_name(d))
         for name in sorted(filenames):
-            if hidden_name(name):
-                continue
             path = os.path.join(dirpath, name)
+            if hidden_name(name) or (keep is not None and not keep(path)):
+                continue
             kind, size = _sniff(path)
             if kind is not None:
-                found.append(DataFile(path, kind, size, partition_of(root, path)))
+                found.append(DataFile(path, kind, size,
+                                      partition_of(root, path) if root is not None else ()))
             elif not _known_other(path):
                 # not Arrow and not anything recognisable: a damaged Arrow file, maybe;
                 # skipping it would lose its rows without a word
@@ -287,6 +355,7 @@ __all__ = [
     "DataFile",
     "base_path_from_options",
     "escape_partition_text",
+    "glob_filter",
     "list_files",
     "partition_schema",
     "partition_value",

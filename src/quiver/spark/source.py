@@ -52,6 +52,7 @@ from .options import (
 )
 from .paths import (
     base_path_from_options,
+    glob_filter,
     list_files,
     partition_schema,
     partition_value,
@@ -74,12 +75,17 @@ class _Dataset:
         self.options = ReadOptions.parse(options)
         paths = paths_from_options(options)
         self.storage: tuple[list[str], dict[str, Any]] | None = None
+        opts = self.options
+        keep = None if opts.path_glob_filter is None else glob_filter(opts.path_glob_filter)
+        partitions = not opts.recursive_file_lookup
         if objstore.any_url(paths):  # object storage (spark/objstore.py)
             self.storage = (paths, objstore.storage_options(options))
             objstore.register(*self.storage)
-            self.files = objstore.list_files(paths, self.storage[1])
+            self.files = objstore.list_files(paths, self.storage[1], keep=keep,
+                                             partitions=partitions)
         else:
-            self.files = list_files(paths, base_path_from_options(options))
+            self.files = list_files(paths, base_path_from_options(options), keep=keep,
+                                    partitions=partitions)
         self.partition_fields = tuple(
             partition_schema(self.files, self.options.infer_partition_types)
         )
@@ -342,6 +348,7 @@ class ArrowWriter(DataSourceArrowWriter):
         self.job = uuid.uuid4().hex[:16]
         self.arrow_schema = from_spark_schema(schema)
         names = self.arrow_schema.names
+        self.options.check_columns(names)
         lowered = [n.lower() for n in names]
         keys = self.options.partition_by
         missing = [c for c in keys if c.lower() not in lowered]

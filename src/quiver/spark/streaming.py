@@ -732,6 +732,7 @@ class ArrowStreamWriter(DataSourceStreamArrowWriter):
         self.query = uuid.uuid4().hex[:16]
         self.arrow_schema = from_spark_schema(schema)
         names = self.arrow_schema.names
+        self.options.check_columns(names)
         missing = [c for c in self.options.partition_by if c not in names]
         if missing:
             raise ArrowInvalidArgument(
