@@ -399,3 +399,19 @@ def test_filters_option_applies_to_streams(spark, tmp_path):
     _run_available_now(spark, src, out, ck,
                        filters=json.dumps([["id", ">=", 35], ["id", "<", 90]]))
     assert _ids(spark, out) == list(range(35, 90))
+
+
+def test_path_glob_filter_and_recursive_file_lookup_apply_to_streams(spark, tmp_path):
+    # as in batch reads (tests/spark/test_read.py): the stream's listing left both out,
+    # taking every file (extra rows) and the k=... directories as a column
+    src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
+    for k, name, start in ((1, "a.arrow", 0), (1, "b.arrowx", 100), (2, "c.arrow", 200)):
+        (src / f"k={k}").mkdir(parents=True, exist_ok=True)
+        _write(src / f"k={k}" / name, [stream_batch(start, 10)])
+    inferred = spark.readStream.format("arrow").load(str(src)).schema.fieldNames()
+    assert inferred == ["id", "name", "x", "k"]
+    flat = (spark.readStream.format("arrow").option("recursiveFileLookup", "true")
+            .load(str(src)).schema.fieldNames())
+    assert flat == ["id", "name", "x"]
+    _run_available_now(spark, src, out, ck, pathGlobFilter="*.arrow")
+    assert _ids(spark, out) == [*range(10), *range(200, 210)]

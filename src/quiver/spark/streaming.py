@@ -81,7 +81,14 @@ from ..ipc.index import detect_format
 from . import objstore
 from . import options as opt
 from . import plan as P
-from .paths import DataFile, hidden_name, partition_of, partition_schema, paths_from_options
+from .paths import (
+    DataFile,
+    glob_filter,
+    hidden_name,
+    partition_of,
+    partition_schema,
+    paths_from_options,
+)
 from .policy import from_spark_schema
 
 try:  # Spark 4.2+: read limits and Trigger.AvailableNow for Python sources
@@ -171,9 +178,10 @@ class Candidate:
         return (self.mtime_ns, self.path)
 
 
-def _candidate(path: str, root: str) -> Candidate | None:
+def _candidate(path: str, root: str | None) -> Candidate | None:
     """The file at ``path`` if it starts like Arrow IPC (files being created may be empty
-    or hold a few bytes yet: they are simply not there yet)."""
+    or hold a few bytes yet: they are simply not there yet); its partition values are
+    found below ``root`` (none without it)."""
     try:
         with open(path, "rb") as f:
             head = f.read(8)
@@ -183,7 +191,8 @@ def _candidate(path: str, root: str) -> Candidate | None:
     kind = detect_format(head) if len(head) >= 8 else None
     if kind is None:
         return None
-    return Candidate(path, kind, st.st_size, st.st_mtime_ns, partition_of(root, path))
+    return Candidate(path, kind, st.st_size, st.st_mtime_ns,
+                     partition_of(root, path) if root is not None else ())
 
 
 #: ``skip(path, mtime_ns)``: files a listing may leave out (a stream has read them)
@@ -191,17 +200,37 @@ Skip = Callable[[str, int], bool]
 
 
 def list_candidates(paths: Sequence[str], storage: Mapping[str, Any] | None = None,
-                    skip: Skip | None = None) -> list[Candidate]:
+                    skip: Skip | None = None, read_options: opt.ReadOptions | None = None
+                    ) -> list[Candidate]:
     """Every Arrow IPC file under ``paths`` (files, directories walked, globs; URLs of
     object storage listed through fsspec with the ``storage`` options), sorted in the
     order they join the stream; those ``skip`` takes are left out (on object storage
-    before their first bytes are fetched)."""
+    before their first bytes are fetched).  ``read_options``: Spark's
+    ``pathGlobFilter`` (files whose names do not match are left out unopened) and
+    ``recursiveFileLookup`` (no partition values), as in batch reads."""
+    keep = None
+    if read_options is not None and read_options.path_glob_filter is not None:
+        keep = glob_filter(read_options.path_glob_filter)
+    partitions = read_options is None or not read_options.recursive_file_lookup
     if objstore.any_url(paths):
-        return sorted((Candidate(f.path, f.format, f.size, mtime, f.partition)
+        def skip_object(url: str, mtime: int) -> bool:
+            return (keep is not None and not keep(url)) or bool(skip and skip(url, mtime))
+
+        return sorted((Candidate(f.path, f.format, f.size, mtime,
+                                 f.partition if partitions else ())
                        for f, mtime in objstore.list_objects(paths, storage or {},
-                                                             missing_ok=True, skip=skip)),
+                                                             missing_ok=True,
+                                                             skip=skip_object)),
                       key=lambda c: c.key)
     found: dict[str, Candidate] = {}
+
+    def consider(path: str, root: str) -> None:
+        if keep is not None and not keep(path):
+            return
+        c = _candidate(path, root if partitions else None)
+        if c is not None and not (skip and skip(c.path, c.mtime_ns)):
+            found[c.path] = c
+
     for given in paths:
         matches = sorted(glob.glob(given)) if glob.has_magic(given) else [given]
         for match in matches:
@@ -210,13 +239,9 @@ def list_candidates(paths: Sequence[str], storage: Mapping[str, Any] | None = No
                     dirnames[:] = sorted(d for d in dirnames if not hidden_name(d))
                     for name in filenames:
                         if not hidden_name(name):
-                            c = _candidate(os.path.join(dirpath, name), match)
-                            if c is not None and not (skip and skip(c.path, c.mtime_ns)):
-                                found[c.path] = c
+                            consider(os.path.join(dirpath, name), match)
             elif os.path.isfile(match):
-                c = _candidate(match, os.path.dirname(match))
-                if c is not None and not (skip and skip(c.path, c.mtime_ns)):
-                    found[c.path] = c
+                consider(match, os.path.dirname(match))
     return sorted(found.values(), key=lambda c: c.key)
 
 
@@ -310,7 +335,7 @@ def infer_schema(options: Any) -> t.Schema:
     storage = remote_storage(paths, opts, options)
     now = time.time_ns()
     read_options = opt.ReadOptions.parse(options)
-    for c in list_candidates(paths, storage):
+    for c in list_candidates(paths, storage, read_options=read_options):
         if c.format == "stream" and opts.tail:
             found = scan_tail(c.path, 0, c.size, max_rows=0)
             if found.schema is None:
@@ -322,7 +347,7 @@ def infer_schema(options: Any) -> t.Schema:
         fields = list(schema.fields)
         names = {f.name for f in fields}
         files = [DataFile(x.path, x.format, x.size, x.partition)
-                 for x in list_candidates(paths, storage)]
+                 for x in list_candidates(paths, storage, read_options=read_options)]
         for f in partition_schema(files, read_options.infer_partition_types):
             if f.name not in names:
                 fields.append(f)
@@ -427,7 +452,7 @@ class ArrowStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target: dict[str, Any] | None = None  # AvailableNow: what is there now
 
     def _list(self, skip: Skip | None = None) -> list[Candidate]:
-        return list_candidates(self.paths, self.storage, skip)
+        return list_candidates(self.paths, self.storage, skip, self.read_options)
 
     # -- offsets
     def initialOffset(self) -> dict:
