@@ -414,7 +414,26 @@ def _durations(pd: Any, col: ArrayData, st: Any, numpy_type: Any,
     return values
 
 
-@registry.implements("pandas", t.TimeType, t.DecimalType)
+@registry.implements("pandas", t.TimeType)
+def _times(pd: Any, col: ArrayData, st: Any, numpy_type: Any, options: dict[str, Any]) -> Any:
+    # datetime.time holds microseconds: as pyarrow, a time64[ns] value with nanoseconds
+    # left over is an error, not dropped
+    if st.unit == "ns" and len(col):
+        ticks = _filled(col)
+        lost = ticks % 1000 != 0
+        valid = col.is_valid_mask()
+        if valid is not None:
+            lost &= valid
+        if lost.any():
+            row = int(np.argmax(lost))
+            raise ArrowInvalid(
+                f"expected time64[ns] values in whole microseconds (datetime.time), found "
+                f"{int(ticks[row])} ns with non-zero nanoseconds at row {row}"
+            )
+    return _objects(col)
+
+
+@registry.implements("pandas", t.DecimalType)
 def _python_objects(pd: Any, col: ArrayData, st: Any, numpy_type: Any,
                     options: dict[str, Any]) -> Any:
     return _objects(col)

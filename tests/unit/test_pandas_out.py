@@ -415,3 +415,18 @@ def test_to_pandas_refuses_unknown_and_unsupported_options() -> None:
     with pytest.raises(qv.ArrowTypeError, match="bogus"):
         qv.array([1]).to_pandas(bogus=1)
     assert t.to_pandas(maps_as_pydicts=None, self_destruct=True)["a"].tolist() == [1]
+
+
+def test_to_pandas_time64_ns_below_microseconds_is_refused_as_pyarrow() -> None:
+    # datetime.time holds microseconds: pyarrow refuses a time64[ns] value with non-zero
+    # nanoseconds rather than drop them; quiver gave 00:00:00 for 1 ns, silently
+    theirs = pa.table({"t": pa.array([1000, None, 86_399_999_999_001], pa.time64("ns"))})
+    ours = qv.table(theirs)
+    with pytest.raises(pa.ArrowInvalid, match="non-zero nanoseconds"):
+        theirs.to_pandas()
+    with pytest.raises(qv.ArrowInvalid, match=r"non-zero nanoseconds.*row 2"):
+        ours.to_pandas()
+    with pytest.raises(qv.ArrowInvalid, match="non-zero nanoseconds"):
+        ours["t"].chunks[0].to_pandas()
+    whole = pa.table({"t": pa.array([1000, None, 86_399_999_999_000], pa.time64("ns"))})
+    pd.testing.assert_frame_equal(qv.table(whole).to_pandas(), whole.to_pandas())
