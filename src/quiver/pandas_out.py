@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import itertools
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -192,7 +193,8 @@ def _copy_needed(pd: Any, col: ArrayData, meta: dict[str, Any] | None,
     if chunks > 1:
         return f"{chunks} chunks"
     if options.get("as_categorical") or (
-        options["types_mapper"] is not None and options["types_mapper"](col.type) is not None
+        options["types_mapper"] is not None
+        and mapped_dtype(options["types_mapper"], col.type) is not None
     ):
         return "a conversion to another pandas dtype"
     if isinstance(st, (t.StringType, t.StringViewType)):  # nulls included: Arrow's own
@@ -281,7 +283,7 @@ def _converted(
     dtype = col.type
     mapper: Callable[[t.DataType], Any] | None = options.get("types_mapper")
     if mapper is not None:
-        target = mapper(dtype)
+        target = mapped_dtype(mapper, dtype)
         if target is not None:
             values = col.to_numpy(zero_copy_only=False) if t.storage_of(dtype) != t.string() \
                 else _strings(col)
@@ -514,6 +516,26 @@ def _index_from(pd: Any, meta: dict[str, Any], frame: Any, num_rows: int) -> tup
     return pd.MultiIndex.from_arrays(arrays, names=names), used
 
 
+def mapped_dtype(mapper: Callable[[Any], Any], dtype: t.DataType) -> Any:
+    """``types_mapper``'s pandas dtype for a column of ``dtype`` (None: the default): asked
+    with the quiver type, then, when that gives no answer and the caller has pyarrow
+    loaded, with the same type as pyarrow's (a mapper written for pyarrow, such as
+    ``{pa.int64(): pd.Int64Dtype()}.get`` or ``pd.ArrowDtype``, would otherwise be
+    ignored silently, or fail on a type it does not know)."""
+    try:
+        found = mapper(dtype)
+    except (TypeError, ValueError):
+        if "pyarrow" not in sys.modules:
+            raise
+        found = None
+    if found is not None or "pyarrow" not in sys.modules:
+        return found
+    # (pyarrow is the caller's here, already imported: the type crosses the boundary
+    # through the C data interface, as any PyCapsule consumer would take it)
+    theirs = sys.modules["pyarrow"].DataType._import_from_c_capsule(dtype.__arrow_c_schema__())
+    return mapper(theirs)
+
+
 def batch_to_pandas(
     data: Any,
     *,
@@ -525,7 +547,8 @@ def batch_to_pandas(
 ) -> Any:
     """A ``pandas.DataFrame`` of a quiver RecordBatch or Table (see the module rules).
 
-    ``types_mapper`` maps a quiver DataType to a pandas dtype (or None for the default).
+    ``types_mapper`` maps a quiver DataType to a pandas dtype (or None for the default);
+    one written for pyarrow's types is asked with those (:func:`mapped_dtype`).
     pyarrow's other options act as in pyarrow: ``strings_to_categorical``, ``categories``
     (field names to make ``Categorical``), ``integer_object_nulls``, ``zero_copy_only``
     (ArrowInvalid when a column needs a copy), ``coerce_temporal_nanoseconds`` with

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import quiver as qv
 import quiver.ipc as ipc
 from quiver.errors import ArrowTypeError, NotSupported
+from quiver.interop import import_batch
 from quiver.interop.numpy_pandas import batch_from_pandas, batch_to_pandas
 from tests.roundtrip.test_array_props import SETTINGS
 
@@ -430,3 +431,17 @@ def test_to_pandas_time64_ns_below_microseconds_is_refused_as_pyarrow() -> None:
         ours["t"].chunks[0].to_pandas()
     whole = pa.table({"t": pa.array([1000, None, 86_399_999_999_000], pa.time64("ns"))})
     pd.testing.assert_frame_equal(qv.table(whole).to_pandas(), whole.to_pandas())
+
+
+@pytest.mark.parametrize("mapper", [
+    {pa.int64(): pd.Int64Dtype()}.get,  # pyarrow's types as keys: ignored silently before
+    pd.ArrowDtype,                      # refused a quiver type ("must be a pyarrow.DataType")
+    {pa.string(): pd.StringDtype()}.get,
+], ids=["pyarrow-keyed-dict", "ArrowDtype", "string-dtype"])
+def test_a_types_mapper_written_for_pyarrow_maps_as_in_pyarrow(mapper) -> None:
+    pb = pa.record_batch({"i": pa.array([1, None, 2**60]), "f": pa.array([1.5, None, 2.0]),
+                          "s": pa.array(["a", None, "c"])})
+    expected = pb.to_pandas(types_mapper=mapper)
+    got = import_batch(pb).to_pandas(types_mapper=mapper)
+    assert list(got.dtypes) == list(expected.dtypes)
+    assert got.equals(expected)  # (2**60 kept exactly where the mapper asks for Int64)
