@@ -163,6 +163,31 @@ def test_filters_fetch_only_batches_that_can_match(s3):
     assert s3.counts()["bytes"] <= 0.05 * size, (s3.counts(), size)
 
 
+def test_filters_on_columns_not_read_fetch_their_buffers_only(s3):
+    # pyarrow.parquet.read_table(columns=, filters=) reads the filter's columns too and
+    # returns only columns=; a URL's reader fetches just those columns' buffers
+    rows = 400_000
+    table = qv.table({f"c{k}": qv.array(np.arange(rows) * (k + 1)) for k in range(8)})
+    url = s3.url("fc.arrow")
+    with ipc.new_file(url, table.schema, storage_options=s3.options, statistics=True) as w:
+        w.write_table(table, max_chunksize=rows // 20)
+    size = s3.fs().size(url)
+    s3.reset_counts()
+    filters = [("c0", ">=", rows // 2), ("c7", "<", 8 * (rows // 2 + 10))]
+    got = ipc.read_table(url, storage_options=s3.options, columns=["c5"], filters=filters)
+    assert got.schema.names == ["c5"]
+    assert got.column("c5").to_pylist() == [k * 6 for k in range(rows // 2, rows // 2 + 10)]
+    # three of 8 columns, of the one batch of 20 the statistics keep
+    assert s3.counts()["bytes"] <= 0.05 * size, (s3.counts(), size)
+    stream_url = s3.url("fc.arrows")
+    with ipc.new_stream(stream_url, table.schema, storage_options=s3.options) as w:
+        w.write_table(table, max_chunksize=rows // 20)
+    got = ipc.read_table(stream_url, storage_options=s3.options, columns=["c5"],
+                         filters=filters)
+    assert got.schema.names == ["c5"]
+    assert got.column("c5").to_pylist() == [k * 6 for k in range(rows // 2, rows // 2 + 10)]
+
+
 def test_stream_reads_in_large_blocks(s3):
     table, _ = _wide(300_000, 4, 30)
     sink = pa.BufferOutputStream()
