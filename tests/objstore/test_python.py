@@ -283,3 +283,22 @@ def test_secrets_stay_out_of_errors(s3):
     from quiver.fs.url import redact, scrub
     assert SECRET not in redact(url)
     assert scrub(f"bad secret {SECRET}", s3.options) == "bad secret ***"
+
+
+def test_appending_to_a_url_is_refused_clearly(s3):
+    # an object cannot be carried on in place: say so, and leave the object as it was
+    table = qv.table({"a": qv.array([1, 2])})
+    url = s3.url("append.arrow")
+    with ipc.new_file(url, table.schema, storage_options=s3.options) as w:
+        w.write_table(table)
+    before = s3.fs().cat_file(url)
+    with pytest.raises(E.ArrowInvalidArgument,
+                       match=r"expected a local path to append to, found the URL .*"
+                             r"append\.arrow.*new object") as info:
+        ipc.new_file(url, table.schema, storage_options=s3.options, append=True)
+    assert "Upload" not in str(info.value) and SECRET not in str(info.value)
+    assert s3.fs().cat_file(url) == before
+    missing = s3.url("append-missing.arrow")  # a URL with nothing there yet, too
+    with pytest.raises(E.ArrowInvalidArgument, match="expected a local path to append to"):
+        ipc.new_file(missing, table.schema, storage_options=s3.options, append=True)
+    assert not s3.fs().exists(missing)
