@@ -260,3 +260,38 @@ def test_csv_quotes_carriage_returns_newlines_quotes_and_commas(tmp_path: Path,
                            read_options=pa_csv.ReadOptions(use_threads=False))
     assert back.column_names == ["t\rx", "n"]
     assert back.column(0).to_pylist() == texts
+
+
+@pytest.mark.parametrize("others", [
+    ["x", "y", "z", "w", "v"],  # no field needs quotes
+    ["a,b", 'q"', "n\nl", "c\rr", ""],  # fields that need quotes beside them
+])
+def test_csv_tells_null_from_empty_as_pyarrow_writes_them(tmp_path: Path, capsys,
+                                                          others: list[str]) -> None:
+    # pyarrow.csv.write_csv writes an empty string as "" and a null as nothing
+    pa = pytest.importorskip("pyarrow")
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    table = pa.table({
+        "s": pa.array(["", None, "a", "", None]),
+        "ls": pa.array([None, "", "", "b", None], pa.large_string()),
+        "b": pa.array([b"", None, b"\x01", None, b""]),
+        "o": pa.array(others),
+    })
+    path = tmp_path / "t.arrows"
+    path.write_bytes(pa_write(table.to_batches(), stream=True))
+    assert main(["cat", str(path), "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    convert = pa_csv.ConvertOptions(
+        strings_can_be_null=True, quoted_strings_can_be_null=False,
+        column_types={name: pa.string() for name in table.column_names})
+    back = pa_csv.read_csv(io.BytesIO(out.encode()), convert_options=convert)
+    assert back.column("s").to_pylist() == table.column("s").to_pylist()
+    assert back.column("ls").to_pylist() == table.column("ls").to_pylist()
+    assert back.column("b").to_pylist() == [  # binary as hex: b"" is ""
+        None if v is None else v.hex() for v in table.column("b").to_pylist()]
+    assert back.column("o").to_pylist() == others
+    # pyarrow's own CSV of the same strings reads back the same way
+    sink = io.BytesIO()
+    pa_csv.write_csv(table.select(["s", "ls", "o"]), sink)
+    theirs = pa_csv.read_csv(io.BytesIO(sink.getvalue()), convert_options=convert)
+    assert back.select(["s", "ls", "o"]).equals(theirs)

@@ -163,6 +163,31 @@ def test_filters_fetch_only_batches_that_can_match(s3):
     assert s3.counts()["bytes"] <= 0.05 * size, (s3.counts(), size)
 
 
+def test_filters_on_columns_not_read_fetch_their_buffers_only(s3):
+    # pyarrow.parquet.read_table(columns=, filters=) reads the filter's columns too and
+    # returns only columns=; a URL's reader fetches just those columns' buffers
+    rows = 400_000
+    table = qv.table({f"c{k}": qv.array(np.arange(rows) * (k + 1)) for k in range(8)})
+    url = s3.url("fc.arrow")
+    with ipc.new_file(url, table.schema, storage_options=s3.options, statistics=True) as w:
+        w.write_table(table, max_chunksize=rows // 20)
+    size = s3.fs().size(url)
+    s3.reset_counts()
+    filters = [("c0", ">=", rows // 2), ("c7", "<", 8 * (rows // 2 + 10))]
+    got = ipc.read_table(url, storage_options=s3.options, columns=["c5"], filters=filters)
+    assert got.schema.names == ["c5"]
+    assert got.column("c5").to_pylist() == [k * 6 for k in range(rows // 2, rows // 2 + 10)]
+    # three of 8 columns, of the one batch of 20 the statistics keep
+    assert s3.counts()["bytes"] <= 0.05 * size, (s3.counts(), size)
+    stream_url = s3.url("fc.arrows")
+    with ipc.new_stream(stream_url, table.schema, storage_options=s3.options) as w:
+        w.write_table(table, max_chunksize=rows // 20)
+    got = ipc.read_table(stream_url, storage_options=s3.options, columns=["c5"],
+                         filters=filters)
+    assert got.schema.names == ["c5"]
+    assert got.column("c5").to_pylist() == [k * 6 for k in range(rows // 2, rows // 2 + 10)]
+
+
 def test_stream_reads_in_large_blocks(s3):
     table, _ = _wide(300_000, 4, 30)
     sink = pa.BufferOutputStream()
@@ -258,3 +283,22 @@ def test_secrets_stay_out_of_errors(s3):
     from quiver.fs.url import redact, scrub
     assert SECRET not in redact(url)
     assert scrub(f"bad secret {SECRET}", s3.options) == "bad secret ***"
+
+
+def test_appending_to_a_url_is_refused_clearly(s3):
+    # an object cannot be carried on in place: say so, and leave the object as it was
+    table = qv.table({"a": qv.array([1, 2])})
+    url = s3.url("append.arrow")
+    with ipc.new_file(url, table.schema, storage_options=s3.options) as w:
+        w.write_table(table)
+    before = s3.fs().cat_file(url)
+    with pytest.raises(E.ArrowInvalidArgument,
+                       match=r"expected a local path to append to, found the URL .*"
+                             r"append\.arrow.*new object") as info:
+        ipc.new_file(url, table.schema, storage_options=s3.options, append=True)
+    assert "Upload" not in str(info.value) and SECRET not in str(info.value)
+    assert s3.fs().cat_file(url) == before
+    missing = s3.url("append-missing.arrow")  # a URL with nothing there yet, too
+    with pytest.raises(E.ArrowInvalidArgument, match="expected a local path to append to"):
+        ipc.new_file(missing, table.schema, storage_options=s3.options, append=True)
+    assert not s3.fs().exists(missing)

@@ -191,6 +191,57 @@ def test_rows_kept_in_one_run_of_half_the_batch_or_more_are_a_slice_of_it_not_a_
     assert not np.shares_memory(apart.column(0).to_numpy(), source[0])
 
 
+_UNREAD = [  # (columns, filters): the filter's columns before, after, among the read ones
+    (["f"], [("i", ">", 3)]),
+    (["i"], [("s", "==", "a")]),
+    (["dec", "i"], [("f", "<", 0.5)]),
+    (["s", "i"], [("b", "==", False), ("st.y", "!=", "zz")]),
+    (["i"], [("st.x", ">=", 3)]),
+    (["st"], [[("i", ">", 5)], [("b", "==", True)]]),
+    ([], [("i", ">", 0)]),
+    ([2, "i"], [("i", "<", 0), ("f", "is not null", None)]),
+    ([1], [("f", ">", 0)]),
+]
+
+
+@pytest.mark.parametrize(("columns", "filters"), _UNREAD)
+def test_filters_on_columns_not_read_as_pyarrow_parquet(tmp_path, columns, filters):
+    # pyarrow.parquet.read_table reads a filter's columns too and returns only columns=
+    table = _table(np.random.default_rng(7), 60)
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=7)
+    names = [table.schema.names[c] if isinstance(c, int) else c for c in columns]
+    expected = pq.read_table(tmp_path / "t.parquet", columns=names,
+                             filters=_pa_expression(filters))
+    data = _write_stats(table, 7)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=7)
+    stream = sink.getvalue().to_pybytes()
+    with ipc.open_file(data, columns=columns, filters=filters) as reader:
+        assert reader.schema.names == names
+        iterated = [pa.record_batch(b) for b in reader]
+        assert all(b.schema.names == names for b in iterated)
+        assert reader.get_batch(0).schema.names == names
+    for got in (ipc.read_table(data, columns=columns, filters=filters),
+                ipc.read_table(stream, columns=columns, filters=filters),
+                ipc.open_file(data, columns=columns, filters=filters).read_all(),
+                pa.Table.from_batches(iterated, schema=expected.schema)):
+        got = pa.table(got)
+        assert got.schema.names == names, (columns, filters)
+        assert got.num_rows == expected.num_rows, (columns, filters)
+        assert _rows(got) == _rows(expected), (columns, filters)
+
+
+def test_filters_on_columns_not_read_still_skip_batches():
+    table = pa.table({"k": np.arange(1_000), "v": np.arange(1_000) * 0.5})
+    data = _write_stats(table, 100)
+    with ipc.open_file(data, columns=["v"], filters=[("k", ">=", 950)]) as reader:
+        got = reader.read_all()
+        assert reader.batches_skipped == 9
+    assert got.schema.names == ["v"]
+    assert got.column("v").to_pylist() == [k * 0.5 for k in range(950, 1_000)]
+
+
 def test_bad_filters_are_refused_clearly():
     data = _write_stats(pa.table({"a": [1]}), 1)
     with pytest.raises(E.ArrowInvalidArgument, match="op"):

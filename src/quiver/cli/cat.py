@@ -2,7 +2,8 @@
 
 ``--format table`` (the default on a terminal) draws a table sized to the terminal with long
 values cut; ``jsonl`` (the default in a pipe) writes one JSON object per row, nested values
-as JSON; ``csv`` writes a header and one line per row, nested values as JSON text.  Batches
+as JSON; ``csv`` writes a header and one line per row, nested values as JSON text,
+a null as an empty field and an empty string as ``""`` (as pyarrow's CSV writer).  Batches
 are read one at a time and ``--head N`` stops reading after N rows, so ``quiver head`` on a
 huge file or an endless pipe returns at once.
 
@@ -15,11 +16,11 @@ NaN and infinities as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as _dt
 import decimal
 import json
 import math
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -202,22 +203,38 @@ def _write_jsonl(chunks: Iterator[tuple[list[str], list[list[Any]]]]) -> None:
             out.flush()  # a batch at a time, for a reader following a live stream
 
 
+#: characters that make a CSV field quoted (the delimiter, the quote, line ends)
+_CSV_SPECIAL = re.compile(r'[,"\r\n]')
+
+
+def csv_field(value: Any) -> str:
+    """One value as a CSV field, as ``pyarrow.csv.write_csv`` tells them apart: a null is
+    an empty field, an empty string (or binary) is ``""``; a field holding a comma, a
+    quote or a line end is quoted, its quotes doubled (a carriage return too: a reader
+    would end the row at a bare one).
+
+    >>> [csv_field(v) for v in (None, "", "x", "a,b", 2)]
+    ['', '""', 'x', '"a,b"', '2']
+    """
+    if value is None:
+        return ""
+    text = cell_text(value)
+    if text and _CSV_SPECIAL.search(text) is None:
+        return text
+    return '"' + text.replace('"', '""') + '"'
+
+
 def _write_csv(chunks: Iterator[tuple[list[str], list[list[Any]]]], names: list[str]) -> None:
-    """A header and the rows by Python's csv rules, lines ended by ``\n``.  The csv module
-    quotes a field holding the delimiter, a quote or a character of the line terminator;
-    a carriage return is none of these with ``\n`` lines, so a row holding one is written
-    with every field quoted (a reader would split the row at a bare ``\r``)."""
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    quoted = csv.writer(sys.stdout, lineterminator="\n", quoting=csv.QUOTE_ALL)
-
-    def write(row: list[str]) -> None:
-        (quoted if any("\r" in cell for cell in row) else writer).writerow(row)
-
-    write([str(n) for n in names])
+    """A header and the rows, lines ended by ``\n``, fields as :func:`csv_field` writes
+    them (the csv module of Python 3.11 cannot quote an empty string but not a null:
+    QUOTE_NOTNULL came in 3.12)."""
+    out = sys.stdout
+    out.write(",".join(csv_field(str(n)) for n in names) + "\n")
     for _, cols in chunks:
-        for row in zip(*cols):
-            write([cell_text(v) for v in row])
-        sys.stdout.flush()
+        lines = [",".join([csv_field(v) for v in row]) for row in zip(*cols)]
+        if lines:
+            out.write("\n".join(lines) + "\n")
+        out.flush()
 
 
 def _cut(text: str, width: int) -> str:
@@ -299,4 +316,4 @@ def run(ns: argparse.Namespace) -> int:
     return 1 if batches.warning else 0
 
 
-__all__ = ["cell_text", "column_values", "located", "rows", "run", "to_json"]
+__all__ = ["cell_text", "column_values", "csv_field", "located", "rows", "run", "to_json"]

@@ -48,7 +48,8 @@ import struct
 import threading
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Unpack
 
 from .. import errors as E
@@ -308,6 +309,13 @@ found b'\\xff\\xff\\xff\\xff\\x08\\x00'; this looks like an IPC stream (at byte 
         else:
             body = read(raw.body_offset, length)
         return RawMessage(raw.index, raw.offset, raw.message, body, raw.body_offset, raw.metadata)
+
+    def project(self, columns: Sequence[int | str] | None) -> None:
+        """Read ``columns`` (names or indices of the footer's schema) instead of the
+        options' columns; only before the dictionaries and batches are read (a reader
+        with filters adds the filter's columns so)."""
+        self._options = replace(self.options, columns=columns)
+        self._batch_loader = None
 
     @property
     def columns(self) -> list[int] | None:

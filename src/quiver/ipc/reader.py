@@ -31,7 +31,7 @@ from .. import errors as E
 from .. import types as t
 from .._keywords import spell_out
 from ..batch import RecordBatch, RecordBatchReader, Table
-from ..filters import normalize
+from ..filters import check_filters, filter_batch, normalize
 from . import metadata as md
 from .compression import run_pooled
 from .decoder import END, NEED_DATA, RawMessage
@@ -39,7 +39,7 @@ from .file_decoder import FileDecoder
 from .fileobj import text_mode_error
 from .framing import MAGIC
 from .options import IpcReadOptions, ReadOptionKeywords, read_options
-from .scan import Selection, filtered_table
+from .scan import FilterColumns, Selection
 from .statistics.decode import decode_statistics, footer_value, statistics_stream
 from .stream_decoder import StreamDecoder
 
@@ -140,7 +140,9 @@ class RecordBatchStreamReader(RecordBatchReader):
     ``open_file(memory_map=True)`` maps one): every batch is a view of the map, with the
     same checks, and the table ``read_all()`` returns holds no memory beyond the file's
     pages; reading it into fresh memory batch by batch cost 3x pyarrow's ``OSFile``
-    read in page faults.  Pipes, devices and file objects are read as they come."""
+    read in page faults.  Pipes, devices and file objects are read as they come.
+    ``filters`` (as :func:`read_table` takes them) keeps only matching rows; a filter's
+    columns missing from ``columns=`` are loaded too and dropped after filtering."""
 
     def __init__(
         self,
@@ -148,9 +150,12 @@ class RecordBatchStreamReader(RecordBatchReader):
         *,
         options: IpcReadOptions | None = None,
         memory_map: bool | None = None,
+        filters: Any = None,
         **kwargs: Unpack[ReadOptionKeywords],
     ) -> None:
         self._decoder = StreamDecoder(read_options(options, kwargs, ReadKeywords))
+        self._filters = normalize(filters)
+        self._filter_columns: FilterColumns | None = None
         if memory_map is None:
             memory_map = _regular_file(source)
         self._whole, self._file, self._owns = _as_memory(source, memory_map)
@@ -161,9 +166,32 @@ class RecordBatchStreamReader(RecordBatchReader):
         self._closed = False
         try:
             self._schema = self._pull(self._decoder.next_schema)
+            if self._filters:
+                self._schema = self._add_filter_columns()
         except BaseException:
             self.close()  # a file this reader opened is not left open by bad input
             raise
+
+    def _add_filter_columns(self) -> t.Schema:
+        """Load the filter's columns too, if ``columns=`` lacks them (dropped after
+        filtering); the schema the batches are returned with."""
+        decoder = self._decoder
+        extra = FilterColumns(decoder.schema_message.schema, decoder.options.columns,
+                              self._filters)
+        if extra.load is not None:
+            decoder.project(extra.load)
+            self._filter_columns = extra
+        check_filters(self._filters, decoder.schema)
+        return extra.narrow_schema(decoder.schema)
+
+    def _filtered(self, batch: RecordBatch) -> RecordBatch:
+        """``batch`` with only the rows the filters keep, without the columns loaded
+        for them only."""
+        if not self._filters:
+            return batch
+        batch = filter_batch(batch, self._filters)
+        extra = self._filter_columns
+        return batch if extra is None else extra.narrow(batch)
 
     def _pull(self, step: Any) -> Any:
         while True:
@@ -241,7 +269,7 @@ class RecordBatchStreamReader(RecordBatchReader):
         batch = self._pull(self._decoder.next_batch)
         if batch is END:
             raise StopIteration
-        return batch
+        return self._filtered(batch)
 
     def __iter__(self) -> Iterator[RecordBatch]:
         if self._closed:
@@ -250,11 +278,15 @@ class RecordBatchStreamReader(RecordBatchReader):
         while True:
             if self._closed:
                 raise _closed_error()
-            yield from decoder.steady_batches()  # batch after batch of one shape, fast
+            if self._filters:
+                for batch in decoder.steady_batches():
+                    yield self._filtered(batch)
+            else:
+                yield from decoder.steady_batches()  # batch after batch of one shape, fast
             batch = self._pull(decoder.next_batch)
             if batch is END:
                 return
-            yield batch
+            yield self._filtered(batch)
 
     def read_all(self) -> Table:
         """All remaining batches as a Table."""
@@ -389,6 +421,7 @@ class RecordBatchFileReader(RecordBatchReader):
         self._filters = normalize(filters)
         self._statistics: Any = None
         self._selection: Selection | None = None  # the filters' batches (scan.Selection)
+        self._filter_columns: FilterColumns | None = None  # columns loaded for filters only
         whole, f, owns = _as_memory(source, memory_map)
         self._file = f if owns else None
         self._owns = owns
@@ -407,6 +440,12 @@ class RecordBatchFileReader(RecordBatchReader):
         then the dictionary blocks in footer order."""
         src = self._src
         self._footer = self._decoder.open(src.read, src.size)
+        if self._filters:
+            extra = FilterColumns(self._footer.schema.schema, self.options.columns,
+                                  self._filters)
+            if extra.load is not None:  # the filter's columns loaded too, dropped after
+                self._decoder.project(extra.load)
+                self._filter_columns = extra
         self._decoder.schema  # noqa: B018  (the projection and the types checked now)
         self._before_dictionaries()
         self._decoder.read_dictionaries(src.read)
@@ -425,7 +464,9 @@ class RecordBatchFileReader(RecordBatchReader):
     @property
     def schema(self) -> t.Schema:
         """The file's (projected) schema."""
-        return self._decoder.schema
+        extra = self._filter_columns
+        return self._decoder.schema if extra is None else extra.narrow_schema(
+            self._decoder.schema)
 
     @property
     def schema_message(self) -> md.SchemaMessage:
@@ -460,6 +501,13 @@ class RecordBatchFileReader(RecordBatchReader):
         self, i: int
     ) -> tuple[RecordBatch, t.KeyValueMetadata | None]:
         """The ``i``-th batch and its message's custom metadata (one read of the block)."""
+        batch, metadata = self._load_batch(i)
+        extra = self._filter_columns
+        return (batch if extra is None else extra.narrow(batch)), metadata
+
+    def _load_batch(self, i: int) -> tuple[RecordBatch, t.KeyValueMetadata | None]:
+        """The ``i``-th batch as loaded (with any columns loaded for the filters only)
+        and its message's custom metadata."""
         if self._closed:
             raise _closed_error()
         n = self.num_record_batches
@@ -508,10 +556,12 @@ class RecordBatchFileReader(RecordBatchReader):
             return
         if self._selection is None:
             self._selection = Selection(
-                self._filters, self._footer, self.schema,
+                self._filters, self._footer, self._decoder.schema,
                 max_size=self.options.limits.max_metadata_size, decoded=self._statistics,
                 stacklevel=3)
-        yield from self._selection.batches(self.get_batch, start, n)
+        extra = self._filter_columns
+        for i, batch in self._selection.batches(lambda i: self._load_batch(i)[0], start, n):
+            yield i, (batch if extra is None else extra.narrow(batch))
 
     def __iter__(self) -> Iterator[RecordBatch]:
         for _, batch in self._selected(0):
@@ -638,8 +688,8 @@ def read_table(
     if head == MAGIC:
         with open_file(source, filters=filters, **kw) as reader:
             return reader.read_all()
-    with open_stream(source, **kw) as reader:
-        return filtered_table(reader, filters)
+    with RecordBatchStreamReader(source, filters=filters, **kw) as reader:
+        return reader.read_all()
 
 
 def read_schema(source: Any) -> t.Schema:

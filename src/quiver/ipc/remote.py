@@ -31,7 +31,6 @@ from .decoder import RawMessage
 from .framing import MAGIC
 from .plan import V5, PlanNode
 from .reader import RecordBatchFileReader, RecordBatchStreamReader
-from .scan import filtered_table
 
 #: bytes fetched from the end of a file before its footer length is known
 TAIL_GUESS = 64 << 10
@@ -82,17 +81,17 @@ class RemoteFileReader(RecordBatchFileReader):
         ranges = [dec.block_range(b, i, "dictionary") for i, b in enumerate(dec.dictionaries)]
         self._cache.prefetch([(o, o + n) for o, n in ranges])
 
-    def get_batch_with_custom_metadata(self, i: int) -> Any:
+    def _load_batch(self, i: int) -> Any:
         n = self.num_record_batches
         if self._closed or not isinstance(i, int) or not -n <= i < n:
-            return super().get_batch_with_custom_metadata(i)  # (its errors)
+            return super()._load_batch(i)  # (its errors)
         i = i + n if i < 0 else i
         self._ensure_window(i)
         got = self._metas.get(i)
         if got is not None:
             raw = self._sparse(*got)
             return self._decoder.load_record_batch(raw), raw.message.custom_metadata
-        return super().get_batch_with_custom_metadata(i)
+        return super()._load_batch(i)
 
     # -- fetching ahead -------------------------------------------------------------------
     def _window(self, i: int) -> list[int]:
@@ -297,8 +296,8 @@ def read_table(source: Any, *, columns: Sequence[int | str] | None = None,
     if _is_file(obj):
         with RemoteFileReader(obj, filters=filters, **kw) as r:
             return r.read_all()
-    with RemoteStreamReader(obj, **kw) as s:
-        return filtered_table(s, filters)
+    with RemoteStreamReader(obj, filters=filters, **kw) as s:
+        return s.read_all()
 
 
 def _is_file(obj: RangedObject) -> bool:

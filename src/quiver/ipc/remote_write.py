@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .. import errors as E
 from ..fs.upload import Upload
-from ..fs.url import wants_url
+from ..fs.url import redact, wants_url
 from . import writer
 from .remote import URL_DOC, entry
 from .writer import RecordBatchFileWriter, RecordBatchStreamWriter
@@ -85,6 +86,13 @@ def _opened(local: Any, cls: Any, sink: Any, schema: Any,
 def new_file(sink: Any, schema: Any, *, storage_options: Mapping[str, Any] | None = None,
              **kw: Any) -> RecordBatchFileWriter:
     """A file writer (see :func:`quiver.ipc.writer.new_file`), also to a URL."""
+    if kw.get("append") and wants_url(sink, storage_options):
+        # an object is written whole (a multipart upload): it cannot be carried on in place
+        raise E.ArrowInvalidArgument(
+            f"expected a local path to append to, found the URL {redact(str(sink))}: an "
+            "object cannot be appended to in place; write the new batches as a new object "
+            "(another key beside it, read together as a dataset), or append to a local "
+            "file and upload it")
     return _opened(writer.new_file, RemoteFileWriter, sink, schema, storage_options, kw)
 
 

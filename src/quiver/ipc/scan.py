@@ -8,7 +8,9 @@ file for :class:`~quiver.ipc.reader.RecordBatchFileReader`, ranged requests for
 - :class:`Selection`: for filters in disjunctive normal form (:mod:`quiver.filters`),
   the batches the footer statistics rule out (never read), those they prove to match
   throughout (kept whole when their counts agree) and the others (filtered row by row);
-- :func:`filtered_table`: a stream reader's batches, filtered;
+- :class:`FilterColumns`: the columns a read with filters loads (those asked for, then
+  the filter's columns not among them, dropped again after filtering, as
+  ``pyarrow.parquet.read_table(columns=, filters=)`` does);
 - :func:`range_batches` and :func:`stream_batches`: the batches of a split, a range of a
   file's batches or a stream's prelude and body.
 """
@@ -16,17 +18,17 @@ file for :class:`~quiver.ipc.reader.RecordBatchFileReader`, ranged requests for
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import errors as E
 from .. import types as t
-from ..batch import RecordBatch, Table
+from ..batch import RecordBatch
 from ..filters import DNF, batches_all_match, batches_may_match, check_filters, filter_batch
-from ..filters import normalize as normalize_filters
 from . import metadata as md
+from .batch_loader import resolve_columns
 from .decoder import DEFAULT_LIMITS, END
 from .framing import EOS
 from .options import IpcReadOptions
@@ -59,8 +61,9 @@ class Selection:
         missing = sorted({p.path[0] for group in dnf for p in group} - set(schema.names))
         if missing:
             raise E.ArrowInvalidArgument(
-                f"expected the filter's columns {missing} among the columns read "
-                f"{schema.names}; add them to columns="
+                f"expected the filter's columns {missing} among the file's columns "
+                f"{footer.schema.schema.names} (a filter may name any of them, whether "
+                "in columns= or not)"
             )
         check_filters(dnf, schema)
         self.dnf = dnf
@@ -113,14 +116,45 @@ class Selection:
         return True
 
 
-def filtered_table(stream: Any, filters: Any) -> Table:
-    """Every batch of an open stream reader as a table, with only the rows ``filters``
-    keeps (checked against the stream's schema first; None keeps every row)."""
-    dnf = normalize_filters(filters)
-    if dnf:
-        check_filters(dnf, stream.schema)
-    batches = [filter_batch(b, dnf) if dnf else b for b in stream]
-    return Table.from_batches(batches, schema=stream.schema)
+class FilterColumns:
+    """The columns a read with filters loads: those asked for (``columns``, resolved in
+    the file's or stream's whole ``schema``), then the filter's columns not among them,
+    which :meth:`narrow` drops again once the rows are filtered (as
+    ``pyarrow.parquet.read_table(columns=, filters=)`` does).  Only the added columns'
+    buffers are read beside the asked ones.
+
+    ``load``: the columns to load instead of those asked (None: those asked, which hold
+    the filter's columns already, or every column is read)."""
+
+    def __init__(self, schema: t.Schema, columns: Sequence[int | str] | None,
+                 dnf: DNF) -> None:
+        self.load: list[int] | None = None
+        self._keep = 0  # the leading columns of a loaded batch that were asked for
+        if columns is None or not dnf:
+            return
+        asked = resolve_columns(schema, columns) or []
+        names = schema.names
+        extra: list[int] = []
+        for name in dict.fromkeys(p.path[0] for group in dnf for p in group):
+            # (a name the schema lacks or holds twice is left to check_filters' error)
+            if names.count(name) == 1 and (i := names.index(name)) not in asked:
+                extra.append(i)
+        if extra:
+            self.load = asked + extra
+            self._keep = len(asked)
+
+    def narrow_schema(self, schema: t.Schema) -> t.Schema:
+        """The loaded ``schema`` without the columns added for the filter."""
+        if self.load is None:
+            return schema
+        return t.Schema(schema.fields[: self._keep], schema.metadata)
+
+    def narrow(self, batch: RecordBatch) -> RecordBatch:
+        """A loaded (and filtered) batch without the columns added for the filter."""
+        if self.load is None:
+            return batch
+        return RecordBatch._trusted(self.narrow_schema(batch.schema),
+                                    batch.columns[: self._keep], batch.num_rows)
 
 
 def range_batches(reader: Any, start: int, stop: int) -> Iterator[RecordBatch]:
@@ -146,8 +180,8 @@ def stream_batches(pieces: Iterable[Any], options: IpcReadOptions) -> Iterator[R
 
 
 __all__ = [
+    "FilterColumns",
     "Selection",
-    "filtered_table",
     "footer_statistics",
     "range_batches",
     "stream_batches",

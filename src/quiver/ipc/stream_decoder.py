@@ -27,7 +27,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any, Unpack
 
 from .. import errors as E
@@ -83,6 +84,17 @@ class StreamDecoder:
     def schema_message(self) -> md.SchemaMessage | None:
         """The decoded Schema message (with dictionary ids and endianness)."""
         return None if self._loader is None else self._loader.schema_msg
+
+    def project(self, columns: Sequence[int | str] | None) -> None:
+        """Read ``columns`` (names or indices of the stream's schema) instead of the
+        options' columns: once the schema is decoded (:meth:`next_schema`), before any
+        dictionary or batch (a reader with filters adds the filter's columns so)."""
+        if self._loader is None or self.num_messages != 1:
+            raise E.ArrowInvalidArgument(
+                f"expected to project right after the schema, found {self.num_messages} "
+                "messages decoded")
+        self.options = replace(self.options, columns=columns)
+        self._loader = BatchLoader(self._loader.schema_msg, self.options, file_format=False)
 
     def next_schema(self) -> t.Schema | Any:
         """Decode up to the schema: the schema, ``NEED_DATA`` or ``END`` (empty input)."""

@@ -598,9 +598,10 @@ def new_file(
     default, as pyarrow writes none: computing them costs 1.5-3x of a plain write.  The
     Spark sink and ``quiver convert`` keep them by default.
 
-    ``append=True`` carries on the IPC file at the path ``sink`` (a missing or empty file
-    is written afresh): ``schema`` must have the file's fields (the error names the first
-    that differs); the new batches go after the file's last block and ``close()`` writes
+    ``append=True`` carries on the IPC file at the local path ``sink`` (a URL is
+    refused; a missing or empty file is written afresh): ``schema`` must have the file's
+    fields (the error names the first that differs); the new batches go after the file's
+    last block and ``close()`` writes
     a footer listing the old batches and the new.  Dictionaries grow by deltas, the only
     kind a file allows: a batch whose dictionary holds other values is re-encoded against
     the file's (``unify_dictionaries`` defaults to True when appending; with False, or an
