@@ -131,3 +131,31 @@ def test_a_retried_attempt_leaves_nothing(spark, s3):  # noqa: F811
     assert [n for n in _visible(s3, url) if n != "_SUCCESS"] == sorted(manifest["files"])
     back = spark.read.format("arrow").options(**s3.spark_options).load(url)
     assert sorted(r[0] for r in back.collect()) == list(range(2000))
+
+
+@pytest.mark.parametrize("how", ["option", "session"])
+def test_dynamic_partition_overwrite_keeps_the_other_partitions(spark, s3, how):  # noqa: F811
+    """partitionOverwriteMode=dynamic on S3 replaces only the partitions written, as
+    locally (it replaced every partition: the others' rows were lost)."""
+    url = s3.url("dynamic")
+    df = spark.range(0, 3000, numPartitions=3).selectExpr("id", "cast(id % 3 as int) as q")
+    df.write.format("arrow").options(**s3.spark_options).option("partitionBy", "q") \
+        .mode("overwrite").save(url)
+    writer = df.filter("q = 1").limit(10).write.format("arrow").options(**s3.spark_options) \
+        .option("partitionBy", "q").mode("overwrite")
+    if how == "option":
+        writer.option("partitionOverwriteMode", "dynamic").save(url)
+    else:
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        try:
+            writer.save(url)
+        finally:
+            spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    back = spark.read.format("arrow").options(**s3.spark_options).load(url)
+    counts = {r["q"]: r["count"] for r in back.groupBy("q").count().collect()}
+    assert counts == {0: 1000, 1: 10, 2: 1000}
+    names = [n for n in _visible(s3, url) if n != "_SUCCESS"]
+    manifest = json.loads(s3.fs().cat_file(f"{key_of(url)}/_SUCCESS"))
+    assert sorted(manifest["files"]) == names
+    assert pending_uploads(s3.fs(), key_of(url)) == []
+
