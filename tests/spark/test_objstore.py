@@ -159,3 +159,34 @@ def test_dynamic_partition_overwrite_keeps_the_other_partitions(spark, s3, how):
     assert sorted(manifest["files"]) == names
     assert pending_uploads(s3.fs(), key_of(url)) == []
 
+
+def test_a_glob_skips_hidden_and_underscore_objects(spark, s3):  # noqa: F811
+    """load("s3://.../out/*") over a sink's output: the _SUCCESS manifest (and other
+    hidden names a glob matches) are skipped as a local glob skips them, not read as
+    data (the read failed: "expected an Arrow IPC file or stream, found text")."""
+    url = s3.url("globbed")
+    df = spark.range(0, 1000, numPartitions=2).selectExpr("id")
+    df.write.format("arrow").options(**s3.spark_options).mode("overwrite").save(url)
+    s3.fs().pipe_file(f"{key_of(url)}/.hidden", b"not arrow")
+    back = spark.read.format("arrow").options(**s3.spark_options).load(f"{url}/*")
+    assert sorted(r[0] for r in back.collect()) == list(range(1000))
+
+
+def test_base_path_gives_the_partition_columns_above_the_paths_read(spark, s3):  # noqa: F811
+    """basePath on S3, as locally: the key=value directories between it and each path
+    read are partition columns (it was ignored: the column was missing)."""
+    url = s3.url("based")
+    df = spark.range(0, 600).selectExpr("id", "cast(id % 3 as int) as p")
+    df.write.format("arrow").options(**s3.spark_options).option("partitionBy", "p") \
+        .mode("overwrite").save(url)
+    for paths, kept in (([f"{url}/p=2"], {2}), ([f"{url}/p=2/*.arrow"], {2}),
+                        ([f"{url}/p=*"], {0, 1, 2}), ([f"{url}/p=0", f"{url}/p=2"], {0, 2})):
+        back = spark.read.format("arrow").options(**s3.spark_options) \
+            .option("basePath", url).load(paths)
+        assert back.columns == ["id", "p"], paths
+        assert sorted(tuple(r) for r in back.collect()) == \
+            [(i, i % 3) for i in range(600) if i % 3 in kept], paths
+    with pytest.raises(Exception, match="basePath"):
+        spark.read.format("arrow").options(**s3.spark_options) \
+            .option("basePath", f"{url}/p=1").load(f"{url}/p=2").schema  # noqa: B018
+

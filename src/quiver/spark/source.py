@@ -82,7 +82,8 @@ class _Dataset:
             self.storage = (paths, objstore.storage_options(options))
             objstore.register(*self.storage)
             self.files = objstore.list_files(paths, self.storage[1], keep=keep,
-                                             partitions=partitions)
+                                             partitions=partitions,
+                                             base_path=options.get("basepath") or None)
         else:
             self.files = list_files(paths, base_path_from_options(options), keep=keep,
                                     partitions=partitions)
