@@ -190,3 +190,21 @@ def test_base_path_gives_the_partition_columns_above_the_paths_read(spark, s3): 
         spark.read.format("arrow").options(**s3.spark_options) \
             .option("basePath", f"{url}/p=1").load(f"{url}/p=2").schema  # noqa: B018
 
+
+def test_one_large_batch_is_split_over_tasks(spark, s3):  # noqa: F811
+    """A file or stream of one large record batch on S3 is cut into row ranges with a
+    small maxPartitionBytes, as a local one is (it was read by one task); every row once."""
+    fs = s3.fs()
+    table = pa.table({"id": pa.array(range(200_000), pa.int64()),
+                      "x": pa.array([i * 0.5 for i in range(200_000)])})
+    for name, make in (("one.arrow", pa_ipc.new_file), ("one.arrows", pa_ipc.new_stream)):
+        url = s3.url(name)
+        sink = pa.BufferOutputStream()
+        with make(sink, table.schema) as w:
+            w.write_table(table, max_chunksize=len(table))
+        fs.pipe_file(key_of(url), sink.getvalue().to_pybytes())
+        df = spark.read.format("arrow").options(**s3.spark_options) \
+            .option("maxPartitionBytes", "300k").load(url)
+        assert df.rdd.getNumPartitions() > 1, name
+        assert df.selectExpr("count(*)", "count(distinct id)", "sum(id)").collect()[0][:] \
+            == (200_000, 200_000, sum(range(200_000))), name

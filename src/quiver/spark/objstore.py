@@ -314,14 +314,36 @@ def read_layout(data_file: DataFile, layout: Any, from_footer: Any) -> Any:
     if not infos or infos[0].kind != "schema":
         raise E.ArrowInvalid(f"{redact(data_file.path)}: expected a Schema message first")
     batches: list[tuple[int, int]] = []
+    rows: list[int] = []
     dictionaries: list[tuple[int, int, int]] = []
     for info in infos[1:]:
         if info.kind == "record_batch":
             batches.append((info.offset, info.end))
+            rows.append(int(info.num_rows or 0))
         elif info.kind == "dictionary":
             dictionaries.append((info.offset, info.end, len(batches)))
     return layout(data_file, infos[0].message.header.schema, tuple(batches),
-                  tuple(dictionaries), (infos[0].offset, infos[0].end))
+                  tuple(dictionaries), (infos[0].offset, infos[0].end), rows=tuple(rows))
+
+
+#: how much of a record batch message :func:`batch_rows` fetches for its header
+HEADER_BYTES = 64 * 1024
+
+
+def batch_rows(url: str, offset: int, end: int) -> int | None:
+    """Rows of the record batch message at ``[offset, end)`` of the object ``url``, from
+    its header (one ranged GET of its first bytes); None when they do not say."""
+    options = options_for(url)
+    fs, path = filesystem(url, options)
+    stop = min(end, offset + HEADER_BYTES)
+    try:
+        data = retrying(lambda: fs.cat_file(path, start=offset, end=stop), url,
+                        (offset, stop), options=options)
+        info = next(iter(ipc_index.scan_messages(lambda p, n: data[p : p + n],
+                                                 end - offset, start=0)), None)
+    except E.ArrowError:
+        return None  # the executor reads the batch whole, and reports any damage
+    return info.num_rows if info is not None and info.kind == "record_batch" else None
 
 
 def stream_pieces(split: Any) -> list[memoryview]:
@@ -342,5 +364,6 @@ def _slice(fetched: dict[tuple[int, int], memoryview], start: int, end: int) -> 
     raise AssertionError("a range fetched is not covered")  # pragma: no cover
 
 
-__all__ = ["PREFIX", "any_url", "list_files", "list_objects", "mtime_ns", "options_for",
-           "read_layout", "register", "storage_options", "stream_pieces", "tail_bytes"]
+__all__ = ["PREFIX", "any_url", "batch_rows", "list_files", "list_objects", "mtime_ns",
+           "options_for", "read_layout", "register", "storage_options", "stream_pieces",
+           "tail_bytes"]
