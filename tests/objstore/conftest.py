@@ -152,6 +152,9 @@ class TaskStandIn:
     def attemptNumber(self) -> int:
         return self.attempt
 
+    def getLocalProperty(self, key: str) -> str | None:
+        return None  # no session settings (partitionOverwriteMode, ...)
+
 
 @dataclass
 class S3:

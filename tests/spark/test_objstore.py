@@ -131,3 +131,80 @@ def test_a_retried_attempt_leaves_nothing(spark, s3):  # noqa: F811
     assert [n for n in _visible(s3, url) if n != "_SUCCESS"] == sorted(manifest["files"])
     back = spark.read.format("arrow").options(**s3.spark_options).load(url)
     assert sorted(r[0] for r in back.collect()) == list(range(2000))
+
+
+@pytest.mark.parametrize("how", ["option", "session"])
+def test_dynamic_partition_overwrite_keeps_the_other_partitions(spark, s3, how):  # noqa: F811
+    """partitionOverwriteMode=dynamic on S3 replaces only the partitions written, as
+    locally (it replaced every partition: the others' rows were lost)."""
+    url = s3.url("dynamic")
+    df = spark.range(0, 3000, numPartitions=3).selectExpr("id", "cast(id % 3 as int) as q")
+    df.write.format("arrow").options(**s3.spark_options).option("partitionBy", "q") \
+        .mode("overwrite").save(url)
+    writer = df.filter("q = 1").limit(10).write.format("arrow").options(**s3.spark_options) \
+        .option("partitionBy", "q").mode("overwrite")
+    if how == "option":
+        writer.option("partitionOverwriteMode", "dynamic").save(url)
+    else:
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        try:
+            writer.save(url)
+        finally:
+            spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    back = spark.read.format("arrow").options(**s3.spark_options).load(url)
+    counts = {r["q"]: r["count"] for r in back.groupBy("q").count().collect()}
+    assert counts == {0: 1000, 1: 10, 2: 1000}
+    names = [n for n in _visible(s3, url) if n != "_SUCCESS"]
+    manifest = json.loads(s3.fs().cat_file(f"{key_of(url)}/_SUCCESS"))
+    assert sorted(manifest["files"]) == names
+    assert pending_uploads(s3.fs(), key_of(url)) == []
+
+
+def test_a_glob_skips_hidden_and_underscore_objects(spark, s3):  # noqa: F811
+    """load("s3://.../out/*") over a sink's output: the _SUCCESS manifest (and other
+    hidden names a glob matches) are skipped as a local glob skips them, not read as
+    data (the read failed: "expected an Arrow IPC file or stream, found text")."""
+    url = s3.url("globbed")
+    df = spark.range(0, 1000, numPartitions=2).selectExpr("id")
+    df.write.format("arrow").options(**s3.spark_options).mode("overwrite").save(url)
+    s3.fs().pipe_file(f"{key_of(url)}/.hidden", b"not arrow")
+    back = spark.read.format("arrow").options(**s3.spark_options).load(f"{url}/*")
+    assert sorted(r[0] for r in back.collect()) == list(range(1000))
+
+
+def test_base_path_gives_the_partition_columns_above_the_paths_read(spark, s3):  # noqa: F811
+    """basePath on S3, as locally: the key=value directories between it and each path
+    read are partition columns (it was ignored: the column was missing)."""
+    url = s3.url("based")
+    df = spark.range(0, 600).selectExpr("id", "cast(id % 3 as int) as p")
+    df.write.format("arrow").options(**s3.spark_options).option("partitionBy", "p") \
+        .mode("overwrite").save(url)
+    for paths, kept in (([f"{url}/p=2"], {2}), ([f"{url}/p=2/*.arrow"], {2}),
+                        ([f"{url}/p=*"], {0, 1, 2}), ([f"{url}/p=0", f"{url}/p=2"], {0, 2})):
+        back = spark.read.format("arrow").options(**s3.spark_options) \
+            .option("basePath", url).load(paths)
+        assert back.columns == ["id", "p"], paths
+        assert sorted(tuple(r) for r in back.collect()) == \
+            [(i, i % 3) for i in range(600) if i % 3 in kept], paths
+    with pytest.raises(Exception, match="basePath"):
+        spark.read.format("arrow").options(**s3.spark_options) \
+            .option("basePath", f"{url}/p=1").load(f"{url}/p=2").schema  # noqa: B018
+
+
+def test_one_large_batch_is_split_over_tasks(spark, s3):  # noqa: F811
+    """A file or stream of one large record batch on S3 is cut into row ranges with a
+    small maxPartitionBytes, as a local one is (it was read by one task); every row once."""
+    fs = s3.fs()
+    table = pa.table({"id": pa.array(range(200_000), pa.int64()),
+                      "x": pa.array([i * 0.5 for i in range(200_000)])})
+    for name, make in (("one.arrow", pa_ipc.new_file), ("one.arrows", pa_ipc.new_stream)):
+        url = s3.url(name)
+        sink = pa.BufferOutputStream()
+        with make(sink, table.schema) as w:
+            w.write_table(table, max_chunksize=len(table))
+        fs.pipe_file(key_of(url), sink.getvalue().to_pybytes())
+        df = spark.read.format("arrow").options(**s3.spark_options) \
+            .option("maxPartitionBytes", "300k").load(url)
+        assert df.rdd.getNumPartitions() > 1, name
+        assert df.selectExpr("count(*)", "count(distinct id)", "sum(id)").collect()[0][:] \
+            == (200_000, 200_000, sum(range(200_000))), name

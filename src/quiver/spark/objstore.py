@@ -140,38 +140,51 @@ def _sniff_all(fs: Any, scheme: str, paths: list[str], options: Mapping[str, Any
 
 def list_files(paths: Sequence[str], options: Mapping[str, Any], *,
                keep: Callable[[str], bool] | None = None,
-               partitions: bool = True) -> list[DataFile]:
+               partitions: bool = True, base_path: str | None = None) -> list[DataFile]:
     """Every Arrow IPC object under the URLs ``paths`` (objects, prefixes or globs), in
     sorted order per path; a ``_SUCCESS`` manifest limits a prefix to the files it
     lists.  ``keep``: objects it refuses are left out before their bytes are fetched;
-    ``partitions``: false reads no partition values from the prefixes (as
-    :func:`quiver.spark.paths.list_files`)."""
+    ``partitions``: false reads no partition values from the prefixes;
+    ``base_path``: the URL below which ``key=value`` prefixes are partition values
+    (Spark's ``basePath``; else below each path given), as
+    :func:`quiver.spark.paths.list_files`."""
     skip = None if keep is None else (lambda url, mtime: not keep(url))
-    files = [f for f, _ in list_objects(paths, options, skip=skip)]
+    files = [f for f, _ in list_objects(paths, options, skip=skip, base_path=base_path)]
     return files if partitions else [replace(f, partition=()) for f in files]
 
 
 def list_objects(paths: Sequence[str], options: Mapping[str, Any], *,
-                 missing_ok: bool = False, skip: Callable[[str, int], bool] | None = None
-                 ) -> list[tuple[DataFile, int]]:
+                 missing_ok: bool = False, skip: Callable[[str, int], bool] | None = None,
+                 base_path: str | None = None) -> list[tuple[DataFile, int]]:
     """:func:`list_files` with each object's modification time (ns since the epoch, as
     the listing gives it).  ``missing_ok``: a prefix, glob or object not there yet lists
     nothing (a stream's source before its first file).  ``skip(url, mtime_ns)``: objects
     it takes are left out before their first bytes are fetched (what a stream read
-    already)."""
+    already).  ``base_path``: as :func:`list_files`."""
     out: list[tuple[DataFile, int]] = []
+    base = None if base_path is None else filesystem(base_path, options)[1].rstrip("/")
     for given in paths:
         shown = redact(given)
         fs, path = filesystem(given, options)
         fs.invalidate_cache()  # a listing cached by an earlier job is stale
         scheme = given.partition("://")[0]
         if any(c in path for c in "*?["):
-            matches = sorted(retrying(lambda p=path, f=fs: f.glob(p), shown, options=options))
+            # a glob's matches are filtered as a prefix's objects are (_SUCCESS, .crc)
+            matches = [m for m in sorted(retrying(lambda p=path, f=fs: f.glob(p), shown,
+                                                  options=options))
+                       if not hidden_name(m.rstrip("/").rsplit("/", 1)[-1])]
             if not matches and not missing_ok:
                 raise E.ArrowInvalidArgument(f"{shown}: no such object or prefix")
         else:
             matches = [path]
         for match in matches:
+            root = match.rstrip("/")
+            if base is not None:
+                if root != base and not root.startswith(base + "/"):
+                    raise E.ArrowInvalidArgument(
+                        f"expected basePath {redact(base_path)} to be a parent of every "
+                        f"path read, found {redact(_join(scheme, match))}")
+                root = base
             info = _info(fs, match, _join(scheme, match), options)
             if info is None:
                 if missing_ok:
@@ -179,7 +192,7 @@ def list_objects(paths: Sequence[str], options: Mapping[str, Any], *,
                 raise E.ArrowInvalidArgument(f"{redact(_join(scheme, match))}: no such "
                                              "object or prefix")
             if info["type"] == "directory":
-                out.extend(_walk(fs, scheme, match.rstrip("/"), options, skip))
+                out.extend(_walk(fs, scheme, match.rstrip("/"), options, skip, root))
                 continue
             url, mtime = _join(scheme, match), mtime_ns(info)
             if skip is not None and skip(url, mtime):
@@ -189,7 +202,8 @@ def list_objects(paths: Sequence[str], options: Mapping[str, Any], *,
             kind = detect_format(head[:8])
             if kind is None:
                 raise E.ArrowInvalid(f"{redact(url)}: {_describe(head)}")
-            out.append((DataFile(url, kind, int(info["size"]), ()), mtime))
+            out.append((DataFile(url, kind, int(info["size"]),
+                                 _partition(_relative_parts(root, match), url)), mtime))
     return out
 
 
@@ -235,7 +249,10 @@ def _describe(head: bytes) -> str:
 
 
 def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any],
-          skip: Callable[[str, int], bool] | None = None) -> list[tuple[DataFile, int]]:
+          skip: Callable[[str, int], bool] | None = None, base: str | None = None
+          ) -> list[tuple[DataFile, int]]:
+    """The objects under the prefix ``root``; partition values from the prefixes below
+    ``base`` (default ``root``)."""
     shown = redact(_join(scheme, root))
     listed = _manifest(fs, root, shown, options)
     found = retrying(lambda: fs.find(root, detail=True), shown, options=options)
@@ -266,7 +283,8 @@ def _walk(fs: Any, scheme: str, root: str, options: Mapping[str, Any],
             raise E.ArrowInvalid(f"{redact(url)}: {_describe(head)}; it is neither an "
                                  "Arrow IPC file nor a known other format")
         out.append((DataFile(url, kind, sizes[name],
-                             _partition(_relative_parts(root, name), url)), times[name]))
+                             _partition(_relative_parts(base or root, name), url)),
+                    times[name]))
     return out
 
 
@@ -296,14 +314,36 @@ def read_layout(data_file: DataFile, layout: Any, from_footer: Any) -> Any:
     if not infos or infos[0].kind != "schema":
         raise E.ArrowInvalid(f"{redact(data_file.path)}: expected a Schema message first")
     batches: list[tuple[int, int]] = []
+    rows: list[int] = []
     dictionaries: list[tuple[int, int, int]] = []
     for info in infos[1:]:
         if info.kind == "record_batch":
             batches.append((info.offset, info.end))
+            rows.append(int(info.num_rows or 0))
         elif info.kind == "dictionary":
             dictionaries.append((info.offset, info.end, len(batches)))
     return layout(data_file, infos[0].message.header.schema, tuple(batches),
-                  tuple(dictionaries), (infos[0].offset, infos[0].end))
+                  tuple(dictionaries), (infos[0].offset, infos[0].end), rows=tuple(rows))
+
+
+#: how much of a record batch message :func:`batch_rows` fetches for its header
+HEADER_BYTES = 64 * 1024
+
+
+def batch_rows(url: str, offset: int, end: int) -> int | None:
+    """Rows of the record batch message at ``[offset, end)`` of the object ``url``, from
+    its header (one ranged GET of its first bytes); None when they do not say."""
+    options = options_for(url)
+    fs, path = filesystem(url, options)
+    stop = min(end, offset + HEADER_BYTES)
+    try:
+        data = retrying(lambda: fs.cat_file(path, start=offset, end=stop), url,
+                        (offset, stop), options=options)
+        info = next(iter(ipc_index.scan_messages(lambda p, n: data[p : p + n],
+                                                 end - offset, start=0)), None)
+    except E.ArrowError:
+        return None  # the executor reads the batch whole, and reports any damage
+    return info.num_rows if info is not None and info.kind == "record_batch" else None
 
 
 def stream_pieces(split: Any) -> list[memoryview]:
@@ -324,5 +364,6 @@ def _slice(fetched: dict[tuple[int, int], memoryview], start: int, end: int) -> 
     raise AssertionError("a range fetched is not covered")  # pragma: no cover
 
 
-__all__ = ["PREFIX", "any_url", "list_files", "list_objects", "mtime_ns", "options_for",
-           "read_layout", "register", "storage_options", "stream_pieces", "tail_bytes"]
+__all__ = ["PREFIX", "any_url", "batch_rows", "list_files", "list_objects", "mtime_ns",
+           "options_for", "read_layout", "register", "storage_options", "stream_pieces",
+           "tail_bytes"]

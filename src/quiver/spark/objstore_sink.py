@@ -66,7 +66,7 @@ from ..fs.upload import PART_SIZE, PartUpload, Upload, s3_call
 from ..fs.url import filesystem, redact
 from ..ipc.writer import BufferOutputStream, new_file, new_stream
 from .objstore import MANIFEST_VERSION, storage_options
-from .options import WriteOptions
+from .options import WriteOptions, job_overwrite_mode
 from .paths import hidden_name
 from .policy import from_spark_schema
 from .sink import TaskFiles, write_all
@@ -103,6 +103,9 @@ class PendingCommitMessage(WriterCommitMessage):
     """What a successful task attempt reports: its files, not yet published."""
 
     files: tuple[PendingFile, ...]
+    # spark.sql.sources.partitionOverwriteMode as the task saw it (the driver's Python
+    # process that commits does not see session settings)
+    overwrite_mode: str | None = None
 
 
 def object_store_writer(path: str, options: Any, arrow_schema: Any, overwrite: bool,
@@ -196,7 +199,8 @@ class _ManifestWriter(DataSourceArrowWriter):
             written = write_all(files, iterator)
             return PendingCommitMessage(tuple(
                 self._pending(w.relative, sinks[w.relative], w.rows, w.nbytes)
-                for w in written))
+                for w in written), None if ctx is None else
+                ctx.getLocalProperty("spark.sql.sources.partitionOverwriteMode"))
         except BaseException:
             for relative, sink in sinks.items():
                 self._drop(fs, root, self._pending(relative, sink, 0, 0))
@@ -258,9 +262,17 @@ class _ManifestWriter(DataSourceArrowWriter):
     def commit(self, messages: list[PendingCommitMessage | None]) -> None:
         """Publish the reported files and write the manifest (see the module doc)."""
         fs, root = self._fs()
-        pending = [p for m in messages if m is not None for p in m.files]
+        reported = [m for m in messages if m is not None]
+        pending = [p for m in reported for p in m.files]
         had_manifest = _has_manifest(fs, root)
         old = self._data_files(fs, root)
+        replaced = set(old) if self.overwrite else set()
+        if self.overwrite and self.options.partition_by and job_overwrite_mode(
+                self.options.partition_overwrite_mode,
+                (getattr(m, "overwrite_mode", None) for m in reported)) == "dynamic":
+            # only the partition directories this job writes are replaced
+            written = {_directory(p.relative) for p in pending}
+            replaced = {rel for rel in old if _directory(rel) in written}
         if not had_manifest and old:
             # quiver's readers see only the old data while the new objects appear
             self._manifest(fs, root, old)
@@ -272,7 +284,7 @@ class _ManifestWriter(DataSourceArrowWriter):
             if not pending:
                 published.append(self._empty_file(fs, root))
             new = set(published)
-            self._manifest(fs, root, sorted(new if self.overwrite else new | set(old)))
+            self._manifest(fs, root, sorted(new | (set(old) - replaced)))
         except BaseException:
             done = set(published)
             for p in pending:
@@ -283,10 +295,8 @@ class _ManifestWriter(DataSourceArrowWriter):
             with contextlib.suppress(Exception):
                 self._clean(fs, root)
             raise
-        if self.overwrite:
-            for rel in old:
-                if rel not in new:
-                    _remove(fs, f"{root}/{rel}")
+        for rel in sorted(replaced - new):
+            _remove(fs, f"{root}/{rel}")
         self._clean(fs, root)
 
     def abort(self, messages: list[PendingCommitMessage | None]) -> None:
@@ -566,6 +576,11 @@ class ObjectStoreStreamWriter(DataSourceStreamArrowWriter):
         if self.abort_settle > 0:
             time.sleep(self.abort_settle)
             self._sweep(fs, root, keep, markers=False)
+
+def _directory(relative: str) -> str:
+    """The directory part of a path relative to the output path ("" at its root)."""
+    return relative.rpartition("/")[0]
+
 
 def _has_manifest(fs: Any, root: str) -> bool:
     try:

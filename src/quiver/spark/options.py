@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -247,5 +248,17 @@ def overwrite_mode(value: str, where: str) -> str:
     if mode not in ("static", "dynamic"):
         raise ArrowInvalidArgument(f"expected {where}=static or dynamic, found {value!r}")
     return mode
+
+
+def job_overwrite_mode(option: str | None, seen: Iterable[str | None]) -> str:
+    """``static`` or ``dynamic`` for a job: the ``partitionOverwriteMode`` write option,
+    else the session setting its tasks saw (``seen``; Spark passes session settings to
+    tasks, not to the Python process that commits), else ``static`` (Spark's default)."""
+    if option is not None:
+        return option
+    modes = sorted({m for m in seen if m})
+    if modes:
+        return overwrite_mode(modes[0], "spark.sql.sources.partitionOverwriteMode")
+    return "static"
 
 

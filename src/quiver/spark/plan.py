@@ -202,6 +202,8 @@ def batch_rows(layout: Layout, i: int) -> int | None:
     if stats is not None and bool(stats.row_known[i]):
         return int(stats.row_counts[i])
     offset, end = layout.batches[i]
+    if is_url(layout.file.path):  # object storage: a ranged read of its header
+        return objstore.batch_rows(layout.file.path, offset, end)
     try:
         fd = os.open(layout.file.path, os.O_RDONLY)
         try:

@@ -45,7 +45,7 @@ from .options import (
     ReadOptions,
     WriteOptions,
     flag_option,
-    overwrite_mode,
+    job_overwrite_mode,
     parsed_filters,
     planned_partitions,
     session_max_records,
@@ -82,7 +82,8 @@ class _Dataset:
             self.storage = (paths, objstore.storage_options(options))
             objstore.register(*self.storage)
             self.files = objstore.list_files(paths, self.storage[1], keep=keep,
-                                             partitions=partitions)
+                                             partitions=partitions,
+                                             base_path=options.get("basepath") or None)
         else:
             self.files = list_files(paths, base_path_from_options(options), keep=keep,
                                     partitions=partitions)
@@ -414,13 +415,8 @@ class ArrowWriter(DataSourceArrowWriter):
     def overwrite_mode(self, messages: list[ArrowCommitMessage]) -> str:
         """``static`` or ``dynamic``: the write option, else the session setting the
         tasks saw, else ``static`` (Spark's default)."""
-        if self.options.partition_overwrite_mode is not None:
-            return self.options.partition_overwrite_mode
-        seen = {m.overwrite_mode for m in messages if m.overwrite_mode}
-        if seen:
-            return overwrite_mode(sorted(seen)[0],
-                                   "spark.sql.sources.partitionOverwriteMode")
-        return "static"
+        return job_overwrite_mode(self.options.partition_overwrite_mode,
+                                  (m.overwrite_mode for m in messages))
 
     # driver side
     def commit(self, messages: list[ArrowCommitMessage | None]) -> None:
