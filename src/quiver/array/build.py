@@ -79,11 +79,7 @@ def array(
     >>> qv.array([1, None, 3], qv.int8()).to_pylist()
     [1, None, 3]
     """
-    if type is not None and not isinstance(type, t.DataType):
-        found = t.as_type(type)
-        if found is None:
-            raise ArrowTypeError(f"expected a DataType or None, found {type!r}")
-        type = found
+    type = _type_asked(type)
     if isinstance(values, Array):
         if type is None or values.type == type:
             return values
@@ -119,6 +115,17 @@ def array(
         return build(values, infer_type(values), checked=True)
     return build(values, type)
 
+
+
+def _type_asked(type: Any) -> t.DataType | None:
+    """The ``type`` argument as a quiver DataType (another library's type through the C
+    data interface, :func:`quiver.types.as_type`), or None when none is asked."""
+    if type is None:
+        return None
+    found = t.as_type(type)
+    if found is None:
+        raise ArrowTypeError(f"expected a DataType or None, found {type!r}")
+    return found
 
 
 _CONTAINERS = (list, tuple, dict, np.ndarray)
@@ -201,11 +208,7 @@ def from_numpy(
     >>> str(a.type), a.to_pylist()
     ('int32', [0, 1, 2, 3])
     """
-    if type is not None and not isinstance(type, t.DataType):
-        found = t.as_type(type)
-        if found is None:
-            raise ArrowTypeError(f"expected a DataType or None, found {type!r}")
-        type = found
+    type = _type_asked(type)
     null_mask = None
     if isinstance(arr, np.ma.MaskedArray):
         null_mask = np.ma.getmaskarray(arr)

@@ -40,7 +40,6 @@ from .. import registry
 from .. import types as t
 from ..buffers import pack_bits, unpack_bits
 from ..errors import ArrowInvalid, ArrowTypeError, NotSupported
-from ..hooks import Hook
 from ..layout import storage_numpy_dtype
 from .base import Array, make_array
 from .build_numpy import check_numbers, raise_first
@@ -50,10 +49,6 @@ from .data import ranges as _ranges
 from .decimal import from_ints, limbs, to_ints
 from .parse import parse_floats, parse_integers
 from .take import gather
-
-# another library's type (``__arrow_c_schema__``) as a DataType: the C data interface,
-# above this layer (quiver.hooks; ctypes loads only for such a target)
-_import_type = Hook("cdata.import_type")
 
 __all__ = ["cast"]
 
@@ -567,12 +562,9 @@ def cast(arr: Array, target_type: Any, *, safe: bool = True) -> Array:
     >>> cast(qv.array([1.5]), qv.int32(), safe=False).to_pylist()
     [1]
     """
-    target = target_type
-    if not isinstance(target, t.DataType):
-        if hasattr(target, "__arrow_c_schema__"):
-            target = _import_type.call(target)
-        else:
-            raise ArrowTypeError(f"expected a DataType to cast to, found {target_type!r}")
+    target = t.as_type(target_type)
+    if target is None:
+        raise ArrowTypeError(f"expected a DataType to cast to, found {target_type!r}")
     if not isinstance(arr, Array):
         raise ArrowTypeError(f"expected a quiver Array, found {type(arr).__name__}")
     if arr.type == target:
