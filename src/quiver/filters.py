@@ -184,7 +184,7 @@ def _proven_may_hold(p: Predicate, stats: Any, c: int, nan_is_largest: bool,
             if is_float and isinstance(v, (int, float)) and not isinstance(v, bool):
                 # is_in takes the member in the column's float type (0.1 as float32 is
                 # above the double 0.1), as the rows are matched
-                member = _float_member(np.empty(0, storage_numpy_dtype(t.storage_of(mins.type))), v)
+                member = _float_member(storage_numpy_dtype(t.storage_of(mins.type)), v)
                 if member is None:
                     continue
                 v = float(member)
@@ -431,7 +431,7 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in listed):
             column = _numbers(arr, dtype)
             bits = column.dtype.str.replace("f", "u")
-            members = [_float_member(column, v) for v in listed if not _is_nan(v)]
+            members = [_float_member(column.dtype, v) for v in listed if not _is_nan(v)]
             plain = np.array([m for m in members if m is not None], column.dtype)
             hits = np.isin(column.view(bits), plain.view(bits))  # -0.0 apart from 0.0
             if any(_is_nan(v) for v in listed):
@@ -442,7 +442,7 @@ def _evaluate(arr: Array, p: Predicate, parents: np.ndarray | None = None
                 # set membership as pyarrow's is_in: NaN matches NaN, and -0.0 and 0.0
                 # are different members (compared by their bits)
                 column = _numbers(arr, dtype)
-                member = None if _is_nan(v) else _float_member(column, v)
+                member = None if _is_nan(v) else _float_member(column.dtype, v)
                 if _is_nan(v):
                     hits |= np.isnan(column)
                 elif member is not None:
@@ -523,10 +523,11 @@ def _check_exact(dtype: t.DataType, value: Any) -> None:
         )
 
 
-def _float_member(column: np.ndarray, v: Any) -> Any:
-    """``v`` as a member of a float column's set, or None when no float of the column's
-    width equals it (an integer it would round: pyarrow matches nothing then)."""
-    as_float = np.array(v, column.dtype)
+def _float_member(dtype: np.dtype, v: Any) -> Any:
+    """``v`` as a member of the set of a float column of numpy ``dtype``, or None when no
+    float of that width equals it (an integer it would round: pyarrow matches nothing
+    then)."""
+    as_float = np.array(v, dtype)
     if isinstance(v, int) and not _is_nan(v) and int(as_float) != v:
         return None
     return as_float
