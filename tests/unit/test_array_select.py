@@ -333,3 +333,16 @@ def test_sort_indices_refuses_nested_columns_as_pyarrow_does(theirs: pa.Array) -
         qc.sort_indices(_q(theirs))
     with pytest.raises(qv.NotSupported, match="types with an order"):
         qv.table({"x": _q(theirs)}).sort_by("x")
+
+
+def test_run_ends_stopping_short_are_quivers_error_not_an_index_error() -> None:
+    from quiver.array import make_array
+    from quiver.array.data import null_mask
+    from quiver.array.select import sort_keys
+
+    ends = qv.array([2], qv.int32())
+    values = qv.array([1.5])
+    short = make_array(qv.run_end_encoded(qv.int32(), qv.float64()), 4, [], [ends, values], 0)
+    for call in (lambda: null_mask(short), lambda: sort_keys(short)):
+        with pytest.raises(qv.ArrowInvalid, match="expected run ends and values reaching slot 3"):
+            call()

@@ -211,6 +211,22 @@ def _view_offsets_and_data(arr: ArrayData) -> tuple[np.ndarray, np.ndarray]:
     return offsets, source[ranges(starts.astype(np.int64), lengths)]
 
 
+def slot_runs(arr: ArrayData) -> np.ndarray:
+    """For each logical slot of a run-end encoded array, its run: the slot of the values
+    child that holds its value (int64); ArrowInvalid when the run ends stop short."""
+    ends_arr, values = arr.children
+    n = len(arr)
+    ends = ends_arr._fixed_values_view(storage_numpy_dtype(ends_arr.type))  # type: ignore[arg-type]
+    run = np.searchsorted(ends.astype(np.int64), np.arange(arr.offset, arr.offset + n),
+                          side="right")
+    if n and int(run[-1]) >= min(len(ends), len(values)):  # (runs never decrease)
+        last = int(ends[-1]) if len(ends) else 0
+        raise ArrowInvalid(
+            f"expected run ends and values reaching slot {arr.offset + n - 1}, found the "
+            f"last run end at {last} and {len(values)} values")
+    return run
+
+
 def null_mask(arr: ArrayData) -> np.ndarray:
     """True where a slot is null, as pyarrow's ``is_null`` sees it: the validity bitmap;
     for unions the selected child's slot; for run-end encoded arrays the run's value; for
@@ -231,11 +247,7 @@ def null_mask(arr: ArrayData) -> np.ndarray:
             0, bool)
         return out if own is None else out | ~own
     if isinstance(st, t.RunEndEncodedType):
-        ends_arr, values = arr.children
-        ends = ends_arr._fixed_values_view(storage_numpy_dtype(ends_arr.type))  # type: ignore[arg-type]
-        run = np.searchsorted(ends.astype(np.int64), np.arange(arr.offset, arr.offset + n),
-                              side="right")
-        return null_mask(values)[run] if n else np.zeros(0, bool)
+        return null_mask(arr.children[1])[slot_runs(arr)] if n else np.zeros(0, bool)
     if isinstance(st, t.UnionType):
         out = np.zeros(n, dtype=bool)
         which = arr.child_indices()  # type: ignore[attr-defined]

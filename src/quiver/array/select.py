@@ -36,6 +36,7 @@ from .build import array, from_numpy
 from .cast import cast
 from .concat import concat_arrays
 from .data import null_mask as _null_mask
+from .data import slot_runs
 from .take import all_null, gather
 
 # another library's array as a quiver Array: the C data interface, above this layer
@@ -230,11 +231,8 @@ def sort_keys(arr: Array, order: str = "ascending") -> list[np.ndarray]:
     st = t.storage_of(arr.type)
     if isinstance(st, t.RunEndEncodedType):
         # each row takes the keys of its run's value (the values sort as a plain column)
-        ends_arr, values = arr.children
-        ends = ends_arr._fixed_values_view(storage_numpy_dtype(ends_arr.type))  # type: ignore[arg-type]
-        run = np.searchsorted(ends.astype(np.int64), np.arange(arr.offset, arr.offset + len(arr)),
-                              side="right")
-        return [k[run] for k in sort_keys(values, order)]
+        run = slot_runs(arr)
+        return [k[run] for k in sort_keys(arr.children[1], order)]
     if t.is_nested(st):  # pyarrow has no order for lists, maps, structs or unions either
         raise NotSupported(_NO_ORDER)
     nulls = _null_mask(arr)
