@@ -64,6 +64,21 @@ class DictionaryArray(Array):
             raise ArrowInvalid(f"expected an indices buffer for {self._type}, found None")
         return typed_view(buf, dt, self._offset, self._length, "indices")
 
+    def checked_index_values(self) -> np.ndarray:
+        """The indices as int64, 0 at null slots, each checked to lie in the dictionary
+        (ArrowInvalid naming the first that does not); for arrays with a valid slot."""
+        dictionary = self._dictionary_or_fail()
+        idx = self.index_values().astype(np.int64)
+        mask = self.is_valid_mask()
+        if mask is not None:
+            idx = np.where(mask, idx, 0)
+        if (idx < 0).any() or (idx >= len(dictionary)).any():
+            bad = int(idx[(idx < 0) | (idx >= len(dictionary))][0])
+            raise ArrowInvalid(
+                f"expected dictionary indices below {len(dictionary)}, found {bad}"
+            )
+        return idx
+
     def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """The decoded values (None for null indices)."""
         n = self._length
@@ -71,16 +86,9 @@ class DictionaryArray(Array):
             return []
         dictionary = self._dictionary_or_fail()
         mask = self.is_valid_mask()
-        idx = self.index_values().astype(np.int64)
-        if mask is not None:
-            idx = np.where(mask, idx, 0)
-            if not mask.any():
-                return [None] * n
-        if (idx < 0).any() or (idx >= len(dictionary)).any():
-            bad = int(idx[(idx < 0) | (idx >= len(dictionary))][0])
-            raise ArrowInvalid(
-                f"expected dictionary indices below {len(dictionary)}, found {bad}"
-            )
+        if mask is not None and not mask.any():
+            return [None] * n
+        idx = self.checked_index_values()
         values = dictionary.to_pylist(maps_as_pydicts=maps_as_pydicts)
         obj = np.fromiter(values, dtype=object, count=len(values))
         return finish(obj[idx], mask)

@@ -457,24 +457,21 @@ def _logical_raw(dtype: t.DataType, name: str) -> Any:
 
 
 def _selected_nans(arr: Array, name: str) -> int:
-    """How many valid slots of a dictionary array select a NaN value (an index of a null
-    slot is not read: it may be anything)."""
+    """How many valid slots of a dictionary array (one with a valid slot) select a NaN
+    value (an index of a null slot is not read: it may be anything)."""
     values = arr.dictionary
-    st = t.storage_of(arr.type)
     nan_at = np.isnan(values._fixed_values_view(storage_numpy_dtype(values.type)))
     valid_values = values.is_valid_mask()
     if valid_values is not None:
         nan_at &= valid_values
-    index = arr._fixed_values_view(storage_numpy_dtype(st.index_type))
+    try:
+        selected = nan_at[arr.checked_index_values()]  # type: ignore[attr-defined]
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"{exc} in column {name!r}") from None
     own = arr.is_valid_mask()
     if own is not None:
-        index = index[own]
-    if len(index) and (int(index.min()) < 0 or int(index.max()) >= len(values)):
-        bad = int(index.min()) if int(index.min()) < 0 else int(index.max())
-        raise ArrowInvalid(
-            f"expected dictionary indices in [0, {len(values)}) in column {name!r}, "
-            f"found {bad}")
-    return int(np.count_nonzero(nan_at[index]))
+        selected &= own
+    return int(np.count_nonzero(selected))
 
 
 @registry.implements("stats_raw", t.IntegerType, t.FloatingPointType, t.DateType, t.TimeType,
