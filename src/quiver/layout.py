@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -126,6 +127,22 @@ _CACHE: dict[t.DataType, Layout] = {}
 # type walks all of it: look them up by identity first (the entry keeps the type alive,
 # so its id stays its own)
 _BY_ID: dict[int, tuple[t.DataType, Layout]] = {}
+
+
+def kept_per_type(table: dict[Any, Any], dtype: t.DataType, make: Callable[[Any], Any],
+                  keep: int = 4096) -> Any:
+    """``make(dtype)``, kept in ``table`` by the type (types are immutable values), up to
+    ``keep`` types; an unhashable type (extension types may be) is worked out each time."""
+    try:
+        return table[dtype]
+    except KeyError:
+        pass
+    except TypeError:
+        return make(dtype)
+    found = make(dtype)
+    if len(table) < keep:
+        table[dtype] = found
+    return found
 
 
 def layout_of(dtype: t.DataType) -> Layout:

@@ -34,7 +34,7 @@ from ..errors import (
     NotSupported,
 )
 from ..hooks import Hook
-from ..layout import layout_of, logical_numpy_dtype, storage_numpy_dtype
+from ..layout import kept_per_type, layout_of, logical_numpy_dtype, storage_numpy_dtype
 from .data import ArrayData, slice_bounds, typed_view
 from .equal import array_equals
 from .validate import validate_array
@@ -377,23 +377,13 @@ class OffsetArray(Array):
 
 
 _PLAIN_VIEWS: dict[t.DataType, np.dtype | None] = {}
-_PLAIN_VIEWS_KEPT = 4096
 
 
 def _plain_view_dtype(dtype: t.DataType) -> np.dtype | None:
     """The dtype ``to_numpy`` views a values buffer as without converting it (the
     logical dtype, when it has the stored width: numbers, timestamps, durations), or None
     (dates, times, dictionaries and types numpy cannot view); kept per type."""
-    try:
-        return _PLAIN_VIEWS[dtype]
-    except KeyError:
-        pass
-    except TypeError:  # an unhashable (extension) type: worked out each time
-        return _plain_view_of(dtype)
-    found = _plain_view_of(dtype)
-    if len(_PLAIN_VIEWS) < _PLAIN_VIEWS_KEPT:
-        _PLAIN_VIEWS[dtype] = found
-    return found
+    return kept_per_type(_PLAIN_VIEWS, dtype, _plain_view_of)
 
 
 def _plain_view_of(dtype: t.DataType) -> np.dtype | None:

@@ -18,7 +18,7 @@ from ...array.decimal import limbs, sort_keys, to_ints
 from ...array.validate_values import full_union, join_path
 from ...buffers import unpack_bits
 from ...errors import ArrowError, ArrowInvalid
-from ...layout import storage_numpy_dtype
+from ...layout import kept_per_type, storage_numpy_dtype
 from .model import PREFIX_BYTES, BatchStatistics, ColumnStatistics, value_type
 
 # -- computing -----------------------------------------------------------------------
@@ -548,19 +548,7 @@ _RAW_FUNCTIONS: dict[t.DataType, Any] = {}
 
 def column_raw(arr: Array) -> Raw:
     """A column's statistics as plain numbers (see :data:`Raw`)."""
-    dtype = arr.type
-    try:
-        fn = _RAW_FUNCTIONS.get(dtype)
-    except TypeError:  # an unhashable type (extension types may be)
-        fn = None
-    if fn is None:
-        fn = raw_function(dtype)
-        try:
-            if len(_RAW_FUNCTIONS) < 256:
-                _RAW_FUNCTIONS[dtype] = fn
-        except TypeError:
-            pass
-    return fn(arr)
+    return kept_per_type(_RAW_FUNCTIONS, arr.type, raw_function, 256)(arr)
 
 
 def values_array(values: Sequence[Any], dtype: t.DataType) -> Array:
