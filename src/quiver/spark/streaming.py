@@ -335,7 +335,8 @@ def infer_schema(options: Any) -> t.Schema:
     storage = remote_storage(paths, opts, options)
     now = time.time_ns()
     read_options = opt.ReadOptions.parse(options)
-    for c in list_candidates(paths, storage, read_options=read_options):
+    candidates = list_candidates(paths, storage, read_options=read_options)
+    for c in candidates:
         if c.format == "stream" and opts.tail:
             found = scan_tail(c.path, 0, c.size, max_rows=0)
             if found.schema is None:
@@ -346,8 +347,7 @@ def infer_schema(options: Any) -> t.Schema:
         schema = P.spark_schema_of(layout, read_options.policy, read_options.columns)
         fields = list(schema.fields)
         names = {f.name for f in fields}
-        files = [DataFile(x.path, x.format, x.size, x.partition)
-                 for x in list_candidates(paths, storage, read_options=read_options)]
+        files = [DataFile(x.path, x.format, x.size, x.partition) for x in candidates]
         for f in partition_schema(files, read_options.infer_partition_types):
             if f.name not in names:
                 fields.append(f)
